@@ -1,0 +1,52 @@
+# crossfade: `make demo` shows the job on the embedded sandbox; `make test` runs everything.
+SHELL := /bin/bash
+CACHE := $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/crossfade
+BIN   := $(CACHE)/bin
+GO    ?= go
+# Fuzz targets run briefly in `make test`: package:target.
+FUZZ_TARGETS := ./internal/sandbox/route53api:FuzzChangeBatchXML ./internal/sandbox/dnsserver:FuzzServeDNS
+FUZZTIME ?= 10s
+
+.PHONY: all build demo test unit vet lint fuzz bench deps clean
+
+all: build
+
+build:
+	$(GO) build -o bin/crossfade ./cmd/crossfade
+
+demo:
+	@scripts/deps.sh demo
+	$(GO) run ./cmd/crossfade demo
+
+# The whole suite: installs what it needs, then vet, staticcheck, every test (real AWS CLI
+# and dig included) and a short fuzz of each parser.
+test:
+	@scripts/deps.sh test
+	$(MAKE) --no-print-directory vet lint
+	$(GO) test -count=1 ./...
+	$(MAKE) --no-print-directory fuzz
+
+# Seconds, nothing installed: pure logic and in-process servers only.
+unit:
+	$(GO) test -short ./...
+
+vet:
+	$(GO) vet ./...
+
+lint:
+	$(BIN)/staticcheck ./...
+
+fuzz:
+	@for t in $(FUZZ_TARGETS); do \
+	  pkg=$${t%%:*}; name=$${t##*:}; \
+	  echo "fuzz $$name ($$pkg, $(FUZZTIME))"; \
+	  $(GO) test -run='^$$' -fuzz="^$$name$$" -fuzztime=$(FUZZTIME) $$pkg || exit 1; \
+	done
+
+bench:
+	@scripts/deps.sh bench
+	$(GO) test -run='^$$' -bench=. -benchmem ./internal/...
+	$(GO) run ./bench/dnsbench -out BENCHMARKS.latest.md
+
+clean:
+	rm -rf bin BENCHMARKS.latest.md

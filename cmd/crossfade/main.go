@@ -1,0 +1,59 @@
+// Command crossfade moves live traffic between Kubernetes clusters: it publishes DNS
+// records, shifts weights step by step behind health gates, and proves where traffic goes.
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := newRootCmd().ExecuteContext(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, "crossfade:", err)
+		os.Exit(1)
+	}
+}
+
+// globalFlags are shared by every command.
+type globalFlags struct {
+	logLevel  string
+	logFormat string
+}
+
+func newRootCmd() *cobra.Command {
+	g := &globalFlags{}
+	root := &cobra.Command{
+		Use:           "crossfade",
+		Short:         "Move production traffic between Kubernetes clusters with no downtime",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.PersistentFlags().StringVar(&g.logLevel, "log-level", "info", "log level: debug, info, warn, error")
+	root.PersistentFlags().StringVar(&g.logFormat, "log-format", "text", "log format: text or json")
+	root.AddCommand(newSandboxCmd(g), newDemoCmd(g))
+	return root
+}
+
+// logger builds the structured logger the flags ask for.
+func (g *globalFlags) logger() (*slog.Logger, error) {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(g.logLevel)); err != nil {
+		return nil, fmt.Errorf("--log-level %q: want debug, info, warn or error", g.logLevel)
+	}
+	opts := &slog.HandlerOptions{Level: level}
+	switch g.logFormat {
+	case "text":
+		return slog.New(slog.NewTextHandler(os.Stderr, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(os.Stderr, opts)), nil
+	}
+	return nil, fmt.Errorf("--log-format %q: want text or json", g.logFormat)
+}

@@ -1,0 +1,59 @@
+package main
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/crossfade-io/crossfade/internal/sandbox"
+	"github.com/crossfade-io/crossfade/internal/sandbox/faults"
+)
+
+func newSandboxCmd(g *globalFlags) *cobra.Command {
+	var cfg sandbox.Config
+	var latency time.Duration
+	cmd := &cobra.Command{
+		Use:   "sandbox",
+		Short: "Serve a local Route 53 API and an authoritative DNS server from the same records",
+		Long: `sandbox serves, on loopback, the Route 53 REST API (2013-04-01) that the AWS SDKs and
+CLI speak, and an authoritative DNS server (UDP and TCP) that answers from the same records
+with Route 53's weighted, failover and alias semantics.
+
+Point clients at it with --endpoint-url / AWS_ENDPOINT_URL and any dummy credentials.
+Metrics are at /metrics; faults and health checks are set at /_sandbox/faults and
+/_sandbox/health/{id} (see README).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			log, err := g.logger()
+			if err != nil {
+				return err
+			}
+			cfg.Logger = log
+			cfg.Faults.Latency = faults.Duration(latency)
+			sb, err := sandbox.Start(cmd.Context(), cfg)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "route53 api: %s\ndns:         %s (udp+tcp)\n", sb.APIURL(), sb.DNSAddr())
+			<-cmd.Context().Done()
+			log.Info("sandbox stopping")
+			return sb.Close()
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&cfg.APIAddr, "api", sandbox.DefaultAPIAddr, "listen address of the Route 53 API, /metrics and /_sandbox/")
+	f.StringVar(&cfg.DNSAddr, "dns", sandbox.DefaultDNSAddr, "listen address of the DNS server (UDP and TCP)")
+	f.StringVar(&cfg.StatePath, "state", "", "bbolt file that keeps zones across restarts (default: memory only)")
+	f.BoolVar(&cfg.AllowRemote, "allow-remote", false, "allow non-loopback listen addresses (the API has no authentication)")
+	f.DurationVar(&cfg.ChangeDelay, "change-delay", 0, "how long GetChange reports PENDING before INSYNC")
+	f.Float64Var(&cfg.Faults.ThrottleRate, "throttle-rate", 0, "fraction of API calls answered Throttling: Rate exceeded")
+	f.Float64Var(&cfg.Faults.PriorRequestRate, "prior-request-rate", 0, "fraction of API calls answered PriorRequestNotComplete")
+	f.Float64Var(&cfg.Faults.ServerErrorRate, "server-error-rate", 0, "fraction of API calls answered HTTP 500")
+	f.DurationVar(&latency, "latency", 0, "delay added to API calls")
+	f.Float64Var(&cfg.Faults.LatencyRate, "latency-rate", 0, "fraction of API calls delayed by --latency (0: all)")
+	f.Float64Var(&cfg.Faults.RequestsPerSecond, "rate-limit", 0, "cap on API requests per second, as Route 53 caps an account (5); 0: none")
+	f.IntVar(&cfg.Faults.Burst, "rate-burst", 1, "token bucket size for --rate-limit")
+	f.StringSliceVar(&cfg.Faults.Operations, "fault-operations", nil, "limit faults to these operations (default: all)")
+	return cmd
+}

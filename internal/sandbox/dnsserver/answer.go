@@ -1,0 +1,283 @@
+package dnsserver
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/miekg/dns"
+
+	"github.com/crossfade-io/crossfade/internal/sandbox/zones"
+)
+
+// maxHops bounds a CNAME chain and a chain of aliases, as resolvers bound the chains they
+// follow; it also ends loops the store cannot rule out (aliases are only checked to exist).
+const maxHops = 8
+
+// healthBudget bounds the sets one query may visit while evaluating target health, so that
+// nested weighted aliases (100 sets a level) cannot make one query cost millions of look-ups.
+const healthBudget = 256
+
+// resolver answers one question. It lives on ServeDNS's stack and holds no locks: every
+// node the store hands out is immutable.
+type resolver struct {
+	recs  Records
+	qtype uint16
+	typ   string // qtype as RRSet.Type spells it; empty for a type the store cannot hold
+	// budget is what is left of healthBudget; at zero every further target counts as unhealthy.
+	budget int
+}
+
+// resolve fills m's sections and rcode for the canonical query name qname.
+func (r *resolver) resolve(m *dns.Msg, qname string) {
+	a, ok := r.recs.Lookup(qname)
+	if !ok {
+		// Route 53's name servers refuse names outside the zones they host.
+		m.Rcode = dns.RcodeRefused
+		return
+	}
+	m.Authoritative = true
+	if cut := r.delegation(a, qname); cut != nil {
+		r.referral(m, a, cut)
+		return
+	}
+	if !a.Exists {
+		m.Rcode = dns.RcodeNameError
+		negative(m, a.SOA)
+		return
+	}
+	if r.qtype == dns.TypeANY {
+		m.Answer = r.answerAny(m.Answer, a.Node, qname)
+		if len(m.Answer) == 0 {
+			negative(m, a.SOA)
+		}
+		return
+	}
+	var target string
+	m.Answer, target = r.answerAt(m.Answer, a.Node, r.typ, qname, 0)
+	if len(m.Answer) == 0 {
+		negative(m, a.SOA) // NODATA, including an empty non-terminal (a.Node nil)
+		return
+	}
+	if r.qtype != dns.TypeCNAME {
+		r.chase(m, qname, target)
+	}
+}
+
+// chase follows a CNAME chain through the sandbox's zones, appending each target's answer,
+// as Route 53 does for targets in zones it hosts. A target outside every zone ends the chain
+// with NOERROR: the resolver follows it itself. The last name's NXDOMAIN or NODATA is the
+// reply's rcode and authority, per RFC 6604.
+func (r *resolver) chase(m *dns.Msg, qname, target string) {
+	var seen [maxHops]string
+	for hops := 0; target != "" && hops < maxHops; hops++ {
+		target = strings.ToLower(target)
+		if target == qname || slices.Contains(seen[:hops], target) {
+			return // a loop: what was appended already shows it to the client
+		}
+		seen[hops] = target
+		a, ok := r.recs.Lookup(target)
+		if !ok {
+			return
+		}
+		if !a.Exists {
+			m.Rcode = dns.RcodeNameError
+			negative(m, a.SOA)
+			return
+		}
+		before := len(m.Answer)
+		m.Answer, target = r.answerAt(m.Answer, a.Node, r.typ, target, hops+1)
+		if len(m.Answer) == before {
+			negative(m, a.SOA)
+			return
+		}
+	}
+}
+
+// answerAt appends the records that answer type typ at node n, owned by owner, and returns
+// the CNAME target to chase, if the answer is a CNAME. A name with a CNAME answers every
+// type with it (the store lets nothing else live beside a CNAME, so looking for typ first
+// costs nothing); a query for CNAME itself gets the CNAME and no chase.
+func (r *resolver) answerAt(out []dns.RR, n *zones.Node, typ, owner string, depth int) ([]dns.RR, string) {
+	g := group(n, typ)
+	if len(g) == 0 && typ != "CNAME" {
+		g = group(n, "CNAME")
+	}
+	return r.emit(out, r.pick(g, depth), owner, depth)
+}
+
+// answerAny answers qtype ANY with every type at the name, each group chosen by its routing
+// policy as a query for that type would be. Unlike RFC 8482's minimal answer this is what an
+// emulator's user expects to see when debugging with `dig ANY`; CNAME targets are not chased.
+func (r *resolver) answerAny(out []dns.RR, n *zones.Node, owner string) []dns.RR {
+	if n == nil {
+		return out
+	}
+	for i := 0; i < len(n.Sets); {
+		j := i + 1
+		for j < len(n.Sets) && n.Sets[j].Type == n.Sets[i].Type {
+			j++
+		}
+		out, _ = r.emit(out, r.pick(n.Sets[i:j], 0), owner, 0)
+		i = j
+	}
+	return out
+}
+
+// emit appends set's answer owned by owner. An alias answers with its target's records,
+// chosen at the target by the target's own routing policy, renamed to owner and with the
+// target's TTL, as Route 53 answers an alias. An alias whose target has no records of its
+// type but a CNAME answers with that CNAME, renamed, and the chain continues from it: the
+// store accepts such aliases, and a CNAME is what the target name would answer.
+func (r *resolver) emit(out []dns.RR, set *zones.RRSet, owner string, depth int) ([]dns.RR, string) {
+	if set == nil {
+		return out, ""
+	}
+	if a := set.Alias; a != nil {
+		if depth >= maxHops {
+			return out, ""
+		}
+		return r.answerAt(out, r.recs.LookupIn(a.HostedZoneID, a.DNSName), set.Type, owner, depth+1)
+	}
+	target := ""
+	for _, rr := range set.DNSRecords() {
+		if rr.Header().Name != owner {
+			rr = withOwner(rr, owner) // wildcard or alias: the store's record must stay as stored
+		}
+		out = append(out, rr)
+		if c, ok := rr.(*dns.CNAME); ok {
+			target = c.Target
+		}
+	}
+	return out, target
+}
+
+// group returns the sets of one type at n. Node.Sets is sorted by type, so they are
+// contiguous; nodes are small, so a linear scan beats anything cleverer.
+func group(n *zones.Node, typ string) []*zones.RRSet {
+	if n == nil || typ == "" {
+		return nil
+	}
+	sets := n.Sets
+	i := 0
+	for i < len(sets) && sets[i].Type != typ {
+		i++
+	}
+	j := i
+	for j < len(sets) && sets[j].Type == typ {
+		j++
+	}
+	return sets[i:j]
+}
+
+// delegation returns the NS set of the zone cut closest to the apex that lies strictly below
+// the apex and at or above qname, nil if there is none: Route 53 answers a name at or below
+// a delegation with a referral. A DS query at the cut itself belongs to the parent side.
+func (r *resolver) delegation(a zones.Answer, qname string) *zones.RRSet {
+	var cut *zones.RRSet
+	for off, end := 0, false; !end; off, end = dns.NextLabel(qname, off) {
+		name := qname[off:]
+		if len(name) <= len(a.Apex) {
+			break
+		}
+		var n *zones.Node
+		switch {
+		case off > 0:
+			n = r.recs.LookupIn(a.ZoneID, name)
+		case a.Node != nil && len(a.Node.Sets) > 0 && a.Node.Sets[0].Name == qname:
+			n = a.Node // Lookup's node, unless a wildcard stood in for a missing name
+		}
+		if g := group(n, "NS"); len(g) > 0 {
+			cut = g[0]
+		}
+	}
+	if cut != nil && cut.Name == qname && r.qtype == dns.TypeDS {
+		return nil
+	}
+	return cut
+}
+
+// referral answers a name below a zone cut: not authoritative, the cut's NS records in the
+// authority section and the addresses of name servers inside the zone as glue.
+func (r *resolver) referral(m *dns.Msg, a zones.Answer, cut *zones.RRSet) {
+	m.Authoritative = false
+	m.Ns = append(m.Ns, cut.DNSRecords()...)
+	for _, rr := range cut.DNSRecords() {
+		ns, ok := rr.(*dns.NS)
+		if !ok {
+			continue
+		}
+		host := strings.ToLower(ns.Ns)
+		if !dns.IsSubDomain(a.Apex, host) {
+			continue
+		}
+		n := r.recs.LookupIn(a.ZoneID, host)
+		for _, typ := range [...]string{"A", "AAAA"} {
+			if g := group(n, typ); len(g) > 0 && g[0].Alias == nil {
+				m.Extra, _ = r.emit(m.Extra, r.pick(g, 0), host, 0)
+			}
+		}
+	}
+}
+
+// negative puts the zone's SOA in the authority section of an NXDOMAIN or NODATA reply, with
+// the TTL Route 53 gives it: the lower of the SOA's own TTL and its MINIMUM field (RFC 2308).
+func negative(m *dns.Msg, soa *zones.RRSet) {
+	if soa == nil {
+		return
+	}
+	rrs := soa.DNSRecords()
+	if len(rrs) == 0 {
+		return
+	}
+	s, ok := rrs[0].(*dns.SOA)
+	if !ok {
+		return
+	}
+	if s.Hdr.Ttl <= s.Minttl {
+		m.Ns = append(m.Ns, s)
+		return
+	}
+	c := *s
+	c.Hdr.Ttl = s.Minttl
+	m.Ns = append(m.Ns, &c)
+}
+
+// withOwner returns a copy of rr owned by name. The common types are copied shallowly: the
+// copy shares rdata slices (an IP, TXT strings) with rr, which is safe because neither the
+// store nor packing ever writes to them; any other type is deep-copied.
+func withOwner(rr dns.RR, name string) dns.RR {
+	var c dns.RR
+	switch v := rr.(type) {
+	case *dns.A:
+		x := *v
+		c = &x
+	case *dns.AAAA:
+		x := *v
+		c = &x
+	case *dns.CNAME:
+		x := *v
+		c = &x
+	case *dns.TXT:
+		x := *v
+		c = &x
+	case *dns.MX:
+		x := *v
+		c = &x
+	case *dns.SRV:
+		x := *v
+		c = &x
+	case *dns.NS:
+		x := *v
+		c = &x
+	case *dns.PTR:
+		x := *v
+		c = &x
+	case *dns.CAA:
+		x := *v
+		c = &x
+	default:
+		c = dns.Copy(rr)
+	}
+	c.Header().Name = name
+	return c
+}

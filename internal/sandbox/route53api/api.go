@@ -1,0 +1,245 @@
+// Package route53api serves the Route 53 REST XML API (2013-04-01) over the sandbox's zone
+// store, as the AWS SDKs, the AWS CLI, external-dns and Terraform speak it.
+package route53api
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/crossfade-io/crossfade/internal/sandbox/faults"
+	"github.com/crossfade-io/crossfade/internal/sandbox/zones"
+)
+
+// DefaultMaxBodyBytes bounds a request body. A full 1,000-change batch with 32,000
+// characters of values is well under 1 MiB of XML.
+const DefaultMaxBodyBytes = 4 << 20
+
+// Config holds what the API serves from and reports to.
+type Config struct {
+	Store  *zones.Store
+	Faults *faults.Injector // nil: no faults
+	// Registerer receives the API's metrics; nil: not registered.
+	Registerer prometheus.Registerer
+	// ChangeDelay is how long GetChange reports PENDING after a write.
+	ChangeDelay  time.Duration
+	MaxBodyBytes int64
+	Logger       *slog.Logger
+}
+
+// API is the Route 53 HTTP handler.
+type API struct {
+	cfg     Config
+	mux     *http.ServeMux
+	calls   *prometheus.CounterVec
+	latency *prometheus.HistogramVec
+	changes *prometheus.CounterVec
+	now     func() time.Time
+}
+
+// New builds the handler and registers its metrics.
+func New(cfg Config) (*API, error) {
+	if cfg.Store == nil {
+		return nil, errors.New("route53api: no store")
+	}
+	if cfg.MaxBodyBytes <= 0 {
+		cfg.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	a := &API{
+		cfg: cfg,
+		mux: http.NewServeMux(),
+		now: time.Now,
+		calls: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "crossfade_sandbox_api_calls_total",
+			Help: "Route 53 API calls by operation and result (ok or the error code).",
+		}, []string{"operation", "result"}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "crossfade_sandbox_api_call_duration_seconds",
+			Help:    "Route 53 API call latency, injected delay included.",
+			Buckets: prometheus.ExponentialBuckets(0.0005, 4, 8),
+		}, []string{"operation"}),
+		changes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "crossfade_sandbox_record_changes_total",
+			Help: "Record-set changes applied by ChangeResourceRecordSets, by action.",
+		}, []string{"action"}),
+	}
+	if cfg.Registerer != nil {
+		for _, c := range []prometheus.Collector{a.calls, a.latency, a.changes} {
+			if err := cfg.Registerer.Register(c); err != nil {
+				return nil, fmt.Errorf("route53api: register metrics: %w", err)
+			}
+		}
+	}
+	a.routes()
+	return a, nil
+}
+
+func (a *API) routes() {
+	const v = "/2013-04-01"
+	handle := func(pattern, op string, h func(w http.ResponseWriter, r *http.Request) error) {
+		a.mux.Handle(pattern, a.operation(op, h))
+	}
+	handle("POST "+v+"/hostedzone", "CreateHostedZone", a.createHostedZone)
+	handle("GET "+v+"/hostedzone", "ListHostedZones", a.listHostedZones)
+	handle("GET "+v+"/hostedzone/{id}", "GetHostedZone", a.getHostedZone)
+	handle("DELETE "+v+"/hostedzone/{id}", "DeleteHostedZone", a.deleteHostedZone)
+	handle("GET "+v+"/hostedzonesbyname", "ListHostedZonesByName", a.listHostedZonesByName)
+	handle("GET "+v+"/hostedzonecount", "GetHostedZoneCount", a.hostedZoneCount)
+	handle("GET "+v+"/hostedzone/{id}/rrset", "ListResourceRecordSets", a.listRRSets)
+	handle("GET "+v+"/hostedzone/{id}/rrset/", "ListResourceRecordSets", a.listRRSets)
+	handle("POST "+v+"/hostedzone/{id}/rrset", "ChangeResourceRecordSets", a.changeRRSets)
+	handle("POST "+v+"/hostedzone/{id}/rrset/", "ChangeResourceRecordSets", a.changeRRSets)
+	handle("GET "+v+"/change/{id}", "GetChange", a.getChange)
+	handle("GET "+v+"/tags/{type}/{id}", "ListTagsForResource", a.listTagsForResource)
+	handle("POST "+v+"/tags/{type}/{id}", "ChangeTagsForResource", a.changeTags)
+	handle("POST "+v+"/tags/{type}", "ListTagsForResources", a.listTagsForResources)
+	a.mux.Handle("/", a.operation("Unknown", func(w http.ResponseWriter, r *http.Request) error {
+		return &apiError{status: http.StatusBadRequest, code: "InvalidAction",
+			msg: fmt.Sprintf("The action or operation requested is invalid: %s %s is not a Route 53 2013-04-01 operation this sandbox serves", r.Method, r.URL.Path)}
+	}))
+}
+
+// ServeHTTP serves the API.
+func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) { a.mux.ServeHTTP(w, r) }
+
+// apiError is an error the handler answers with its own status and code.
+type apiError struct {
+	status int
+	code   string
+	msg    string
+}
+
+func (e *apiError) Error() string { return e.code + ": " + e.msg }
+
+func invalidInput(format string, args ...any) *apiError {
+	return &apiError{status: http.StatusBadRequest, code: zones.CodeInvalidInput, msg: fmt.Sprintf(format, args...)}
+}
+
+// statusOf maps store error codes to the HTTP statuses Route 53 uses.
+var statusOf = map[string]int{
+	zones.CodeNoSuchHostedZone:        http.StatusNotFound,
+	zones.CodeNoSuchChange:            http.StatusNotFound,
+	zones.CodeHostedZoneAlreadyExists: http.StatusConflict,
+}
+
+// operation wraps a handler with the request id, injected faults, metrics and the error
+// response shape.
+func (a *API) operation(op string, h func(w http.ResponseWriter, r *http.Request) error) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := a.now()
+		reqID := requestID()
+		w.Header().Set("x-amzn-RequestId", reqID)
+		result := "ok"
+		defer func() {
+			a.calls.WithLabelValues(op, result).Inc()
+			a.latency.WithLabelValues(op).Observe(a.now().Sub(start).Seconds())
+		}()
+		var err error
+		if a.cfg.Faults != nil {
+			d := a.cfg.Faults.Decide(op)
+			if d.Delay > 0 {
+				select {
+				case <-time.After(d.Delay):
+				case <-r.Context().Done():
+				}
+			}
+			if d.Fault != nil {
+				err = &apiError{status: d.Fault.Status, code: d.Fault.Code, msg: d.Fault.Message}
+			}
+		}
+		if err == nil {
+			r.Body = http.MaxBytesReader(w, r.Body, a.cfg.MaxBodyBytes)
+			err = h(w, r)
+		}
+		if err != nil {
+			result = a.writeError(w, r, op, reqID, err)
+		}
+	})
+}
+
+func (a *API) writeError(w http.ResponseWriter, r *http.Request, op, reqID string, err error) string {
+	status, code, msg := http.StatusInternalServerError, "InternalFailure", "internal error"
+	var ae *apiError
+	var ze *zones.Error
+	switch {
+	case errors.As(err, &ae):
+		status, code, msg = ae.status, ae.code, ae.msg
+	case errors.As(err, &ze):
+		status, code, msg = http.StatusBadRequest, ze.Code, ze.Message
+		if s, ok := statusOf[ze.Code]; ok {
+			status = s
+		}
+	default:
+		a.cfg.Logger.Error("route53 api: internal error", "operation", op, "path", r.URL.Path, "err", err)
+	}
+	var resp errorResponse
+	resp.Error.Type = "Sender"
+	if status >= 500 {
+		resp.Error.Type = "Receiver"
+	}
+	resp.Error.Code, resp.Error.Message, resp.RequestID = code, msg, reqID
+	a.cfg.Logger.Debug("route53 api: error", "operation", op, "code", code, "message", msg)
+	writeXML(w, status, resp)
+	return code
+}
+
+func writeXML(w http.ResponseWriter, status int, v any) {
+	body, err := xml.Marshal(v)
+	if err != nil {
+		http.Error(w, "encode response: "+err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/xml")
+	w.WriteHeader(status)
+	_, _ = io.WriteString(w, xml.Header)
+	_, _ = w.Write(body)
+}
+
+// decodeXML reads a request body into v, naming what is wrong with it.
+func decodeXML(r *http.Request, root string, v any) error {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		var mb *http.MaxBytesError
+		if errors.As(err, &mb) {
+			return invalidInput("Request body of %s is larger than %d bytes", root, mb.Limit)
+		}
+		return invalidInput("Could not read the %s body: %v", root, err)
+	}
+	if len(strings.TrimSpace(string(body))) == 0 {
+		return invalidInput("Invalid XML ; %s: the request body is empty", root)
+	}
+	if err := xml.Unmarshal(body, v); err != nil {
+		var se *xml.SyntaxError
+		if errors.As(err, &se) {
+			return invalidInput("Invalid XML ; %s, line %d: %s", root, se.Line, se.Msg)
+		}
+		return invalidInput("Invalid XML ; %s: %v", root, err)
+	}
+	return nil
+}
+
+func requestID() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	h := hex.EncodeToString(b)
+	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
+}
+
+func timestamp(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
+
+// zoneID accepts an id with or without the /hostedzone/ prefix the API returns.
+func zoneID(r *http.Request) string {
+	return strings.TrimPrefix(strings.TrimPrefix(r.PathValue("id"), "/"), "hostedzone/")
+}

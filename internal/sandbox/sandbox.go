@@ -1,0 +1,187 @@
+// Package sandbox is crossfade's embedded default: a Route 53-compatible API and an
+// authoritative DNS server answering from the same records, in one loopback process, with
+// fault injection and call counters for tests.
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/crossfade-io/crossfade/internal/sandbox/dnsserver"
+	"github.com/crossfade-io/crossfade/internal/sandbox/faults"
+	"github.com/crossfade-io/crossfade/internal/sandbox/route53api"
+	"github.com/crossfade-io/crossfade/internal/sandbox/zones"
+)
+
+// Default listen addresses.
+const (
+	DefaultAPIAddr = "127.0.0.1:10080"
+	DefaultDNSAddr = "127.0.0.1:10053"
+)
+
+// Config configures a sandbox.
+type Config struct {
+	// APIAddr serves the Route 53 API, /metrics and /_sandbox/; port 0 picks one.
+	APIAddr string
+	// DNSAddr serves DNS on UDP and TCP; port 0 picks one.
+	DNSAddr string
+	// StatePath keeps the zones in a bbolt file; empty keeps them in memory.
+	StatePath string
+	// AllowRemote permits non-loopback listen addresses.
+	AllowRemote bool
+	// ChangeDelay is how long a change stays PENDING before GetChange reports INSYNC.
+	ChangeDelay time.Duration
+	Faults      faults.Config
+	Logger      *slog.Logger
+}
+
+// Sandbox is a running sandbox.
+type Sandbox struct {
+	log     *slog.Logger
+	store   *zones.Store
+	faults  *faults.Injector
+	http    *http.Server
+	apiAddr net.Addr
+	dnsAddr string
+	stopDNS context.CancelFunc
+	dnsDone chan error
+	done    chan error
+}
+
+// checkLoopback refuses an address that would expose the sandbox beyond this machine.
+func checkLoopback(flag, addr string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("%s %q: %w", flag, addr, err)
+	}
+	if host == "localhost" {
+		return nil
+	}
+	ip := net.ParseIP(host)
+	if ip == nil || !ip.IsLoopback() {
+		return fmt.Errorf("%s %q: not a loopback address; the sandbox has no authentication, so pass --allow-remote to listen there on purpose", flag, addr)
+	}
+	return nil
+}
+
+// Start opens the state, binds both listeners and serves until Close.
+func Start(ctx context.Context, cfg Config) (*Sandbox, error) {
+	if cfg.APIAddr == "" {
+		cfg.APIAddr = DefaultAPIAddr
+	}
+	if cfg.DNSAddr == "" {
+		cfg.DNSAddr = DefaultDNSAddr
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if !cfg.AllowRemote {
+		if err := checkLoopback("--api", cfg.APIAddr); err != nil {
+			return nil, err
+		}
+		if err := checkLoopback("--dns", cfg.DNSAddr); err != nil {
+			return nil, err
+		}
+	}
+	inj, err := faults.New(cfg.Faults)
+	if err != nil {
+		return nil, err
+	}
+	store, err := zones.Open(zones.Options{Path: cfg.StatePath})
+	if err != nil {
+		return nil, err
+	}
+	s := &Sandbox{log: cfg.Logger, store: store, faults: inj, done: make(chan error, 1)}
+
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	api, err := route53api.New(route53api.Config{
+		Store: store, Faults: inj, Registerer: reg, ChangeDelay: cfg.ChangeDelay, Logger: cfg.Logger,
+	})
+	if err != nil {
+		store.Close()
+		return nil, err
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	mux.Handle(AdminPrefix, s.adminHandler())
+	mux.Handle("/", api)
+
+	ln, err := net.Listen("tcp", cfg.APIAddr)
+	if err != nil {
+		store.Close()
+		return nil, fmt.Errorf("api listen %s: %w", cfg.APIAddr, err)
+	}
+	s.apiAddr = ln.Addr()
+
+	if err := s.startDNS(ctx, cfg.DNSAddr); err != nil {
+		ln.Close()
+		store.Close()
+		return nil, err
+	}
+
+	s.http = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second,
+		BaseContext: func(net.Listener) context.Context { return context.WithoutCancel(ctx) }}
+	go func() {
+		err := s.http.Serve(ln)
+		if errors.Is(err, http.ErrServerClosed) {
+			err = nil
+		}
+		s.done <- err
+	}()
+	state := cfg.StatePath
+	if state == "" {
+		state = "memory (pass --state to keep it)"
+	}
+	cfg.Logger.Info("sandbox serving", "api", s.APIURL(), "dns", s.dnsAddr, "state", state)
+	return s, nil
+}
+
+// APIURL is the base URL for AWS clients' endpoint setting.
+func (s *Sandbox) APIURL() string { return "http://" + s.apiAddr.String() }
+
+// DNSAddr is the host:port DNS answers on, over UDP and TCP.
+func (s *Sandbox) DNSAddr() string { return s.dnsAddr }
+
+// Store is the sandbox's record store.
+func (s *Sandbox) Store() *zones.Store { return s.store }
+
+// Close stops both servers and closes the state file.
+func (s *Sandbox) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	errs := []error{s.http.Shutdown(ctx)}
+	errs = append(errs, <-s.done)
+	s.stopDNS()
+	errs = append(errs, <-s.dnsDone)
+	errs = append(errs, s.store.Close())
+	return errors.Join(errs...)
+}
+
+// startDNS serves DNS until Close and returns once both sockets are bound, or with the
+// reason they could not be.
+func (s *Sandbox) startDNS(ctx context.Context, addr string) error {
+	dnsCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	s.stopDNS, s.dnsDone = cancel, make(chan error, 1)
+	ready := make(chan string, 1)
+	srv := dnsserver.New(s.store, s.log)
+	go func() {
+		s.dnsDone <- srv.ListenAndServe(dnsCtx, addr, func(udp, _ net.Addr) { ready <- udp.String() })
+	}()
+	select {
+	case s.dnsAddr = <-ready:
+		return nil
+	case err := <-s.dnsDone:
+		cancel()
+		return fmt.Errorf("dns listen %s: %w", addr, err)
+	}
+}

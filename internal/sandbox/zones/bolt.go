@@ -1,0 +1,177 @@
+package zones
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
+)
+
+// Bucket layout: zones/<id> → Zone; rrsets/<zone id>/<name NUL type NUL set id> → RRSet;
+// changes/<id> → ChangeInfo; health/<id> → "0" or "1". One bbolt transaction per API write
+// is what makes a batch survive a crash wholly or not at all.
+var (
+	bucketZones   = []byte("zones")
+	bucketRRSets  = []byte("rrsets")
+	bucketChanges = []byte("changes")
+	bucketHealth  = []byte("health")
+)
+
+type boltState struct{ db *bolt.DB }
+
+func openBolt(path string) (*boltState, error) {
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: 2 * time.Second})
+	if err != nil {
+		return nil, fmt.Errorf("open state %s: %w", path, err)
+	}
+	err = db.Update(func(tx *bolt.Tx) error {
+		for _, b := range [][]byte{bucketZones, bucketRRSets, bucketChanges, bucketHealth} {
+			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("init state %s: %w", path, err)
+	}
+	return &boltState{db: db}, nil
+}
+
+func (b *boltState) close() error { return b.db.Close() }
+
+func setDBKey(k setKey) []byte { return []byte(k.name + "\x00" + k.typ + "\x00" + k.id) }
+
+func putJSON(bk *bolt.Bucket, key []byte, v any) error {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return bk.Put(key, data)
+}
+
+func (b *boltState) createZone(z Zone, sets []*RRSet, c ChangeInfo) error {
+	return b.db.Update(func(tx *bolt.Tx) error {
+		if err := putJSON(tx.Bucket(bucketZones), []byte(z.ID), z); err != nil {
+			return err
+		}
+		rb, err := tx.Bucket(bucketRRSets).CreateBucketIfNotExists([]byte(z.ID))
+		if err != nil {
+			return err
+		}
+		for _, s := range sets {
+			if err := putJSON(rb, setDBKey(keyOf(s)), s); err != nil {
+				return err
+			}
+		}
+		return putJSON(tx.Bucket(bucketChanges), []byte(c.ID), c)
+	})
+}
+
+func (b *boltState) putZone(z Zone) error {
+	return b.db.Update(func(tx *bolt.Tx) error {
+		return putJSON(tx.Bucket(bucketZones), []byte(z.ID), z)
+	})
+}
+
+func (b *boltState) deleteZone(id string, c ChangeInfo) error {
+	return b.db.Update(func(tx *bolt.Tx) error {
+		if err := tx.Bucket(bucketZones).Delete([]byte(id)); err != nil {
+			return err
+		}
+		if err := tx.Bucket(bucketRRSets).DeleteBucket([]byte(id)); err != nil && !errors.Is(err, berrors.ErrBucketNotFound) {
+			return err
+		}
+		return putJSON(tx.Bucket(bucketChanges), []byte(c.ID), c)
+	})
+}
+
+func (b *boltState) applyBatch(zoneID string, puts []*RRSet, dels []setKey, c ChangeInfo) error {
+	return b.db.Update(func(tx *bolt.Tx) error {
+		rb := tx.Bucket(bucketRRSets).Bucket([]byte(zoneID))
+		if rb == nil {
+			return fmt.Errorf("no record bucket for zone %s", zoneID)
+		}
+		for _, k := range dels {
+			if err := rb.Delete(setDBKey(k)); err != nil {
+				return err
+			}
+		}
+		for _, s := range puts {
+			if err := putJSON(rb, setDBKey(keyOf(s)), s); err != nil {
+				return err
+			}
+		}
+		return putJSON(tx.Bucket(bucketChanges), []byte(c.ID), c)
+	})
+}
+
+func (b *boltState) putHealth(id string, healthy bool) error {
+	v := []byte("0")
+	if healthy {
+		v = []byte("1")
+	}
+	return b.db.Update(func(tx *bolt.Tx) error { return tx.Bucket(bucketHealth).Put([]byte(id), v) })
+}
+
+// load fills an unpublished store from the file.
+func (b *boltState) load(s *Store) error {
+	return b.db.View(func(tx *bolt.Tx) error {
+		var zones []Zone
+		err := tx.Bucket(bucketZones).ForEach(func(k, v []byte) error {
+			var z Zone
+			if err := json.Unmarshal(v, &z); err != nil {
+				return fmt.Errorf("zone %s: %w", k, err)
+			}
+			zones = append(zones, z)
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		// Creation order decides which of two same-named zones answers DNS.
+		sortZonesByCreation(zones)
+		for _, z := range zones {
+			zs := newZoneState(z)
+			rb := tx.Bucket(bucketRRSets).Bucket([]byte(z.ID))
+			if rb != nil {
+				err := rb.ForEach(func(k, v []byte) error {
+					set := &RRSet{}
+					if err := json.Unmarshal(v, set); err != nil {
+						return fmt.Errorf("zone %s: record %q: %w", z.Name, k, err)
+					}
+					rrs, why := parseRecords(set)
+					if why != "" {
+						return fmt.Errorf("zone %s: record %q: %s", z.Name, k, why)
+					}
+					set.rrs = rrs
+					zs.put(set)
+					return nil
+				})
+				if err != nil {
+					return err
+				}
+			}
+			s.addZoneLocked(zs)
+		}
+		err = tx.Bucket(bucketChanges).ForEach(func(k, v []byte) error {
+			var c ChangeInfo
+			if err := json.Unmarshal(v, &c); err != nil {
+				return fmt.Errorf("change %s: %w", k, err)
+			}
+			s.changes[c.ID] = c
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		return tx.Bucket(bucketHealth).ForEach(func(k, v []byte) error {
+			s.health[string(k)] = string(v) == "1"
+			return nil
+		})
+	})
+}

@@ -1,0 +1,59 @@
+package zones
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Route 53 error codes the store returns; the API layer maps them to HTTP statuses.
+const (
+	CodeInvalidChangeBatch      = "InvalidChangeBatch"
+	CodeInvalidInput            = "InvalidInput"
+	CodeNoSuchHostedZone        = "NoSuchHostedZone"
+	CodeHostedZoneNotEmpty      = "HostedZoneNotEmpty"
+	CodeHostedZoneAlreadyExists = "HostedZoneAlreadyExists"
+	CodeInvalidDomainName       = "InvalidDomainName"
+	CodeNoSuchChange            = "NoSuchChange"
+)
+
+// Error is a Route 53 API error: a code callers branch on and the message Route 53 prints.
+type Error struct {
+	Code    string
+	Message string
+	// Messages holds every rule a change batch broke, for InvalidChangeBatch.
+	Messages []string
+}
+
+func (e *Error) Error() string { return e.Code + ": " + e.Message }
+
+func errorf(code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// batchError builds InvalidChangeBatch the way Route 53 prints it: every message, comma
+// separated, inside one pair of brackets.
+func batchError(msgs []string) *Error {
+	return &Error{
+		Code:     CodeInvalidChangeBatch,
+		Message:  "[" + strings.Join(msgs, ", ") + "]",
+		Messages: msgs,
+	}
+}
+
+// describe names a set inside Route 53's "Tried to … resource record set [...]" messages.
+func describe(s *RRSet) string {
+	d := fmt.Sprintf("name='%s', type='%s'", PresentName(s.Name), s.Type)
+	if s.SetIdentifier != "" {
+		d += fmt.Sprintf(", set-identifier='%s'", s.SetIdentifier)
+	}
+	return "[" + d + "]"
+}
+
+// changeTag is how Route 53's InvalidInput messages quote the offending change.
+func changeTag(c Change) string {
+	id := "null"
+	if c.Set.SetIdentifier != "" {
+		id = c.Set.SetIdentifier
+	}
+	return fmt.Sprintf("[Action=%s, Name=%s, Type=%s, SetIdentifier=%s]", c.Action, PresentName(c.Set.Name), c.Set.Type, id)
+}

@@ -1,0 +1,226 @@
+package zones
+
+import (
+	"fmt"
+	"net/netip"
+	"slices"
+	"strings"
+
+	"github.com/miekg/dns"
+)
+
+// Route 53's per-request limits.
+const (
+	MaxRecordsPerBatch    = 1000
+	MaxValueCharsPerBatch = 32000
+	MaxValueLength        = 4000
+	MaxWeightedSets       = 100
+	MaxWeight             = 255
+	MaxSetIdentifierLen   = 128
+	MaxTTL                = 2147483647
+)
+
+// supportedTypes are the record types the sandbox serves.
+var supportedTypes = map[string]uint16{
+	"A": dns.TypeA, "AAAA": dns.TypeAAAA, "CNAME": dns.TypeCNAME, "TXT": dns.TypeTXT,
+	"MX": dns.TypeMX, "SRV": dns.TypeSRV, "NS": dns.TypeNS, "SOA": dns.TypeSOA,
+	"CAA": dns.TypeCAA, "PTR": dns.TypePTR,
+}
+
+// checkInput applies the request-shape rules that Route 53 reports as InvalidInput, before
+// any rule that depends on the zone's contents. i is the 1-based position in the batch.
+func checkInput(i int, c Change) *Error {
+	at := func(field string) string {
+		return fmt.Sprintf("changeBatch.changes.%d.member.%s", i, field)
+	}
+	s := c.Set
+	switch c.Action {
+	case Create, Delete, Upsert:
+	default:
+		return errorf(CodeInvalidInput, "1 validation error detected: Value '%s' at '%s' failed to satisfy constraint: Member must satisfy enum value set: [DELETE, CREATE, UPSERT]", c.Action, at("action"))
+	}
+	if s.Name == "" || s.Name == "." {
+		return errorf(CodeInvalidInput, "1 validation error detected: Value null at '%s' failed to satisfy constraint: Member must not be null", at("resourceRecordSet.name"))
+	}
+	if len(s.Name) > 1024 {
+		return errorf(CodeInvalidInput, "1 validation error detected: Value at '%s' failed to satisfy constraint: Member must have length less than or equal to 1024", at("resourceRecordSet.name"))
+	}
+	if _, ok := supportedTypes[s.Type]; !ok {
+		return errorf(CodeInvalidInput, "1 validation error detected: Value '%s' at '%s' failed to satisfy constraint: Member must satisfy enum value set: [A, AAAA, CAA, CNAME, MX, NS, PTR, SOA, SRV, TXT]", s.Type, at("resourceRecordSet.type"))
+	}
+	if s.Weight != nil && (*s.Weight < 0 || *s.Weight > MaxWeight) {
+		bound := "less than or equal to 255"
+		if *s.Weight < 0 {
+			bound = "greater than or equal to 0"
+		}
+		return errorf(CodeInvalidInput, "1 validation error detected: Value '%d' at '%s' failed to satisfy constraint: Member must have value %s", *s.Weight, at("resourceRecordSet.weight"), bound)
+	}
+	if s.TTL != nil && (*s.TTL < 0 || *s.TTL > MaxTTL) {
+		return errorf(CodeInvalidInput, "1 validation error detected: Value '%d' at '%s' failed to satisfy constraint: Member must have value between 0 and 2147483647", *s.TTL, at("resourceRecordSet.TTL"))
+	}
+	if len(s.SetIdentifier) > MaxSetIdentifierLen {
+		return errorf(CodeInvalidInput, "1 validation error detected: Value '%s' at '%s' failed to satisfy constraint: Member must have length less than or equal to 128", s.SetIdentifier, at("resourceRecordSet.setIdentifier"))
+	}
+	if s.Failover != "" && s.Failover != Primary && s.Failover != Secondary {
+		return errorf(CodeInvalidInput, "1 validation error detected: Value '%s' at '%s' failed to satisfy constraint: Member must satisfy enum value set: [PRIMARY, SECONDARY]", s.Failover, at("resourceRecordSet.failover"))
+	}
+	policies := 0
+	if s.Weight != nil {
+		policies++
+	}
+	if s.Failover != "" {
+		policies++
+	}
+	const policyFields = "[Weight, Region, Failover, GeoLocation, MultiValueAnswer, GeoProximityLocation, or CidrRoutingConfig]"
+	switch {
+	case policies > 1:
+		return errorf(CodeInvalidInput, "Invalid request: Expected exactly one of %s, but found more than one in Change with %s", policyFields, changeTag(c))
+	case policies == 1 && s.SetIdentifier == "":
+		return errorf(CodeInvalidInput, "Invalid request: Missing field 'SetIdentifier' in Change with %s", changeTag(c))
+	case policies == 0 && s.SetIdentifier != "":
+		return errorf(CodeInvalidInput, "Invalid request: Expected exactly one of %s, but found none in Change with %s", policyFields, changeTag(c))
+	}
+	const dataFields = "[AliasTarget, all of [TTL, and ResourceRecords], or TrafficPolicyInstanceId]"
+	hasData := s.TTL != nil && len(s.Records) > 0
+	switch {
+	case s.Alias != nil && (s.TTL != nil || len(s.Records) > 0):
+		return errorf(CodeInvalidInput, "Invalid request: Expected exactly one of %s, but found more than one in Change with %s", dataFields, changeTag(c))
+	case s.Alias == nil && !hasData:
+		return errorf(CodeInvalidInput, "Invalid request: Expected exactly one of %s, but found none in Change with %s", dataFields, changeTag(c))
+	}
+	if a := s.Alias; a != nil && (a.HostedZoneID == "" || a.DNSName == "") {
+		return errorf(CodeInvalidInput, "Invalid request: AliasTarget needs HostedZoneId and DNSName in Change with %s", changeTag(c))
+	}
+	return nil
+}
+
+// parseRecords checks every value of s and returns them parsed, or Route 53's message for
+// the first bad one.
+func parseRecords(s *RRSet) ([]dns.RR, string) {
+	if s.Alias != nil {
+		return nil, ""
+	}
+	if s.Type == "CNAME" && len(s.Records) > 1 {
+		return nil, fmt.Sprintf("RRSet of type CNAME with DNS name %s has more than one value", PresentName(s.Name))
+	}
+	if s.Type == "SOA" && len(s.Records) > 1 {
+		return nil, fmt.Sprintf("RRSet of type SOA with DNS name %s has more than one value", PresentName(s.Name))
+	}
+	rrs := make([]dns.RR, 0, len(s.Records))
+	seen := make(map[string]bool, len(s.Records))
+	for _, v := range s.Records {
+		if len(v) > MaxValueLength {
+			return nil, fmt.Sprintf("Invalid Resource Record: 'FATAL problem: ValueTooLong (Value is longer than %d characters) encountered with '%.40s…''", MaxValueLength, v)
+		}
+		rr, why := parseValue(s, v)
+		if why != "" {
+			return nil, fmt.Sprintf("Invalid Resource Record: 'FATAL problem: %s encountered with '%s''", why, v)
+		}
+		canon := rdata(rr)
+		if seen[canon] {
+			return nil, fmt.Sprintf("Duplicate Resource Record: '%s'", v)
+		}
+		seen[canon] = true
+		rrs = append(rrs, rr)
+	}
+	return rrs, ""
+}
+
+// parseValue parses one value in zone-file presentation format, as Route 53 accepts it.
+func parseValue(s *RRSet, v string) (dns.RR, string) {
+	switch s.Type {
+	case "A":
+		if a, err := netip.ParseAddr(v); err != nil || !a.Is4() {
+			return nil, "ARRDATAIllegalIPv4Address (Value is not a valid IPv4 address)"
+		}
+	case "AAAA":
+		if a, err := netip.ParseAddr(v); err != nil || !a.Is6() || a.Is4In6() && strings.Contains(v, ".") {
+			return nil, "AAAARRDATAIllegalIPv6Address (Value is not a valid IPv6 address)"
+		}
+	}
+	if strings.ContainsAny(v, "\n\r;") {
+		return nil, fmt.Sprintf("InvalidRDATA (Value is not valid %s data)", s.Type)
+	}
+	ttl := int64(0)
+	if s.TTL != nil {
+		ttl = *s.TTL
+	}
+	rr, err := dns.NewRR(fmt.Sprintf("%s %d IN %s %s", escapeOwner(s.Name), ttl, s.Type, v))
+	if err != nil || rr == nil {
+		return nil, fmt.Sprintf("InvalidRDATA (Value is not valid %s data)", s.Type)
+	}
+	return rr, ""
+}
+
+// escapeOwner keeps a stored owner name parseable by the zone-file parser.
+func escapeOwner(name string) string {
+	if name == "." {
+		return name
+	}
+	return strings.ReplaceAll(name, " ", `\032`)
+}
+
+// rdata is the canonical text of a record's data, used to compare values.
+func rdata(rr dns.RR) string {
+	full := rr.String()
+	hdr := rr.Header().String()
+	return strings.ToLower(strings.TrimPrefix(full, hdr))
+}
+
+// batchSize counts a batch against Route 53's limits: records and value characters, with an
+// UPSERT counted twice.
+func batchSize(changes []Change) (records, chars int) {
+	for _, c := range changes {
+		n, ch := len(c.Set.Records), 0
+		if c.Set.Alias != nil {
+			n = 1
+		}
+		for _, v := range c.Set.Records {
+			ch += len(v)
+		}
+		if c.Action == Upsert {
+			n, ch = 2*n, 2*ch
+		}
+		records += n
+		chars += ch
+	}
+	return records, chars
+}
+
+// sameSet reports whether a DELETE's set matches the stored one in every field, as Route 53
+// requires.
+func sameSet(a, b *RRSet) bool {
+	if a.Failover != b.Failover || a.HealthCheckID != b.HealthCheckID ||
+		!eqPtr(a.Weight, b.Weight) || !eqPtr(a.TTL, b.TTL) {
+		return false
+	}
+	if (a.Alias == nil) != (b.Alias == nil) {
+		return false
+	}
+	if a.Alias != nil {
+		return strings.EqualFold(a.Alias.HostedZoneID, b.Alias.HostedZoneID) &&
+			CanonicalName(a.Alias.DNSName) == CanonicalName(b.Alias.DNSName) &&
+			a.Alias.EvaluateTargetHealth == b.Alias.EvaluateTargetHealth
+	}
+	if len(a.rrs) != len(b.rrs) {
+		return false
+	}
+	x, y := canonicalValues(a.rrs), canonicalValues(b.rrs)
+	return slices.Equal(x, y)
+}
+
+func canonicalValues(rrs []dns.RR) []string {
+	out := make([]string, len(rrs))
+	for i, rr := range rrs {
+		out[i] = rdata(rr)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func eqPtr(a, b *int64) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return *a == *b
+}
