@@ -39,20 +39,20 @@ func (s *Server) ListenAndServe(ctx context.Context, addr string, ready func(udp
 	if err != nil {
 		return err
 	}
-	// miekg/dns closes the sockets it served; this covers those it never got to serve.
+	// Every socket is closed on the way out, including any miekg/dns never got to serve.
 	defer socks.close()
 
 	// exited has room for every server, so a serving goroutine never blocks on it.
 	exited := make(chan *running, len(socks.udp)+1)
 	runs := make([]*running, 0, len(socks.udp)+1)
-	for _, pc := range socks.udp {
-		runs = append(runs, start(&dns.Server{PacketConn: pc, Handler: s, UDPSize: dns.DefaultMsgSize}, exited))
+	for _, conn := range socks.udp {
+		runs = append(runs, s.startUDP(conn, exited))
 	}
-	runs = append(runs, start(&dns.Server{Listener: socks.tcp, Handler: s}, exited))
+	runs = append(runs, startTCP(&dns.Server{Listener: socks.tcp, Handler: s, MsgAcceptFunc: acceptRequest}, exited))
 	defer s.stop(runs)
 
-	// Wait until each server runs or has failed: shutting down one that has not started
-	// yet is a no-op in miekg/dns and would leave it serving.
+	// Wait until each server runs or has failed: shutting down a miekg/dns server that has
+	// not started yet is a no-op and would leave it serving.
 	for _, r := range runs {
 		select {
 		case <-r.started:
@@ -75,17 +75,41 @@ func (s *Server) ListenAndServe(ctx context.Context, addr string, ready func(udp
 	}
 }
 
-// running is one miekg/dns server and its serving goroutine.
-type running struct {
-	srv     *dns.Server
-	started chan struct{} // closed once the server accepts queries
-	done    chan struct{} // closed when ActivateAndServe has returned
-	err     error         // ActivateAndServe's result, set before done is closed
+// acceptRequest drops responses and lets every request through to ServeDNS, which answers
+// malformed ones itself, so that TCP treats them exactly as the UDP path does.
+func acceptRequest(dh dns.Header) dns.MsgAcceptAction {
+	const qr = 1 << 15
+	if dh.Bits&qr != 0 {
+		return dns.MsgIgnore
+	}
+	return dns.MsgAccept
 }
 
-// start serves srv on a new goroutine, which reports on exited when it returns.
-func start(srv *dns.Server, exited chan<- *running) *running {
-	r := &running{srv: srv, started: make(chan struct{}), done: make(chan struct{})}
+// running is one serving goroutine and how to stop it.
+type running struct {
+	started chan struct{} // closed once it accepts queries
+	done    chan struct{} // closed when it has returned
+	err     error         // what it returned, set before done is closed
+	stop    func(context.Context) error
+}
+
+// startUDP serves one UDP socket on a new goroutine, which reports on exited when it returns.
+// Closing the socket stops it.
+func (s *Server) startUDP(conn *net.UDPConn, exited chan<- *running) *running {
+	r := &running{started: make(chan struct{}), done: make(chan struct{}),
+		stop: func(context.Context) error { return conn.Close() }}
+	close(r.started) // the socket is bound: queries queue in it from now on
+	go func() {
+		r.err = s.serveUDP(conn)
+		close(r.done)
+		exited <- r
+	}()
+	return r
+}
+
+// startTCP serves srv on a new goroutine, which reports on exited when it returns.
+func startTCP(srv *dns.Server, exited chan<- *running) *running {
+	r := &running{started: make(chan struct{}), done: make(chan struct{}), stop: srv.ShutdownContext}
 	srv.NotifyStartedFunc = func() { close(r.started) }
 	go func() {
 		r.err = srv.ActivateAndServe()
@@ -103,7 +127,7 @@ func (r *running) failure() error {
 	return r.err
 }
 
-// stop shuts down every server still running and waits until all have returned.
+// stop stops every server still running and waits until all have returned.
 func (s *Server) stop(runs []*running) {
 	for _, r := range runs {
 		select {
@@ -112,7 +136,7 @@ func (s *Server) stop(runs []*running) {
 		case <-r.started:
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
-		if err := r.srv.ShutdownContext(ctx); err != nil {
+		if err := r.stop(ctx); err != nil {
 			s.log.Warn("dns server shutdown", "err", err)
 		}
 		cancel()
@@ -124,13 +148,13 @@ func (s *Server) stop(runs []*running) {
 
 // sockets are a server's bound sockets: UDP sockets sharing one port and a TCP listener.
 type sockets struct {
-	udp []net.PacketConn
+	udp []*net.UDPConn
 	tcp net.Listener
 }
 
 func (s *sockets) close() {
-	for _, pc := range s.udp {
-		_ = pc.Close() // already closed by miekg/dns after serving; nothing to report
+	for _, c := range s.udp {
+		_ = c.Close() // most are closed already by stop; nothing to report
 	}
 	if s.tcp != nil {
 		_ = s.tcp.Close()
@@ -162,33 +186,40 @@ func bindOnce(ctx context.Context, host, port string, n int) (*sockets, error) {
 		lc.Control = reusePort
 	}
 	at := net.JoinHostPort(host, port)
-	first, err := lc.ListenPacket(ctx, "udp", at)
+	first, err := listenUDP(ctx, &lc, at)
 	if err != nil {
-		return nil, fmt.Errorf("dns listen udp %s: %w", at, err)
+		return nil, err
 	}
-	socks := &sockets{udp: []net.PacketConn{first}}
-	if ua, ok := first.LocalAddr().(*net.UDPAddr); ok {
-		at = net.JoinHostPort(host, strconv.Itoa(ua.Port))
-	}
+	socks := &sockets{udp: []*net.UDPConn{first}}
+	at = net.JoinHostPort(host, strconv.Itoa(first.LocalAddr().(*net.UDPAddr).Port))
 	socks.tcp, err = (&net.ListenConfig{}).Listen(ctx, "tcp", at)
 	if err != nil {
 		socks.close()
 		return nil, fmt.Errorf("dns listen tcp %s: %w", at, err)
 	}
 	for range n - 1 {
-		pc, err := lc.ListenPacket(ctx, "udp", at)
+		c, err := listenUDP(ctx, &lc, at)
 		if err != nil {
 			socks.close()
-			return nil, fmt.Errorf("dns listen udp %s (SO_REUSEPORT): %w", at, err)
+			return nil, err
 		}
-		socks.udp = append(socks.udp, pc)
-	}
-	for _, pc := range socks.udp {
-		if uc, ok := pc.(*net.UDPConn); ok {
-			// Best effort: a smaller buffer only means drops under bursts, not failure.
-			_ = uc.SetReadBuffer(socketBuffer)
-			_ = uc.SetWriteBuffer(socketBuffer)
-		}
+		socks.udp = append(socks.udp, c)
 	}
 	return socks, nil
+}
+
+func listenUDP(ctx context.Context, lc *net.ListenConfig, at string) (*net.UDPConn, error) {
+	pc, err := lc.ListenPacket(ctx, "udp", at)
+	if err != nil {
+		return nil, fmt.Errorf("dns listen udp %s: %w", at, err)
+	}
+	c, ok := pc.(*net.UDPConn)
+	if !ok {
+		pc.Close()
+		return nil, fmt.Errorf("dns listen udp %s: got a %T", at, pc)
+	}
+	// Best effort: a smaller buffer only means drops under bursts, not failure.
+	_ = c.SetReadBuffer(socketBuffer)
+	_ = c.SetWriteBuffer(socketBuffer)
+	return c, nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -23,6 +24,39 @@ func TestListenSamePort(t *testing.T) {
 	}
 	for _, network := range []string{"udp", "tcp"} {
 		if r := exchange(t, network, udpAddr, query("www.example.com.", dns.TypeA, 0)); len(r.Answer) != 1 {
+			t.Errorf("%s: answer %v", network, r.Answer)
+		}
+	}
+}
+
+// TestListenAllAddresses binds the unspecified address (a dual-stack socket where the host
+// has IPv6) and queries it over IPv4 loopback, so that replies go to IPv4-mapped addresses.
+func TestListenAllAddresses(t *testing.T) {
+	st := newStore(t)
+	id := newZone(t, st, "example.com")
+	apply(t, st, id, simple("www.example.com", "A", 300, "192.0.2.1"))
+	ctx, cancel := context.WithCancel(context.Background())
+	readyc := make(chan net.Addr, 1)
+	errc := make(chan error, 1)
+	go func() {
+		errc <- New(st, nil).ListenAndServe(ctx, ":0", func(udp, _ net.Addr) { readyc <- udp })
+	}()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-errc; err != nil {
+			t.Errorf("ListenAndServe: %v", err)
+		}
+	})
+	var port int
+	select {
+	case a := <-readyc:
+		port = a.(*net.UDPAddr).Port
+	case err := <-errc:
+		t.Fatalf("ListenAndServe: %v", err)
+	}
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	for _, network := range []string{"udp", "tcp"} {
+		if r := exchange(t, network, addr, query("www.example.com.", dns.TypeA, 0)); len(r.Answer) != 1 {
 			t.Errorf("%s: answer %v", network, r.Answer)
 		}
 	}

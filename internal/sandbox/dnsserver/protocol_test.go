@@ -1,6 +1,7 @@
 package dnsserver
 
 import (
+	"io"
 	"net"
 	"testing"
 	"time"
@@ -15,7 +16,7 @@ func TestProtocolErrors(t *testing.T) {
 	st := newStore(t)
 	id := newZone(t, st, "example.com")
 	apply(t, st, id, simple("www.example.com", "A", 300, "192.0.2.1"))
-	udpAddr, _ := serve(t, st)
+	udpAddr, tcpAddr := serve(t, st)
 	srv := New(st, nil)
 
 	tests := []struct {
@@ -97,30 +98,42 @@ func TestProtocolErrors(t *testing.T) {
 				check("ServeDNS", serveDirect(t, srv, tc.msg(), udp))
 			}
 			if !tc.direct {
-				check("UDP", rawExchange(t, udpAddr, tc.msg()))
+				check("UDP", rawExchange(t, "udp", udpAddr, tc.msg()))
+				check("TCP", rawExchange(t, "tcp", tcpAddr, tc.msg()))
 			}
 		})
 	}
 }
 
-// rawExchange packs m as is and sends it over UDP, bypassing the client's checks.
-func rawExchange(t *testing.T, addr string, m *dns.Msg) *dns.Msg {
+// rawExchange packs m as is and sends it over network, bypassing the client's checks.
+func rawExchange(t *testing.T, network, addr string, m *dns.Msg) *dns.Msg {
 	t.Helper()
 	wire, err := m.Pack()
 	if err != nil {
 		t.Fatalf("pack: %v", err)
 	}
-	c, err := net.Dial("udp", addr)
+	c, err := net.Dial(network, addr)
 	if err != nil {
 		t.Fatalf("dial: %v", err)
 	}
 	defer c.Close()
 	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+	if network == "tcp" {
+		wire = append([]byte{byte(len(wire) >> 8), byte(len(wire))}, wire...)
+	}
 	if _, err := c.Write(wire); err != nil {
 		t.Fatalf("write: %v", err)
 	}
-	buf := make([]byte, 65535)
-	n, err := c.Read(buf)
+	buf := make([]byte, 65537)
+	var n int
+	if network == "tcp" {
+		if _, err = io.ReadFull(c, buf[:2]); err == nil {
+			n = int(buf[0])<<8 | int(buf[1])
+			_, err = io.ReadFull(c, buf[:n])
+		}
+	} else {
+		n, err = c.Read(buf)
+	}
 	if err != nil {
 		t.Fatalf("read: %v", err)
 	}
@@ -133,3 +146,65 @@ func rawExchange(t *testing.T, addr string, m *dns.Msg) *dns.Msg {
 	}
 	return r
 }
+
+// TestUDPMalformed sends raw packets that are not well-formed queries to the UDP listener:
+// runts and responses get no reply, a packet whose sections do not parse gets FORMERR.
+func TestUDPMalformed(t *testing.T) {
+	st := newStore(t)
+	newZone(t, st, "example.com")
+	udpAddr, _ := serve(t, st)
+	good, err := query("www.example.com.", dns.TypeA, 0).Pack()
+	if err != nil {
+		t.Fatal(err)
+	}
+	response := append([]byte(nil), good...)
+	response[2] |= 0x80
+	cut := append([]byte(nil), good[:len(good)-3]...) // question cut short
+	tests := []struct {
+		name   string
+		packet []byte
+		reply  bool
+	}{
+		{"runt", good[:5], false},
+		{"response", response, false},
+		{"question cut short", cut, true},
+		{"header only claiming a question", good[:12], true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := net.Dial("udp", udpAddr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			if _, err := c.Write(tc.packet); err != nil {
+				t.Fatal(err)
+			}
+			wait := 5 * time.Second
+			if !tc.reply {
+				wait = 300 * time.Millisecond
+			}
+			_ = c.SetReadDeadline(time.Now().Add(wait))
+			buf := make([]byte, 512)
+			n, err := c.Read(buf)
+			if !tc.reply {
+				if err == nil {
+					t.Fatalf("got a %d-byte reply, want none", n)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("no reply: %v", err)
+			}
+			r := new(dns.Msg)
+			if err := r.Unpack(buf[:n]); err != nil {
+				t.Fatalf("reply does not unpack: %v", err)
+			}
+			if r.Id != binaryID(tc.packet) || !r.Response || r.Rcode != dns.RcodeFormatError {
+				t.Errorf("reply id %d QR %v rcode %s, want id %d, QR, FORMERR", r.Id, r.Response, dns.RcodeToString[r.Rcode], binaryID(tc.packet))
+			}
+		})
+	}
+}
+
+func binaryID(p []byte) uint16 { return uint16(p[0])<<8 | uint16(p[1]) }

@@ -19,7 +19,7 @@ type reply struct {
 	wire []byte
 }
 
-var replies = sync.Pool{New: func() any {
+func newReply() *reply {
 	return &reply{
 		msg: dns.Msg{
 			Question: make([]dns.Question, 0, 1),
@@ -29,13 +29,21 @@ var replies = sync.Pool{New: func() any {
 		},
 		wire: make([]byte, wireSize),
 	}
-}}
+}
+
+var replies = sync.Pool{New: func() any { return newReply() }}
 
 func getReply() *reply { return replies.Get().(*reply) }
 
-// release returns rp to the pool. The sections are cleared up to their capacity, not just
-// their length, because Truncate shortens them and would leave records reachable.
+// release resets rp and returns it to the pool.
 func (rp *reply) release() {
+	rp.reset()
+	replies.Put(rp)
+}
+
+// reset empties rp for the next query. The sections are cleared up to their capacity, not
+// just their length, because Truncate shortens them and would leave records reachable.
+func (rp *reply) reset() {
 	m := &rp.msg
 	clear(m.Question[:cap(m.Question)])
 	clear(m.Answer[:cap(m.Answer)])
@@ -43,5 +51,4 @@ func (rp *reply) release() {
 	clear(m.Extra[:cap(m.Extra)])
 	*m = dns.Msg{Question: m.Question[:0], Answer: m.Answer[:0], Ns: m.Ns[:0], Extra: m.Extra[:0]}
 	rp.opt = dns.OPT{}
-	replies.Put(rp)
 }

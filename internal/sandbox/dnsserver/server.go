@@ -51,23 +51,39 @@ func (s *Server) ServeDNS(w dns.ResponseWriter, req *dns.Msg) {
 	}
 	rp := getReply()
 	defer rp.release()
-	m := &rp.msg
-	limit := s.respond(rp, req, isUDP(w))
-	m.Truncate(limit)
-	wire, err := m.PackBuffer(rp.wire)
-	if err != nil {
-		// Only a record the store should never hold can get here; SERVFAIL is still an
-		// answer the client can act on, where silence costs it a timeout.
-		s.log.Error("dns reply does not pack", "qname", questionName(req), "err", err)
-		m.Rcode = dns.RcodeServerFailure
-		m.Question, m.Answer, m.Ns, m.Extra = m.Question[:0], m.Answer[:0], m.Ns[:0], m.Extra[:0]
-		if wire, err = m.PackBuffer(rp.wire); err != nil {
-			return
-		}
+	wire := s.answer(rp, req, isUDP(w))
+	if wire == nil {
+		return
 	}
 	if _, err := w.Write(wire); err != nil {
 		s.log.Debug("dns reply not sent", "qname", questionName(req), "remote", w.RemoteAddr(), "err", err)
 	}
+}
+
+// answer builds the reply to req in rp, truncated to what the transport allows, and returns
+// it packed into rp's buffer; nil if not even an error reply packs.
+func (s *Server) answer(rp *reply, req *dns.Msg, udp bool) []byte {
+	m := &rp.msg
+	limit := s.respond(rp, req, udp)
+	// Pack first and truncate only what does not fit: sizing a message costs a walk over
+	// it, and almost every reply fits. Truncate compresses before it drops records.
+	wire, err := m.PackBuffer(rp.wire)
+	if err == nil && len(wire) > limit {
+		m.Truncate(limit)
+		wire, err = m.PackBuffer(rp.wire)
+	}
+	if err == nil {
+		return wire
+	}
+	// Only a record the store should never hold can get here; SERVFAIL is still an answer
+	// the client can act on, where silence costs it a timeout.
+	s.log.Error("dns reply does not pack", "qname", questionName(req), "err", err)
+	m.Rcode = dns.RcodeServerFailure
+	m.Question, m.Answer, m.Ns, m.Extra = m.Question[:0], m.Answer[:0], m.Ns[:0], m.Extra[:0]
+	if wire, err = m.PackBuffer(rp.wire); err != nil {
+		return nil
+	}
+	return wire
 }
 
 // respond fills rp.msg with the reply to req and returns the largest size the reply may have.

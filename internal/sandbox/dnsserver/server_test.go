@@ -70,6 +70,21 @@ func newFixture(t *testing.T) *fixture {
 		simple("sub.example.com", "NS", 3600, "ns1.sub.example.com.", "ns.elsewhere.net."),
 		simple("ns1.sub.example.com", "A", 3600, "192.0.2.53"),
 	)
+	// An SOA whose MINIMUM is below its TTL, so that negative answers show the lower one.
+	z, err := st.Zone(f.zoneID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	apply(t, st, f.zoneID, zones.Change{Action: zones.Upsert, Set: zones.RRSet{Name: "example.com", Type: "SOA", TTL: ptr(int64(3600)),
+		Records: []string{z.NameServers[0] + " awsdns-hostmaster.amazon.com. 1 7200 900 1209600 300"}}})
+
+	// An alias loop: the store checks only that a target exists when the alias is written.
+	apply(t, st, f.zoneID,
+		simple("loopb.example.com", "A", 300, "192.0.2.70"),
+		alias("loopa.example.com", "A", f.zoneID, "loopb.example.com", true))
+	apply(t, st, f.zoneID,
+		zones.Change{Action: zones.Delete, Set: simple("loopb.example.com", "A", 300, "192.0.2.70").Set},
+		alias("loopb.example.com", "A", f.zoneID, "loopa.example.com", false))
 	for id, ok := range map[string]bool{"hc-blue": false, "hc-1": false, "hc-2": true, "hc-3": false} {
 		if err := st.SetHealth(id, ok); err != nil {
 			t.Fatalf("set health %s: %v", id, err)
@@ -91,7 +106,7 @@ func TestAnswers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	apexSOA := []string{"example.com. 900 IN SOA " + z.NameServers[0] + " awsdns-hostmaster.amazon.com. 1 7200 900 1209600 86400"}
+	apexSOA := []string{"example.com. 3600 IN SOA " + z.NameServers[0] + " awsdns-hostmaster.amazon.com. 1 7200 900 1209600 300"}
 	var apexNS []string
 	for _, ns := range z.NameServers {
 		apexNS = append(apexNS, "example.com. 172800 IN NS "+ns)
@@ -109,7 +124,7 @@ func TestAnswers(t *testing.T) {
 		rcode   int
 		noAA    bool     // AA must be clear (REFUSED, referral)
 		answer  []string // nil: not compared (truncated answers)
-		soa     bool     // zone SOA in authority, TTL min(SOA TTL, MINIMUM) = 900
+		soa     bool     // zone SOA in authority, TTL min(SOA TTL 3600, MINIMUM 300) = 300
 		ns      []string // authority records other than the SOA
 		extra   []string // additional records other than OPT
 		tc      bool
@@ -142,6 +157,7 @@ func TestAnswers(t *testing.T) {
 			answer: []string{"svc.example.com. 300 IN A 192.0.2.20"}},
 		{name: "alias without target health ignores it", qname: "noeth.example.com.", qtype: dns.TypeA,
 			answer: []string{"noeth.example.com. 300 IN A 192.0.2.10"}},
+		{name: "alias loop is NODATA", qname: "loopa.example.com.", qtype: dns.TypeA, answer: none, soa: true},
 		{name: "failover primary unhealthy", qname: "fo.example.com.", qtype: dns.TypeA, repeat: 10,
 			answer: []string{"fo.example.com. 30 IN A 192.0.2.32"}},
 		{name: "failover primary healthy", qname: "fo2.example.com.", qtype: dns.TypeA, repeat: 10,
@@ -182,6 +198,7 @@ func TestAnswers(t *testing.T) {
 		{name: "UDP EDNS0 below 512 counts as 512", qname: "bigtxt.example.com.", qtype: dns.TypeTXT, bufsize: 100, tc: true, maxSize: 512},
 		{name: "UDP EDNS0 4096 is honoured", qname: "bigtxt.example.com.", qtype: dns.TypeTXT, bufsize: 4096, answer: bigTXT},
 		{name: "TCP has no 512 limit", net: "tcp", qname: "bigtxt.example.com.", qtype: dns.TypeTXT, answer: bigTXT},
+		{name: "SOA at apex after negative answers (store not mutated)", qname: "example.com.", qtype: dns.TypeSOA, answer: apexSOA},
 		{name: "EDNS0 small answer", qname: "www.example.com.", qtype: dns.TypeA, bufsize: 4096, answer: wwwA},
 	}
 	for _, tc := range tests {
@@ -246,8 +263,8 @@ func checkReply(t *testing.T, q, r *dns.Msg, rcode int, aa, tc bool) {
 	}
 }
 
-// checkAuthority checks the authority section: the zone's SOA for negative answers, with
-// TTL min(900, 86400), and any other expected records.
+// checkAuthority checks the authority section: example.com's SOA for negative answers,
+// with TTL min(3600, 300), and any other expected records.
 func checkAuthority(t testing.TB, r *dns.Msg, soa bool, want []string) {
 	t.Helper()
 	var soas []*dns.SOA
@@ -263,8 +280,8 @@ func checkAuthority(t testing.TB, r *dns.Msg, soa bool, want []string) {
 	case soa && len(soas) != 1:
 		t.Errorf("authority has %d SOA records, want 1: %v", len(soas), r.Ns)
 	case soa:
-		if s := soas[0]; s.Hdr.Name != "example.com." || s.Hdr.Ttl != 900 || s.Minttl != 86400 {
-			t.Errorf("authority SOA %v, want example.com.'s with TTL min(900, 86400)", s)
+		if s := soas[0]; s.Hdr.Name != "example.com." || s.Hdr.Ttl != 300 || s.Minttl != 300 {
+			t.Errorf("authority SOA %v, want example.com.'s with TTL min(3600, 300)", s)
 		}
 	case len(soas) > 0:
 		t.Errorf("unexpected SOA in authority: %v", soas)

@@ -160,7 +160,7 @@ func TestWeightedPickUnit(t *testing.T) {
 // healthMap is a Records holding only health statuses; unknown ids are healthy.
 type healthMap map[string]bool
 
-func (h healthMap) Lookup(string) (zones.Answer, bool)   { return zones.Answer{}, false }
+func (h healthMap) Lookup(string) (zones.Answer, bool)  { return zones.Answer{}, false }
 func (h healthMap) LookupIn(string, string) *zones.Node { return nil }
 func (h healthMap) Healthy(id string) bool {
 	ok, known := h[id]

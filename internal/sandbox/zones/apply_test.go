@@ -491,3 +491,16 @@ func TestDeleteZone(t *testing.T) {
 		t.Fatal("deleted zone still answers")
 	}
 }
+
+func TestApexSOAAndNSStay(t *testing.T) {
+	s, _ := Open(Options{})
+	zone := newZone(t, s, "example.com")
+	p, _ := s.ListRecords(zone.ID, "", "", "", 10)
+	for _, set := range p.Sets { // the apex NS and SOA, exactly as stored
+		_, err := s.Apply(zone.ID, "", []Change{{Delete, *set}})
+		want := map[string]string{"SOA": "exactly one SOA record", "NS": "at least one NS record"}[set.Type]
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("delete apex %s: err = %v, want %q", set.Type, err, want)
+		}
+	}
+}

@@ -1,0 +1,177 @@
+// Command dnsbench measures the crossfade sandbox against Knot DNS on the same machine, in
+// the same run: DNS queries per second and latency under dnsperf, and the throughput of the
+// sandbox's Route 53 API for full 1,000-change batches.
+//
+//	go run ./bench/dnsbench [-crossfade PATH] [-names 10000] [-duration 10s] [-clients 8] [-out FILE]
+//
+// It prints a Markdown report and exits non-zero if any step fails. Every child process it
+// starts (the sandbox, knotd, dnsperf) is stopped before it returns, also on error or Ctrl-C.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+)
+
+// options are the command-line settings.
+type options struct {
+	crossfade      string
+	names          int
+	duration       time.Duration
+	rounds         int
+	clients        int
+	threads        int
+	outstanding    int
+	latencyRate    int
+	latencyLength  time.Duration
+	seed           uint64
+	timeout        time.Duration
+	minRatio       float64
+	out            string
+	keepTempOnFail bool
+}
+
+func parseFlags() (options, error) {
+	var o options
+	flag.StringVar(&o.crossfade, "crossfade", "", "crossfade binary to benchmark (default: build ./cmd/crossfade into the temp dir)")
+	flag.IntVar(&o.names, "names", 10000, "number of names in the zone bench.test.")
+	flag.DurationVar(&o.duration, "duration", 10*time.Second, "length of each dnsperf throughput run")
+	flag.IntVar(&o.rounds, "rounds", 2, "throughput runs per server, alternating servers; the best is reported")
+	flag.IntVar(&o.clients, "clients", 8, "dnsperf -c: simulated clients (UDP sockets; more spread queries over the servers' SO_REUSEPORT sockets)")
+	flag.IntVar(&o.threads, "threads", 2, "dnsperf -T: dnsperf threads (it shares the CPUs with the server)")
+	flag.IntVar(&o.outstanding, "outstanding", 1000, "dnsperf -q: queries in flight at once")
+	flag.IntVar(&o.latencyRate, "latency-qps", 0, "offered rate of the latency (p99) run; 0: half the lower best qps of the two servers, -1: unlimited")
+	flag.DurationVar(&o.latencyLength, "latency-duration", 5*time.Second, "length of the verbose dnsperf run per server that measures p99")
+	flag.Uint64Var(&o.seed, "seed", 1, "seed of the query file's random order")
+	flag.DurationVar(&o.timeout, "timeout", 0, "bound on the whole run (default: derived from the durations)")
+	flag.Float64Var(&o.minRatio, "min-ratio", 0, "fail unless crossfade qps / knot qps reaches this (0: report only)")
+	flag.StringVar(&o.out, "out", "", "also write the Markdown report to this file")
+	flag.BoolVar(&o.keepTempOnFail, "keep", false, "keep the temp dir (configs, logs) when a step fails")
+	flag.Parse()
+	if flag.NArg() > 0 {
+		return o, fmt.Errorf("unexpected arguments %q", flag.Args())
+	}
+	switch {
+	case o.names < 1 || o.names > 100000:
+		return o, fmt.Errorf("-names %d: want 1..100000 (names are h00000..h99999)", o.names)
+	case o.duration < time.Second:
+		return o, fmt.Errorf("-duration %s: want at least 1s", o.duration)
+	case o.rounds < 1:
+		return o, fmt.Errorf("-rounds %d: want at least 1", o.rounds)
+	case o.clients < 1 || o.threads < 1 || o.threads > o.clients:
+		return o, fmt.Errorf("-clients %d -threads %d: want 1 <= threads <= clients", o.clients, o.threads)
+	case o.outstanding < 1:
+		return o, fmt.Errorf("-outstanding %d: want at least 1", o.outstanding)
+	}
+	if o.timeout == 0 {
+		// Startup, population and checks take well under two minutes on a small machine;
+		// the rest is the dnsperf runs, each with its own 5 s query timeout at the end.
+		runs := 2*time.Duration(o.rounds)*(o.duration+10*time.Second) + 2*(o.latencyLength+10*time.Second)
+		o.timeout = 3*time.Minute + runs
+	}
+	return o, nil
+}
+
+func main() {
+	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	opts, err := parseFlags()
+	if err != nil {
+		log.Error("dnsbench: bad flags", "err", err)
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err = run(ctx, opts, log)
+	stop()
+	if err != nil {
+		log.Error("dnsbench failed", "err", err)
+		os.Exit(1)
+	}
+}
+
+// run does the whole benchmark; every resource it takes is released by its defers, so it
+// must return (not exit) on every path.
+func run(ctx context.Context, o options, log *slog.Logger) (err error) {
+	ctx, cancel := context.WithTimeout(ctx, o.timeout)
+	defer cancel()
+
+	dir, err := os.MkdirTemp("", "dnsbench-")
+	if err != nil {
+		return fmt.Errorf("temp dir: %w", err)
+	}
+	defer func() {
+		if err != nil && o.keepTempOnFail {
+			log.Warn("keeping temp dir", "dir", dir)
+			return
+		}
+		if rmErr := os.RemoveAll(dir); rmErr != nil {
+			log.Warn("remove temp dir", "dir", dir, "err", rmErr)
+		}
+	}()
+
+	env := describeMachine(ctx)
+	binary := o.crossfade
+	if binary == "" {
+		if binary, err = buildCrossfade(ctx, dir, log); err != nil {
+			return err
+		}
+	}
+
+	sb, err := startSandbox(ctx, binary, dir, log)
+	if err != nil {
+		return err
+	}
+	defer sb.stop(log)
+
+	api, err := populateAPI(ctx, sb.apiURL, o.names, log)
+	if err != nil {
+		return err
+	}
+
+	kn, err := startKnot(ctx, dir, o.names, log)
+	if err != nil {
+		return err
+	}
+	defer kn.stop(log)
+
+	targets := []*target{
+		{name: "crossfade sandbox", kind: "weighted A pair (blue 1 / green 3)", addr: sb.dnsAddr, proc: sb.child},
+		{name: "Knot DNS " + knotVersion(ctx), kind: "plain A", addr: kn.addr, proc: kn.child},
+	}
+	if err := checkAnswers(ctx, targets, o.names); err != nil {
+		return err
+	}
+
+	queries := filepath.Join(dir, "queries.txt")
+	if err := writeQueryFile(queries, o.names, o.seed); err != nil {
+		return err
+	}
+	if err := measureDNS(ctx, o, queries, targets, log); err != nil {
+		return err
+	}
+
+	env.loadAfter = loadAverage()
+	rep := renderReport(o, env, targets, api)
+	fmt.Print(rep)
+	if o.out != "" {
+		if err := os.WriteFile(o.out, []byte(rep), 0o644); err != nil {
+			return fmt.Errorf("write -out %s: %w", o.out, err)
+		}
+	}
+	if o.minRatio > 0 {
+		if r := qpsRatio(targets); r < o.minRatio {
+			return fmt.Errorf("crossfade/knot qps ratio %.2f is below -min-ratio %.2f", r, o.minRatio)
+		}
+	}
+	return ctx.Err()
+}
+
+// errStopped marks a child that exited before it was asked to.
+var errStopped = errors.New("exited early")

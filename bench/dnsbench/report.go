@@ -1,0 +1,209 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+)
+
+// machine describes where the numbers were taken, because on a small shared machine the
+// load matters as much as the code.
+type machine struct {
+	cpus       int
+	goVersion  string
+	dnsperf    string
+	loadBefore string
+	loadAfter  string
+	started    time.Time
+}
+
+func describeMachine(ctx context.Context) machine {
+	m := machine{cpus: runtime.NumCPU(), goVersion: runtime.Version(), loadBefore: loadAverage(), started: time.Now()}
+	// dnsperf has no version flag; -h ends its usage text with "Version 2.10.0".
+	if out, err := output(ctx, "dnsperf", "-h"); err == nil {
+		if _, v, ok := strings.Cut(out, "Version "); ok {
+			m.dnsperf = firstLine(v)
+		}
+	}
+	return m
+}
+
+// loadAverage is the 1, 5 and 15 minute load from /proc/loadavg, or "n/a".
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "n/a"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "n/a"
+	}
+	return strings.Join(f[:3], " ")
+}
+
+// qpsRatio is the sandbox's best qps over Knot's.
+func qpsRatio(targets []*target) float64 {
+	k := targets[1].best().qps
+	if k == 0 {
+		return 0
+	}
+	return targets[0].best().qps / k
+}
+
+// perCoreRatio compares qps per CPU core the servers used in their best runs: dnsperf needs
+// about a core itself here, so how much CPU each server got is partly up to the scheduler.
+func perCoreRatio(targets []*target) (float64, bool) {
+	var perCore [2]float64
+	for i, t := range targets[:2] {
+		b := t.best()
+		c := cores(b.serverCPU, b.runTime)
+		if b.serverCPU < 0 || c <= 0 {
+			return 0, false
+		}
+		perCore[i] = b.qps / c
+	}
+	return perCore[0] / perCore[1], true
+}
+
+// renderReport formats everything measured as Markdown.
+func renderReport(o options, m machine, targets []*target, api apiStats) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "## DNS: crossfade sandbox vs Knot DNS\n\n")
+	fmt.Fprintf(&b, "%d names in %s, UDP, %s per run, %d rounds alternating servers; %d CPUs, load avg %s before / %s after; %s, dnsperf %s; %s.\n\n",
+		o.names, zoneName, o.duration, o.rounds, m.cpus, m.loadBefore, m.loadAfter, m.goVersion, m.dnsperf, m.started.UTC().Format(time.RFC3339))
+	fmt.Fprintf(&b, "| server | qps (best of %d) | avg latency | p99 latency | lost | notes |\n", o.rounds)
+	b.WriteString("|---|---:|---:|---:|---:|---|\n")
+	for _, t := range targets {
+		writeDNSRow(&b, t)
+	}
+	ratio := qpsRatio(targets)
+	verdict := "met"
+	if ratio < 0.5 {
+		verdict = "NOT met"
+	}
+	fmt.Fprintf(&b, "\n**crossfade_qps / knot_qps = %.2f** (goal ≥ 0.5: %s)", ratio, verdict)
+	if r, ok := perCoreRatio(targets); ok {
+		fmt.Fprintf(&b, "; per server core (best runs): %.2f", r)
+	}
+	b.WriteString("\n\n")
+	writeMethod(&b, o, targets)
+	writeAPI(&b, api)
+	return b.String()
+}
+
+func writeDNSRow(b *strings.Builder, t *target) {
+	best := t.best()
+	rounds := make([]string, len(t.runs))
+	for i, r := range t.runs {
+		rounds[i] = fmt.Sprintf("%.0f", r.qps)
+	}
+	notes := []string{t.kind, "rounds: " + strings.Join(rounds, ", ") + " qps"}
+	if best.serverCPU >= 0 {
+		c := cores(best.serverCPU, best.runTime)
+		notes = append(notes, fmt.Sprintf("best run: server used %.2f cores (%s qps per core), other processes %.2f cores",
+			c, thousands(best.qps/max(c, 0.01)), cores(best.otherCPU, best.window)))
+	}
+	p99 := "n/a"
+	if l := t.latency; l != nil && l.hist != nil {
+		h := l.hist
+		p99 = fmtDur(h.quantile(0.99))
+		notes = append(notes, fmt.Sprintf("latency run @ %s: %.0f qps, p50 %s, p99.9 %s, max %s, %d lost",
+			rateLabel(l), l.qps, fmtDur(h.quantile(0.50)), fmtDur(h.quantile(0.999)), fmtDur(h.max), l.lost))
+	}
+	notes = append(notes, t.notes...)
+	fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s |\n", t.name, thousands(best.qps), fmtDur(best.avg), p99,
+		fmt.Sprintf("%d (%.2f%%)", best.lost, pct(best.lost, best.sent)), strings.Join(notes, "; "))
+}
+
+func writeMethod(b *strings.Builder, o options, targets []*target) {
+	best := targets[0].best()
+	if len(best.args) > 0 {
+		fmt.Fprintf(b, "Throughput: `%s` (query file: the %d names, type A, shuffled with seed %d; replayed in a loop). ",
+			strings.Join(best.args, " "), o.names, o.seed)
+	}
+	b.WriteString("qps, avg latency and lost are from the best throughput run, in which dnsperf keeps `-q` queries in flight, so its avg latency is mostly queueing (≈ q / qps).\n\n")
+	if l := targets[0].latency; l != nil {
+		fmt.Fprintf(b, "p99: a separate %s run per server with `-v` at %s (`%s`); dnsperf 2.10 reports only avg/min/max/stddev, so each per-response line (`> NOERROR name A 0.000123`) is folded into a log-linear histogram (1 µs buckets below 1 ms, ≤0.2 %% wide above) as it streams, and p99 is read from it (nearest rank, bucket upper edge). Timed-out queries are counted as lost, not in the percentiles.\n\n",
+			o.latencyLength, rateLabel(l), strings.Join(l.args, " "))
+	}
+}
+
+func writeAPI(b *strings.Builder, api apiStats) {
+	b.WriteString("## Route 53 API (sandbox, aws-sdk-go-v2, no retries)\n\n")
+	b.WriteString("| measurement | value |\n|---|---:|\n")
+	n := len(api.batches)
+	if n == 0 {
+		b.WriteString("| ChangeResourceRecordSets | no batches |\n")
+		return
+	}
+	sizes := fmt.Sprintf("%d × %s changes", n, thousands(changesPerBatch))
+	if rest := api.changes % changesPerBatch; rest != 0 {
+		sizes = fmt.Sprintf("%d × %s changes + 1 × %d", n-1, thousands(changesPerBatch), rest)
+	}
+	fmt.Fprintf(b, "| ChangeResourceRecordSets batches (CREATE, weighted A) | %s |\n", sizes)
+	fmt.Fprintf(b, "| batches/s | %.2f |\n", float64(n)/api.total.Seconds())
+	fmt.Fprintf(b, "| changes/s | %s |\n", thousands(float64(api.changes)/api.total.Seconds()))
+	fmt.Fprintf(b, "| mean batch latency | %s |\n", fmtDur(api.total/time.Duration(n)))
+	fmt.Fprintf(b, "| p50 batch latency | %s |\n", fmtDur(median(api.batches)))
+	fmt.Fprintf(b, "| max batch latency | %s |\n", fmtDur(slices.Max(api.batches)))
+	fmt.Fprintf(b, "| ListResourceRecordSets full walk (maxitems 300) | %d pages, %s sets, %s (%s per page) |\n",
+		api.pages, thousands(float64(api.sets)), fmtDur(api.walk), fmtDur(api.walk/time.Duration(max(api.pages, 1))))
+}
+
+func rateLabel(r *perfResult) string {
+	for i, a := range r.args {
+		if a == "-Q" && i+1 < len(r.args) {
+			return r.args[i+1] + " qps offered"
+		}
+	}
+	return "unlimited rate"
+}
+
+func median(ds []time.Duration) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+func cores(cpu, wall time.Duration) float64 {
+	if wall <= 0 {
+		return 0
+	}
+	return cpu.Seconds() / wall.Seconds()
+}
+
+func pct(part, whole int64) float64 {
+	if whole == 0 {
+		return 0
+	}
+	return 100 * float64(part) / float64(whole)
+}
+
+// fmtDur prints a latency with a unit that keeps three significant digits readable.
+func fmtDur(d time.Duration) string {
+	switch {
+	case d >= time.Second:
+		return fmt.Sprintf("%.2f s", d.Seconds())
+	case d >= time.Millisecond:
+		return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond))
+	default:
+		return fmt.Sprintf("%d µs", d.Microseconds())
+	}
+}
+
+// thousands prints a rate rounded to an integer with thousands separators.
+func thousands(v float64) string {
+	s := fmt.Sprintf("%.0f", v)
+	var out []byte
+	for i := range len(s) {
+		if i > 0 && (len(s)-i)%3 == 0 && s[i-1] != '-' {
+			out = append(out, ',')
+		}
+		out = append(out, s[i])
+	}
+	return string(out)
+}
