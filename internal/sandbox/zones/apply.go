@@ -35,11 +35,9 @@ func (s *Store) Apply(zoneID, comment string, changes []Change) (ChangeInfo, err
 
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
-	s.mu.RLock()
-	zs, ok := s.zones[zoneID]
-	s.mu.RUnlock()
-	if !ok {
-		return ChangeInfo{}, noSuchZone(zoneID)
+	zs, err := s.zoneForWrite(zoneID)
+	if err != nil {
+		return ChangeInfo{}, err
 	}
 
 	// Writers are serialised by writeMu, so the zone's maps cannot change under us here and

@@ -208,11 +208,9 @@ func (s *Store) Zones() []Zone {
 func (s *Store) DeleteZone(id string) (ChangeInfo, error) {
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
-	s.mu.RLock()
-	zs, ok := s.zones[id]
-	s.mu.RUnlock()
-	if !ok {
-		return ChangeInfo{}, noSuchZone(id)
+	zs, err := s.zoneForWrite(id)
+	if err != nil {
+		return ChangeInfo{}, err
 	}
 	for k := range zs.sets {
 		if k.name != zs.Name || (k.typ != "SOA" && k.typ != "NS") || k.id != "" {
@@ -237,6 +235,18 @@ func (s *Store) DeleteZone(id string) (ChangeInfo, error) {
 	return change, nil
 }
 
+// zoneForWrite finds a zone for a writer, which must hold writeMu: no other writer can
+// change the zone's maps until it is released.
+func (s *Store) zoneForWrite(id string) (*zoneState, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	zs, ok := s.zones[id]
+	if !ok {
+		return nil, noSuchZone(id)
+	}
+	return zs, nil
+}
+
 // Change returns an applied batch's record.
 func (s *Store) Change(id string) (ChangeInfo, error) {
 	s.mu.RLock()
@@ -252,11 +262,9 @@ func (s *Store) Change(id string) (ChangeInfo, error) {
 func (s *Store) ChangeTags(id string, add map[string]string, remove []string) error {
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
-	s.mu.RLock()
-	zs, ok := s.zones[id]
-	s.mu.RUnlock()
-	if !ok {
-		return noSuchZone(id)
+	zs, err := s.zoneForWrite(id)
+	if err != nil {
+		return err
 	}
 	z := zs.snapshot()
 	for _, k := range remove {
