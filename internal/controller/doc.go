@@ -1,3 +1,4 @@
-// Package controller runs watch → debounce → plan → apply in a cluster, with leader
-// election, events and metrics. (Built after issue 4.)
+// Package controller runs the publish loop: sources → plan (with the registry) →
+// provider. Sync is one reconcile, used by `crossfade sync` and, later, by the in-cluster
+// watch → debounce → plan → apply loop.
 package controller

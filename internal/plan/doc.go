@@ -1,3 +1,5 @@
-// Package plan turns desired and current records into change batches under a policy,
-// with routing-policy transitions kept in one batch. (Built with issue 4.)
+// Package plan turns desired and current records into change batches under a policy. It
+// never deletes or overwrites a record another owner (or no one) holds, keeps every change
+// for one name in one batch so that a routing-policy transition is atomic, and reports
+// conflicts instead of resolving them.
 package plan

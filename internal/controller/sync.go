@@ -1,0 +1,176 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+
+	"github.com/crossfade-io/crossfade/internal/endpoint"
+	"github.com/crossfade-io/crossfade/internal/plan"
+	"github.com/crossfade-io/crossfade/internal/provider"
+	"github.com/crossfade-io/crossfade/internal/registry"
+)
+
+// Syncer reconciles desired records into a provider's zones once per call.
+type Syncer struct {
+	// Provider reads and writes the zones.
+	Provider provider.Provider
+	// Registry reads and writes ownership.
+	Registry *registry.TXT
+	// Policy limits what a sync may change.
+	Policy plan.Policy
+	// DomainFilter keeps desired names it matches; the provider filters zones itself.
+	DomainFilter endpoint.DomainFilter
+	// ManagedTypes are the record types planned; nil means A, AAAA, CNAME.
+	ManagedTypes []string
+	// DryRun plans but sends nothing; the batches are in the report.
+	DryRun bool
+	// Logger receives structured logs; nil discards them.
+	Logger *slog.Logger
+}
+
+// ZoneReport is what a sync did, or would do, in one zone.
+type ZoneReport struct {
+	Zone provider.Zone
+	// Plan holds the batches, conflicts and counts.
+	Plan *plan.Plan
+	// Applied is how many batches were written (0 in a dry run).
+	Applied int
+	// Err is the first failure in the zone; the batches after a failed one are still tried.
+	Err error
+}
+
+// Report is the outcome of one sync.
+type Report struct {
+	Zones []ZoneReport
+	// Unzoned are desired names no managed zone can hold.
+	Unzoned []string
+}
+
+// Conflicts returns every zone's conflicts in zone order.
+func (r *Report) Conflicts() []plan.Conflict {
+	var out []plan.Conflict
+	for _, z := range r.Zones {
+		if z.Plan != nil {
+			out = append(out, z.Plan.Conflicts...)
+		}
+	}
+	return out
+}
+
+// Err joins the zones' errors, nil when every zone succeeded.
+func (r *Report) Err() error {
+	var errs []error
+	for _, z := range r.Zones {
+		if z.Err != nil {
+			errs = append(errs, z.Err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Sync plans every zone and applies its batches in order. A zone that fails does not stop
+// the others; a failed batch does not stop the later batches of its zone, which touch
+// other names (a name's changes never span two batches).
+func (s *Syncer) Sync(ctx context.Context, desired []*endpoint.Endpoint) (*Report, error) {
+	log := s.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	zones, err := s.Provider.Zones(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list zones: %w", err)
+	}
+	byZone, unzoned := assign(desired, zones, s.DomainFilter)
+	rep := &Report{Unzoned: unzoned}
+	for _, z := range zones {
+		zr := ZoneReport{Zone: z}
+		current, err := s.Provider.Records(ctx, z)
+		if err != nil {
+			zr.Err = fmt.Errorf("zone %s: list records: %w", z, err)
+			rep.Zones = append(rep.Zones, zr)
+			log.Error("list records", "zone", z.Name, "zone_id", z.ID, "err", err)
+			continue
+		}
+		zr.Plan = plan.Calculate(plan.Input{
+			Desired:      byZone[z.ID],
+			Current:      current,
+			Registry:     s.Registry,
+			Policy:       s.Policy,
+			ManagedTypes: s.ManagedTypes,
+			Limits:       s.Provider.Limits(),
+		})
+		for _, c := range zr.Plan.Conflicts {
+			log.Warn("conflict", "zone", z.Name, "record", c.Key.String(), "reason", c.Reason, "advice", c.Advice)
+		}
+		if !s.DryRun {
+			for i, b := range zr.Plan.Batches {
+				if err := s.Provider.Apply(ctx, z, b); err != nil {
+					log.Error("apply batch", "zone", z.Name, "zone_id", z.ID, "batch", i, "changes", len(b), "err", err)
+					if zr.Err == nil {
+						zr.Err = fmt.Errorf("zone %s: batch %d of %d (%d changes): %w", z, i+1, len(zr.Plan.Batches), len(b), err)
+					}
+					if ctx.Err() != nil {
+						break
+					}
+					continue
+				}
+				zr.Applied++
+				log.Info("applied batch", "zone", z.Name, "zone_id", z.ID, "batch", i, "changes", len(b))
+			}
+		}
+		rep.Zones = append(rep.Zones, zr)
+	}
+	return rep, nil
+}
+
+// assign puts each desired record into the zones with the longest name that holds it (a
+// public and a private zone of one name both get it, as external-dns does).
+func assign(desired []*endpoint.Endpoint, zones []provider.Zone, filter endpoint.DomainFilter) (map[string][]*endpoint.Endpoint, []string) {
+	out := map[string][]*endpoint.Endpoint{}
+	var unzoned []string
+	for _, d := range desired {
+		if !filter.Match(d.Name) {
+			continue
+		}
+		best := -1
+		var ids []string
+		for _, z := range zones {
+			if !endpoint.InDomain(d.Name, z.Name) {
+				continue
+			}
+			switch n := len(z.Name); {
+			case n > best:
+				best, ids = n, []string{z.ID}
+			case n == best:
+				ids = append(ids, z.ID)
+			}
+		}
+		if len(ids) == 0 {
+			unzoned = append(unzoned, d.Name)
+			continue
+		}
+		for _, id := range ids {
+			out[id] = append(out[id], d)
+		}
+	}
+	slices.Sort(unzoned)
+	return out, slices.Compact(unzoned)
+}
+
+// Summary renders a one-line account of a zone's plan.
+func (z ZoneReport) Summary() string {
+	if z.Plan == nil {
+		return fmt.Sprintf("zone %s: not planned", z.Zone)
+	}
+	s := z.Plan.Summary
+	parts := []string{
+		fmt.Sprintf("%d create", s.Create), fmt.Sprintf("%d update", s.Update), fmt.Sprintf("%d delete", s.Delete),
+		fmt.Sprintf("%d replace", s.Replace), fmt.Sprintf("%d held by policy", s.Held),
+		fmt.Sprintf("%d conflicts", len(z.Plan.Conflicts)), fmt.Sprintf("%d batches", len(z.Plan.Batches)),
+	}
+	return fmt.Sprintf("zone %s: %s", z.Zone, strings.Join(parts, ", "))
+}

@@ -1,0 +1,256 @@
+package controller
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/credentials"
+
+	"github.com/crossfade-io/crossfade/internal/endpoint"
+	"github.com/crossfade-io/crossfade/internal/plan"
+	"github.com/crossfade-io/crossfade/internal/provider"
+	"github.com/crossfade-io/crossfade/internal/provider/route53"
+	"github.com/crossfade-io/crossfade/internal/registry"
+	"github.com/crossfade-io/crossfade/internal/sandbox"
+)
+
+// env is a sandbox with one zone and a Route 53 provider on it through the real SDK.
+type env struct {
+	sb   *sandbox.Sandbox
+	p    *route53.Provider
+	zone provider.Zone
+}
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	sb, err := sandbox.Start(context.Background(), sandbox.Config{APIAddr: "127.0.0.1:0", DNSAddr: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := sb.Close(); err != nil {
+			t.Errorf("close sandbox: %v", err)
+		}
+	})
+	z, _, err := sb.Store().CreateZone("example.com", "ref", "", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := route53.New(context.Background(), route53.Config{
+		Endpoint: sb.APIURL(), Region: "us-east-1", MaxBackoff: 5 * time.Millisecond,
+		Credentials: credentials.NewStaticCredentialsProvider("test", "test", ""),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &env{sb: sb, p: p, zone: provider.Zone{ID: z.ID, Name: "example.com"}}
+}
+
+func (e *env) syncer(t *testing.T, owner string, policy plan.Policy) *Syncer {
+	t.Helper()
+	reg, err := registry.New(registry.Config{OwnerID: owner})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &Syncer{Provider: e.p, Registry: reg, Policy: policy}
+}
+
+func (e *env) sync(t *testing.T, owner string, policy plan.Policy, desired ...*endpoint.Endpoint) *Report {
+	t.Helper()
+	rep, err := e.syncer(t, owner, policy).Sync(context.Background(), desired)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rep.Err(); err != nil {
+		t.Fatalf("sync as %s: %v", owner, err)
+	}
+	return rep
+}
+
+// state renders the zone's A and TXT record sets, sorted.
+func (e *env) state(t *testing.T) []string {
+	t.Helper()
+	recs, err := e.p.Records(context.Background(), e.zone)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, r := range recs {
+		if r.Type == "A" || r.Type == "TXT" {
+			out = append(out, fmt.Sprintf("%s %s %s", r.Key(), r.Policy, strings.Join(r.Targets, ",")))
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// calls reads crossfade_sandbox_api_calls_total for one operation's successes.
+func (e *env) calls(t *testing.T, op string) int {
+	t.Helper()
+	resp, err := http.Get(e.sb.APIURL() + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	prefix := `crossfade_sandbox_api_calls_total{operation="` + op + `",result="ok"} `
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), prefix); ok {
+			n, _ := strconv.ParseFloat(v, 64)
+			return int(n)
+		}
+	}
+	return 0
+}
+
+func svc(name, ip, setID string, weight int64) *endpoint.Endpoint {
+	e := &endpoint.Endpoint{Name: name, Type: "A", Targets: endpoint.NewTargets(ip), TTL: 60,
+		Labels: endpoint.Labels{endpoint.ResourceLabel: "service/default/app"}}
+	if setID != "" {
+		e.SetIdentifier, e.Policy = setID, endpoint.WeightedPolicy(weight)
+	}
+	return e
+}
+
+func TestSyncSimpleToWeightedInOneCall(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a sandbox")
+	}
+	e := newEnv(t)
+	e.sync(t, "blue", plan.Sync, svc("app.example.com", "192.0.2.1", "", 0))
+	before := e.calls(t, "ChangeResourceRecordSets")
+	rep := e.sync(t, "blue", plan.UpsertOnly, svc("app.example.com", "192.0.2.1", "blue", 1))
+	if got := e.calls(t, "ChangeResourceRecordSets") - before; got != 1 {
+		t.Errorf("transition took %d ChangeResourceRecordSets calls, want 1", got)
+	}
+	if s := rep.Zones[0].Plan.Summary; s.Replace != 1 || s.Create != 1 {
+		t.Errorf("summary %+v", s)
+	}
+	want := []string{
+		`a-app.example.com TXT [blue] weighted(1) "heritage=external-dns,external-dns/owner=blue,external-dns/resource=service/default/app"`,
+		"app.example.com A [blue] weighted(1) 192.0.2.1",
+	}
+	if got := e.state(t); !slices.Equal(got, want) {
+		t.Errorf("zone:\n got %q\nwant %q", got, want)
+	}
+}
+
+func TestSyncNeverTouchesUnowned(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a sandbox")
+	}
+	e := newEnv(t)
+	// A record written by hand: no ownership TXT.
+	if err := e.p.Apply(context.Background(), e.zone, plan.Batch{{Action: plan.Create, Endpoint: svc("app.example.com", "192.0.2.9", "", 0)}}); err != nil {
+		t.Fatal(err)
+	}
+	before := e.state(t)
+	rep := e.sync(t, "blue", plan.Sync, svc("app.example.com", "192.0.2.1", "blue", 1))
+	if got := e.state(t); !slices.Equal(got, before) {
+		t.Errorf("zone changed:\n got %q\nwant %q", got, before)
+	}
+	c := rep.Conflicts()
+	if len(c) != 1 || !strings.Contains(c[0].String(), "no owner") || !strings.Contains(c[0].Advice, "a-app.example.com") {
+		t.Errorf("conflicts: %v", c)
+	}
+}
+
+func TestSyncTwoOwnersEitherOrder(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a sandbox")
+	}
+	for _, order := range [][]string{{"blue", "green"}, {"green", "blue"}} {
+		t.Run(strings.Join(order, "-then-"), func(t *testing.T) {
+			e := newEnv(t)
+			ip := map[string]string{"blue": "192.0.2.1", "green": "192.0.2.2"}
+			for _, o := range order {
+				e.sync(t, o, plan.Sync, svc("app.example.com", ip[o], o, 1))
+			}
+			// Sync both again: a steady state deletes nothing and changes nothing.
+			before := e.calls(t, "ChangeResourceRecordSets")
+			for _, o := range order {
+				rep := e.sync(t, o, plan.Sync, svc("app.example.com", ip[o], o, 1))
+				if len(rep.Conflicts()) != 0 {
+					t.Errorf("%s: conflicts %v", o, rep.Conflicts())
+				}
+			}
+			if n := e.calls(t, "ChangeResourceRecordSets") - before; n != 0 {
+				t.Errorf("steady state made %d change calls", n)
+			}
+			got := e.state(t)
+			if len(got) != 4 || !strings.HasPrefix(got[2], "app.example.com A [blue] weighted(1) 192.0.2.1") || !strings.HasPrefix(got[3], "app.example.com A [green] weighted(1) 192.0.2.2") {
+				t.Errorf("zone: %q", got)
+			}
+			// Green's cluster claiming blue's set identifier is a conflict, not an overwrite.
+			rep, _ := e.syncer(t, "green", plan.Sync).Sync(context.Background(), []*endpoint.Endpoint{svc("app.example.com", "192.0.2.7", "blue", 1)})
+			if c := rep.Conflicts(); len(c) != 1 || !strings.Contains(c[0].Reason, "owner blue") {
+				t.Errorf("conflicts: %v", c)
+			}
+			// (Green's own member went: its source no longer asks for it.)
+			if after := e.state(t); !slices.Equal(after, []string{got[0], got[2]}) {
+				t.Errorf("blue's member changed: %q", after)
+			}
+		})
+	}
+}
+
+func TestSyncPolicies(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a sandbox")
+	}
+	e := newEnv(t)
+	e.sync(t, "blue", plan.Sync, svc("app.example.com", "192.0.2.1", "blue", 1))
+	e.sync(t, "green", plan.Sync, svc("app.example.com", "192.0.2.2", "green", 1))
+	full := e.state(t)
+	// The source disappears: upsert-only keeps the record.
+	e.sync(t, "blue", plan.UpsertOnly)
+	if got := e.state(t); !slices.Equal(got, full) {
+		t.Errorf("upsert-only deleted: %q", got)
+	}
+	// sync deletes blue's member and TXT, and nothing of green's.
+	e.sync(t, "blue", plan.Sync)
+	got := e.state(t)
+	if len(got) != 2 || !strings.Contains(got[0], "[green]") || !strings.Contains(got[1], "[green]") {
+		t.Errorf("after sync: %q", got)
+	}
+}
+
+// TestFirstSyncCallFloor counts the API calls of a first sync of 10,000 records: the
+// floor is the list pages plus as few change batches as Route 53's limits allow.
+func TestFirstSyncCallFloor(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a sandbox")
+	}
+	e := newEnv(t)
+	var desired []*endpoint.Endpoint
+	for i := range 10_000 {
+		d := svc(fmt.Sprintf("svc%05d.example.com", i), fmt.Sprintf("10.0.%d.%d", i/250, i%250+1), "", 0)
+		d.Labels = endpoint.Labels{endpoint.ResourceLabel: fmt.Sprintf("service/default/svc%05d", i)}
+		desired = append(desired, d)
+	}
+	rep := e.sync(t, "blue", plan.Sync, desired...)
+	var records, chars int
+	for _, b := range rep.Zones[0].Plan.Batches {
+		r, c := plan.Route53Limits.BatchCost(b)
+		records, chars = records+r, chars+c
+	}
+	floor := max((records+999)/1000, (chars+31999)/32000)
+	changes := e.calls(t, "ChangeResourceRecordSets")
+	lists := e.calls(t, "ListResourceRecordSets")
+	t.Logf("10,000 records: %d changes (%d value chars): %d ChangeResourceRecordSets calls (floor %d), %d ListResourceRecordSets calls, %d ListHostedZones calls",
+		records, chars, changes, floor, lists, e.calls(t, "ListHostedZones"))
+	// Whole names per batch can waste at most one name's worth per batch.
+	if changes > floor+1 {
+		t.Errorf("%d change calls, floor %d", changes, floor)
+	}
+	if lists != 1 {
+		t.Errorf("%d list calls on an empty zone, want 1", lists)
+	}
+}

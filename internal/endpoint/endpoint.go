@@ -1,0 +1,222 @@
+package endpoint
+
+import (
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Record types crossfade publishes and understands.
+const (
+	TypeA     = "A"
+	TypeAAAA  = "AAAA"
+	TypeCNAME = "CNAME"
+	TypeTXT   = "TXT"
+	TypeMX    = "MX"
+	TypeNS    = "NS"
+	TypeSRV   = "SRV"
+	TypePTR   = "PTR"
+	TypeNAPTR = "NAPTR"
+)
+
+// Label keys carried in the TXT ownership record, as external-dns names them.
+const (
+	// OwnerLabel holds the owner id (--txt-owner-id) of the record.
+	OwnerLabel = "owner"
+	// ResourceLabel holds the object that wants the record, as "kind/namespace/name".
+	ResourceLabel = "resource"
+)
+
+// Provider-specific property names, spelled as external-dns spells them so that records
+// round-trip between the two tools.
+const (
+	// PropAlias marks an A/AAAA record whose target is a Route 53 alias ("true").
+	PropAlias = "alias"
+	// PropEvaluateTargetHealth is the alias target's EvaluateTargetHealth ("true"/"false").
+	PropEvaluateTargetHealth = "aws/evaluate-target-health"
+	// PropHealthCheckID attaches a Route 53 health check to the record set.
+	PropHealthCheckID = "aws/health-check-id"
+	// PropAliasZoneID is the hosted zone of an alias target when it is not guessable.
+	PropAliasZoneID = "aws/alias-hosted-zone-id"
+)
+
+// TTL is a record's time to live in seconds; 0 means "not configured" and lets the
+// provider choose its default.
+type TTL int64
+
+// IsConfigured reports whether the TTL was set by the source.
+func (t TTL) IsConfigured() bool { return t > 0 }
+
+// Key identifies one record set: Route 53 and the TXT registry both address records by
+// name, type and set identifier.
+type Key struct {
+	Name          string
+	Type          string
+	SetIdentifier string
+}
+
+// String renders the key as "name type [set-id]" for messages.
+func (k Key) String() string {
+	if k.SetIdentifier == "" {
+		return k.Name + " " + k.Type
+	}
+	return k.Name + " " + k.Type + " [" + k.SetIdentifier + "]"
+}
+
+// Endpoint is one DNS record set, wanted by a source or found in a zone.
+type Endpoint struct {
+	// Name is the fully qualified name, lower case, without the trailing dot.
+	Name string
+	// Type is the record type (A, AAAA, CNAME, TXT, ...).
+	Type string
+	// Targets are the record values, kept sorted so that equal sets compare equal.
+	Targets Targets
+	// TTL is the time to live; 0 lets the provider choose.
+	TTL TTL
+	// SetIdentifier tells apart the members of a weighted or failover group.
+	SetIdentifier string
+	// Policy is the routing policy: simple, weighted or failover.
+	Policy RoutingPolicy
+	// Labels carry ownership: owner and resource, and whatever else the registry keeps.
+	Labels Labels
+	// ProviderSpecific holds provider properties such as alias and health-check id.
+	ProviderSpecific map[string]string
+}
+
+// Key returns the record set's identity.
+func (e *Endpoint) Key() Key {
+	return Key{Name: e.Name, Type: e.Type, SetIdentifier: e.SetIdentifier}
+}
+
+// Owner returns the owner label, "" when the record has no owner.
+func (e *Endpoint) Owner() string { return e.Labels[OwnerLabel] }
+
+// Resource returns the resource label, "" when unknown.
+func (e *Endpoint) Resource() string { return e.Labels[ResourceLabel] }
+
+// Prop returns a provider-specific property.
+func (e *Endpoint) Prop(name string) (string, bool) {
+	v, ok := e.ProviderSpecific[name]
+	return v, ok
+}
+
+// SetProp sets a provider-specific property, allocating the map on first use.
+func (e *Endpoint) SetProp(name, value string) {
+	if e.ProviderSpecific == nil {
+		e.ProviderSpecific = map[string]string{}
+	}
+	e.ProviderSpecific[name] = value
+}
+
+// IsAlias reports whether the record is a Route 53 alias.
+func (e *Endpoint) IsAlias() bool {
+	v, ok := e.ProviderSpecific[PropAlias]
+	if !ok || (e.Type != TypeA && e.Type != TypeAAAA) {
+		return false
+	}
+	b, _ := strconv.ParseBool(v)
+	return b
+}
+
+// Clone returns a deep copy, so that planners can change labels without touching input.
+func (e *Endpoint) Clone() *Endpoint {
+	c := *e
+	c.Targets = slices.Clone(e.Targets)
+	c.Labels = maps.Clone(e.Labels)
+	c.ProviderSpecific = maps.Clone(e.ProviderSpecific)
+	return &c
+}
+
+// SameRecord reports whether two endpoints would be written identically: same key,
+// targets, routing policy and provider properties, and same TTL where desired sets one.
+// Labels are not compared; they live in the TXT record.
+func (e *Endpoint) SameRecord(o *Endpoint) bool {
+	if e.Key() != o.Key() || !e.Targets.Same(o.Targets) || e.Policy != o.Policy {
+		return false
+	}
+	if e.TTL.IsConfigured() && o.TTL.IsConfigured() && e.TTL != o.TTL {
+		return false
+	}
+	return sameProps(e.ProviderSpecific, o.ProviderSpecific)
+}
+
+// sameProps compares provider properties as written: the alias target's zone id is
+// derived by the provider, and an alias's EvaluateTargetHealth is written true when unset
+// (external-dns's --aws-evaluate-target-health default).
+func sameProps(a, b map[string]string) bool {
+	norm := func(m map[string]string, k string) string {
+		v := m[k]
+		if k == PropEvaluateTargetHealth && v == "" {
+			return "true"
+		}
+		return v
+	}
+	for _, m := range []map[string]string{a, b} {
+		for k := range m {
+			if k != PropAliasZoneID && norm(a, k) != norm(b, k) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// String renders the endpoint for logs: "name type [set-id] targets".
+func (e *Endpoint) String() string {
+	return e.Key().String() + " " + strings.Join(e.Targets, ",")
+}
+
+// Targets are a record set's values.
+type Targets []string
+
+// NewTargets returns the values normalised: hostnames lower case without trailing dot,
+// duplicates dropped, sorted.
+func NewTargets(values ...string) Targets {
+	t := make(Targets, 0, len(values))
+	for _, v := range values {
+		v = strings.TrimSpace(v)
+		if v == "" {
+			continue
+		}
+		t = append(t, NormalizeTarget(v))
+	}
+	slices.Sort(t)
+	return slices.Compact(t)
+}
+
+// NormalizeTarget lower-cases a hostname target and drops its trailing dot. Free text
+// (a quoted TXT value) is returned unchanged: its case is part of its meaning.
+func NormalizeTarget(v string) string {
+	if strings.ContainsAny(v, "\" =") {
+		return v
+	}
+	return strings.ToLower(strings.TrimSuffix(v, "."))
+}
+
+// Same reports whether both hold the same values regardless of order and case.
+func (t Targets) Same(o Targets) bool {
+	if len(t) != len(o) {
+		return false
+	}
+	if slices.IsSorted(t) && slices.IsSorted(o) {
+		for i := range t {
+			if !strings.EqualFold(t[i], o[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	a, b := slices.Clone(t), slices.Clone(o)
+	slices.Sort(a)
+	slices.Sort(b)
+	return slices.EqualFunc(a, b, strings.EqualFold)
+}
+
+// Labels are the key/value metadata kept in a record's TXT ownership record.
+type Labels map[string]string
+
+// NormalizeName lower-cases a DNS name and drops its trailing dot.
+func NormalizeName(name string) string {
+	return strings.ToLower(strings.TrimSuffix(strings.TrimSpace(name), "."))
+}

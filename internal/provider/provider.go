@@ -1,0 +1,65 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/crossfade-io/crossfade/internal/endpoint"
+	"github.com/crossfade-io/crossfade/internal/plan"
+)
+
+// Zone is one hosted zone a provider writes to.
+type Zone struct {
+	// ID is the provider's zone id, without any "/hostedzone/" prefix.
+	ID string
+	// Name is the zone apex, lower case, without the trailing dot.
+	Name string
+	// Private is true for a zone only visible inside its networks (a Route 53 private zone).
+	Private bool
+}
+
+// String renders "example.com (Z123)" for messages and logs.
+func (z Zone) String() string { return z.Name + " (" + z.ID + ")" }
+
+// Provider reads and writes the records of a DNS service.
+type Provider interface {
+	// Zones lists the zones this provider may manage, after its filters.
+	Zones(ctx context.Context) ([]Zone, error)
+	// Records lists every record set of zone.
+	Records(ctx context.Context, zone Zone) ([]*endpoint.Endpoint, error)
+	// Apply writes batch to zone in one atomic request, in order. A batch the service
+	// refuses as invalid yields an error wrapping *RejectedError.
+	Apply(ctx context.Context, zone Zone, batch plan.Batch) error
+	// Limits says how large one batch may be; the planner splits batches to fit.
+	Limits() plan.Limits
+}
+
+// DryRunner is implemented by providers that can render, without sending it, exactly the
+// request Apply would send for a batch (safety rule 5: every write has a dry-run).
+type DryRunner interface {
+	// DryRun returns the request document for batch in the provider's own format.
+	DryRun(ctx context.Context, zone Zone, batch plan.Batch) ([]byte, error)
+}
+
+// RejectedError is a batch the DNS service refused as invalid (Route 53's
+// InvalidChangeBatch or InvalidInput). Nothing of the batch was applied, and sending it
+// again will fail the same way: callers must not retry it unchanged.
+type RejectedError struct {
+	// Zone is the zone the batch was for.
+	Zone Zone
+	// Code is the service's error code, e.g. "InvalidChangeBatch".
+	Code string
+	// Messages are the service's reasons, one per rejected change where it says so.
+	Messages []string
+	// Err is the underlying service error.
+	Err error
+}
+
+// Error renders "change batch rejected: InvalidChangeBatch: reason; reason".
+func (e *RejectedError) Error() string {
+	return fmt.Sprintf("change batch rejected: %s: %s", e.Code, strings.Join(e.Messages, "; "))
+}
+
+// Unwrap returns the service error.
+func (e *RejectedError) Unwrap() error { return e.Err }

@@ -1,0 +1,59 @@
+package registry
+
+import (
+	"errors"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/crossfade-io/crossfade/internal/endpoint"
+)
+
+const heritage = "external-dns"
+
+// errNotOurs marks a TXT value that is not an ownership record (no or another heritage).
+var errNotOurs = errors.New("not an external-dns ownership record")
+
+// Payload renders labels as external-dns writes them, quotes included:
+// "heritage=external-dns,external-dns/owner=blue,external-dns/resource=service/default/app".
+// Keys are sorted, as external-dns sorts them, so the bytes are stable.
+func Payload(l endpoint.Labels) string {
+	var b strings.Builder
+	b.WriteString(`"heritage=` + heritage)
+	for _, k := range slices.Sorted(maps.Keys(l)) {
+		b.WriteString("," + heritage + "/" + k + "=" + l[k])
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+// ParsePayload reads an ownership TXT value (quoted or not) into labels. Tokens that are
+// not key=value are ignored, as external-dns ignores them; a value without
+// heritage=external-dns is not an ownership record.
+func ParsePayload(v string) (endpoint.Labels, error) {
+	v = strings.Trim(v, `"`)
+	labels := make(endpoint.Labels, 2)
+	found := false
+	for rest := v; rest != ""; {
+		var tok string
+		tok, rest, _ = strings.Cut(rest, ",")
+		key, val, ok := strings.Cut(tok, "=")
+		if !ok || strings.Contains(val, "=") {
+			continue
+		}
+		if key == "heritage" {
+			if val != heritage {
+				return nil, errNotOurs
+			}
+			found = true
+			continue
+		}
+		if rest, ok := strings.CutPrefix(key, heritage+"/"); ok {
+			labels[rest] = val
+		}
+	}
+	if !found {
+		return nil, errNotOurs
+	}
+	return labels, nil
+}

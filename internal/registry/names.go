@@ -1,0 +1,112 @@
+package registry
+
+import "strings"
+
+const typeTemplate = "%{record_type}"
+
+// typedTypes are the record types external-dns encodes in a TXT name ("a-", "cname-", …),
+// in the order it tries them when reading a name back.
+var typedTypes = []string{"A", "AAAA", "CNAME", "NS", "MX", "PTR", "SRV", "NAPTR"}
+
+// nameMapper turns a record name into its TXT record's name and back, with an optional
+// prefix or suffix on the first label that may carry %{record_type}.
+type nameMapper struct {
+	prefix, suffix string
+	wildcard       string
+}
+
+func newNameMapper(prefix, suffix, wildcard string) nameMapper {
+	return nameMapper{prefix: strings.ToLower(prefix), suffix: strings.ToLower(suffix), wildcard: strings.ToLower(wildcard)}
+}
+
+func (m nameMapper) templated() bool {
+	return strings.Contains(m.prefix, typeTemplate) || strings.Contains(m.suffix, typeTemplate)
+}
+
+// txtName is the type-prefixed name external-dns ≥ 0.18 writes: the type goes before the
+// first label ("a-app.example.com") unless the prefix or suffix places it.
+func (m nameMapper) txtName(name, recordType string) string {
+	t := strings.ToLower(recordType)
+	first, rest, hasRest := strings.Cut(name, ".")
+	if m.wildcard != "" && first == "*" {
+		first = m.wildcard
+	}
+	if !m.templated() {
+		first = t + "-" + first
+	}
+	first = strings.ReplaceAll(m.prefix, typeTemplate, t) + first + strings.ReplaceAll(m.suffix, typeTemplate, t)
+	if !hasRest {
+		return first
+	}
+	return first + "." + rest
+}
+
+// legacyName is the TXT name older external-dns releases wrote: the affix without a type.
+func (m nameMapper) legacyName(name string) string {
+	first, rest, hasRest := strings.Cut(name, ".")
+	if m.wildcard != "" && first == "*" {
+		first = m.wildcard
+	}
+	first = strings.ReplaceAll(m.prefix, typeTemplate, "") + first + strings.ReplaceAll(m.suffix, typeTemplate, "")
+	if !hasRest {
+		return first
+	}
+	return first + "." + rest
+}
+
+// recordName reads a TXT name back into the record name and type it owns; the type is ""
+// for a legacy name. ok is false when the name does not carry this mapper's affix.
+func (m nameMapper) recordName(txt string) (name, recordType string, ok bool) {
+	txt = strings.ToLower(txt)
+	if m.suffix == "" {
+		return m.stripAffix(txt)
+	}
+	// The suffix sits on the first label; it may itself contain dots.
+	dots := strings.Count(m.suffix, ".")
+	parts := strings.SplitN(txt, ".", dots+2)
+	if len(parts) <= dots+1 {
+		return m.stripAffix(txt)
+	}
+	head, typ, ok := m.stripAffix(strings.Join(parts[:dots+1], "."))
+	if !ok {
+		return "", "", false
+	}
+	return head + "." + parts[dots+1], typ, true
+}
+
+func (m nameMapper) stripAffix(s string) (string, string, bool) {
+	if m.templated() {
+		for _, t := range typedTypes {
+			lt := strings.ToLower(t)
+			p := strings.ReplaceAll(m.prefix, typeTemplate, lt)
+			sfx := strings.ReplaceAll(m.suffix, typeTemplate, lt)
+			if m.suffix == "" && strings.HasPrefix(s, p) {
+				return strings.TrimPrefix(s, p), t, true
+			}
+			if m.suffix != "" && strings.HasSuffix(s, sfx) {
+				return strings.TrimSuffix(s, sfx), t, true
+			}
+		}
+	}
+	p := strings.ReplaceAll(m.prefix, typeTemplate, "")
+	sfx := strings.ReplaceAll(m.suffix, typeTemplate, "")
+	switch {
+	case m.suffix == "" && strings.HasPrefix(s, p):
+		return typeFromFirstLabel(strings.TrimPrefix(s, p))
+	case m.suffix != "" && strings.HasSuffix(s, sfx):
+		return typeFromFirstLabel(strings.TrimSuffix(s, sfx))
+	}
+	return "", "", false
+}
+
+// typeFromFirstLabel splits "a-app" into ("app", "A"); a name without a known type prefix
+// is a legacy name.
+func typeFromFirstLabel(s string) (string, string, bool) {
+	head, _, _ := strings.Cut(s, "-")
+	for _, t := range typedTypes {
+		if head == strings.ToLower(t) && strings.HasPrefix(s, head+"-") {
+			return strings.TrimPrefix(s, head+"-"), t, true
+		}
+	}
+	return s, "", true
+}

@@ -1,0 +1,171 @@
+package registry
+
+import (
+	"errors"
+
+	"github.com/crossfade-io/crossfade/internal/endpoint"
+)
+
+// Config configures the TXT registry, as external-dns's --txt-* flags do.
+type Config struct {
+	// OwnerID is this publisher's --txt-owner-id.
+	OwnerID string
+	// Prefix and Suffix go on the first label of the TXT name; either may hold
+	// %{record_type}. At most one may be set.
+	Prefix, Suffix string
+	// WildcardReplacement replaces a leading "*" in TXT names.
+	WildcardReplacement string
+	// WriteLegacy also writes the same-name TXT form older external-dns releases read,
+	// for zones still shared with them.
+	WriteLegacy bool
+}
+
+// TXT is the TXT ownership registry.
+type TXT struct {
+	cfg    Config
+	mapper nameMapper
+}
+
+// New checks cfg and returns a registry.
+func New(cfg Config) (*TXT, error) {
+	if cfg.OwnerID == "" {
+		return nil, errors.New("txt registry: owner id is empty: set --txt-owner-id")
+	}
+	if cfg.Prefix != "" && cfg.Suffix != "" {
+		return nil, errors.New("txt registry: --txt-prefix and --txt-suffix are mutually exclusive")
+	}
+	return &TXT{cfg: cfg, mapper: newNameMapper(cfg.Prefix, cfg.Suffix, cfg.WildcardReplacement)}, nil
+}
+
+// OwnerID returns the owner this registry writes.
+func (r *TXT) OwnerID() string { return r.cfg.OwnerID }
+
+// Zone is a zone's records seen through the registry.
+type Zone struct {
+	// Records are every record that is not an ownership TXT, each labelled with the
+	// owner and resource its TXT record names (no labels when no one owns it).
+	Records []*endpoint.Endpoint
+	// LegacyOnly holds the keys of records owned only through the legacy same-name form,
+	// whose type-prefixed ownership record is still to be written.
+	LegacyOnly map[endpoint.Key]bool
+
+	mapper nameMapper
+	owners map[ownerKey]owned
+}
+
+// TXT returns the ownership record stored under key (a TXT record's own name, type and
+// set identifier), or nil.
+func (z *Zone) TXT(key endpoint.Key) *endpoint.Endpoint {
+	name, typ, ok := z.mapper.recordName(key.Name)
+	if !ok || key.Type != endpoint.TypeTXT {
+		return nil
+	}
+	o := z.owners[ownerKey{name, typ, key.SetIdentifier}]
+	if o.txt == nil || o.txt.Name != key.Name {
+		return nil
+	}
+	return o.txt
+}
+
+// ownerKey is the record an ownership TXT record speaks for; typ is "" for the legacy form.
+type ownerKey struct {
+	name, typ, setID string
+}
+
+type owned struct {
+	labels endpoint.Labels
+	txt    *endpoint.Endpoint
+}
+
+// Read separates ownership TXT records from the rest and labels each record with its
+// owner: the type-prefixed TXT wins, the legacy same-name form is read when there is none
+// (except for AAAA, as external-dns does). It sets the Labels of the records it is given
+// (a provider lists fresh ones each time; copying 100,000 records costs more than the
+// rest of a plan); the maps may be shared and must be treated as read-only.
+func (r *TXT) Read(records []*endpoint.Endpoint) Zone {
+	// Zones written by a registry hold about one TXT record per record: size for that.
+	owners := make(map[ownerKey]owned, len(records)/2)
+	z := Zone{mapper: r.mapper, owners: owners}
+	var rest []*endpoint.Endpoint
+	for _, rec := range records {
+		if rec.Type != endpoint.TypeTXT || len(rec.Targets) == 0 {
+			rest = append(rest, rec)
+			continue
+		}
+		labels, err := ParsePayload(rec.Targets[0])
+		if err != nil {
+			rest = append(rest, rec)
+			continue
+		}
+		name, typ, ok := r.mapper.recordName(rec.Name)
+		if !ok {
+			rest = append(rest, rec)
+			continue
+		}
+		owners[ownerKey{name, typ, rec.SetIdentifier}] = owned{labels: labels, txt: rec}
+	}
+	z.Records = make([]*endpoint.Endpoint, 0, len(rest))
+	for _, rec := range rest {
+		o, ok := owners[r.ownerKey(rec, rec.Type)]
+		if !ok && rec.Type != endpoint.TypeAAAA {
+			if o, ok = owners[r.ownerKey(rec, "")]; ok {
+				if z.LegacyOnly == nil {
+					z.LegacyOnly = map[endpoint.Key]bool{}
+				}
+				z.LegacyOnly[rec.Key()] = true
+			}
+		}
+		if ok {
+			rec.Labels = o.labels
+		}
+		z.Records = append(z.Records, rec)
+	}
+	return z
+}
+
+func (r *TXT) ownerKey(rec *endpoint.Endpoint, typ string) ownerKey {
+	name := rec.Name
+	if r.cfg.WildcardReplacement != "" && len(name) > 0 && name[0] == '*' && (len(name) == 1 || name[1] == '.') {
+		name = r.cfg.WildcardReplacement + name[1:]
+	}
+	if typ != "" && rec.IsAlias() && typ == endpoint.TypeA {
+		// external-dns encodes an alias A's ownership under "cname-".
+		typ = endpoint.TypeCNAME
+	}
+	return ownerKey{name, typ, rec.SetIdentifier}
+}
+
+// For returns the ownership TXT records that accompany rec, whose labels must already
+// carry the owner: the type-prefixed one, and the legacy one when configured. Each
+// carries rec's set identifier, routing policy and health check, as external-dns's do, so
+// that it can live beside the record's other members.
+func (r *TXT) For(rec *endpoint.Endpoint) []*endpoint.Endpoint {
+	typ := rec.Type
+	if rec.IsAlias() && typ == endpoint.TypeA {
+		typ = endpoint.TypeCNAME
+	}
+	out := []*endpoint.Endpoint{r.txt(r.mapper.txtName(rec.Name, typ), rec)}
+	if r.cfg.WriteLegacy {
+		// A CNAME cannot share its name with a TXT record; without an affix the legacy
+		// name is the record's own name.
+		legacy := r.mapper.legacyName(rec.Name)
+		if !(legacy == rec.Name && rec.Type == endpoint.TypeCNAME) {
+			out = append(out, r.txt(legacy, rec))
+		}
+	}
+	return out
+}
+
+func (r *TXT) txt(name string, rec *endpoint.Endpoint) *endpoint.Endpoint {
+	t := &endpoint.Endpoint{
+		Name:          name,
+		Type:          endpoint.TypeTXT,
+		Targets:       endpoint.Targets{Payload(rec.Labels)},
+		SetIdentifier: rec.SetIdentifier,
+		Policy:        rec.Policy,
+	}
+	if hc, ok := rec.Prop(endpoint.PropHealthCheckID); ok {
+		t.SetProp(endpoint.PropHealthCheckID, hc)
+	}
+	return t
+}
