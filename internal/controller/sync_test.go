@@ -1,12 +1,9 @@
 package controller
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -19,6 +16,7 @@ import (
 	"github.com/crossfade-io/crossfade/internal/provider/route53"
 	"github.com/crossfade-io/crossfade/internal/registry"
 	"github.com/crossfade-io/crossfade/internal/sandbox"
+	"github.com/crossfade-io/crossfade/internal/sandbox/sandboxtest"
 )
 
 // env is a sandbox with one zone and a Route 53 provider on it through the real SDK.
@@ -30,15 +28,7 @@ type env struct {
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	sb, err := sandbox.Start(context.Background(), sandbox.Config{APIAddr: "127.0.0.1:0", DNSAddr: "127.0.0.1:0"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := sb.Close(); err != nil {
-			t.Errorf("close sandbox: %v", err)
-		}
-	})
+	sb := sandboxtest.Start(t)
 	z, _, err := sb.Store().CreateZone("example.com", "ref", "", false)
 	if err != nil {
 		t.Fatal(err)
@@ -91,23 +81,10 @@ func (e *env) state(t *testing.T) []string {
 	return out
 }
 
-// calls reads crossfade_sandbox_api_calls_total for one operation's successes.
+// calls returns one operation's successful calls, from the sandbox's metrics.
 func (e *env) calls(t *testing.T, op string) int {
 	t.Helper()
-	resp, err := http.Get(e.sb.APIURL() + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	sc := bufio.NewScanner(resp.Body)
-	prefix := `crossfade_sandbox_api_calls_total{operation="` + op + `",result="ok"} `
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), prefix); ok {
-			n, _ := strconv.ParseFloat(v, 64)
-			return int(n)
-		}
-	}
-	return 0
+	return sandboxtest.APICalls(t, e.sb)[op+" ok"]
 }
 
 func svc(name, ip, setID string, weight int64) *endpoint.Endpoint {

@@ -1,7 +1,6 @@
 package route53
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -21,22 +20,11 @@ import (
 	"github.com/crossfade-io/crossfade/internal/plan"
 	"github.com/crossfade-io/crossfade/internal/provider"
 	"github.com/crossfade-io/crossfade/internal/sandbox"
+	"github.com/crossfade-io/crossfade/internal/sandbox/sandboxtest"
 )
 
 // startSandbox runs an in-memory sandbox on free loopback ports for the test.
-func startSandbox(t *testing.T) *sandbox.Sandbox {
-	t.Helper()
-	sb, err := sandbox.Start(context.Background(), sandbox.Config{APIAddr: "127.0.0.1:0", DNSAddr: "127.0.0.1:0"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := sb.Close(); err != nil {
-			t.Errorf("close sandbox: %v", err)
-		}
-	})
-	return sb
-}
+func startSandbox(t *testing.T) *sandbox.Sandbox { return sandboxtest.Start(t) }
 
 // newTestProvider points a provider at sb through the real SDK, with static credentials so
 // the test does not depend on the machine's AWS configuration.
@@ -64,46 +52,8 @@ func createZone(t *testing.T, sb *sandbox.Sandbox, name string, private bool) pr
 	return provider.Zone{ID: z.ID, Name: name, Private: private}
 }
 
-// apiCalls reads crossfade_sandbox_api_calls_total from the sandbox's /metrics, keyed by
-// "operation result".
-func apiCalls(t *testing.T, sb *sandbox.Sandbox) map[string]int {
-	t.Helper()
-	resp, err := http.Get(sb.APIURL() + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	out := map[string]int{}
-	sc := bufio.NewScanner(resp.Body)
-	for sc.Scan() {
-		line := sc.Text()
-		rest, ok := strings.CutPrefix(line, "crossfade_sandbox_api_calls_total{")
-		if !ok {
-			continue
-		}
-		labels, value, _ := strings.Cut(rest, "} ")
-		var op, result string
-		for _, kv := range strings.Split(labels, ",") {
-			k, v, _ := strings.Cut(kv, "=")
-			v = strings.Trim(v, `"`)
-			switch k {
-			case "operation":
-				op = v
-			case "result":
-				result = v
-			}
-		}
-		n, err := strconv.ParseFloat(value, 64)
-		if err != nil {
-			t.Fatalf("metrics line %q: %v", line, err)
-		}
-		out[op+" "+result] = int(n)
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
+// apiCalls reads the sandbox's API-call counters, keyed by "operation result".
+func apiCalls(t *testing.T, sb *sandbox.Sandbox) map[string]int { return sandboxtest.APICalls(t, sb) }
 
 func setFaults(t *testing.T, sb *sandbox.Sandbox, body string) {
 	t.Helper()

@@ -1,0 +1,70 @@
+// Package sandboxtest starts sandboxes for tests and reads their API-call counters, so
+// that tests count Route 53 calls the way the issues ask: from the sandbox's metrics.
+package sandboxtest
+
+import (
+	"bufio"
+	"context"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/crossfade-io/crossfade/internal/sandbox"
+)
+
+// Start runs a sandbox on free loopback ports and closes it when the test ends.
+func Start(t testing.TB) *sandbox.Sandbox {
+	t.Helper()
+	sb, err := sandbox.Start(context.Background(), sandbox.Config{APIAddr: "127.0.0.1:0", DNSAddr: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := sb.Close(); err != nil {
+			t.Errorf("close sandbox: %v", err)
+		}
+	})
+	return sb
+}
+
+// APICalls reads crossfade_sandbox_api_calls_total from the sandbox's /metrics, keyed
+// by "operation result" (e.g. "ChangeResourceRecordSets ok").
+func APICalls(t testing.TB, sb *sandbox.Sandbox) map[string]int {
+	t.Helper()
+	resp, err := http.Get(sb.APIURL() + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	out := map[string]int{}
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		line := sc.Text()
+		rest, ok := strings.CutPrefix(line, "crossfade_sandbox_api_calls_total{")
+		if !ok {
+			continue
+		}
+		labels, value, _ := strings.Cut(rest, "} ")
+		var op, result string
+		for _, kv := range strings.Split(labels, ",") {
+			k, v, _ := strings.Cut(kv, "=")
+			v = strings.Trim(v, `"`)
+			switch k {
+			case "operation":
+				op = v
+			case "result":
+				result = v
+			}
+		}
+		n, err := strconv.ParseFloat(value, 64)
+		if err != nil {
+			t.Fatalf("metrics line %q: %v", line, err)
+		}
+		out[op+" "+result] = int(n)
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
