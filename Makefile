@@ -4,7 +4,7 @@ CACHE := $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/crossfade
 BIN   := $(CACHE)/bin
 GO    ?= go
 # Fuzz targets run briefly in `make test`: package:target.
-FUZZ_TARGETS := ./internal/sandbox/route53api:FuzzChangeBatchXML ./internal/sandbox/dnsserver:FuzzServeDNS ./internal/registry:FuzzReadTXT
+FUZZ_TARGETS := ./internal/sandbox/route53api:FuzzChangeBatchXML ./internal/sandbox/dnsserver:FuzzServeDNS ./internal/registry:FuzzReadTXT ./internal/source:FuzzParseAnnotations ./internal/source/manifest:FuzzDecode
 FUZZTIME ?= 10s
 
 .PHONY: all build demo test unit vet lint fuzz bench deps clean

@@ -1,0 +1,65 @@
+package source
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/crossfade-io/crossfade/internal/endpoint"
+)
+
+// Result is the outcome of one conversion. Every object that carries crossfade's
+// annotations (or, for kinds such as DNSEndpoint, exists at all) ends up in exactly one of
+// Endpoints (by resource label), Invalid, Pending or Skipped. Each slice is sorted, so
+// equal snapshots give equal results.
+type Result struct {
+	// Endpoints are the records wanted, sorted by name, type, set identifier, resource.
+	Endpoints []*endpoint.Endpoint
+	// Invalid are objects with bad input; none of their records are in Endpoints.
+	Invalid []*endpoint.InvalidError
+	// Pending are valid objects that cannot be published yet, typically because their
+	// load balancer has no address.
+	Pending []Pending
+	// Skipped are objects left out on purpose, e.g. annotated for another controller.
+	Skipped []Skipped
+}
+
+// Pending is a valid object without targets yet.
+type Pending struct {
+	Object endpoint.ObjectRef
+	Reason string
+}
+
+// String renders "service default/web: reason".
+func (p Pending) String() string { return p.Object.String() + ": " + p.Reason }
+
+// Skipped is an object left out on purpose.
+type Skipped struct {
+	Object endpoint.ObjectRef
+	Reason string
+}
+
+// String renders "service default/web: reason".
+func (s Skipped) String() string { return s.Object.String() + ": " + s.Reason }
+
+func compareRefs(a, b endpoint.ObjectRef) int {
+	return cmp.Or(cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
+}
+
+// sort puts every slice in its documented order.
+func (r *Result) sort() {
+	slices.SortFunc(r.Endpoints, func(a, b *endpoint.Endpoint) int {
+		return cmp.Or(cmp.Compare(a.Name, b.Name), cmp.Compare(a.Type, b.Type),
+			cmp.Compare(a.SetIdentifier, b.SetIdentifier), cmp.Compare(a.Resource(), b.Resource()),
+			slices.Compare(a.Targets, b.Targets))
+	})
+	slices.SortStableFunc(r.Invalid, func(a, b *endpoint.InvalidError) int {
+		return cmp.Or(compareRefs(a.Object, b.Object), cmp.Compare(a.Field, b.Field),
+			cmp.Compare(a.Value, b.Value), cmp.Compare(a.Reason, b.Reason))
+	})
+	slices.SortStableFunc(r.Pending, func(a, b Pending) int {
+		return cmp.Or(compareRefs(a.Object, b.Object), cmp.Compare(a.Reason, b.Reason))
+	})
+	slices.SortStableFunc(r.Skipped, func(a, b Skipped) int {
+		return cmp.Or(compareRefs(a.Object, b.Object), cmp.Compare(a.Reason, b.Reason))
+	})
+}
