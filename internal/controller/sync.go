@@ -22,7 +22,8 @@ type Syncer struct {
 	Registry *registry.TXT
 	// Policy limits what a sync may change.
 	Policy plan.Policy
-	// DomainFilter keeps desired names it matches; the provider filters zones itself.
+	// DomainFilter keeps the desired and current names it matches; the provider filters
+	// zones itself.
 	DomainFilter endpoint.DomainFilter
 	// ManagedTypes are the record types planned; nil means A, AAAA, CNAME.
 	ManagedTypes []string
@@ -32,6 +33,12 @@ type Syncer struct {
 	Logger *slog.Logger
 }
 
+// adjuster is a provider that stores some desired records in another form than sources
+// state them (Route 53 writes an alias CNAME as an alias A); planning compares that form.
+type adjuster interface {
+	AdjustEndpoints(desired []*endpoint.Endpoint) []*endpoint.Endpoint
+}
+
 // ZoneReport is what a sync did, or would do, in one zone.
 type ZoneReport struct {
 	Zone provider.Zone
@@ -39,6 +46,9 @@ type ZoneReport struct {
 	Plan *plan.Plan
 	// Applied is how many batches were written (0 in a dry run).
 	Applied int
+	// DryRun holds, in a dry run, each batch as the provider would send it (for Route 53,
+	// the AWS CLI's --change-batch JSON), when the provider can render it.
+	DryRun [][]byte
 	// Err is the first failure in the zone; the batches after a failed one are still tried.
 	Err error
 }
@@ -84,6 +94,9 @@ func (s *Syncer) Sync(ctx context.Context, desired []*endpoint.Endpoint) (*Repor
 	if err != nil {
 		return nil, fmt.Errorf("list zones: %w", err)
 	}
+	if a, ok := s.Provider.(adjuster); ok {
+		desired = a.AdjustEndpoints(desired)
+	}
 	byZone, unzoned := assign(desired, zones, s.DomainFilter)
 	rep := &Report{Unzoned: unzoned}
 	for _, z := range zones {
@@ -102,11 +115,16 @@ func (s *Syncer) Sync(ctx context.Context, desired []*endpoint.Endpoint) (*Repor
 			Policy:       s.Policy,
 			ManagedTypes: s.ManagedTypes,
 			Limits:       s.Provider.Limits(),
+			DomainFilter: s.DomainFilter,
 		})
 		for _, c := range zr.Plan.Conflicts {
 			log.Warn("conflict", "zone", z.Name, "record", c.Key.String(), "reason", c.Reason, "advice", c.Advice)
 		}
-		if !s.DryRun {
+		if s.DryRun {
+			if err := s.render(ctx, &zr); err != nil {
+				zr.Err = err
+			}
+		} else {
 			for i, b := range zr.Plan.Batches {
 				if err := s.Provider.Apply(ctx, z, b); err != nil {
 					log.Error("apply batch", "zone", z.Name, "zone_id", z.ID, "batch", i, "changes", len(b), "err", err)
@@ -119,12 +137,28 @@ func (s *Syncer) Sync(ctx context.Context, desired []*endpoint.Endpoint) (*Repor
 					continue
 				}
 				zr.Applied++
-				log.Info("applied batch", "zone", z.Name, "zone_id", z.ID, "batch", i, "changes", len(b))
+				log.Debug("applied batch", "zone", z.Name, "zone_id", z.ID, "batch", i, "changes", len(b))
 			}
 		}
 		rep.Zones = append(rep.Zones, zr)
 	}
 	return rep, nil
+}
+
+// render fills zr.DryRun with the requests a real sync would send.
+func (s *Syncer) render(ctx context.Context, zr *ZoneReport) error {
+	dr, ok := s.Provider.(provider.DryRunner)
+	if !ok {
+		return nil
+	}
+	for i, b := range zr.Plan.Batches {
+		doc, err := dr.DryRun(ctx, zr.Zone, b)
+		if err != nil {
+			return fmt.Errorf("render batch %d of %d: %w", i+1, len(zr.Plan.Batches), err)
+		}
+		zr.DryRun = append(zr.DryRun, doc)
+	}
+	return nil
 }
 
 // assign puts each desired record into the zones with the longest name that holds it (a

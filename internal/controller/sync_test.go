@@ -231,3 +231,32 @@ func TestFirstSyncCallFloor(t *testing.T) {
 		t.Errorf("%d list calls on an empty zone, want 1", lists)
 	}
 }
+
+// TestSyncAliasCNAME: a CNAME marked alias (what the alias annotation on a hostname
+// target yields) is written as an alias A, owned under the cname- TXT as external-dns
+// owns it, and a second sync finds nothing to change.
+func TestSyncAliasCNAME(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a sandbox")
+	}
+	e := newEnv(t)
+	e.sync(t, "lb", plan.Sync, svc("lb.example.com", "192.0.2.7", "", 0))
+	alias := &endpoint.Endpoint{Name: "app.example.com", Type: "CNAME", Targets: endpoint.NewTargets("lb.example.com"), TTL: 60,
+		Labels: endpoint.Labels{endpoint.ResourceLabel: "service/default/app"}}
+	alias.SetProp(endpoint.PropAlias, "true")
+	e.sync(t, "blue", plan.Sync, alias)
+	want := []string{
+		"app.example.com A simple lb.example.com",
+		`cname-app.example.com TXT simple "heritage=external-dns,external-dns/owner=blue,external-dns/resource=service/default/app"`,
+	}
+	got := e.state(t)
+	for _, w := range want {
+		if !slices.Contains(got, w) {
+			t.Errorf("zone lacks %q:\n%q", w, got)
+		}
+	}
+	rep := e.sync(t, "blue", plan.Sync, alias)
+	if b := rep.Zones[0].Plan.Batches; len(b) != 0 {
+		t.Errorf("second sync sends %v, want nothing", b)
+	}
+}

@@ -33,6 +33,11 @@ type Input struct {
 	ManagedTypes []string
 	// Limits bound each batch; the zero value means Route 53's.
 	Limits Limits
+	// DomainFilter keeps the records, current and desired, whose names it matches; the
+	// zero value keeps all. Filtering current records too (after ownership is read, so
+	// that a TXT name outside the filter still counts) keeps a sync from deleting owned
+	// records that merely fall outside today's --domain-filter, as external-dns does.
+	DomainFilter endpoint.DomainFilter
 }
 
 // Summary counts record changes (ownership records not included).
@@ -69,7 +74,10 @@ func Calculate(in Input) *Plan {
 	if types == nil {
 		types = DefaultManagedTypes
 	}
-	managed := func(t string) bool { return slices.Contains(types, t) }
+	filtered := len(in.DomainFilter.Include)+len(in.DomainFilter.Exclude) > 0
+	managed := func(e *endpoint.Endpoint) bool {
+		return slices.Contains(types, e.Type) && (!filtered || in.DomainFilter.Match(e.Name))
+	}
 
 	zone := in.Registry.Read(in.Current)
 	p := &Plan{}
@@ -167,10 +175,10 @@ type group struct {
 
 // sortedManaged returns the records of managed types sorted by key; the sort is stable so
 // that equal keys keep their input order.
-func sortedManaged(in []*endpoint.Endpoint, managed func(string) bool) []*endpoint.Endpoint {
+func sortedManaged(in []*endpoint.Endpoint, managed func(*endpoint.Endpoint) bool) []*endpoint.Endpoint {
 	out := make([]*endpoint.Endpoint, 0, len(in))
 	for _, e := range in {
-		if managed(e.Type) {
+		if managed(e) {
 			out = append(out, e)
 		}
 	}

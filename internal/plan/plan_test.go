@@ -324,3 +324,39 @@ func TestLimitsCost(t *testing.T) {
 		t.Error("Fits disagrees with Route 53's limits")
 	}
 }
+
+// TestDomainFilterKeepsOutsideRecords: a record owned by us but outside the domain filter
+// is neither deleted nor updated, even though its TXT name (a-other...) is outside the
+// filter too; inside the filter, ownership is still read from the TXT.
+func TestDomainFilterKeepsOutsideRecords(t *testing.T) {
+	reg, err := registry.New(registry.Config{OwnerID: "blue"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	current := append(owned(t, rec("other.example.com", "A", "192.0.2.5"), "blue", "service/default/other"),
+		owned(t, rec("app.example.com", "A", "192.0.2.1"), "blue", "service/default/app")...)
+	desired := []*endpoint.Endpoint{
+		from(rec("app.example.com", "A", "192.0.2.2"), "service/default/app"),
+		from(rec("new.other.example.com", "A", "192.0.2.3"), "service/default/new"),
+	}
+	const payload = "\"heritage=external-dns,external-dns/owner=blue,external-dns/resource=service/default/"
+	update := []string{"0 UPSERT app.example.com A  simple 192.0.2.2", "0 UPSERT a-app.example.com TXT  simple " + payload + "app\""}
+	for _, tt := range []struct {
+		filter endpoint.DomainFilter
+		want   []string
+	}{
+		{endpoint.NewDomainFilter([]string{"app.example.com"}, nil), update},
+		{endpoint.NewDomainFilter(nil, []string{"other.example.com"}), update},
+		{endpoint.DomainFilter{}, append(slices.Clone(update),
+			"0 CREATE new.other.example.com A  simple 192.0.2.3",
+			"0 CREATE a-new.other.example.com TXT  simple "+payload+"new\"",
+			"0 DELETE other.example.com A  simple 192.0.2.5",
+			"0 DELETE a-other.example.com TXT  simple "+payload+"other\"",
+		)},
+	} {
+		p := Calculate(Input{Desired: desired, Current: current, Registry: reg, DomainFilter: tt.filter})
+		if got := render(p); !slices.Equal(got, tt.want) || len(p.Conflicts) != 0 {
+			t.Errorf("filter %+v:\n got %q\nwant %q\nconflicts %v", tt.filter, got, tt.want, p.Conflicts)
+		}
+	}
+}
