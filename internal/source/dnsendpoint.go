@@ -157,6 +157,14 @@ func (o *object) addDNSEndpointRecord(path string, rec *DNSEndpointRecord) {
 				continue
 			}
 			e.SetProp(endpoint.PropEvaluateTargetHealth, strconv.FormatBool(b))
+		case endpoint.PropAliasZoneID:
+			// crossfade's own: the hosted zone of an alias target crossfade cannot see,
+			// such as a load balancer's canonical zone.
+			if p.Value == "" || strings.ContainsAny(p.Value, " \t\r\n") {
+				o.fail(field+" ("+p.Name+")", p.Value, "want a hosted zone id, e.g. Z35SXDOTRQ7X7K")
+				continue
+			}
+			e.SetProp(endpoint.PropAliasZoneID, p.Value)
 		case "record-type":
 			switch {
 			case p.Value == "":

@@ -135,6 +135,12 @@ func TestDNSEndpoint(t *testing.T) {
 			`invalid: dnsendpoint infra/d: spec.endpoints[0].targets[0] "192.0.2.1.": remove the trailing dot: A targets take none` + "\n"},
 		{"no targets", de(&DNSEndpointRecord{DNSName: "a.example.com", RecordType: "A"}),
 			"invalid: dnsendpoint infra/d: spec.endpoints[0].targets: no targets: the record would have no value\n"},
+		{"alias to a load balancer's zone", de(&DNSEndpointRecord{DNSName: "lb.example.com", RecordType: "A", Targets: []string{"k8s-app.elb.us-east-1.amazonaws.com"},
+			ProviderSpecific: []ProviderSpecificProp{{Name: "alias", Value: "true"}, {Name: "aws/alias-hosted-zone-id", Value: "Z35SXDOTRQ7X7K"}}}),
+			"lb.example.com A k8s-app.elb.us-east-1.amazonaws.com ttl=0 simple crd/infra/d map[alias:true aws/alias-hosted-zone-id:Z35SXDOTRQ7X7K]\n"},
+		{"empty alias zone id", de(&DNSEndpointRecord{DNSName: "lb.example.com", RecordType: "A", Targets: []string{"lb.example.net"},
+			ProviderSpecific: []ProviderSpecificProp{{Name: "alias", Value: "true"}, {Name: "aws/alias-hosted-zone-id", Value: ""}}}),
+			`invalid: dnsendpoint infra/d: spec.endpoints[0].providerSpecific[1] (aws/alias-hosted-zone-id): want a hosted zone id, e.g. Z35SXDOTRQ7X7K` + "\n"},
 		{"unsupported aws property", de(&DNSEndpointRecord{DNSName: "a.example.com", RecordType: "A", Targets: []string{"192.0.2.1"}, ProviderSpecific: []ProviderSpecificProp{{Name: "aws/geolocation-country-code", Value: "DE"}}}),
 			`invalid: dnsendpoint infra/d: spec.endpoints[0].providerSpecific[0] (aws/geolocation-country-code) "DE": ` + reasonAWSOther + "\n"},
 	}
