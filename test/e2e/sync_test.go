@@ -91,6 +91,23 @@ func mustSync(t *testing.T, sb *sandbox.Sandbox, dir, owner string, args ...stri
 	return r.out
 }
 
+// exampleZone starts a sandbox holding the zone example.com and, created there by the
+// AWS CLI in one batch, the given record sets.
+func exampleZone(t *testing.T, sets ...string) (*sandbox.Sandbox, *cli, string) {
+	t.Helper()
+	sb := startSandbox(t, sandbox.Config{})
+	aws := newCLI(t, sb)
+	zone := aws.createZone("example.com")
+	if len(sets) > 0 {
+		changes := make([]string, len(sets))
+		for i, set := range sets {
+			changes[i] = change("CREATE", set)
+		}
+		aws.must(nil, "route53", "change-resource-record-sets", "--hosted-zone-id", zone, "--change-batch", aws.batchFile(batch(changes...)))
+	}
+	return sb, aws, zone
+}
+
 // zoneSets lists the zone's A and TXT record sets with the AWS CLI, one line each:
 // "name type [set-id] w=weight values".
 func (c *cli) zoneSets(zone string) []string {
@@ -209,12 +226,10 @@ func (l *resolverLoop) waitQueries(t *testing.T, n int) {
 func TestSyncIssue1411(t *testing.T) {
 	for _, policy := range []string{"sync", "upsert-only"} {
 		t.Run(policy, func(t *testing.T) {
-			sb := startSandbox(t, sandbox.Config{})
-			aws := newCLI(t, sb)
-			zone := aws.createZone("example.com")
-			aws.must(nil, "route53", "change-resource-record-sets", "--hosted-zone-id", zone, "--change-batch", aws.batchFile(batch(
-				change("CREATE", rrsetJSON("app.example.com", "A", "", "127.0.0.10")),
-				change("CREATE", rrsetJSON("a-app.example.com", "TXT", "", payload("blue", "service/default/app"))))))
+			sb, aws, zone := exampleZone(t,
+				rrsetJSON("app.example.com", "A", "", "127.0.0.10"),
+				rrsetJSON("a-app.example.com", "TXT", "", payload("blue", "service/default/app")),
+			)
 
 			dir := manifests(t, service("app", "127.0.0.10", "hostname", "app.example.com", "set-identifier", "blue", "aws-weight", "1", "ttl", "60"))
 			loop := startResolverLoop(t, sb, "app.example.com")
@@ -254,11 +269,9 @@ func TestSyncIssue1411(t *testing.T) {
 // TestSyncIssue1411Unowned: the same simple record without an ownership TXT (written by
 // hand) is never deleted; sync reports the conflict with the record and what to do.
 func TestSyncIssue1411Unowned(t *testing.T) {
-	sb := startSandbox(t, sandbox.Config{})
-	aws := newCLI(t, sb)
-	zone := aws.createZone("example.com")
-	aws.must(nil, "route53", "change-resource-record-sets", "--hosted-zone-id", zone, "--change-batch", aws.batchFile(batch(
-		change("CREATE", rrsetJSON("app.example.com", "A", "", "127.0.0.10")))))
+	sb, aws, zone := exampleZone(t,
+		rrsetJSON("app.example.com", "A", "", "127.0.0.10"),
+	)
 	before := aws.zoneSets(zone)
 	dir := manifests(t, service("app", "127.0.0.10", "hostname", "app.example.com", "set-identifier", "blue", "aws-weight", "1"))
 
@@ -299,9 +312,7 @@ func TestSyncTwoOwners(t *testing.T) {
 	}
 	for _, order := range [][]string{{"blue", "green"}, {"green", "blue"}} {
 		t.Run(strings.Join(order, "-then-"), func(t *testing.T) {
-			sb := startSandbox(t, sandbox.Config{})
-			aws := newCLI(t, sb)
-			zone := aws.createZone("example.com")
+			sb, aws, zone := exampleZone(t)
 			dirs := map[string]string{"blue": manifests(t, blue), "green": manifests(t, green)}
 
 			first, second := order[0], order[1]
@@ -354,13 +365,11 @@ func TestSyncTwoOwners(t *testing.T) {
 // TestSyncPolicies: upsert-only keeps records whose source is gone; sync deletes them, but
 // only its own: another owner's records and unowned records stay.
 func TestSyncPolicies(t *testing.T) {
-	sb := startSandbox(t, sandbox.Config{})
-	aws := newCLI(t, sb)
-	zone := aws.createZone("example.com")
-	aws.must(nil, "route53", "change-resource-record-sets", "--hosted-zone-id", zone, "--change-batch", aws.batchFile(batch(
-		change("CREATE", rrsetJSON("manual.example.com", "A", "", "127.0.0.99")),
-		change("CREATE", rrsetJSON("other.example.com", "A", "", "127.0.0.98")),
-		change("CREATE", rrsetJSON("a-other.example.com", "TXT", "", payload("green", "service/default/other"))))))
+	sb, aws, zone := exampleZone(t,
+		rrsetJSON("manual.example.com", "A", "", "127.0.0.99"),
+		rrsetJSON("other.example.com", "A", "", "127.0.0.98"),
+		rrsetJSON("a-other.example.com", "TXT", "", payload("green", "service/default/other")),
+	)
 	app := service("app", "127.0.0.10", "hostname", "app.example.com")
 	api := service("api", "127.0.0.11", "hostname", "api.example.com")
 	mustSync(t, sb, manifests(t, app, api), "blue")
@@ -429,9 +438,7 @@ func TestSyncInvalidAnnotations(t *testing.T) {
 	for _, c := range cases {
 		docs = append(docs, c.doc)
 	}
-	sb := startSandbox(t, sandbox.Config{})
-	aws := newCLI(t, sb)
-	zone := aws.createZone("example.com")
+	sb, aws, zone := exampleZone(t)
 	r := crossfadeSync(t, sb, manifests(t, docs...), "blue", "--strict")
 	if r.exit == 0 {
 		t.Errorf("--strict with invalid objects exited 0")
@@ -461,13 +468,11 @@ func TestSyncInvalidAnnotations(t *testing.T) {
 // applied them, a real sync finds nothing left to do. The batch includes an issue-1411
 // replacement (DELETE and CREATE in one batch) and a weighted member with its TXT.
 func TestSyncDryRunAWSCLI(t *testing.T) {
-	sb := startSandbox(t, sandbox.Config{})
-	aws := newCLI(t, sb)
-	zone := aws.createZone("example.com")
-	aws.must(nil, "route53", "change-resource-record-sets", "--hosted-zone-id", zone, "--change-batch", aws.batchFile(batch(
-		change("CREATE", rrsetJSON("app.example.com", "A", "", "127.0.0.10")),
-		change("CREATE", rrsetJSON("a-app.example.com", "TXT", "", payload("blue", "service/default/app"))),
-		change("CREATE", rrsetJSON("lb.example.com", "A", "", "127.0.0.50")))))
+	sb, aws, zone := exampleZone(t,
+		rrsetJSON("app.example.com", "A", "", "127.0.0.10"),
+		rrsetJSON("a-app.example.com", "TXT", "", payload("blue", "service/default/app")),
+		rrsetJSON("lb.example.com", "A", "", "127.0.0.50"),
+	)
 	before := aws.zoneSets(zone)
 	dir := manifests(t,
 		service("app", "127.0.0.10", "hostname", "app.example.com", "set-identifier", "blue", "aws-weight", "1"),
