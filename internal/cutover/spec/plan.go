@@ -1,0 +1,76 @@
+package spec
+
+import "time"
+
+// Plan is a validated plan file with every default applied and every step resolved to
+// concrete weights: what the cutover engine runs.
+type Plan struct {
+	// Name is metadata.name.
+	Name string
+	// Zone and ZoneID are as written; at least one is set.
+	Zone, ZoneID string
+	// Records have their Type defaulted (A) and names normalised (lower case, no trailing dot).
+	Records []Record
+	// From and To are the set identifiers.
+	From, To string
+	// Steps are in order, each with its weights, pause and gates (Spec.Gates first).
+	Steps []PlanStep
+	// Rollback has its mode defaulted; Steps are resolved to weights.
+	Rollback PlanRollback
+	// InSyncTimeout, StepTimeout and TotalTimeout have defaults applied; TotalTimeout 0 is none.
+	InSyncTimeout, StepTimeout, TotalTimeout time.Duration
+	// LowerTTL is the TTL to set before step 1, 0 for none.
+	LowerTTL int64
+	// Warnings are legal but probably unintended settings, e.g. a step whose weights are
+	// both 0 (Route 53 then splits evenly: it does not mean "off").
+	Warnings []*FieldError
+}
+
+// FieldError is one problem in a plan file, named by its path in the file.
+type FieldError struct {
+	// Path is the field's path, e.g. "spec.steps[2].weights.from".
+	Path string
+	// Value is the offending value as written; empty when the field is missing.
+	Value string
+	// Reason says what was wanted.
+	Reason string
+}
+
+// PlanStep is one resolved step.
+type PlanStep struct {
+	// Weights are the Route 53 weights written for From and To.
+	Weights Weights
+	// Pause is how long the step holds with all gates passing; 0 means "the record TTL",
+	// which the engine enforces as the floor anyway.
+	Pause time.Duration
+	// Gates have names (default "<kind>-<n>") and defaults applied.
+	Gates []Gate
+}
+
+// Rollback modes.
+const (
+	RollbackImmediate = "immediate"
+	RollbackGradual   = "gradual"
+)
+
+// PlanRollback is a resolved rollback.
+type PlanRollback struct {
+	Mode string
+	// Steps are the intermediate weights of a gradual rollback, before the final return to
+	// the starting weights.
+	Steps []Weights
+	// Pause per gradual step; 0 means the record TTL.
+	Pause time.Duration
+}
+
+// Defaults.
+const (
+	DefaultInSyncTimeout = 5 * time.Minute
+	DefaultStepTimeout   = 10 * time.Minute
+	DefaultHTTPRequests  = 20
+	DefaultHTTPTimeout   = 2 * time.Second
+	DefaultDNSSamples    = 200
+	DefaultDNSTolerance  = 0.1
+	DefaultLatencySlack  = 0.2
+	DefaultPercentile    = 99
+)

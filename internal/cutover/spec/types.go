@@ -1,0 +1,182 @@
+// Package spec is the cutover plan file: `apiVersion: crossfade.io/v1alpha1`,
+// `kind: Cutover`. It parses and validates the file and resolves it into the concrete
+// steps the cutover engine runs; it does no I/O beyond reading the file.
+package spec
+
+import "time"
+
+// APIVersion and Kind identify a plan file.
+const (
+	APIVersion = "crossfade.io/v1alpha1"
+	Kind       = "Cutover"
+)
+
+// Cutover is a plan file as written.
+type Cutover struct {
+	APIVersion string   `json:"apiVersion"`
+	Kind       string   `json:"kind"`
+	Metadata   Metadata `json:"metadata"`
+	Spec       Spec     `json:"spec"`
+}
+
+// Metadata names the cutover; the name keys its journal and lock.
+type Metadata struct {
+	Name string `json:"name"`
+}
+
+// Spec is what to shift, how, and when to give up.
+type Spec struct {
+	// Zone is the hosted zone's name (example.com); ZoneID selects it by id instead, for
+	// when a public and a private zone share the name.
+	Zone   string `json:"zone,omitempty"`
+	ZoneID string `json:"zoneID,omitempty"`
+	// Records are the weighted record sets shifted together, in one change batch per step.
+	Records []Record `json:"records"`
+	// From and To are the set identifiers (cluster ids) losing and gaining traffic.
+	From string `json:"from"`
+	To   string `json:"to"`
+	// Steps are the stops on the way, in order.
+	Steps []Step `json:"steps"`
+	// Pause is how long each step holds, with every gate passing, unless the step says
+	// otherwise. Never less than the records' TTL.
+	Pause Duration `json:"pause,omitempty"`
+	// Gates are checked at every step, in addition to the step's own.
+	Gates []Gate `json:"gates,omitempty"`
+	// Rollback says how to return to the starting weights when a gate fails or on abort.
+	Rollback Rollback `json:"rollback,omitempty"`
+	// Timeouts bound the waits.
+	Timeouts Timeouts `json:"timeouts,omitempty"`
+	// TTL optionally lowers the records' TTL before the first step.
+	TTL *TTL `json:"ttl,omitempty"`
+}
+
+// Record is one record set name and type whose members are shifted.
+type Record struct {
+	Name string `json:"name"`
+	// Type is A, AAAA or CNAME; default A.
+	Type string `json:"type,omitempty"`
+}
+
+// Step is one stop. In YAML it is either a bare number, the percent of traffic to `to`
+// (`- 10`), or a mapping with exactly one of percent or weights.
+type Step struct {
+	// Percent to `to`: weights become from=100-p, to=p.
+	Percent *int64 `json:"percent,omitempty"`
+	// Weights sets both members' Route 53 weights (0..255) explicitly.
+	Weights *Weights `json:"weights,omitempty"`
+	// Pause overrides Spec.Pause for this step.
+	Pause *Duration `json:"pause,omitempty"`
+	// Gates are checked at this step in addition to Spec.Gates.
+	Gates []Gate `json:"gates,omitempty"`
+}
+
+// Weights is an explicit weight pair.
+type Weights struct {
+	From int64 `json:"from"`
+	To   int64 `json:"to"`
+}
+
+// Gate is one check; exactly one of its kinds is set.
+type Gate struct {
+	// Name identifies the gate in progress output and the report; default: its kind and
+	// position.
+	Name       string          `json:"name,omitempty"`
+	HTTP       *HTTPGate       `json:"http,omitempty"`
+	Prometheus *PrometheusGate `json:"prometheus,omitempty"`
+	DNS        *DNSGate        `json:"dns,omitempty"`
+}
+
+// HTTPGate probes over HTTP through the public name and directly at each cluster.
+type HTTPGate struct {
+	// URL is requested through the public name, resolved afresh for every request (by
+	// Resolver when set, else the system resolver), as clients would.
+	URL string `json:"url,omitempty"`
+	// Clusters maps a set identifier (from, to) to a URL that reaches that cluster
+	// directly, bypassing DNS weights.
+	Clusters map[string]string `json:"clusters,omitempty"`
+	// Resolver is a DNS server (host:port) to resolve URL's host with.
+	Resolver string `json:"resolver,omitempty"`
+	// Requests per check and per URL; default 20.
+	Requests int `json:"requests,omitempty"`
+	// Timeout per request; default 2s.
+	Timeout Duration `json:"timeout,omitempty"`
+	// ExpectStatus lists the status codes counted as success; default 200..399.
+	ExpectStatus []int `json:"expectStatus,omitempty"`
+	// MinSuccessRatio is the least share of successful requests, 0..1; default 1.
+	MinSuccessRatio *float64 `json:"minSuccessRatio,omitempty"`
+	// Latency bounds a percentile of request latency; optional.
+	Latency *Latency `json:"latency,omitempty"`
+	// NoWorseThanFrom requires the `to` cluster's success ratio to be at least, and its
+	// latency percentile at most (1+LatencySlack) times, the `from` cluster's. Needs
+	// Clusters for both members.
+	NoWorseThanFrom bool `json:"noWorseThanFrom,omitempty"`
+	// LatencySlack is the relative latency allowance for NoWorseThanFrom; default 0.2.
+	LatencySlack *float64 `json:"latencySlack,omitempty"`
+}
+
+// Latency bounds one percentile.
+type Latency struct {
+	// Percentile is 1..100; default 99.
+	Percentile float64 `json:"percentile,omitempty"`
+	// Max is the bound.
+	Max Duration `json:"max"`
+}
+
+// PrometheusGate evaluates an instant query against a threshold.
+type PrometheusGate struct {
+	// URL is the Prometheus server (its HTTP API is at URL/api/v1/query).
+	URL string `json:"url"`
+	// Query must yield a scalar or a single-sample vector.
+	Query string `json:"query"`
+	// Max and Min bound the value; at least one is set.
+	Max *float64 `json:"max,omitempty"`
+	Min *float64 `json:"min,omitempty"`
+	// NoData says what an empty result means: "fail" (default) or "pass".
+	NoData string `json:"noData,omitempty"`
+}
+
+// DNSGate samples the authoritative answers and compares the shares with the weights
+// written.
+type DNSGate struct {
+	// Servers are the authoritative servers (host:port) asked; default: the zone's name
+	// servers as the provider lists them.
+	Servers []string `json:"servers,omitempty"`
+	// Samples is the queries per check and record; default 200.
+	Samples int `json:"samples,omitempty"`
+	// Tolerance is the largest absolute difference allowed between a member's measured
+	// and written share, 0..1; default 0.1.
+	Tolerance *float64 `json:"tolerance,omitempty"`
+}
+
+// Rollback is how a failed or aborted cutover returns to its starting weights.
+type Rollback struct {
+	// Mode is "immediate" (default: one batch back to the starting weights) or "gradual"
+	// (through Steps, each held for Pause, without gates).
+	Mode string `json:"mode,omitempty"`
+	// Steps are the stops of a gradual rollback, in percent to `to` (descending).
+	Steps []int64 `json:"steps,omitempty"`
+	// Pause per rollback step; default: the records' TTL.
+	Pause Duration `json:"pause,omitempty"`
+}
+
+// Timeouts bound the waits; zero means the default.
+type Timeouts struct {
+	// InSync bounds the wait for a change to reach INSYNC; default 5m.
+	InSync Duration `json:"inSync,omitempty"`
+	// Step bounds a step's total time (gates failing then passing again included) beyond
+	// its pause; default 10m. A step over time rolls back.
+	Step Duration `json:"step,omitempty"`
+	// Total bounds the whole cutover; default none.
+	Total Duration `json:"total,omitempty"`
+}
+
+// TTL lowers the records' TTL to Lower seconds before step 1 and waits out the old TTL,
+// so that the steps can be short and take effect quickly.
+type TTL struct {
+	Lower int64 `json:"lower"`
+}
+
+// Duration is a time.Duration written as a Go duration string ("90s", "5m").
+type Duration struct {
+	time.Duration
+}
