@@ -4,12 +4,12 @@ CACHE := $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/crossfade
 BIN   := $(CACHE)/bin
 GO    ?= go
 # Fuzz targets run briefly in `make test`: package:target.
-FUZZ_TARGETS := ./internal/sandbox/route53api:FuzzChangeBatchXML ./internal/sandbox/dnsserver:FuzzServeDNS ./internal/registry:FuzzReadTXT ./internal/source:FuzzParseAnnotations ./internal/source/manifest:FuzzDecode
+FUZZ_TARGETS := ./internal/sandbox/route53api:FuzzChangeBatchXML ./internal/sandbox/dnsserver:FuzzServeDNS ./internal/registry:FuzzReadTXT ./internal/source:FuzzParseAnnotations ./internal/source/manifest:FuzzDecode ./internal/cutover/spec:FuzzParse
 # A count, not a duration: Go 1.26's fuzz coordinator can report a spurious "context
 # deadline exceeded" when a duration budget expires mid-run (golang/go#75804).
 FUZZTIME ?= 50000x
 
-.PHONY: all build demo test unit vet lint fuzz bench deps clean
+.PHONY: all build demo test unit vet lint fuzz soak bench deps clean
 
 all: build
 
@@ -44,6 +44,13 @@ fuzz:
 	  echo "fuzz $$name ($$pkg, $(FUZZTIME))"; \
 	  $(GO) test -run='^$$' -fuzz="^$$name$$" -fuzztime=$(FUZZTIME) $$pkg || exit 1; \
 	done
+
+# The cutover crash test at length: SIGKILL at random moments, resume, check (20 trials
+# run in `make test`).
+SOAK_TRIALS ?= 200
+soak:
+	@scripts/deps.sh test
+	CROSSFADE_CUTOVER_TRIALS=$(SOAK_TRIALS) $(GO) test -count=1 -timeout 120m -run '^TestCutoverKill9$$' -v ./test/e2e
 
 bench:
 	@scripts/deps.sh bench

@@ -84,7 +84,8 @@ func Calculate(in Input) *Plan {
 	current := sortedManaged(zone.Records, managed)
 	desired := sortedManaged(in.Desired, managed)
 
-	pl := planner{owner: in.Registry.OwnerID(), policy: in.Policy, reg: in.Registry, zone: &zone, legacy: zone.LegacyOnly, plan: p}
+	pl := planner{owner: in.Registry.OwnerID(), policy: in.Policy, reg: in.Registry, zone: &zone, legacy: zone.LegacyOnly,
+		held: registry.Authorities(in.Current), plan: p}
 	var units [][]Change
 	// Both lists are sorted by name: walk them together, one name at a time.
 	for i, j := 0, 0; i < len(current) || j < len(desired); {
@@ -231,7 +232,37 @@ type planner struct {
 	reg    Registry
 	zone   *registry.Zone
 	legacy map[endpoint.Key]bool
-	plan   *Plan
+	// held maps a name and type (no set identifier) to the cutover holding its weights.
+	held map[endpoint.Key]string
+	plan *Plan
+}
+
+// holdWeight keeps what a cutover wrote (safety rule 3): while a cutover holds the weights
+// of d's name and type, an existing weighted member keeps its current weight (and TTL,
+// which a cutover may lower for its duration) whatever the source says. A source that
+// pins another weight is reported, not obeyed; everything else about the record is
+// still published.
+func (pl *planner) holdWeight(d, cur *endpoint.Endpoint) *endpoint.Endpoint {
+	if cur == nil || d.Policy.Kind != endpoint.Weighted || cur.Policy.Kind != endpoint.Weighted {
+		return d
+	}
+	if d.Policy.Weight == cur.Policy.Weight && (!d.TTL.IsConfigured() || d.TTL == cur.TTL) {
+		return d
+	}
+	cutover, ok := pl.held[endpoint.Key{Name: d.Name, Type: d.Type}]
+	if !ok {
+		return d
+	}
+	if d.Policy.Weight != cur.Policy.Weight {
+		pl.plan.Conflicts = append(pl.plan.Conflicts, Conflict{
+			Key:    d.Key(),
+			Reason: fmt.Sprintf("the source asks for weight %d, but cutover %s holds the weights of %s %s (now %d)", d.Policy.Weight, cutover, d.Name, d.Type, cur.Policy.Weight),
+			Advice: fmt.Sprintf("the weight stays %d; set the source's weight to %d, or hand the weights back with `crossfade cutover release`", cur.Policy.Weight, cur.Policy.Weight),
+		})
+	}
+	held := d.Clone()
+	held.Policy.Weight, held.TTL = cur.Policy.Weight, cur.TTL
+	return held
 }
 
 // owned returns a copy of d labelled with this owner.
@@ -254,6 +285,7 @@ func (pl *planner) unit(g *group) []Change {
 
 	for _, d := range g.desired {
 		cur := g.find(g.current, d.Key())
+		d = pl.holdWeight(d, cur)
 		if cur != nil && cur.Owner() == pl.owner && cur.Policy.Kind == d.Policy.Kind && d.SameRecord(cur) {
 			// Unchanged; only a zone written by an older external-dns, with the legacy
 			// ownership form alone, still needs its type-prefixed record.

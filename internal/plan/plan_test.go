@@ -360,3 +360,16 @@ func TestDomainFilterKeepsOutsideRecords(t *testing.T) {
 		}
 	}
 }
+
+// TestCutoverHoldsTTL: a TTL the cutover lowered is not raised again by a sync while the
+// cutover holds the name, and without a conflict: it is the cutover's to restore.
+func TestCutoverHoldsTTL(t *testing.T) {
+	reg, _ := registry.New(registry.Config{OwnerID: "blue"})
+	cur := weighted(rec("app.example.com", "A", "192.0.2.1"), "blue", 5)
+	cur.TTL = 10
+	current := append(owned(t, cur, "blue", "service/default/app"), registry.AuthorityRecord("app.example.com", []string{"A"}, "c"))
+	p := Calculate(Input{Desired: []*endpoint.Endpoint{from(weighted(rec("app.example.com", "A", "192.0.2.1"), "blue", 5), "service/default/app")}, Current: current, Registry: reg})
+	if got := render(p); len(got) != 0 || len(p.Conflicts) != 0 {
+		t.Errorf("got %q, conflicts %v; want nothing", got, p.Conflicts)
+	}
+}

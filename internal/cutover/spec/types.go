@@ -163,8 +163,8 @@ type Rollback struct {
 type Timeouts struct {
 	// InSync bounds the wait for a change to reach INSYNC; default 5m.
 	InSync Duration `json:"inSync,omitempty"`
-	// Step bounds a step's total time (gates failing then passing again included) beyond
-	// its pause; default 10m. A step over time rolls back.
+	// Step bounds how far a step may overrun its hold (slow gate checks); default 10m. A
+	// step over time rolls back. (A failing gate rolls back at once: it is not retried.)
 	Step Duration `json:"step,omitempty"`
 	// Total bounds the whole cutover; default none.
 	Total Duration `json:"total,omitempty"`

@@ -91,6 +91,7 @@ type API interface {
 	ListHostedZones(ctx context.Context, in *route53.ListHostedZonesInput, optFns ...func(*route53.Options)) (*route53.ListHostedZonesOutput, error)
 	ListResourceRecordSets(ctx context.Context, in *route53.ListResourceRecordSetsInput, optFns ...func(*route53.Options)) (*route53.ListResourceRecordSetsOutput, error)
 	ChangeResourceRecordSets(ctx context.Context, in *route53.ChangeResourceRecordSetsInput, optFns ...func(*route53.Options)) (*route53.ChangeResourceRecordSetsOutput, error)
+	GetChange(ctx context.Context, in *route53.GetChangeInput, optFns ...func(*route53.Options)) (*route53.GetChangeOutput, error)
 }
 
 // Provider reads and writes Route 53 hosted zones. It is safe for concurrent use.
@@ -308,16 +309,23 @@ func (p *Provider) Records(ctx context.Context, zone provider.Zone) ([]*endpoint
 // Apply sends batch to zone as one ChangeResourceRecordSets call: Route 53 applies all of
 // it or none. It does not wait for the change to reach INSYNC.
 func (p *Provider) Apply(ctx context.Context, zone provider.Zone, batch plan.Batch) error {
+	_, err := p.ApplyChange(ctx, zone, batch, ChangeComment)
+	return err
+}
+
+// ApplyChange is Apply with a comment of the caller's, returning the change id that
+// GetChange follows to INSYNC ("" for an empty batch).
+func (p *Provider) ApplyChange(ctx context.Context, zone provider.Zone, batch plan.Batch, comment string) (string, error) {
 	if len(batch) == 0 {
-		return nil
+		return "", nil
 	}
 	r, err := p.resolver(ctx)
 	if err != nil {
-		return fmt.Errorf("zone %s: apply %d changes: %w", zone, len(batch), err)
+		return "", fmt.Errorf("zone %s: apply %d changes: %w", zone, len(batch), err)
 	}
-	cb, err := toChangeBatch(zone, batch, ChangeComment, r)
+	cb, err := toChangeBatch(zone, batch, comment, r)
 	if err != nil {
-		return fmt.Errorf("zone %s: apply %d changes: %w", zone, len(batch), err)
+		return "", fmt.Errorf("zone %s: apply %d changes: %w", zone, len(batch), err)
 	}
 	start := time.Now()
 	out, err := p.api.ChangeResourceRecordSets(ctx, &route53.ChangeResourceRecordSetsInput{
@@ -328,14 +336,26 @@ func (p *Provider) Apply(ctx context.Context, zone provider.Zone, batch plan.Bat
 		// Debug only: the error is returned with this context and the caller logs it once.
 		p.log.DebugContext(ctx, "change batch failed", "zone", zone.Name, "zone_id", zone.ID,
 			"changes", len(batch), "err", err)
-		return fmt.Errorf("zone %s: apply %d changes: %w", zone, len(batch), err)
+		return "", fmt.Errorf("zone %s: apply %d changes: %w", zone, len(batch), err)
 	}
 	attrs := []any{"zone", zone.Name, "zone_id", zone.ID, "changes", len(batch), "duration", time.Since(start)}
+	var id string
 	if out.ChangeInfo != nil {
-		attrs = append(attrs, "change_id", aws.ToString(out.ChangeInfo.Id), "status", string(out.ChangeInfo.Status))
+		id = aws.ToString(out.ChangeInfo.Id)
+		attrs = append(attrs, "change_id", id, "status", string(out.ChangeInfo.Status))
 	}
 	p.log.InfoContext(ctx, "change batch applied", attrs...)
-	return nil
+	return id, nil
+}
+
+// InSync reports whether the change id has reached INSYNC: every Route 53 name server
+// answers with it.
+func (p *Provider) InSync(ctx context.Context, id string) (bool, error) {
+	out, err := p.api.GetChange(ctx, &route53.GetChangeInput{Id: aws.String(id)})
+	if err != nil {
+		return false, fmt.Errorf("get change %s: %w", id, err)
+	}
+	return out.ChangeInfo != nil && out.ChangeInfo.Status == types.ChangeStatusInsync, nil
 }
 
 // DryRun returns the --change-batch JSON of exactly what Apply would send for batch.

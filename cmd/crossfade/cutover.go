@@ -1,0 +1,228 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/user"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/crossfade-io/crossfade/internal/cutover"
+	"github.com/crossfade-io/crossfade/internal/cutover/journal"
+	"github.com/crossfade-io/crossfade/internal/cutover/spec"
+	"github.com/crossfade-io/crossfade/internal/provider/route53"
+	"github.com/crossfade-io/crossfade/internal/registry"
+)
+
+// cutoverFlags are shared by the cutover subcommands.
+type cutoverFlags struct {
+	stateDir   string
+	dnsServers []string
+	txtPrefix  string
+	txtSuffix  string
+	route53    route53.Config
+	resume     bool
+}
+
+func newCutoverCmd(g *globalFlags) *cobra.Command {
+	f := &cutoverFlags{}
+	cmd := &cobra.Command{
+		Use:   "cutover",
+		Short: "Shift traffic between clusters in gated, TTL-paced steps, with rollback",
+		Long: `cutover moves the Route 53 weights of the members of one or more weighted records
+from one set identifier (cluster) to another, step by step, as a plan file says. A step
+holds for at least the records' TTL, with every gate passing; a failing gate rolls back.
+Every action is journaled before and after it is taken, so a killed run continues with
+'run --resume'.`,
+	}
+	pf := cmd.PersistentFlags()
+	pf.StringVar(&f.stateDir, "state-dir", defaultStateDir(), "directory of the journal, lock, control and report files")
+	pf.StringSliceVar(&f.dnsServers, "dns-server", nil, "authoritative DNS servers (host:port) for dns gates that list none")
+	pf.StringVar(&f.txtPrefix, "txt-prefix", "", "prefix of the ownership TXT names, as the publishers write them")
+	pf.StringVar(&f.txtSuffix, "txt-suffix", "", "suffix of the ownership TXT names, as the publishers write them")
+	pf.StringVar(&f.route53.Endpoint, "aws-endpoint", "", "Route 53 API URL, e.g. the sandbox's")
+	pf.StringVar(&f.route53.Region, "aws-region", "", "AWS region for signing (default: from the environment, else us-east-1)")
+
+	planCmd := &cobra.Command{
+		Use:   "plan FILE",
+		Short: "Check a plan file against the live zone and print every batch each step would send",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg, err := f.config(cmd, g, args[0])
+			if err != nil {
+				return err
+			}
+			pv, err := cutover.Plan(cmd.Context(), cfg)
+			if pv != nil {
+				if werr := pv.WriteText(cmd.OutOrStdout()); werr != nil {
+					return werr
+				}
+			}
+			return err
+		},
+	}
+	runCmd := &cobra.Command{
+		Use:   "run FILE",
+		Short: "Run a cutover, or continue an interrupted one with --resume",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg, err := f.config(cmd, g, args[0])
+			if err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			for _, w := range cfg.Plan.Warnings {
+				fmt.Fprintf(out, "warning: %v\n", w)
+			}
+			cfg.Progress = cutover.NewProgress(out, isTerminal(out))
+			rep, err := cutover.Run(cmd.Context(), cfg, f.resume)
+			if rep != nil {
+				fmt.Fprintln(out)
+				if werr := rep.WriteText(out); werr != nil {
+					return errors.Join(err, werr)
+				}
+				if rep.Outcome != "" {
+					fmt.Fprintf(out, "report: %s\n", cutover.PathsFor(f.stateDir, cfg.Plan.Name).Report)
+				}
+			}
+			return err
+		},
+	}
+	runCmd.Flags().BoolVar(&f.resume, "resume", false, "continue the cutover from its journal (after a crash or kill)")
+
+	statusCmd := &cobra.Command{
+		Use:   "status FILE",
+		Short: "Show where a cutover stands, from its journal",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			p, err := spec.Load(args[0])
+			if err != nil {
+				return err
+			}
+			paths := cutover.PathsFor(f.stateDir, p.Name)
+			entries, err := journal.Read(paths.Journal)
+			if err != nil {
+				return fmt.Errorf("cutover %s has not run here: %w", p.Name, err)
+			}
+			return cutover.BuildReport(p.Name, entries).WriteText(cmd.OutOrStdout())
+		},
+	}
+	releaseCmd := &cobra.Command{
+		Use:   "release FILE",
+		Short: "Hand a finished cutover's weights back to the publishers (delete its authority records)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg, err := f.config(cmd, g, args[0])
+			if err != nil {
+				return err
+			}
+			n, err := cutover.Release(cmd.Context(), cfg)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "cutover %s: %d authority records deleted; publishers own the weights again\n", cfg.Plan.Name, n)
+			return nil
+		},
+	}
+	cmd.AddCommand(planCmd, runCmd, statusCmd, releaseCmd)
+	for _, c := range []struct{ name, short string }{
+		{cutover.CommandPause, "Hold a running cutover at its current weights"},
+		{cutover.CommandResume, "Let a paused cutover go on (its hold starts again)"},
+		{cutover.CommandPromote, "Skip the remaining pauses: go to the last step, held for the TTL"},
+		{cutover.CommandAbort, "Roll a cutover back per its plan (a running one, or an interrupted one)"},
+	} {
+		cmd.AddCommand(&cobra.Command{
+			Use:   c.name + " FILE",
+			Short: c.short,
+			Args:  cobra.ExactArgs(1),
+			RunE: func(cmd *cobra.Command, args []string) error {
+				return f.control(cmd, g, args[0], c.name)
+			},
+		})
+	}
+	return cmd
+}
+
+// control sends a command to the cutover's runner. An abort with no runner rolls back here.
+func (f *cutoverFlags) control(cmd *cobra.Command, g *globalFlags, file, command string) error {
+	cfg, err := f.config(cmd, g, file)
+	if err != nil {
+		return err
+	}
+	paths := cutover.PathsFor(f.stateDir, cfg.Plan.Name)
+	if command == cutover.CommandAbort {
+		rep, err := cutover.Abort(cmd.Context(), cfg)
+		var locked *journal.LockedError
+		if !errors.As(err, &locked) {
+			if rep != nil {
+				if werr := rep.WriteText(cmd.OutOrStdout()); werr != nil {
+					return errors.Join(err, werr)
+				}
+			}
+			return err
+		}
+	}
+	if err := cutover.SendCommand(paths, cutover.Command{Command: command, By: cfg.By}); err != nil {
+		return err
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "%s sent to cutover %s; its runner acts on it at its next check\n", command, cfg.Plan.Name)
+	return nil
+}
+
+// config builds the engine's configuration from the flags and the plan file.
+func (f *cutoverFlags) config(cmd *cobra.Command, g *globalFlags, file string) (cutover.Config, error) {
+	log, err := g.logger()
+	if err != nil {
+		return cutover.Config{}, err
+	}
+	p, err := spec.Load(file)
+	if err != nil {
+		return cutover.Config{}, err
+	}
+	// Reading ownership needs no owner id of ours; the registry wants one all the same.
+	reg, err := registry.New(registry.Config{OwnerID: "crossfade-cutover", Prefix: f.txtPrefix, Suffix: f.txtSuffix})
+	if err != nil {
+		return cutover.Config{}, err
+	}
+	r53 := f.route53
+	r53.Logger = log
+	dns, err := route53.New(cmd.Context(), r53)
+	if err != nil {
+		return cutover.Config{}, err
+	}
+	return cutover.Config{Plan: p, DNS: dns, Registry: reg, StateDir: f.stateDir, By: whoAmI(),
+		DNSServers: f.dnsServers, Logger: log}, nil
+}
+
+// defaultStateDir follows the XDG base directory spec: cutover state is state, not cache.
+func defaultStateDir() string {
+	if d := os.Getenv("XDG_STATE_HOME"); d != "" {
+		return filepath.Join(d, "crossfade", "cutovers")
+	}
+	if h, err := os.UserHomeDir(); err == nil {
+		return filepath.Join(h, ".local", "state", "crossfade", "cutovers")
+	}
+	return "crossfade-cutovers"
+}
+
+// whoAmI is user@host, for the journal's audit trail.
+func whoAmI() string {
+	name := "unknown"
+	if u, err := user.Current(); err == nil {
+		name = u.Username
+	}
+	host, _ := os.Hostname()
+	return name + "@" + host
+}
+
+// isTerminal reports whether w is a terminal, where progress is redrawn in place.
+func isTerminal(w any) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}

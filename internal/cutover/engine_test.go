@@ -1,0 +1,470 @@
+package cutover
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/credentials"
+
+	"github.com/crossfade-io/crossfade/internal/controller"
+	"github.com/crossfade-io/crossfade/internal/cutover/journal"
+	"github.com/crossfade-io/crossfade/internal/cutover/spec"
+	"github.com/crossfade-io/crossfade/internal/endpoint"
+	"github.com/crossfade-io/crossfade/internal/plan"
+	"github.com/crossfade-io/crossfade/internal/provider/route53"
+	"github.com/crossfade-io/crossfade/internal/registry"
+	"github.com/crossfade-io/crossfade/internal/sandbox"
+	"github.com/crossfade-io/crossfade/internal/sandbox/sandboxtest"
+)
+
+// env is a sandbox zone with blue's and green's weighted members of app.example.com, each
+// published by its own owner as `crossfade sync` publishes them, TTL 1 s.
+type env struct {
+	sb  *sandbox.Sandbox
+	dns *route53.Provider
+	reg *registry.TXT
+	dir string
+}
+
+func newEnv(t *testing.T, blueWeight, greenWeight int64) *env {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("starts a sandbox")
+	}
+	sb := sandboxtest.Start(t)
+	if _, _, err := sb.Store().CreateZone("example.com", "ref", "", false); err != nil {
+		t.Fatal(err)
+	}
+	dns, err := route53.New(context.Background(), route53.Config{Endpoint: sb.APIURL(), Region: "us-east-1",
+		Credentials: credentials.NewStaticCredentialsProvider("test", "test", ""), MaxBackoff: 5 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []struct {
+		owner, ip string
+		w         int64
+	}{{"blue", "127.0.0.10", blueWeight}, {"green", "127.0.0.20", greenWeight}} {
+		rep, err := publish(dns, m.owner, m.ip, m.w)
+		if err != nil || rep.Err() != nil {
+			t.Fatalf("publish %s: %v", m.owner, errors.Join(err, rep.Err()))
+		}
+	}
+	reg, _ := registry.New(registry.Config{OwnerID: "cutover"})
+	return &env{sb: sb, dns: dns, reg: reg, dir: t.TempDir()}
+}
+
+// weights reads the members' weights and their TXT records' weights from the zone.
+func (e *env) weights(t *testing.T) (map[string]int64, map[string]int64) {
+	t.Helper()
+	zones, _ := e.dns.Zones(context.Background())
+	recs, err := e.dns.Records(context.Background(), zones[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, txt := map[string]int64{}, map[string]int64{}
+	for _, r := range recs {
+		switch r.Type {
+		case "A":
+			a[r.SetIdentifier] = r.Policy.Weight
+		case "TXT":
+			txt[r.SetIdentifier] = r.Policy.Weight
+		}
+	}
+	return a, txt
+}
+
+func (e *env) config(p *spec.Plan) Config {
+	return Config{Plan: p, DNS: e.dns, Registry: e.reg, StateDir: e.dir, By: "test@host",
+		DNSServers: []string{e.sb.DNSAddr()}, CheckInterval: 100 * time.Millisecond, PollInterval: 10 * time.Millisecond}
+}
+
+// testPlan is 0 → 10 → 50 → 100 % to green, 1 s per step, with the gates given.
+func testPlan(t *testing.T, gates ...spec.Gate) *spec.Plan {
+	t.Helper()
+	p := &spec.Plan{Name: "app", Zone: "example.com", Records: []spec.Record{{Name: "app.example.com", Type: "A"}},
+		From: "blue", To: "green", Rollback: spec.PlanRollback{Mode: spec.RollbackImmediate},
+		InSyncTimeout: 10 * time.Second, StepTimeout: 10 * time.Second}
+	for _, pct := range []int64{0, 10, 50, 100} {
+		p.Steps = append(p.Steps, spec.PlanStep{Weights: spec.Weights{From: 100 - pct, To: pct}, Pause: time.Second, Gates: gates})
+	}
+	return p
+}
+
+// backend serves 200 with X-Crossfade-Cluster, or 500 once failing is set.
+func backend(t *testing.T, cluster string, failing *atomic.Bool) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Crossfade-Cluster", cluster)
+		if failing.Load() {
+			http.Error(w, "broken", http.StatusInternalServerError)
+			return
+		}
+		w.Write([]byte(cluster))
+	})}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	return "http://" + ln.Addr().String() + "/"
+}
+
+// clusterGate is an HTTP gate probing a healthy blue backend and a green one that fails
+// once greenDown is set.
+func clusterGate(t *testing.T, name string, greenDown *atomic.Bool) spec.Gate {
+	t.Helper()
+	one := 1.0
+	return spec.Gate{Name: name, HTTP: &spec.HTTPGate{
+		Clusters: map[string]string{"blue": backend(t, "blue", new(atomic.Bool)), "green": backend(t, "green", greenDown)},
+		Requests: 5, Timeout: spec.Duration{Duration: time.Second}, MinSuccessRatio: &one, ExpectStatus: []int{200}}}
+}
+
+// publish syncs owner's weighted member of app.example.com as `crossfade sync` would.
+func publish(dns *route53.Provider, owner, ip string, weight int64) (*controller.Report, error) {
+	reg, err := registry.New(registry.Config{OwnerID: owner})
+	if err != nil {
+		return nil, err
+	}
+	e := &endpoint.Endpoint{Name: "app.example.com", Type: "A", Targets: endpoint.Targets{ip}, TTL: 1,
+		SetIdentifier: owner, Policy: endpoint.WeightedPolicy(weight), Labels: endpoint.Labels{endpoint.ResourceLabel: "service/default/app"}}
+	return (&controller.Syncer{Provider: dns, Registry: reg, Policy: plan.Sync}).Sync(context.Background(), []*endpoint.Endpoint{e})
+}
+
+// progressHook calls fn on every event.
+type progressHook func(Event)
+
+func (h progressHook) Event(e Event) { h(e) }
+
+func TestRunFullShift(t *testing.T) {
+	e := newEnv(t, 100, 0)
+	var greenDown atomic.Bool
+	httpGate := clusterGate(t, "clusters", &greenDown)
+	tol := 0.15
+	dnsGate := spec.Gate{Name: "answers", DNS: &spec.DNSGate{Samples: 200, Tolerance: &tol}}
+	p := testPlan(t, httpGate, dnsGate)
+
+	calls := sandboxtest.APICalls(t, e.sb)["ChangeResourceRecordSets ok"]
+	rep, err := Run(context.Background(), e.config(p), false)
+	if err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	var text strings.Builder
+	rep.WriteText(&text)
+	t.Log("\n" + text.String())
+	if rep.Outcome != outcomeCompleted || len(rep.Steps) != 4 {
+		t.Fatalf("report: outcome %q, %d steps", rep.Outcome, len(rep.Steps))
+	}
+	a, txt := e.weights(t)
+	if a["blue"] != 0 || a["green"] != 100 || txt["blue"] != 0 || txt["green"] != 100 {
+		t.Errorf("final weights A %v TXT %v, want blue 0, green 100", a, txt)
+	}
+	// One batch per step; step 1 (0 %) changes no weight but writes the authority record.
+	if n := sandboxtest.APICalls(t, e.sb)["ChangeResourceRecordSets ok"] - calls; n != 4 {
+		t.Errorf("%d ChangeResourceRecordSets calls, want 4 (one batch per step)", n)
+	}
+	for i, s := range rep.Steps {
+		if s.Outcome != "passed" || len(s.Gates) != 2 {
+			t.Errorf("step %d: %+v", i, s)
+		}
+	}
+	// The DNS gate measured the 50 % step's answers near one half.
+	if v := rep.Steps[2].Gates[1].Values; v == nil {
+		t.Errorf("step 3 dns gate has no measured values: %+v", rep.Steps[2].Gates[1])
+	}
+	if _, err := os.Stat(PathsFor(e.dir, "app").Report); err != nil {
+		t.Errorf("report file: %v", err)
+	}
+	// A finished cutover does not run again without moving its journal away.
+	if _, err := Run(context.Background(), e.config(p), false); err == nil || !strings.Contains(err.Error(), "--resume") {
+		t.Errorf("second run: %v", err)
+	}
+}
+
+func TestRunGateFailsAt50RollsBack(t *testing.T) {
+	e := newEnv(t, 100, 0)
+	var greenDown atomic.Bool
+	g := clusterGate(t, "green-health", &greenDown)
+	cfg := e.config(testPlan(t, g))
+	// Green breaks as soon as the 50 % step is written.
+	cfg.Progress = progressHook(func(ev Event) {
+		if ev.Phase == PhaseWriting && ev.Weights["green"] == 50 {
+			greenDown.Store(true)
+		}
+	})
+	rep, err := Run(context.Background(), cfg, false)
+	var rb *RollbackError
+	if !errors.As(err, &rb) || rb.Step != 2 || !strings.Contains(rb.Reason, "green-health") {
+		t.Fatalf("run: %v, want a rollback at step 3 naming the gate", err)
+	}
+	if rep.Outcome != outcomeRolledBack {
+		t.Errorf("outcome %q", rep.Outcome)
+	}
+	if a, txt := e.weights(t); a["blue"] != 100 || a["green"] != 0 || txt["blue"] != 100 {
+		t.Errorf("weights after rollback A %v TXT %v, want 100/0", a, txt)
+	}
+	last := rep.Steps[len(rep.Steps)-1]
+	if !strings.HasPrefix(last.Name, "rollback") || last.Weights["blue"] != 100 || last.Outcome != "held" {
+		t.Errorf("last write %+v, want the rollback to 100/0 held", last)
+	}
+}
+
+func TestRunRefusesPauseBelowTTL(t *testing.T) {
+	e := newEnv(t, 100, 0)
+	p := testPlan(t)
+	p.Steps[1].Pause = 500 * time.Millisecond // TTL is 1 s
+	_, err := Run(context.Background(), e.config(p), false)
+	var nr *NotReadyError
+	if !errors.As(err, &nr) || !strings.Contains(err.Error(), "spec.steps[1].pause 500ms: shorter than the records' TTL 1s") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestRunRefusesUnpublishedMember(t *testing.T) {
+	e := newEnv(t, 100, 0)
+	p := testPlan(t)
+	p.To = "purple"
+	_, err := Run(context.Background(), e.config(p), false)
+	if err == nil || !strings.Contains(err.Error(), "app.example.com A [purple]: no such record set") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestRunLockAndControl(t *testing.T) {
+	e := newEnv(t, 100, 0)
+	p := testPlan(t)
+	for i := range p.Steps {
+		p.Steps[i].Pause = 2 * time.Second
+	}
+	cfg := e.config(p)
+	paths := PathsFor(e.dir, "app")
+	phases := make(chan Event, 100)
+	cfg.Progress = progressHook(func(ev Event) {
+		select {
+		case phases <- ev:
+		default:
+		}
+	})
+	done := make(chan error, 1)
+	go func() {
+		_, err := Run(context.Background(), cfg, false)
+		done <- err
+	}()
+	waitPhase(t, phases, PhaseHolding)
+	// A second runner is refused while the first holds the lock.
+	if _, err := Run(context.Background(), e.config(p), true); !errors.As(err, new(*journal.LockedError)) {
+		t.Errorf("second runner: %v, want LockedError", err)
+	}
+	if err := SendCommand(paths, Command{Command: CommandPause, By: "alice"}); err != nil {
+		t.Fatal(err)
+	}
+	waitPhase(t, phases, PhasePaused)
+	// Resumed, the step holds again with its gates checked; then paused again and aborted.
+	if err := SendCommand(paths, Command{Command: CommandResume, By: "bob"}); err != nil {
+		t.Fatal(err)
+	}
+	waitPhase(t, phases, PhaseHolding)
+	if err := SendCommand(paths, Command{Command: CommandPause, By: "alice"}); err != nil {
+		t.Fatal(err)
+	}
+	waitPhase(t, phases, PhasePaused)
+	if err := SendCommand(paths, Command{Command: CommandAbort, By: "alice"}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if !errors.Is(err, ErrAborted) {
+			t.Fatalf("run: %v, want ErrAborted", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("run did not end after abort")
+	}
+	if a, _ := e.weights(t); a["blue"] != 100 || a["green"] != 0 {
+		t.Errorf("weights after abort %v", a)
+	}
+	entries, _ := journal.Read(paths.Journal)
+	rep := BuildReport("app", entries)
+	var got []string
+	for _, c := range rep.Controls {
+		got = append(got, c.Detail+" by "+c.By)
+	}
+	if strings.Join(got, ", ") != "pause by alice, resume by bob, pause by alice, abort by alice" || !strings.Contains(rep.Rollback, "aborted by alice") {
+		t.Errorf("report controls %+v rollback %q", rep.Controls, rep.Rollback)
+	}
+}
+
+func waitPhase(t *testing.T, ch <-chan Event, phase string) {
+	t.Helper()
+	deadline := time.After(20 * time.Second)
+	for {
+		select {
+		case ev := <-ch:
+			if ev.Phase == phase {
+				return
+			}
+		case <-deadline:
+			t.Fatalf("no %s event", phase)
+		}
+	}
+}
+
+func TestResumeAfterIntent(t *testing.T) {
+	e := newEnv(t, 100, 0)
+	p := testPlan(t)
+	paths := PathsFor(e.dir, "app")
+	// A runner that died right after journaling step 3's intent, before sending it.
+	j, _, err := journal.Open(paths.Journal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, en := range []journal.Entry{
+		{Kind: kindStart, Step: -1, Weights: map[string]int64{"blue": 100, "green": 0}, By: "test"},
+		{Kind: kindStepPassed, Step: 0}, {Kind: kindStepPassed, Step: 1},
+		{Kind: kindIntent, Step: 2, Weights: map[string]int64{"blue": 50, "green": 50}},
+	} {
+		if _, err := j.Append(en); err != nil {
+			t.Fatal(err)
+		}
+	}
+	j.Close()
+	if _, err := Run(context.Background(), e.config(p), false); err == nil {
+		t.Error("run without --resume over an existing journal must refuse")
+	}
+	rep, err := Run(context.Background(), e.config(p), true)
+	if err != nil || rep.Outcome != outcomeCompleted {
+		t.Fatalf("resume: %v, outcome %q", err, rep.Outcome)
+	}
+	if a, _ := e.weights(t); a["green"] != 100 || a["blue"] != 0 {
+		t.Errorf("weights %v", a)
+	}
+	if _, err := os.Stat(filepath.Join(e.dir, "app.lock")); err != nil {
+		t.Errorf("lock file: %v", err)
+	}
+}
+
+// TestSyncDuringStepKeepsWeights is the race of safety rule 3: both publishers re-sync in
+// the middle of the 50 % step, their sources still asking for the weights they had
+// before the cutover (blue 100, green 0). The cutover's weights stay; each publisher
+// reports the conflict; the cutover completes.
+func TestSyncDuringStepKeepsWeights(t *testing.T) {
+	e := newEnv(t, 100, 0)
+	cfg := e.config(testPlan(t))
+	type syncResult struct {
+		owner     string
+		conflicts []plan.Conflict
+		changes   int
+		err       error
+	}
+	var results []syncResult
+	cfg.Progress = progressHook(func(ev Event) {
+		if ev.Phase != PhaseHolding || ev.Weights["green"] != 50 || len(results) > 0 {
+			return
+		}
+		for _, m := range []struct {
+			owner, ip string
+			w         int64
+		}{{"blue", "127.0.0.10", 100}, {"green", "127.0.0.20", 0}} {
+			rep, err := publish(e.dns, m.owner, m.ip, m.w)
+			r := syncResult{owner: m.owner, err: err}
+			if err == nil {
+				r.conflicts = rep.Conflicts()
+				for _, b := range rep.Zones[0].Plan.Batches {
+					r.changes += len(b)
+				}
+			}
+			results = append(results, r)
+		}
+		if a, _ := e.weights(t); a["blue"] != 50 || a["green"] != 50 {
+			t.Errorf("weights right after the publishers synced: %v, want 50/50", a)
+		}
+	})
+	rep, err := Run(context.Background(), cfg, false)
+	if err != nil || rep.Outcome != outcomeCompleted {
+		t.Fatalf("run: %v (%q)", err, rep.Outcome)
+	}
+	if len(results) != 2 {
+		t.Fatalf("the publishers did not run during the step: %+v", results)
+	}
+	for _, r := range results {
+		if r.err != nil || r.changes != 0 || len(r.conflicts) != 1 || !strings.Contains(r.conflicts[0].Reason, "cutover app holds the weights") {
+			t.Errorf("%s's sync: err %v, %d changes, conflicts %v", r.owner, r.err, r.changes, r.conflicts)
+		}
+	}
+	if a, _ := e.weights(t); a["blue"] != 0 || a["green"] != 100 {
+		t.Errorf("final weights %v", a)
+	}
+	// Released, the weights are the publishers' again: blue's sync writes its 100.
+	if n, err := Release(context.Background(), cfg); err != nil || n != 1 {
+		t.Fatalf("release: %d, %v", n, err)
+	}
+	if rep, err := publish(e.dns, "blue", "127.0.0.10", 100); err != nil || rep.Err() != nil || len(rep.Conflicts()) != 0 {
+		t.Fatalf("sync after release: %v", err)
+	}
+	if a, _ := e.weights(t); a["blue"] != 100 {
+		t.Errorf("blue after release and sync: %v", a)
+	}
+}
+
+// TestRunLowersTTL: with spec.ttl.lower, the members' TTL drops before step 1 and the old
+// TTL is waited out; the steps then pace on the lower TTL.
+func TestRunLowersTTL(t *testing.T) {
+	e := newEnv(t, 100, 0)
+	// Raise the published TTL to 2 s, as a publisher would write it.
+	zones, _ := e.dns.Zones(context.Background())
+	recs, _ := e.dns.Records(context.Background(), zones[0])
+	var b plan.Batch
+	for _, r := range recs {
+		if r.Type == "A" {
+			c := r.Clone()
+			c.TTL = 2
+			b = append(b, plan.Change{Action: plan.Upsert, Endpoint: c})
+		}
+	}
+	if err := e.dns.Apply(context.Background(), zones[0], b); err != nil {
+		t.Fatal(err)
+	}
+	p := testPlan(t)
+	p.LowerTTL = 1
+	began := time.Now()
+	rep, err := Run(context.Background(), e.config(p), false)
+	if err != nil || rep.Outcome != outcomeCompleted {
+		t.Fatalf("run: %v", err)
+	}
+	// 2 s waiting out the old TTL, then four 1 s holds.
+	if took := time.Since(began); took < 6*time.Second {
+		t.Errorf("run took %s; the old TTL was not waited out", took)
+	}
+	recs, _ = e.dns.Records(context.Background(), zones[0])
+	for _, r := range recs {
+		if r.Type == "A" && r.TTL != 1 {
+			t.Errorf("%s TTL %d, want the lowered 1", r.Key(), r.TTL)
+		}
+	}
+	entries, _ := journal.Read(PathsFor(e.dir, "app").Journal)
+	if entries[1].Kind != kindTTLLowered {
+		t.Errorf("second journal entry %q, want %q", entries[1].Kind, kindTTLLowered)
+	}
+}
+
+// TestRunTotalTimeoutRollsBack: a cutover over its total time limit rolls back.
+func TestRunTotalTimeoutRollsBack(t *testing.T) {
+	e := newEnv(t, 100, 0)
+	p := testPlan(t)
+	p.TotalTimeout = 1500 * time.Millisecond
+	_, err := Run(context.Background(), e.config(p), false)
+	var rb *RollbackError
+	if !errors.As(err, &rb) || !strings.Contains(rb.Reason, "total time limit 1.5s") {
+		t.Fatalf("run: %v", err)
+	}
+	if a, _ := e.weights(t); a["blue"] != 100 || a["green"] != 0 {
+		t.Errorf("weights after rollback %v", a)
+	}
+}

@@ -1,0 +1,302 @@
+package gate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"net"
+	"net/netip"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/miekg/dns"
+
+	"github.com/crossfade-io/crossfade/internal/cutover/spec"
+)
+
+// dnsConcurrency is how many queries are in flight at once: 200 samples at a remote name
+// server's ~20ms round trip then take half a second, not four.
+const dnsConcurrency = 8
+
+// Answer classes that are not a member.
+const (
+	classOther = "other" // values that belong to no member, or to several
+	classEmpty = "empty" // no answer of the record's type, an error rcode, or no reply
+)
+
+// DNS samples the authoritative answers for each record of a step and compares the share
+// each member gets with the share its weight promises.
+//
+// The statistics: with n samples and a member whose expected share is p, the measured
+// share has standard deviation sqrt(p(1-p)/n). At the defaults (n = 200, tolerance 0.1) a
+// 1:1 split has σ ≈ 0.035, so the tolerance is ≈ 2.8σ and a correct zone still fails one
+// check in ~200 by chance; a 1:3 split has σ ≈ 0.031 (3.3σ); a 1:9 split σ ≈ 0.021 (4.7σ);
+// 0:1 has σ = 0 and must be exact. Because the engine checks every few seconds through a
+// whole pause, one chance failure in 200 would fail a long step at 50 % quite often. So a
+// record whose only fault is a share outside the tolerance is sampled once more and judged
+// on both samples together (σ shrinks by √2): a real misweighting (1:3 read as 1:1 is off
+// by 0.25) fails both times, while a chance failure now needs two unlucky samples in a row,
+// about one check in 10⁵. Empty answers and foreign values are never retried: the promise
+// is that there are none at all.
+//
+// Values, per record key "<name>/<type>": <key>.samples, .empty, .other, and per member
+// <key>.<id>.count, .share, .expected; and the totals "empty" and "other".
+type DNS struct {
+	name      string
+	servers   []string
+	samples   int
+	tolerance float64
+}
+
+// NewDNS builds a DNS gate from its spec. Servers may be empty here: the engine fills them
+// with the zone's name servers before checking.
+func NewDNS(name string, g spec.DNSGate) (*DNS, error) {
+	d := &DNS{name: name, samples: g.Samples, tolerance: spec.DefaultDNSTolerance}
+	if d.samples <= 0 {
+		d.samples = spec.DefaultDNSSamples
+	}
+	if g.Tolerance != nil {
+		d.tolerance = *g.Tolerance
+	}
+	if d.tolerance < 0 || d.tolerance > 1 {
+		return nil, fmt.Errorf("gate %s: tolerance %v: want 0..1", name, d.tolerance)
+	}
+	for _, s := range g.Servers {
+		if strings.TrimSpace(s) == "" {
+			return nil, fmt.Errorf("gate %s: servers: empty address", name)
+		}
+		d.servers = append(d.servers, withPort(s, "53"))
+	}
+	return d, nil
+}
+
+// Name is the gate's name.
+func (d *DNS) Name() string { return d.name }
+
+// Servers are the name servers asked, host:port.
+func (d *DNS) Servers() []string { return slices.Clone(d.servers) }
+
+// tally counts where one record's sampled answers went.
+type tally struct {
+	mu       sync.Mutex
+	total    int
+	counts   map[string]int // member, classOther or classEmpty → answers
+	examples map[string]string
+}
+
+func (t *tally) add(class, example string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.total++
+	t.counts[class]++
+	if _, ok := t.examples[class]; !ok && example != "" {
+		t.examples[class] = example
+	}
+}
+
+// Check samples every record of the step and judges the shares.
+func (d *DNS) Check(ctx context.Context, s Step) Result {
+	r := Result{Gate: d.name, Kind: KindDNS}
+	if len(d.servers) == 0 {
+		return r.fail(fmt.Errorf("gate %s: no name servers to ask: set servers, or let the engine fill in the zone's", d.name))
+	}
+	if len(s.Records) == 0 {
+		return r.fail(fmt.Errorf("gate %s: step %d has no records to sample", d.name, s.Index))
+	}
+	if len(s.Weights) == 0 {
+		return r.fail(fmt.Errorf("gate %s: step %d has no weights to compare with", d.name, s.Index))
+	}
+	want := expectedShares(s.Weights)
+	var next atomic.Uint64 // round robin over the servers across the whole check
+	var problems, summary []string
+	var empty, other int
+	for _, rec := range s.Records {
+		key := rec.Name + "/" + recordType(rec)
+		qtype, members, err := d.prepare(rec, s.Weights)
+		if err != nil {
+			return r.fail(err)
+		}
+		t := &tally{counts: map[string]int{}, examples: map[string]string{}}
+		d.sample(ctx, rec.Name, qtype, members, t, &next)
+		bad := d.deviations(t, want)
+		if len(bad) > 0 && t.counts[classEmpty] == 0 && t.counts[classOther] == 0 && ctx.Err() == nil {
+			d.sample(ctx, rec.Name, qtype, members, t, &next) // see the type's comment
+			bad = d.deviations(t, want)
+		}
+		if err := ctx.Err(); err != nil {
+			return r.fail(fmt.Errorf("gate %s: check interrupted: %w", d.name, err))
+		}
+		empty += t.counts[classEmpty]
+		other += t.counts[classOther]
+		r.set(key+".samples", float64(t.total))
+		r.set(key+".empty", float64(t.counts[classEmpty]))
+		r.set(key+".other", float64(t.counts[classOther]))
+		got := shares(t.counts, t.total)
+		var parts []string
+		for _, id := range sortedKeys(want) {
+			r.set(key+"."+id+".count", float64(t.counts[id]))
+			r.set(key+"."+id+".share", got[id])
+			r.set(key+"."+id+".expected", want[id])
+			parts = append(parts, fmt.Sprintf("%s %s (want %s)", id, fmtPct(got[id]), fmtPct(want[id])))
+		}
+		summary = append(summary, fmt.Sprintf("%s: %s of %d answers", key, strings.Join(parts, ", "), t.total))
+		if n := t.counts[classEmpty]; n > 0 {
+			problems = append(problems, fmt.Sprintf("%s: %d of %d answers empty (e.g. %s)", key, n, t.total, t.examples[classEmpty]))
+		}
+		if n := t.counts[classOther]; n > 0 {
+			problems = append(problems, fmt.Sprintf("%s: %d of %d answers matched no member (e.g. %s)", key, n, t.total, t.examples[classOther]))
+		}
+		// Shares are only worth a word when every answer was a member's: otherwise they are
+		// off because of the answers above, and saying so twice hides the cause.
+		if len(bad) > 0 && t.counts[classEmpty] == 0 && t.counts[classOther] == 0 {
+			var off []string
+			for _, id := range bad {
+				off = append(off, fmt.Sprintf("%s %s vs %s written", id, fmtPct(got[id]), fmtPct(want[id])))
+			}
+			problems = append(problems, fmt.Sprintf("%s: share off by more than %s: %s (%d answers)",
+				key, fmtPct(d.tolerance), strings.Join(off, ", "), t.total))
+		}
+	}
+	r.set("empty", float64(empty))
+	r.set("other", float64(other))
+	r.Pass = len(problems) == 0
+	r.Detail = strings.Join(summary, "; ")
+	if !r.Pass {
+		r.Detail = strings.Join(problems, "; ") + " — " + r.Detail
+	}
+	return r
+}
+
+// recordType is rec's type, A when unset.
+func recordType(rec Record) string {
+	if rec.Type == "" {
+		return "A"
+	}
+	return strings.ToUpper(rec.Type)
+}
+
+// prepare checks that rec can be sampled and returns its query type and its members'
+// values in canonical form.
+func (d *DNS) prepare(rec Record, weights map[string]int64) (uint16, map[string][]string, error) {
+	typ := recordType(rec)
+	qtype := dns.StringToType[typ]
+	if qtype != dns.TypeA && qtype != dns.TypeAAAA && qtype != dns.TypeCNAME {
+		return 0, nil, fmt.Errorf("gate %s: record %s: type %q: want A, AAAA or CNAME", d.name, rec.Name, rec.Type)
+	}
+	members := make(map[string][]string, len(rec.Members))
+	for id, vals := range rec.Members {
+		if _, ok := weights[id]; !ok {
+			return 0, nil, fmt.Errorf("gate %s: record %s/%s: member %q has no weight in the step", d.name, rec.Name, typ, id)
+		}
+		for _, v := range vals {
+			members[id] = append(members[id], canonicalValue(v))
+		}
+	}
+	return qtype, members, nil
+}
+
+// sample sends d.samples queries for name and adds each answer's class to t.
+func (d *DNS) sample(ctx context.Context, name string, qtype uint16, members map[string][]string, t *tally, next *atomic.Uint64) {
+	repeat(ctx, d.samples, dnsConcurrency, func() {
+		server := d.servers[next.Add(1)%uint64(len(d.servers))]
+		t.add(d.ask(ctx, server, name, qtype, members))
+	})
+}
+
+// ask sends one query and classifies the answer: a member's id, classOther or classEmpty,
+// with an example for the report. A query that times out is asked once more, as any stub
+// resolver would: one lost UDP datagram says nothing about the zone.
+func (d *DNS) ask(ctx context.Context, server, name string, qtype uint16, members map[string][]string) (class, example string) {
+	in, err := exchange(ctx, server, name, qtype, false)
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() && ctx.Err() == nil {
+		in, err = exchange(ctx, server, name, qtype, false)
+	}
+	if err != nil {
+		return classEmpty, err.Error()
+	}
+	if in.Rcode != dns.RcodeSuccess {
+		return classEmpty, fmt.Sprintf("%s from %s", dns.RcodeToString[in.Rcode], server)
+	}
+	var vals []string
+	for _, rr := range in.Answer {
+		if rr.Header().Rrtype != qtype {
+			continue
+		}
+		switch rr := rr.(type) {
+		case *dns.A:
+			vals = append(vals, canonicalValue(rr.A.String()))
+		case *dns.AAAA:
+			vals = append(vals, canonicalValue(rr.AAAA.String()))
+		case *dns.CNAME:
+			vals = append(vals, canonicalValue(rr.Target))
+		}
+	}
+	if len(vals) == 0 {
+		return classEmpty, fmt.Sprintf("NOERROR with no %s record from %s", dns.TypeToString[qtype], server)
+	}
+	slices.Sort(vals)
+	vals = slices.Compact(vals)
+	if id := matchMember(vals, members); id != "" {
+		return id, ""
+	}
+	return classOther, strings.Join(vals, " ")
+}
+
+// matchMember names the member whose values an answer shows: the one with exactly these
+// values, else the first (by id) holding all of them, since a server may answer with part
+// of a large set. "" when no member holds them all. Members with identical values cannot
+// be told apart; the answers all go to the first.
+func matchMember(vals []string, members map[string][]string) string {
+	best := ""
+	for _, id := range sortedKeys(members) {
+		mv := members[id]
+		if !containsAll(mv, vals) {
+			continue
+		}
+		if containsAll(vals, mv) {
+			return id
+		}
+		if best == "" {
+			best = id
+		}
+	}
+	return best
+}
+
+// containsAll reports whether every element of sub is in set.
+func containsAll(set, sub []string) bool {
+	for _, v := range sub {
+		if !slices.Contains(set, v) {
+			return false
+		}
+	}
+	return true
+}
+
+// canonicalValue writes a record value one way: an IP in its standard form, a host name
+// in lower case without the trailing dot.
+func canonicalValue(v string) string {
+	v = strings.TrimSpace(v)
+	if a, err := netip.ParseAddr(v); err == nil {
+		return a.Unmap().String()
+	}
+	return strings.TrimSuffix(strings.ToLower(v), ".")
+}
+
+// deviations lists, in order, the members whose measured share is further than the
+// tolerance from the expected one.
+func (d *DNS) deviations(t *tally, want map[string]float64) []string {
+	got := shares(t.counts, t.total)
+	var bad []string
+	for _, id := range sortedKeys(want) {
+		// A hair of slack for float rounding, so tolerance 0.1 allows exactly 0.1.
+		if math.Abs(got[id]-want[id]) > d.tolerance+1e-9 {
+			bad = append(bad, id)
+		}
+	}
+	return bad
+}

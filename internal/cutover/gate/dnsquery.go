@@ -1,0 +1,110 @@
+package gate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"strings"
+	"time"
+
+	"github.com/miekg/dns"
+)
+
+// queryTimeout bounds one DNS query when the caller's context allows longer: an answer
+// from a name server that takes more than this is as good as lost.
+const queryTimeout = 2 * time.Second
+
+// maxCNAMEHops bounds how many CNAMEs resolveHost follows, so a loop cannot hold a Check.
+const maxCNAMEHops = 8
+
+// exchange sends one query for name and qtype to server (host:port) over UDP, and again
+// over TCP when the answer is truncated. rd sets Recursion Desired: off when sampling
+// authoritative servers (a recursive server would answer from its cache, which says
+// nothing about the weights), on when resolving as a client would.
+func exchange(ctx context.Context, server, name string, qtype uint16, rd bool) (*dns.Msg, error) {
+	ctx, cancel := context.WithTimeout(ctx, queryTimeout)
+	defer cancel()
+	m := new(dns.Msg)
+	m.SetQuestion(dns.Fqdn(name), qtype)
+	m.RecursionDesired = rd
+	m.SetEdns0(1232, false)
+	c := &dns.Client{Net: "udp"}
+	in, _, err := c.ExchangeContext(ctx, m, server)
+	if err == nil && in.Truncated {
+		c.Net = "tcp"
+		in, _, err = c.ExchangeContext(ctx, m, server)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("query %s %s at %s: %w", dns.TypeToString[qtype], name, server, err)
+	}
+	return in, nil
+}
+
+// resolveHost asks the DNS server at resolver for host's addresses, A first then AAAA,
+// following CNAMEs. It queries afresh every time: the point is to see the weighted choice
+// a new client would get. When a CNAME leads out of what the resolver serves (an
+// authoritative server answering a weighted CNAME to a load balancer's name), the rest of
+// the chain is resolved by the system resolver: the weighted choice has been made by then.
+func resolveHost(ctx context.Context, resolver, host string) ([]netip.Addr, error) {
+	name := dns.Fqdn(host)
+	for hop := 0; hop <= maxCNAMEHops; hop++ {
+		addrs, target, err := lookupAddrs(ctx, resolver, name)
+		switch {
+		case len(addrs) > 0:
+			return addrs, nil
+		case target != "":
+			name = target
+			continue
+		case hop > 0:
+			// The resolver knows the first name but not where its CNAME leads.
+			sys, sysErr := net.DefaultResolver.LookupNetIP(ctx, "ip", strings.TrimSuffix(name, "."))
+			if sysErr != nil {
+				return nil, fmt.Errorf("resolve %s: CNAME target %s: %w", host, name, errors.Join(err, sysErr))
+			}
+			return sys, nil
+		case err != nil:
+			return nil, fmt.Errorf("resolve %s at %s: %w", host, resolver, err)
+		default:
+			return nil, fmt.Errorf("resolve %s at %s: no A or AAAA records", host, resolver)
+		}
+	}
+	return nil, fmt.Errorf("resolve %s at %s: more than %d CNAMEs", host, resolver, maxCNAMEHops)
+}
+
+// lookupAddrs asks for name's A records and, if there are none, its AAAA records. It
+// returns the addresses, or the CNAME target to follow next, or why there is neither.
+func lookupAddrs(ctx context.Context, resolver, name string) (addrs []netip.Addr, target string, err error) {
+	for _, qtype := range []uint16{dns.TypeA, dns.TypeAAAA} {
+		in, err := exchange(ctx, resolver, name, qtype, true)
+		if err != nil {
+			return nil, "", err
+		}
+		if in.Rcode != dns.RcodeSuccess {
+			return nil, "", fmt.Errorf("%s %s: %s", dns.TypeToString[qtype], name, dns.RcodeToString[in.Rcode])
+		}
+		// The answer holds the CNAME chain, if any, then the addresses of its end.
+		for _, rr := range in.Answer {
+			switch rr := rr.(type) {
+			case *dns.A:
+				if a, ok := netip.AddrFromSlice(rr.A.To4()); ok {
+					addrs = append(addrs, a)
+				}
+			case *dns.AAAA:
+				if a, ok := netip.AddrFromSlice(rr.AAAA); ok {
+					addrs = append(addrs, a)
+				}
+			case *dns.CNAME:
+				target = rr.Target
+			}
+		}
+		if len(addrs) > 0 {
+			return addrs, "", nil
+		}
+		if target != "" {
+			return nil, target, nil
+		}
+	}
+	return nil, "", nil
+}

@@ -1,0 +1,144 @@
+package gate
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/api"
+	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
+	"github.com/prometheus/common/model"
+
+	"github.com/crossfade-io/crossfade/internal/cutover/spec"
+)
+
+// promTimeout bounds one query when the caller's context allows longer; the plan has no
+// field for it, and a gate that hangs holds the whole step.
+const promTimeout = 10 * time.Second
+
+// NoData policies.
+const (
+	NoDataFail = "fail"
+	NoDataPass = "pass"
+)
+
+// Prometheus evaluates an instant query and bounds its single value. Values: "value" (when
+// finite) and "series" (how many the query returned).
+type Prometheus struct {
+	name     string
+	url      string
+	query    string
+	min, max *float64
+	noData   string
+	api      v1.API
+}
+
+// NewPrometheus builds a Prometheus gate from its spec; it does not contact the server.
+func NewPrometheus(name string, g spec.PrometheusGate) (*Prometheus, error) {
+	if err := checkURL(g.URL); err != nil {
+		return nil, fmt.Errorf("gate %s: url: %w", name, err)
+	}
+	if strings.TrimSpace(g.Query) == "" {
+		return nil, fmt.Errorf("gate %s: query is empty", name)
+	}
+	if g.Min == nil && g.Max == nil {
+		return nil, fmt.Errorf("gate %s: query %q: neither min nor max is set: nothing to check", name, g.Query)
+	}
+	if g.Min != nil && g.Max != nil && *g.Min > *g.Max {
+		return nil, fmt.Errorf("gate %s: min %v > max %v: no value can pass", name, *g.Min, *g.Max)
+	}
+	noData := g.NoData
+	switch noData {
+	case "":
+		noData = NoDataFail
+	case NoDataFail, NoDataPass:
+	default:
+		return nil, fmt.Errorf("gate %s: noData %q: want %q or %q", name, g.NoData, NoDataFail, NoDataPass)
+	}
+	client, err := api.NewClient(api.Config{Address: g.URL})
+	if err != nil {
+		return nil, fmt.Errorf("gate %s: prometheus client for %s: %w", name, g.URL, err)
+	}
+	return &Prometheus{name: name, url: g.URL, query: g.Query, min: g.Min, max: g.Max, noData: noData, api: v1.NewAPI(client)}, nil
+}
+
+// Name is the gate's name.
+func (p *Prometheus) Name() string { return p.name }
+
+// Check runs the query at the current time and compares its value with the bounds.
+func (p *Prometheus) Check(ctx context.Context, _ Step) Result {
+	r := Result{Gate: p.name, Kind: KindPrometheus}
+	ctx, cancel := context.WithTimeout(ctx, promTimeout)
+	defer cancel()
+	val, warnings, err := p.api.Query(ctx, p.query, time.Now())
+	if err != nil {
+		return r.fail(fmt.Errorf("gate %s: query %q at %s: %w", p.name, p.query, p.url, err))
+	}
+	v, n, err := single(val)
+	if err != nil {
+		r.Detail = fmt.Sprintf("%s: %v", p.query, err)
+		return r
+	}
+	r.set("series", float64(n))
+	switch {
+	case n == 0:
+		r.Pass = p.noData == NoDataPass
+		r.Detail = fmt.Sprintf("%s: no data (noData: %s)", p.query, p.noData)
+	case math.IsNaN(v):
+		r.Detail = fmt.Sprintf("%s = NaN: not a number, cannot be within bounds", p.query)
+	default:
+		r.set("value", v)
+		r.Pass = true
+		var bounds []string
+		if p.min != nil {
+			ok := v >= *p.min
+			r.Pass = r.Pass && ok
+			bounds = append(bounds, bound(ok, "≥", "<", *p.min))
+		}
+		if p.max != nil {
+			ok := v <= *p.max
+			r.Pass = r.Pass && ok
+			bounds = append(bounds, bound(ok, "≤", ">", *p.max))
+		}
+		r.Detail = fmt.Sprintf("%s = %s, %s", p.query, fmtFloat(v), strings.Join(bounds, ", "))
+	}
+	if len(warnings) > 0 {
+		r.Detail += " (warnings: " + strings.Join(warnings, "; ") + ")"
+	}
+	return r
+}
+
+// bound prints one comparison the way it came out: "≤ 0.05" or "> 0.05".
+func bound(ok bool, pass, fail string, limit float64) string {
+	if ok {
+		return pass + " " + fmtFloat(limit)
+	}
+	return fail + " " + fmtFloat(limit)
+}
+
+// single extracts the one value a gate query must yield: a scalar or a vector with one
+// sample. n is the number of series (0 for an empty vector, when v means nothing). A
+// vector of several series is refused rather than guessed at: which one was meant is the
+// query's business, e.g. with sum() or max().
+func single(val model.Value) (v float64, n int, err error) {
+	switch val := val.(type) {
+	case *model.Scalar:
+		return float64(val.Value), 1, nil
+	case model.Vector:
+		switch len(val) {
+		case 0:
+			return 0, 0, nil
+		case 1:
+			return float64(val[0].Value), 1, nil
+		}
+		return 0, len(val), fmt.Errorf("%d series (e.g. %s), want one: aggregate them, e.g. with sum(…) or max(…)", len(val), val[0].Metric)
+	case model.Matrix:
+		return 0, len(val), fmt.Errorf("a range vector, want one value: use an instant query, e.g. wrap it in rate(…) or max_over_time(…)")
+	case nil:
+		return 0, 0, fmt.Errorf("no result")
+	default:
+		return 0, 0, fmt.Errorf("a %s, want a scalar or a one-sample vector", val.Type())
+	}
+}

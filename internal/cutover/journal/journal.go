@@ -1,0 +1,203 @@
+// Package journal is the cutover's crash-safe record of what it did: an append-only file
+// of JSON lines, each one synced to disk before the call returns, and a lock that keeps
+// two runners off one cutover.
+//
+// Why a local file, not a Kubernetes object: a cutover runs from an SRE's terminal or a CI
+// job against Route 53, and must work when neither cluster's API server is reachable (one
+// of them may be the thing being retired). A line is written before every change is sent
+// and after it is acknowledged, so a runner killed at any moment finds, on resume, either
+// an intent it must finish (weights are absolute, so sending them again is safe) or a
+// completed action.
+package journal
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+)
+
+// Entry is one line of the journal. Kind says which of the other fields matter.
+type Entry struct {
+	// Seq numbers entries from 1, so that a reader can tell a gap from a torn tail.
+	Seq int `json:"seq"`
+	// Time is when the entry was written.
+	Time time.Time `json:"time"`
+	// Kind is what happened, e.g. "start", "intent", "written", "insync", "step-passed".
+	Kind string `json:"kind"`
+	// Step is the step index the entry is about; -1 for none.
+	Step int `json:"step"`
+	// Weights are set identifier → weight, for entries that write or record weights.
+	Weights map[string]int64 `json:"weights,omitempty"`
+	// ChangeID is the provider's change id after a write.
+	ChangeID string `json:"changeID,omitempty"`
+	// By is who acted: user@host for commands, "runner" for the engine.
+	By string `json:"by,omitempty"`
+	// Detail is free text for people: a gate result, a reason.
+	Detail string `json:"detail,omitempty"`
+	// Data carries structured details (gate results, start state) for the report.
+	Data json.RawMessage `json:"data,omitempty"`
+}
+
+// Journal appends entries to one file. It is not safe for concurrent use; the lock keeps
+// other processes away.
+type Journal struct {
+	f   *os.File
+	seq int
+	now func() time.Time
+}
+
+// Open opens (creating if needed) the journal at path for appending, after reading what it
+// holds. A torn last line, left by a crash mid-write, is cut off.
+func Open(path string) (*Journal, []Entry, error) {
+	entries, good, err := read(path)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, nil, err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, nil, fmt.Errorf("journal %s: %w", path, err)
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, nil, fmt.Errorf("journal %s: %w", path, err)
+	}
+	if err := f.Truncate(good); err != nil {
+		f.Close()
+		return nil, nil, fmt.Errorf("journal %s: cut torn tail: %w", path, err)
+	}
+	if _, err := f.Seek(good, 0); err != nil {
+		f.Close()
+		return nil, nil, fmt.Errorf("journal %s: %w", path, err)
+	}
+	j := &Journal{f: f, now: time.Now}
+	if n := len(entries); n > 0 {
+		j.seq = entries[n-1].Seq
+	}
+	return j, entries, nil
+}
+
+// Read returns the entries of the journal at path, without the torn tail a crash may
+// leave. It does not need the lock: `status` reads a running cutover's journal.
+func Read(path string) ([]Entry, error) {
+	entries, _, err := read(path)
+	return entries, err
+}
+
+func read(path string) ([]Entry, int64, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, 0, fmt.Errorf("journal %s: %w", path, err)
+	}
+	var entries []Entry
+	var good int64
+	for len(data) > 0 {
+		i := bytes.IndexByte(data, '\n')
+		if i < 0 {
+			break // torn tail: the write never finished, so its action was never taken
+		}
+		var e Entry
+		if err := json.Unmarshal(data[:i], &e); err != nil {
+			return entries, good, fmt.Errorf("journal %s: entry after seq %d: %w", path, len(entries), err)
+		}
+		entries = append(entries, e)
+		good += int64(i + 1)
+		data = data[i+1:]
+	}
+	return entries, good, nil
+}
+
+// Append writes e with the next sequence number and the current time, and returns once
+// it is on disk.
+func (j *Journal) Append(e Entry) (Entry, error) {
+	j.seq++
+	e.Seq = j.seq
+	e.Time = j.now().UTC()
+	line, err := json.Marshal(e)
+	if err != nil {
+		return e, fmt.Errorf("journal: encode %s: %w", e.Kind, err)
+	}
+	if _, err := j.f.Write(append(line, '\n')); err != nil {
+		return e, fmt.Errorf("journal %s: write %s: %w", j.f.Name(), e.Kind, err)
+	}
+	if err := j.f.Sync(); err != nil {
+		return e, fmt.Errorf("journal %s: sync %s: %w", j.f.Name(), e.Kind, err)
+	}
+	return e, nil
+}
+
+// Close closes the file.
+func (j *Journal) Close() error { return j.f.Close() }
+
+// Lock is an exclusive hold on one cutover. It is an flock(2) on a lock file: the kernel
+// releases it when the holder exits, however it exits, so a runner killed with SIGKILL
+// never leaves a stale lock and `run --resume` can start at once. The file also records
+// who holds it, for the message a second runner gets.
+type Lock struct {
+	f *os.File
+}
+
+// Holder is what a lock file says about its holder.
+type Holder struct {
+	By      string    `json:"by"`
+	PID     int       `json:"pid"`
+	Since   time.Time `json:"since"`
+	Cutover string    `json:"cutover"`
+}
+
+// LockedError is returned when another process holds the lock.
+type LockedError struct {
+	Path   string
+	Holder Holder
+}
+
+// Error names the holder.
+func (e *LockedError) Error() string {
+	return fmt.Sprintf("cutover %s is being run by %s (pid %d) since %s (lock %s)",
+		e.Holder.Cutover, e.Holder.By, e.Holder.PID, e.Holder.Since.Format(time.RFC3339), e.Path)
+}
+
+// Acquire takes the lock at path without waiting, or returns *LockedError.
+func Acquire(path string, h Holder) (*Lock, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		defer f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			var held Holder
+			_ = json.NewDecoder(bufio.NewReader(f)).Decode(&held)
+			return nil, &LockedError{Path: path, Holder: held}
+		}
+		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
+	h.PID = os.Getpid()
+	if h.Since.IsZero() {
+		h.Since = time.Now().UTC()
+	}
+	b, _ := json.Marshal(h)
+	if err := f.Truncate(0); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
+	if _, err := f.WriteAt(append(b, '\n'), 0); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
+	return &Lock{f: f}, nil
+}
+
+// Release gives the lock up.
+func (l *Lock) Release() error {
+	_ = l.f.Truncate(0)
+	err := syscall.Flock(int(l.f.Fd()), syscall.LOCK_UN)
+	return errors.Join(err, l.f.Close())
+}

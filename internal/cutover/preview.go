@@ -1,0 +1,136 @@
+package cutover
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/crossfade-io/crossfade/internal/cutover/gate"
+	"github.com/crossfade-io/crossfade/internal/cutover/spec"
+	"github.com/crossfade-io/crossfade/internal/provider"
+)
+
+// Preview is what `cutover plan` shows: the plan checked against the live zone, every
+// batch each step and the rollback would send, and one check of every gate.
+type Preview struct {
+	Zone provider.Zone
+	// TTL is the members' largest TTL in seconds: the floor of every hold.
+	TTL     int64
+	Current map[string]int64
+	// Owners maps "name type [set-id]" to its owner.
+	Owners []string
+	Writes []PreviewWrite
+	// Gates are one check of each distinct gate at the current weights; a gate whose
+	// check could not run (Err) makes the preview fail.
+	Gates []gate.Result
+	// Warnings come from the plan file.
+	Warnings []string
+}
+
+// PreviewWrite is one batch as it would be sent.
+type PreviewWrite struct {
+	Name    string
+	Weights map[string]int64
+	// Batch is the provider's request document (for Route 53, --change-batch JSON).
+	Batch []byte
+	// Changes counts the record sets written.
+	Changes int
+}
+
+// Plan checks cfg.Plan against the live zone and renders every write without sending it.
+// It returns a *NotReadyError when the zone or the plan's pacing would refuse a run.
+func Plan(ctx context.Context, cfg Config) (*Preview, error) {
+	p := cfg.Plan
+	l, err := readLive(ctx, cfg.DNS, cfg.Registry, p)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkPacing(p, l.maxTTL); err != nil {
+		return nil, err
+	}
+	pv := &Preview{Zone: l.zone, TTL: l.maxTTL, Current: l.weights()}
+	for _, w := range p.Warnings {
+		pv.Warnings = append(pv.Warnings, w.Error())
+	}
+	for _, m := range l.members {
+		pv.Owners = append(pv.Owners, fmt.Sprintf("%s owned by %s (%s)", m.ep.Key(), m.ep.Owner(), m.ep.Resource()))
+	}
+	add := func(name string, w map[string]int64) error {
+		b := l.weightBatch(w)
+		doc, err := cfg.DNS.DryRun(ctx, l.zone, b)
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		pv.Writes = append(pv.Writes, PreviewWrite{Name: name, Weights: w, Batch: doc, Changes: len(b)})
+		return nil
+	}
+	for i, s := range p.Steps {
+		if err := add(fmt.Sprintf("step %d of %d", i+1, len(p.Steps)), map[string]int64{p.From: s.Weights.From, p.To: s.Weights.To}); err != nil {
+			return nil, err
+		}
+	}
+	if err := add("rollback to the starting weights", pv.Current); err != nil {
+		return nil, err
+	}
+	newGate := cfg.NewGate
+	if newGate == nil {
+		newGate = func(g spec.Gate) (Gate, error) { return NewGate(g, cfg.DNSServers) }
+	}
+	seen := map[string]bool{}
+	var unreachable []string
+	for _, s := range p.Steps {
+		for _, g := range s.Gates {
+			if seen[g.Name] {
+				continue
+			}
+			seen[g.Name] = true
+			built, err := newGate(g)
+			if err != nil {
+				return nil, &NotReadyError{Problems: []string{fmt.Sprintf("gate %s: %v", g.Name, err)}}
+			}
+			s := gate.Step{Index: -1, From: p.From, To: p.To, Weights: pv.Current}
+			for _, rec := range p.Records {
+				s.Records = append(s.Records, gate.Record{Name: rec.Name, Type: rec.Type, Members: l.targets()[rec]})
+			}
+			res := built.Check(ctx, s)
+			pv.Gates = append(pv.Gates, res)
+			if res.Err != "" {
+				unreachable = append(unreachable, fmt.Sprintf("gate %s: cannot check: %s", g.Name, res.Err))
+			}
+		}
+	}
+	if len(unreachable) > 0 {
+		return pv, &NotReadyError{Problems: unreachable}
+	}
+	return pv, nil
+}
+
+// WriteText renders the preview.
+func (pv *Preview) WriteText(w io.Writer) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "zone %s, TTL %ds, current weights %s\n", pv.Zone, pv.TTL, formatWeights(pv.Current))
+	for _, o := range pv.Owners {
+		fmt.Fprintf(&b, "  %s\n", o)
+	}
+	for _, wr := range pv.Warnings {
+		fmt.Fprintf(&b, "warning: %s\n", wr)
+	}
+	for _, g := range pv.Gates {
+		mark := "pass"
+		if !g.Pass {
+			mark = "fail"
+		}
+		fmt.Fprintf(&b, "gate %s (%s) now: %s: %s%s\n", g.Gate, g.Kind, mark, g.Detail, errSuffix(g.Err))
+	}
+	for _, wr := range pv.Writes {
+		fmt.Fprintf(&b, "%s: %s, %d changes", wr.Name, formatWeights(wr.Weights), wr.Changes)
+		if wr.Changes == 0 {
+			b.WriteString(" (nothing to send)\n")
+			continue
+		}
+		fmt.Fprintf(&b, ", as `aws route53 change-resource-record-sets --hosted-zone-id %s --change-batch file://BATCH.json` takes it:\n%s\n", pv.Zone.ID, wr.Batch)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}

@@ -1,0 +1,466 @@
+package spec
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"reflect"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"sigs.k8s.io/yaml"
+)
+
+// Load reads and parses the plan file at path.
+func Load(path string) (*Plan, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("cutover plan: %w", err)
+	}
+	return Parse(data, path)
+}
+
+// Parse parses, validates and resolves a plan file (YAML or JSON); file names it in
+// errors. Any problem is reported in an *Error that lists every problem found.
+func Parse(data []byte, file string) (*Plan, error) {
+	ps := newProblems()
+	c := decode(data, ps)
+	if c != nil {
+		validate(c, ps)
+	}
+	if len(ps.errs) > 0 {
+		return nil, &Error{File: file, Problems: sorted(ps.errs)}
+	}
+	p := resolve(c)
+	p.Warnings = sorted(ps.warnings)
+	return p, nil
+}
+
+// decode turns the document into a Cutover, recording what was written where and every
+// value that does not fit the schema. It returns nil when the document is not YAML or
+// not a mapping.
+func decode(data []byte, ps *problems) *Cutover {
+	doc, ok := singleDocument(data, ps)
+	if !ok {
+		return nil
+	}
+	js, err := yaml.YAMLToJSONStrict(doc)
+	if err != nil {
+		yamlError(err, ps)
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(js))
+	dec.UseNumber()
+	var tree any
+	if err := dec.Decode(&tree); err != nil {
+		ps.line(0, "not a plan: "+oneLine(err.Error()))
+		return nil
+	}
+	if tree == nil {
+		ps.line(0, "empty: want a Cutover plan with apiVersion, kind, metadata and spec")
+		return nil
+	}
+	if _, ok := tree.(map[string]any); !ok {
+		ps.decodeError(nil, "", "want a mapping with apiVersion, kind, metadata and spec, not "+describe(tree))
+		return nil
+	}
+	c := new(Cutover)
+	d := decoder{ps: ps}
+	d.value(nil, tree, reflect.ValueOf(c).Elem(), "")
+	return c
+}
+
+// singleDocument returns the one YAML document in data, with the lines of any empty
+// documents around it blanked so that line numbers still match the file. The YAML
+// parser would silently read only the first of several documents.
+func singleDocument(data []byte, ps *problems) ([]byte, bool) {
+	lines := bytes.SplitAfter(data, []byte("\n"))
+	type span struct{ from, to int } // lines [from, to)
+	var docs []span
+	start := 0
+	for i, l := range lines {
+		switch documentMarker(l) {
+		case "---": // starts the next document, which may begin on this very line
+			docs = append(docs, span{start, i})
+			start = i
+		case "...":
+			docs = append(docs, span{start, i})
+			start = i + 1
+		}
+	}
+	docs = append(docs, span{start, len(lines)})
+	if len(docs) == 1 {
+		return data, true
+	}
+	var full []span
+	for _, s := range docs {
+		js, err := yaml.YAMLToJSON(bytes.Join(lines[s.from:s.to], nil))
+		if err != nil || strings.TrimSpace(string(js)) != "null" {
+			full = append(full, s)
+		}
+	}
+	if len(full) > 1 {
+		ps.line(full[1].from+1, "a second YAML document: want one Cutover per file")
+		return nil, false
+	}
+	if len(full) == 0 {
+		return data, true
+	}
+	var b bytes.Buffer
+	for i, l := range lines {
+		if i >= full[0].from && i < full[0].to {
+			b.Write(l)
+		} else if bytes.HasSuffix(l, []byte("\n")) {
+			b.WriteByte('\n')
+		}
+	}
+	return b.Bytes(), true
+}
+
+// documentMarker returns "---" or "..." when the line starts or ends a YAML document:
+// the marker at the start of the line, followed by nothing or white space. YAML forbids
+// both inside scalars, so a line-based split is exact.
+func documentMarker(l []byte) string {
+	l = bytes.TrimRight(l, "\r\n")
+	for _, m := range []string{"---", "..."} {
+		if rest, ok := bytes.CutPrefix(l, []byte(m)); ok && (len(rest) == 0 || rest[0] == ' ' || rest[0] == '\t') {
+			return m
+		}
+	}
+	return ""
+}
+
+var yamlLine = regexp.MustCompile(`^line (\d+): (.*)$`)
+
+// yamlError turns the YAML parser's error into problems on the lines it names.
+func yamlError(err error, ps *problems) {
+	msg := strings.TrimPrefix(err.Error(), "error converting YAML to JSON: ")
+	msg = strings.TrimPrefix(msg, "yaml: ")
+	if rest, ok := strings.CutPrefix(msg, "unmarshal errors:\n"); ok {
+		for l := range strings.SplitSeq(rest, "\n") {
+			if l = strings.TrimSpace(l); l != "" {
+				lineProblem(l, ps)
+			}
+		}
+		return
+	}
+	lineProblem(msg, ps)
+}
+
+func lineProblem(msg string, ps *problems) {
+	switch {
+	case strings.Contains(msg, "map key"):
+		// sigs.k8s.io/yaml's messages here print Go values; say what is wrong instead.
+		ps.line(0, "invalid YAML: a mapping key is null, a list or a mapping: want a string")
+		return
+	case strings.HasPrefix(msg, "json: unsupported value"):
+		ps.line(0, "invalid YAML: a number is infinite or not a number (.inf, .nan): want a finite number")
+		return
+	}
+	if m := yamlLine.FindStringSubmatch(msg); m != nil {
+		if n, err := strconv.Atoi(m[1]); err == nil {
+			ps.line(n, "invalid YAML: "+oneLine(m[2]))
+			return
+		}
+	}
+	ps.line(0, "invalid YAML: "+oneLine(msg))
+}
+
+// oneLine keeps a message on one line of the error output.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// Types the decoder treats specially.
+var (
+	durationType = reflect.TypeFor[Duration]()
+	stepType     = reflect.TypeFor[Step]()
+)
+
+// decoder fills a Cutover from the generic JSON tree, field by field, so that every
+// problem names its path; encoding/json stops at the first and names no index.
+type decoder struct {
+	ps *problems
+}
+
+// value decodes v into out. want is the field's own description of what it wants
+// ("an integer 0..255"); empty for the type's generic one.
+func (d *decoder) value(p path, v any, out reflect.Value, want string) {
+	if v == nil {
+		return // null or empty: the field is unset
+	}
+	d.ps.written[p.String()] = scalarText(v)
+	t := out.Type()
+	switch t {
+	case durationType:
+		s, ok := v.(string)
+		if !ok {
+			d.ps.decodeError(p, scalarText(v), wantDuration)
+			return
+		}
+		dur, reason := parseDuration(s)
+		if reason != "" {
+			d.ps.decodeError(p, s, reason)
+			return
+		}
+		out.Set(reflect.ValueOf(dur))
+		return
+	case stepType:
+		if _, ok := v.(map[string]any); !ok {
+			n, ok := v.(json.Number)
+			pct, err := strconv.ParseInt(string(n), 10, 64)
+			if !ok || err != nil {
+				d.ps.decodeError(p, scalarText(v), wantStep+notA(v))
+				return
+			}
+			out.Set(reflect.ValueOf(Step{Percent: &pct}))
+			return
+		}
+	}
+	if want == "" {
+		want = genericWant(t)
+	}
+	switch t.Kind() {
+	case reflect.Pointer:
+		elem := reflect.New(t.Elem())
+		d.value(p, v, elem.Elem(), want)
+		out.Set(elem)
+	case reflect.String:
+		s, ok := v.(string)
+		if !ok {
+			d.ps.decodeError(p, scalarText(v), want+quoteHint(v))
+			return
+		}
+		out.SetString(s)
+	case reflect.Bool:
+		b, ok := v.(bool)
+		if !ok {
+			d.ps.decodeError(p, scalarText(v), want+notA(v))
+			return
+		}
+		out.SetBool(b)
+	case reflect.Int, reflect.Int64:
+		n, ok := v.(json.Number)
+		i, err := strconv.ParseInt(string(n), 10, 64)
+		if !ok || err != nil || out.OverflowInt(i) {
+			d.ps.decodeError(p, scalarText(v), want+notA(v))
+			return
+		}
+		out.SetInt(i)
+	case reflect.Float64:
+		n, ok := v.(json.Number)
+		f, err := strconv.ParseFloat(string(n), 64)
+		if !ok || err != nil {
+			d.ps.decodeError(p, scalarText(v), want+notA(v))
+			return
+		}
+		out.SetFloat(f)
+	case reflect.Slice:
+		items, ok := v.([]any)
+		if !ok {
+			d.ps.decodeError(p, scalarText(v), "want a list"+notA(v))
+			return
+		}
+		s := reflect.MakeSlice(t, len(items), len(items))
+		for i, item := range items {
+			d.value(p.index(i), item, s.Index(i), want)
+		}
+		out.Set(s)
+	case reflect.Map:
+		m, ok := v.(map[string]any)
+		if !ok {
+			d.ps.decodeError(p, scalarText(v), want+notA(v))
+			return
+		}
+		mv := reflect.MakeMapWithSize(t, len(m))
+		for _, k := range sortedKeys(m) {
+			elem := reflect.New(t.Elem()).Elem()
+			d.value(p.key(k), m[k], elem, "")
+			mv.SetMapIndex(reflect.ValueOf(k), elem)
+		}
+		out.Set(mv)
+	case reflect.Struct:
+		m, ok := v.(map[string]any)
+		if !ok {
+			d.ps.decodeError(p, scalarText(v), want+notA(v))
+			return
+		}
+		for _, k := range sortedKeys(m) {
+			f, ok := fieldByJSON(t, k)
+			if !ok {
+				d.ps.decodeError(p.field(k), "", unknownField(t, k))
+				continue
+			}
+			d.value(p.field(k), m[k], out.FieldByIndex(f.Index), fieldWant(t, k))
+		}
+	default:
+		// Every field of the schema is one of the kinds above; a new kind needs a case.
+		d.ps.decodeError(p, scalarText(v), "unsupported field type "+t.String())
+	}
+}
+
+// genericWant describes what a field of type t accepts, for fields with no wants entry.
+func genericWant(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.Pointer:
+		return genericWant(t.Elem())
+	case reflect.String:
+		return "want a string"
+	case reflect.Bool:
+		return "want true or false"
+	case reflect.Int, reflect.Int64:
+		return "want an integer"
+	case reflect.Float64:
+		return "want a number"
+	case reflect.Slice:
+		return genericWant(t.Elem())
+	case reflect.Map, reflect.Struct:
+		names := jsonNames(t)
+		if len(names) == 0 {
+			return "want a mapping"
+		}
+		return "want a mapping with " + strings.Join(names, ", ")
+	}
+	return "want a " + t.String()
+}
+
+// scalarText is a scalar as written (numbers keep their digits); "" for lists and
+// mappings, which are not quoted in messages.
+func scalarText(v any) string {
+	switch v := v.(type) {
+	case string:
+		return v
+	case json.Number:
+		return string(v)
+	case bool:
+		return strconv.FormatBool(v)
+	}
+	return ""
+}
+
+// notA says what was found instead, when the value is not shown in the message.
+func notA(v any) string {
+	switch v.(type) {
+	case []any:
+		return ", not a list"
+	case map[string]any:
+		return ", not a mapping"
+	}
+	return ""
+}
+
+// describe names a value's kind for a message about the whole document.
+func describe(v any) string {
+	switch v.(type) {
+	case []any:
+		return "a list"
+	case map[string]any:
+		return "a mapping"
+	case string:
+		return "a string"
+	case bool:
+		return "a boolean"
+	}
+	return "a number"
+}
+
+// quoteHint explains why a string field got a number or a boolean: YAML 1.1 reads
+// unquoted yes, no, on, off and digits as such, which surprises in a set identifier.
+func quoteHint(v any) string {
+	switch v.(type) {
+	case bool:
+		return " (YAML reads unquoted yes, no, on, off, true and false as booleans: quote the value)"
+	case json.Number:
+		return " (YAML reads this unquoted value as a number: quote it)"
+	}
+	return notA(v)
+}
+
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// fieldByJSON finds the field that a key names: exactly, unlike encoding/json, because
+// a key in the wrong case is a typo to report, not a guess to make.
+func fieldByJSON(t reflect.Type, key string) (reflect.StructField, bool) {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if name, _, _ := strings.Cut(f.Tag.Get("json"), ","); name != "" && name == key {
+			return f, true
+		}
+	}
+	return reflect.StructField{}, false
+}
+
+// jsonNames lists a struct's keys in declaration order.
+func jsonNames(t reflect.Type) []string {
+	if t.Kind() != reflect.Struct {
+		return nil
+	}
+	var out []string
+	for i := range t.NumField() {
+		if name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ","); name != "" && name != "-" {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// unknownField says what the key might have meant, or which keys the mapping takes.
+func unknownField(t reflect.Type, key string) string {
+	if s := suggest(t, key); s != "" {
+		return "unknown field; did you mean " + strconv.Quote(s) + "?"
+	}
+	return "unknown field; want one of " + strings.Join(jsonNames(t), ", ")
+}
+
+// suggest returns the key of t that key is probably a misspelling of: the same but for
+// case, or one edit away (two for keys longer than four letters); "" when none is close.
+func suggest(t reflect.Type, key string) string {
+	best, bestDist := "", 0
+	for _, n := range jsonNames(t) {
+		if strings.EqualFold(n, key) {
+			return n
+		}
+		limit := 2 // a short key two edits away is another word: tcp is not http
+		if len(n) <= 4 {
+			limit = 1
+		}
+		if d := editDistance(strings.ToLower(n), strings.ToLower(key)); d <= limit && (best == "" || d < bestDist) {
+			best, bestDist = n, d
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance, capped in cost by the short keys compared.
+func editDistance(a, b string) int {
+	if len(a) > 64 || len(b) > 64 {
+		return 64
+	}
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}

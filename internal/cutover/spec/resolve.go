@@ -1,0 +1,126 @@
+package spec
+
+import (
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/crossfade-io/crossfade/internal/endpoint"
+)
+
+// resolve turns a valid plan file into the Plan the engine runs: every default applied,
+// every step as weights, every gate named and copied (steps share no pointers, so the
+// engine may keep per-step state in them).
+func resolve(c *Cutover) *Plan {
+	s := &c.Spec
+	p := &Plan{
+		Name:          c.Metadata.Name,
+		Zone:          s.Zone,
+		ZoneID:        s.ZoneID,
+		From:          s.From,
+		To:            s.To,
+		InSyncTimeout: s.Timeouts.InSync.Duration,
+		StepTimeout:   s.Timeouts.Step.Duration,
+		TotalTimeout:  s.Timeouts.Total.Duration,
+	}
+	if p.InSyncTimeout == 0 {
+		p.InSyncTimeout = DefaultInSyncTimeout
+	}
+	if p.StepTimeout == 0 {
+		p.StepTimeout = DefaultStepTimeout
+	}
+	if s.TTL != nil {
+		p.LowerTTL = s.TTL.Lower
+	}
+	for _, r := range s.Records {
+		typ := strings.ToUpper(strings.TrimSpace(r.Type))
+		if typ == "" {
+			typ = defaultRecordType
+		}
+		p.Records = append(p.Records, Record{Name: endpoint.NormalizeName(r.Name), Type: typ})
+	}
+	specNames, stepNames := gateNames(c)
+	for i, st := range s.Steps {
+		ps := PlanStep{Pause: s.Pause.Duration}
+		if st.Percent != nil {
+			ps.Weights = percentWeights(*st.Percent)
+		} else if st.Weights != nil {
+			ps.Weights = *st.Weights
+		}
+		if st.Pause != nil {
+			ps.Pause = st.Pause.Duration
+		}
+		for j, g := range s.Gates {
+			ps.Gates = append(ps.Gates, resolveGate(g, specNames[j]))
+		}
+		for j, g := range st.Gates {
+			ps.Gates = append(ps.Gates, resolveGate(g, stepNames[i][j]))
+		}
+		p.Steps = append(p.Steps, ps)
+	}
+	p.Rollback = PlanRollback{Mode: s.Rollback.Mode, Pause: s.Rollback.Pause.Duration}
+	if p.Rollback.Mode == "" {
+		p.Rollback.Mode = RollbackImmediate
+	}
+	for _, pct := range s.Rollback.Steps {
+		p.Rollback.Steps = append(p.Rollback.Steps, percentWeights(pct))
+	}
+	return p
+}
+
+// resolveGate returns a deep copy of g with its name and every default set, so that the
+// engine never meets a nil ratio or a zero count.
+func resolveGate(g Gate, name string) Gate {
+	out := Gate{Name: name}
+	if g.HTTP != nil {
+		h := *g.HTTP
+		h.Clusters = maps.Clone(h.Clusters)
+		h.ExpectStatus = slices.Clone(h.ExpectStatus)
+		if h.Requests == 0 {
+			h.Requests = DefaultHTTPRequests
+		}
+		if h.Timeout.Duration == 0 {
+			h.Timeout.Duration = DefaultHTTPTimeout
+		}
+		h.MinSuccessRatio = new(orDefault(h.MinSuccessRatio, defaultMinRatio))
+		h.LatencySlack = new(orDefault(h.LatencySlack, DefaultLatencySlack))
+		if h.Latency != nil {
+			l := *h.Latency
+			if l.Percentile == 0 {
+				l.Percentile = DefaultPercentile
+			}
+			h.Latency = &l
+		}
+		out.HTTP = &h
+	}
+	if g.Prometheus != nil {
+		m := *g.Prometheus
+		if m.Min != nil {
+			m.Min = new(*m.Min)
+		}
+		if m.Max != nil {
+			m.Max = new(*m.Max)
+		}
+		if m.NoData == "" {
+			m.NoData = noDataFail
+		}
+		out.Prometheus = &m
+	}
+	if g.DNS != nil {
+		d := *g.DNS
+		d.Servers = slices.Clone(d.Servers)
+		if d.Samples == 0 {
+			d.Samples = DefaultDNSSamples
+		}
+		d.Tolerance = new(orDefault(d.Tolerance, DefaultDNSTolerance))
+		out.DNS = &d
+	}
+	return out
+}
+
+func orDefault(v *float64, def float64) float64 {
+	if v == nil {
+		return def
+	}
+	return *v
+}

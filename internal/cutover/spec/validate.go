@@ -1,0 +1,586 @@
+package spec
+
+import (
+	"fmt"
+	"maps"
+	"net"
+	"net/netip"
+	"net/url"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/crossfade-io/crossfade/internal/endpoint"
+)
+
+// What each field wants, said the same way whether the value had the wrong type or was
+// out of range.
+const (
+	wantAPIVersion  = `want "` + APIVersion + `"`
+	wantKind        = `want "` + Kind + `"`
+	wantName        = "want a DNS label: 1 to 63 of a-z, 0-9 and '-', starting and ending with a letter or digit (it names the journal and lock files)"
+	wantPercent     = "want an integer 0..100"
+	wantBarePercent = "want a percent 0..100"
+	wantWeight      = "want an integer 0..255"
+	wantRequests    = "want an integer 1..10000"
+	wantStatus      = "want an HTTP status code 100..599"
+	wantRatio       = "want a number 0..1"
+	wantPercentile  = "want a number above 0 and at most 100"
+	wantSlack       = "want a number ≥ 0"
+	wantSamples     = "want an integer 1..100000"
+	wantTTL         = "want an integer 1..2147483647 (seconds)"
+	wantURL         = "want an absolute http:// or https:// URL with a host"
+	wantHostPort    = `want host:port, e.g. "192.0.2.53:53"`
+	wantNoData      = `want "fail" or "pass"`
+	wantMode        = `want "` + RollbackImmediate + `" or "` + RollbackGradual + `"`
+	wantRecordType  = "want A, AAAA or CNAME"
+	wantQuery       = "want a PromQL query that yields one number"
+	wantGateKind    = "want exactly one of http, prometheus, dns"
+)
+
+// Limits and defaults the engine and Route 53 impose.
+const (
+	maxSetIDLength    = 128 // Route 53's limit on SetIdentifier
+	maxRequests       = 10000
+	maxSamples        = 100000
+	maxTTL            = 2147483647 // Route 53's limit on TTL
+	maxWeight         = 255        // Route 53's limit on Weight
+	noDataFail        = "fail"
+	noDataPass        = "pass"
+	defaultMinRatio   = 1.0
+	defaultRecordType = endpoint.TypeA
+)
+
+// wants are the descriptions the decoder uses for a value of the wrong type, by struct
+// and key; a list's entry describes its items.
+var wants = map[reflect.Type]map[string]string{
+	reflect.TypeFor[Cutover]():        {"apiVersion": wantAPIVersion, "kind": wantKind},
+	reflect.TypeFor[Metadata]():       {"name": wantName},
+	reflect.TypeFor[Record]():         {"type": wantRecordType},
+	reflect.TypeFor[Step]():           {"percent": wantPercent},
+	reflect.TypeFor[Weights]():        {"from": wantWeight, "to": wantWeight},
+	reflect.TypeFor[HTTPGate]():       {"url": wantURL, "resolver": wantHostPort, "requests": wantRequests, "expectStatus": wantStatus, "minSuccessRatio": wantRatio, "latencySlack": wantSlack},
+	reflect.TypeFor[Latency]():        {"percentile": wantPercentile},
+	reflect.TypeFor[PrometheusGate](): {"url": wantURL, "noData": wantNoData},
+	reflect.TypeFor[DNSGate]():        {"servers": wantHostPort, "samples": wantSamples, "tolerance": wantRatio},
+	reflect.TypeFor[Rollback]():       {"mode": wantMode, "steps": wantPercent},
+	reflect.TypeFor[TTL]():            {"lower": wantTTL},
+}
+
+func fieldWant(t reflect.Type, key string) string { return wants[t][key] }
+
+// validator checks a decoded plan against the rules the engine relies on.
+type validator struct {
+	ps *problems
+	c  *Cutover
+}
+
+func validate(c *Cutover, ps *problems) {
+	v := validator{ps: ps, c: c}
+	var root path
+	switch {
+	case c.APIVersion == "":
+		ps.add(root.field("apiVersion"), "", "required: "+wantAPIVersion)
+	case c.APIVersion != APIVersion:
+		ps.add(root.field("apiVersion"), c.APIVersion, wantAPIVersion)
+	}
+	switch {
+	case c.Kind == "":
+		ps.add(root.field("kind"), "", "required: "+wantKind)
+	case c.Kind != Kind:
+		ps.add(root.field("kind"), c.Kind, wantKind)
+	}
+	name := root.field("metadata").field("name")
+	switch {
+	case c.Metadata.Name == "":
+		ps.add(name, "", "required: "+wantName)
+	case !isLabel(c.Metadata.Name):
+		ps.add(name, c.Metadata.Name, wantName)
+	}
+	sp := root.field("spec")
+	if !ps.present(sp) {
+		ps.add(sp, "", "required: want zone, records, from, to and steps")
+		return
+	}
+	zone := v.zone(sp)
+	v.records(sp, zone)
+	v.setIDs(sp)
+	v.steps(sp)
+	v.gates(sp)
+	v.rollback(sp.field("rollback"))
+	v.timeouts(sp)
+	if t := c.Spec.TTL; t != nil {
+		lp := sp.field("ttl").field("lower")
+		switch {
+		case !ps.present(lp):
+			ps.add(lp, "", "required: "+wantTTL)
+		case t.Lower < 1 || t.Lower > maxTTL:
+			ps.add(lp, strconv.FormatInt(t.Lower, 10), wantTTL)
+		}
+	}
+}
+
+// isLabel reports whether s is a DNS label (RFC 1123), safe as a file name everywhere.
+func isLabel(s string) bool {
+	if len(s) < 1 || len(s) > 63 || s[0] == '-' || s[len(s)-1] == '-' {
+		return false
+	}
+	for _, c := range []byte(s) {
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// zone checks zone and zoneID and returns the normalised zone name, "" when there is
+// none to check the records against.
+func (v validator) zone(sp path) string {
+	s := &v.c.Spec
+	if s.Zone == "" {
+		if s.ZoneID == "" {
+			v.ps.add(sp.field("zone"), "", "required: want the hosted zone's name (e.g. example.com), or spec.zoneID")
+		}
+		return ""
+	}
+	zone := endpoint.NormalizeName(s.Zone)
+	if why := endpoint.CheckName(zone); why != "" {
+		v.ps.add(sp.field("zone"), s.Zone, "want a DNS name ("+why+")")
+		return ""
+	}
+	return zone
+}
+
+func (v validator) records(sp path, zone string) {
+	rp := sp.field("records")
+	if len(v.c.Spec.Records) == 0 {
+		v.ps.add(rp, "", "required: want at least one record, e.g. [{name: www.example.com}]")
+		return
+	}
+	type kept struct {
+		index     int
+		name, typ string
+	}
+	var seen []kept
+	for i, r := range v.c.Spec.Records {
+		p := rp.index(i)
+		name := endpoint.NormalizeName(r.Name)
+		nameOK := false
+		switch why := endpoint.CheckName(name); {
+		case r.Name == "":
+			v.ps.add(p.field("name"), "", "required: want the record's DNS name")
+		case why != "":
+			v.ps.add(p.field("name"), r.Name, "want a DNS name ("+why+")")
+		case zone != "" && !endpoint.InDomain(name, zone):
+			v.ps.add(p.field("name"), r.Name, fmt.Sprintf("want a name at or below the zone %q", zone))
+		default:
+			nameOK = true
+		}
+		typ := strings.ToUpper(strings.TrimSpace(r.Type))
+		switch typ {
+		case "":
+			typ = defaultRecordType
+		case endpoint.TypeA, endpoint.TypeAAAA, endpoint.TypeCNAME:
+		default:
+			v.ps.add(p.field("type"), r.Type, wantRecordType)
+			continue
+		}
+		if !nameOK {
+			continue
+		}
+		for _, k := range seen {
+			if k.name != name {
+				continue
+			}
+			if k.typ == typ {
+				v.ps.add(p.field("name"), r.Name, fmt.Sprintf("duplicate of spec.records[%d] (%s %s): want each record once", k.index, name, typ))
+				break
+			}
+			if k.typ == endpoint.TypeCNAME || typ == endpoint.TypeCNAME {
+				v.ps.add(p.field("type"), typ, fmt.Sprintf("%s also has type %s at spec.records[%d]: a CNAME cannot share its name with other records", name, k.typ, k.index))
+				break
+			}
+		}
+		seen = append(seen, kept{i, name, typ})
+	}
+}
+
+func (v validator) setIDs(sp path) {
+	s := &v.c.Spec
+	for _, m := range []struct {
+		key, value, role string
+	}{{"from", s.From, "losing"}, {"to", s.To, "gaining"}} {
+		p := sp.field(m.key)
+		if m.value == "" {
+			v.ps.add(p, "", "required: want the set identifier of the cluster "+m.role+" traffic")
+			continue
+		}
+		if n := utf8.RuneCountInString(m.value); n > maxSetIDLength {
+			v.ps.add(p, m.value, fmt.Sprintf("want at most %d characters (a Route 53 set identifier), not %d", maxSetIDLength, n))
+		}
+	}
+	if s.From != "" && s.From == s.To {
+		v.ps.add(sp.field("to"), s.To, "same as spec.from: want the set identifier of another cluster")
+	}
+}
+
+// steps checks every step and warns about steps that probably do not do what was meant.
+func (v validator) steps(sp path) {
+	s := &v.c.Spec
+	stp := sp.field("steps")
+	if len(s.Steps) == 0 {
+		v.ps.add(stp, "", "required: want at least one step, e.g. [10, 50, 100]")
+		return
+	}
+	var prev Weights
+	prevIndex := -1
+	for i, st := range s.Steps {
+		p := stp.index(i)
+		w, ok := v.stepWeights(p, st)
+		if !ok {
+			prevIndex = -1
+			continue
+		}
+		if w.From == 0 && w.To == 0 {
+			v.ps.warn(p.field("weights"), "", `both weights are 0: Route 53 then answers with every member evenly; it does not mean "off"`)
+		}
+		if prevIndex >= 0 && shareLess(w, prev) {
+			v.ps.warn(p, "", fmt.Sprintf("the share of traffic to %q falls from %s (spec.steps[%d]) to %s: this step moves traffic back", s.To, share(prev), prevIndex, share(w)))
+		}
+		prev, prevIndex = w, i
+	}
+}
+
+// stepWeights checks one step and returns its weights.
+func (v validator) stepWeights(p path, st Step) (Weights, bool) {
+	switch {
+	case st.Percent != nil && st.Weights != nil:
+		v.ps.add(p, "", "want exactly one of percent or weights, not both")
+	case st.Percent == nil && st.Weights == nil:
+		v.ps.add(p, "", "want percent or weights")
+	case st.Percent != nil:
+		pct := *st.Percent
+		if pct >= 0 && pct <= 100 {
+			return percentWeights(pct), true
+		}
+		if v.ps.value(p, "") != "" { // written as a bare number: `- 150`
+			v.ps.add(p, strconv.FormatInt(pct, 10), wantBarePercent)
+		} else {
+			v.ps.add(p.field("percent"), strconv.FormatInt(pct, 10), wantPercent)
+		}
+	default:
+		wp := p.field("weights")
+		ok := true
+		for _, f := range []struct {
+			key string
+			w   int64
+		}{{"from", st.Weights.From}, {"to", st.Weights.To}} {
+			switch {
+			case !v.ps.present(wp.field(f.key)):
+				v.ps.add(wp.field(f.key), "", "required: "+wantWeight)
+				ok = false
+			case f.w < 0 || f.w > maxWeight:
+				v.ps.add(wp.field(f.key), strconv.FormatInt(f.w, 10), wantWeight)
+				ok = false
+			}
+		}
+		return *st.Weights, ok
+	}
+	return Weights{}, false
+}
+
+func percentWeights(p int64) Weights { return Weights{From: 100 - p, To: p} }
+
+// shareLess reports whether a sends a smaller share of traffic to `to` than b. Both
+// weights 0 is an even split, as Route 53 answers it.
+func shareLess(a, b Weights) bool {
+	an, ad := shareFraction(a)
+	bn, bd := shareFraction(b)
+	return an*bd < bn*ad
+}
+
+func shareFraction(w Weights) (num, den int64) {
+	if w.From+w.To == 0 {
+		return 1, 2
+	}
+	return w.To, w.From + w.To
+}
+
+func share(w Weights) string {
+	n, d := shareFraction(w)
+	return strconv.FormatFloat(float64(n)*100/float64(d), 'g', 4, 64) + "%"
+}
+
+// gates checks every gate, spec-level and per step, and that the names a step ends up
+// with are unique (the report and the journal key results by name).
+func (v validator) gates(sp path) {
+	s := &v.c.Spec
+	specNames, stepNames := gateNames(v.c)
+	gp := sp.field("gates")
+	specSeen := map[string]path{}
+	for i, g := range s.Gates {
+		p := gp.index(i)
+		v.gate(p, g)
+		v.uniqueName(p, g, specNames[i], specSeen)
+	}
+	for i, st := range s.Steps {
+		seen := maps.Clone(specSeen)
+		for j, g := range st.Gates {
+			p := sp.field("steps").index(i).field("gates").index(j)
+			v.gate(p, g)
+			v.uniqueName(p, g, stepNames[i][j], seen)
+		}
+	}
+}
+
+func (v validator) uniqueName(p path, g Gate, name string, seen map[string]path) {
+	other, dup := seen[name]
+	if !dup {
+		seen[name] = p
+		return
+	}
+	if g.Name != "" {
+		v.ps.add(p.field("name"), g.Name, fmt.Sprintf("duplicate gate name in this step (%s has it too): want unique names", other))
+		return
+	}
+	v.ps.add(p, "", fmt.Sprintf("its default name %q is taken by %s: want unique names; name one of them", name, other))
+}
+
+// gateNames gives every gate its name: its own, or "<kind>-<n>" where n counts the gates
+// of that kind (named or not) over spec.gates and then each step's gates, so that a
+// default name is stable however the gates are named around it.
+func gateNames(c *Cutover) (spec []string, steps [][]string) {
+	count := map[string]int{}
+	name := func(g Gate) string {
+		k := gateKind(g)
+		count[k]++
+		if g.Name != "" {
+			return g.Name
+		}
+		return k + "-" + strconv.Itoa(count[k])
+	}
+	for _, g := range c.Spec.Gates {
+		spec = append(spec, name(g))
+	}
+	for _, st := range c.Spec.Steps {
+		var names []string
+		for _, g := range st.Gates {
+			names = append(names, name(g))
+		}
+		steps = append(steps, names)
+	}
+	return spec, steps
+}
+
+func gateKind(g Gate) string {
+	switch {
+	case g.HTTP != nil:
+		return "http"
+	case g.Prometheus != nil:
+		return "prometheus"
+	case g.DNS != nil:
+		return "dns"
+	}
+	return "gate"
+}
+
+func (v validator) gate(p path, g Gate) {
+	var kinds []string
+	for _, k := range []struct {
+		name string
+		set  bool
+	}{{"http", g.HTTP != nil}, {"prometheus", g.Prometheus != nil}, {"dns", g.DNS != nil}} {
+		if k.set {
+			kinds = append(kinds, k.name)
+		}
+	}
+	switch len(kinds) {
+	case 0:
+		v.ps.add(p, "", wantGateKind)
+		return
+	case 1:
+	default:
+		v.ps.add(p, "", wantGateKind+", not "+strings.Join(kinds, " and "))
+		return
+	}
+	switch {
+	case g.HTTP != nil:
+		v.httpGate(p.field("http"), g.HTTP)
+	case g.Prometheus != nil:
+		v.prometheusGate(p.field("prometheus"), g.Prometheus)
+	case g.DNS != nil:
+		v.dnsGate(p.field("dns"), g.DNS)
+	}
+}
+
+func (v validator) httpGate(p path, h *HTTPGate) {
+	from, to := v.c.Spec.From, v.c.Spec.To
+	if h.URL == "" && len(h.Clusters) == 0 {
+		v.ps.add(p, "", "want url, clusters or both: nothing to probe")
+	}
+	if h.URL != "" {
+		v.url(p.field("url"), h.URL)
+	}
+	for _, id := range slices.Sorted(maps.Keys(h.Clusters)) {
+		kp := p.field("clusters").key(id)
+		if from != "" && to != "" && id != from && id != to {
+			v.ps.addExact(kp, "", fmt.Sprintf("want a key that is spec.from (%q) or spec.to (%q)", from, to))
+		}
+		v.url(kp, h.Clusters[id])
+	}
+	if h.Resolver != "" && !isHostPort(h.Resolver) {
+		v.ps.add(p.field("resolver"), h.Resolver, wantHostPort)
+	}
+	if rp := p.field("requests"); v.ps.present(rp) && (h.Requests < 1 || h.Requests > maxRequests) {
+		v.ps.add(rp, strconv.Itoa(h.Requests), wantRequests)
+	}
+	if tp := p.field("timeout"); v.ps.present(tp) && h.Timeout.Duration <= 0 {
+		v.ps.add(tp, h.Timeout.String(), `want a duration > 0 such as "2s"`)
+	}
+	for i, code := range h.ExpectStatus {
+		if code < 100 || code > 599 {
+			v.ps.add(p.field("expectStatus").index(i), strconv.Itoa(code), wantStatus)
+		}
+	}
+	if r := h.MinSuccessRatio; r != nil && !(*r >= 0 && *r <= 1) {
+		v.ps.add(p.field("minSuccessRatio"), formatFloat(*r), wantRatio)
+	}
+	if l := h.Latency; l != nil {
+		lp := p.field("latency")
+		if pp := lp.field("percentile"); v.ps.present(pp) && !(l.Percentile > 0 && l.Percentile <= 100) {
+			v.ps.add(pp, formatFloat(l.Percentile), wantPercentile)
+		}
+		switch mp := lp.field("max"); {
+		case !v.ps.present(mp):
+			v.ps.add(mp, "", `required: want a duration > 0 such as "500ms"`)
+		case l.Max.Duration <= 0:
+			v.ps.add(mp, l.Max.String(), `want a duration > 0 such as "500ms"`)
+		}
+	}
+	if h.NoWorseThanFrom && from != "" && to != "" && (h.Clusters[from] == "" || h.Clusters[to] == "") {
+		v.ps.add(p.field("noWorseThanFrom"), "true", fmt.Sprintf("want clusters for both %q and %q to compare", from, to))
+	}
+	if s := h.LatencySlack; s != nil && !(*s >= 0) {
+		v.ps.add(p.field("latencySlack"), formatFloat(*s), wantSlack)
+	}
+}
+
+func (v validator) prometheusGate(p path, g *PrometheusGate) {
+	if g.URL == "" {
+		v.ps.add(p.field("url"), "", "required: "+wantURL)
+	} else {
+		v.url(p.field("url"), g.URL)
+	}
+	switch {
+	case g.Query == "":
+		v.ps.add(p.field("query"), "", "required: "+wantQuery)
+	case strings.TrimSpace(g.Query) == "":
+		v.ps.add(p.field("query"), g.Query, wantQuery)
+	}
+	switch {
+	case g.Min == nil && g.Max == nil:
+		v.ps.add(p, "", "want min, max or both: nothing to compare the value with")
+	case g.Min != nil && g.Max != nil && *g.Min > *g.Max:
+		v.ps.add(p.field("min"), formatFloat(*g.Min), fmt.Sprintf("want at most max (%s): no value could pass", formatFloat(*g.Max)))
+	}
+	switch g.NoData {
+	case "", noDataFail, noDataPass:
+	default:
+		v.ps.add(p.field("noData"), g.NoData, wantNoData)
+	}
+}
+
+func (v validator) dnsGate(p path, g *DNSGate) {
+	for i, s := range g.Servers {
+		if !isHostPort(s) {
+			v.ps.add(p.field("servers").index(i), s, wantHostPort)
+		}
+	}
+	if sp := p.field("samples"); v.ps.present(sp) && (g.Samples < 1 || g.Samples > maxSamples) {
+		v.ps.add(sp, strconv.Itoa(g.Samples), wantSamples)
+	}
+	if t := g.Tolerance; t != nil && !(*t >= 0 && *t <= 1) {
+		v.ps.add(p.field("tolerance"), formatFloat(*t), wantRatio)
+	}
+}
+
+func (v validator) rollback(p path) {
+	r := &v.c.Spec.Rollback
+	switch r.Mode {
+	case "", RollbackImmediate:
+		if len(r.Steps) > 0 {
+			v.ps.add(p.field("steps"), "", `want none with mode "immediate" (the default); set mode: gradual to roll back in steps`)
+		}
+		if r.Pause.Duration > 0 {
+			v.ps.warn(p.field("pause"), r.Pause.String(), "ignored: an immediate rollback does not pause")
+		}
+	case RollbackGradual:
+		if len(r.Steps) == 0 {
+			v.ps.add(p.field("steps"), "", `required by mode "gradual": want the percents to pass through on the way back, descending, e.g. [50, 10]`)
+		}
+		for i, pct := range r.Steps {
+			sp := p.field("steps").index(i)
+			switch {
+			case pct < 0 || pct > 100:
+				v.ps.add(sp, strconv.FormatInt(pct, 10), wantPercent)
+			case i > 0 && pct >= r.Steps[i-1]:
+				v.ps.add(sp, strconv.FormatInt(pct, 10), fmt.Sprintf("want less than the step before (%d): a gradual rollback descends", r.Steps[i-1]))
+			}
+		}
+	default:
+		v.ps.add(p.field("mode"), r.Mode, wantMode)
+	}
+}
+
+// timeouts warns when the total bound is shorter than the pauses alone: such a cutover
+// can only end in a rollback.
+func (v validator) timeouts(sp path) {
+	s := &v.c.Spec
+	if s.Timeouts.Total.Duration <= 0 {
+		return
+	}
+	var sum time.Duration
+	for _, st := range s.Steps {
+		if st.Pause != nil {
+			sum += st.Pause.Duration
+		} else {
+			sum += s.Pause.Duration
+		}
+	}
+	if s.Timeouts.Total.Duration < sum {
+		v.ps.warn(sp.field("timeouts").field("total"), s.Timeouts.Total.String(), fmt.Sprintf("shorter than the steps' pauses together (%s): the cutover cannot finish in time and will roll back", sum))
+	}
+}
+
+// url checks an absolute http(s) URL with a host, as the gates dial it.
+func (v validator) url(p path, raw string) {
+	if raw == "" {
+		v.ps.add(p, "", "required: "+wantURL)
+		return
+	}
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" {
+		v.ps.add(p, raw, wantURL)
+	}
+}
+
+// isHostPort reports whether s is host:port with an IP address or DNS name and a port
+// 1..65535.
+func isHostPort(s string) bool {
+	host, port, err := net.SplitHostPort(s)
+	if err != nil || host == "" {
+		return false
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+		return false
+	}
+	if _, err := netip.ParseAddr(host); err == nil {
+		return true
+	}
+	return endpoint.CheckName(endpoint.NormalizeName(host)) == "" && host == strings.TrimSpace(host)
+}
+
+func formatFloat(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }

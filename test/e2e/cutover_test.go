@@ -1,0 +1,232 @@
+package e2e
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/crossfade-io/crossfade/internal/sandbox"
+)
+
+// cutoverZone publishes blue's and green's weighted members of app.example.com (TTL 1 s)
+// with `crossfade sync`, as their two clusters would.
+func cutoverZone(t *testing.T, blueWeight, greenWeight int) (*sandbox.Sandbox, *cli, string) {
+	t.Helper()
+	sb, aws, zone := exampleZone(t)
+	for _, m := range []struct {
+		owner, ip string
+		w         int
+	}{{"blue", "127.0.0.10", blueWeight}, {"green", "127.0.0.20", greenWeight}} {
+		mustSync(t, sb, manifests(t, service("app", m.ip, "hostname", "app.example.com", "set-identifier", m.owner,
+			"aws-weight", strconv.Itoa(m.w), "ttl", "1")), m.owner)
+	}
+	return sb, aws, zone
+}
+
+// cutoverPlan writes a plan moving app.example.com from → to in 0/10/50/100 % steps of
+// 1 s, gated on the authoritative answers.
+func cutoverPlan(t *testing.T, sb *sandbox.Sandbox, name, from, to string) string {
+	t.Helper()
+	plan := fmt.Sprintf(`apiVersion: crossfade.io/v1alpha1
+kind: Cutover
+metadata:
+  name: %s
+spec:
+  zone: example.com
+  records:
+    - name: app.example.com
+  from: %s
+  to: %s
+  steps: [0, 10, 50, 100]
+  pause: 1s
+  gates:
+    - name: answers
+      dns:
+        servers: [%q]
+        samples: 100
+        tolerance: 0.25
+`, name, from, to, sb.DNSAddr())
+	path := filepath.Join(t.TempDir(), name+".yaml")
+	if err := os.WriteFile(path, []byte(plan), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// cutoverCmd is `crossfade cutover ARGS` against sb, not yet started.
+func cutoverCmd(t *testing.T, sb *sandbox.Sandbox, stateDir string, args ...string) (*exec.Cmd, *bytes.Buffer) {
+	t.Helper()
+	args = append([]string{"cutover"}, append(args, "--state-dir", stateDir, "--aws-endpoint", sb.APIURL(), "--log-level", "warn")...)
+	cmd := exec.Command(crossfadeBinary(t), args...)
+	cmd.Env = append(os.Environ(), "AWS_ACCESS_KEY_ID=test", "AWS_SECRET_ACCESS_KEY=test", "AWS_REGION=us-east-1",
+		"AWS_CONFIG_FILE=/dev/null", "AWS_SHARED_CREDENTIALS_FILE=/dev/null", "AWS_EC2_METADATA_DISABLED=true")
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	return cmd, &out
+}
+
+// runCutover runs `crossfade cutover ARGS` to its end and returns its output and exit code.
+func runCutover(t *testing.T, sb *sandbox.Sandbox, stateDir string, args ...string) (string, int) {
+	t.Helper()
+	cmd, out := cutoverCmd(t, sb, stateDir, args...)
+	done := make(chan error, 1)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(2 * time.Minute):
+		cmd.Process.Kill()
+		<-done
+		t.Fatalf("crossfade cutover %v did not finish:\n%s", args, out)
+	}
+	return out.String(), cmd.ProcessState.ExitCode()
+}
+
+// weightsOf lists app.example.com's A weights by set identifier with the AWS CLI.
+func (c *cli) weightsOf(zone string) map[string]int {
+	c.t.Helper()
+	var out struct {
+		ResourceRecordSets []struct {
+			Name, Type, SetIdentifier string
+			Weight                    *int
+		}
+	}
+	c.must(&out, "route53", "list-resource-record-sets", "--hosted-zone-id", zone)
+	w := map[string]int{}
+	for _, s := range out.ResourceRecordSets {
+		if s.Name == "app.example.com." && s.Type == "A" && s.Weight != nil {
+			w[s.SetIdentifier] = *s.Weight
+		}
+	}
+	return w
+}
+
+// TestCutoverKill9 kills `crossfade cutover run` with SIGKILL at random moments, resumes
+// it with `run --resume` each time, and requires every trial to end with the weights
+// fully moved and the journal completed, while a resolver querying the name throughout
+// never once gets an empty answer. CROSSFADE_CUTOVER_TRIALS raises the number of trials
+// (make soak).
+func TestCutoverKill9(t *testing.T) {
+	trials := 20
+	if v, err := strconv.Atoi(os.Getenv("CROSSFADE_CUTOVER_TRIALS")); err == nil && v > 0 {
+		trials = v
+	}
+	sb, aws, zone := cutoverZone(t, 100, 0)
+	loop := startResolverLoop(t, sb, "app.example.com")
+	loop.waitQueries(t, 20)
+	state := t.TempDir()
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
+	for i := range trials {
+		from, to := "blue", "green"
+		if i%2 == 1 {
+			from, to = to, from
+		}
+		name := fmt.Sprintf("trial-%02d", i)
+		planFile := cutoverPlan(t, sb, name, from, to)
+		cmd, out := cutoverCmd(t, sb, state, "run", planFile)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		// A full run takes about 4.5 s (four 1 s holds plus writes); kill anywhere in it,
+		// and now and then after it.
+		delay := time.Duration(rng.IntN(5000)) * time.Millisecond
+		time.Sleep(delay)
+		_ = cmd.Process.Signal(syscall.SIGKILL)
+		_ = cmd.Wait()
+		resumed, code := runCutover(t, sb, state, "run", planFile, "--resume")
+		if code != 0 {
+			t.Fatalf("trial %d (killed after %s): resume exited %d:\n%s\nbefore the kill:\n%s", i, delay, code, resumed, out)
+		}
+		if w := aws.weightsOf(zone); w[from] != 0 || w[to] != 100 {
+			t.Fatalf("trial %d (killed after %s): weights %v, want %s=0 %s=100\n%s", i, delay, w, from, to, resumed)
+		}
+		if !strings.Contains(resumed, "cutover "+name+": completed") {
+			t.Fatalf("trial %d: resume did not report completion:\n%s", i, resumed)
+		}
+		t.Logf("trial %d: %s → %s, killed after %s, resumed to completion", i, from, to, delay)
+		// The next trial moves the other way: the same cutover authority is taken over by
+		// the next plan, so release this one's first.
+		if out, code := runCutover(t, sb, state, "release", planFile); code != 0 {
+			t.Fatalf("release: %s", out)
+		}
+	}
+	loop.halt()
+	if len(loop.misses) > 0 {
+		t.Fatalf("%d of %d queries got no address during %d killed cutovers; first: %s", len(loop.misses), loop.queries, trials, loop.misses[0])
+	}
+	t.Logf("resolver: %d queries over %d trials, every one answered", loop.queries, trials)
+}
+
+// TestCutoverCLI drives plan, run, status, promote and the refusal of a bad plan file
+// through the binary.
+func TestCutoverCLI(t *testing.T) {
+	sb, aws, zone := cutoverZone(t, 100, 0)
+	state := t.TempDir()
+	planFile := cutoverPlan(t, sb, "app", "blue", "green")
+
+	out, code := runCutover(t, sb, state, "plan", planFile)
+	if code != 0 || !strings.Contains(out, "step 3 of 4: blue=50 green=50") || !strings.Contains(out, `"Weight": 50`) ||
+		!strings.Contains(out, "owned by blue") {
+		t.Fatalf("plan exited %d:\n%s", code, out)
+	}
+	if w := aws.weightsOf(zone); w["blue"] != 100 {
+		t.Fatalf("plan changed the zone: %v", w)
+	}
+
+	// promote skips the remaining pauses: a plan with 10 s pauses ends within seconds.
+	slow := strings.Replace(readFile(t, planFile), "pause: 1s", "pause: 10s", 1)
+	os.WriteFile(planFile, []byte(slow), 0o644)
+	cmd, runOut := cutoverCmd(t, sb, state, "run", planFile)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	time.Sleep(2 * time.Second)
+	if out, code := runCutover(t, sb, state, "status", planFile); code != 0 || !strings.Contains(out, "cutover app: unfinished") {
+		t.Errorf("status while running (%d):\n%s", code, out)
+	}
+	if out, code := runCutover(t, sb, state, "promote", planFile); code != 0 || !strings.Contains(out, "promote sent") {
+		t.Fatalf("promote (%d): %s", code, out)
+	}
+	waited := make(chan error, 1)
+	go func() { waited <- cmd.Wait() }()
+	select {
+	case err := <-waited:
+		if err != nil {
+			t.Fatalf("run after promote: %v\n%s", err, runOut)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatalf("promoted run did not end:\n%s", runOut)
+	}
+	if w := aws.weightsOf(zone); w["blue"] != 0 || w["green"] != 100 {
+		t.Errorf("weights after promote %v", w)
+	}
+	if !strings.Contains(runOut.String(), "promote by") {
+		t.Errorf("report lacks the promote:\n%s", runOut)
+	}
+
+	bad := filepath.Join(t.TempDir(), "bad.yaml")
+	os.WriteFile(bad, []byte(strings.Replace(readFile(t, planFile), "steps: [0, 10, 50, 100]", "steps: [0, 10, 500]", 1)), 0o644)
+	if out, code := runCutover(t, sb, state, "plan", bad); code == 0 || !strings.Contains(out, "spec.steps[2]") || !strings.Contains(out, "500") {
+		t.Errorf("bad plan (%d):\n%s", code, out)
+	}
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
