@@ -87,6 +87,8 @@ type runner struct {
 	start map[string]int64
 	// promoted makes the remaining steps jump to the last one, held for the TTL only.
 	promoted bool
+	// paused makes the next step wait for resume before it holds (set from the journal).
+	paused bool
 	// startedAt is when the cutover first started, for its total time limit.
 	startedAt time.Time
 	// pending are control commands read but not yet acted on.
@@ -201,7 +203,10 @@ type state struct {
 	reason       string
 	ttlLowered   bool
 	promoted     bool
-	done         string
+	// paused is set when the last pause was not followed by resume or promote: a runner
+	// resumed after a crash stays paused, as the operator left it.
+	paused bool
+	done   string
 }
 
 // replay folds the journal into a state. Intents without a later pass are redone: the
@@ -223,8 +228,13 @@ func replay(entries []journal.Entry) state {
 		case kindStepFailed:
 			st.reason = e.Detail
 		case kindControl:
-			if e.Detail == "promote" {
-				st.promoted = true
+			switch e.Detail {
+			case CommandPromote:
+				st.promoted, st.paused = true, false
+			case CommandPause:
+				st.paused = true
+			case CommandResume:
+				st.paused = false
 			}
 		case kindRollbackHeld:
 			st.rollbackNext = e.Step + 1

@@ -468,3 +468,60 @@ func TestRunTotalTimeoutRollsBack(t *testing.T) {
 		t.Errorf("weights after rollback %v", a)
 	}
 }
+
+// TestResumeStaysPaused: a cutover paused when its runner died is still paused when it is
+// resumed, until someone says resume.
+func TestResumeStaysPaused(t *testing.T) {
+	e := newEnv(t, 100, 0)
+	paths := PathsFor(e.dir, "app")
+	j, _, err := journal.Open(paths.Journal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, en := range []journal.Entry{
+		{Kind: kindStart, Step: -1, Weights: map[string]int64{"blue": 100, "green": 0}},
+		{Kind: kindStepPassed, Step: 0},
+		{Kind: kindControl, Step: -1, Detail: CommandPause, By: "alice"},
+	} {
+		if _, err := j.Append(en); err != nil {
+			t.Fatal(err)
+		}
+	}
+	j.Close()
+	cfg := e.config(testPlan(t))
+	phases := make(chan Event, 100)
+	cfg.Progress = progressHook(func(ev Event) {
+		select {
+		case phases <- ev:
+		default:
+		}
+	})
+	done := make(chan error, 1)
+	go func() {
+		_, err := Run(context.Background(), cfg, true)
+		done <- err
+	}()
+	waitPhase(t, phases, PhasePaused)
+	if a, _ := e.weights(t); a["green"] != 10 {
+		t.Errorf("weights while paused %v: step 2 (10%%) is written, then held paused", a)
+	}
+	select {
+	case err := <-done:
+		t.Fatalf("run ended while paused: %v", err)
+	case <-time.After(500 * time.Millisecond):
+	}
+	if err := SendCommand(paths, Command{Command: CommandResume, By: "bob"}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("run did not finish after resume")
+	}
+	if a, _ := e.weights(t); a["green"] != 100 {
+		t.Errorf("final weights %v", a)
+	}
+}

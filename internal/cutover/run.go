@@ -33,7 +33,7 @@ func (r *runner) prepare(ctx context.Context, st state) error {
 		}
 		r.gates = append(r.gates, gs)
 	}
-	r.start, r.promoted, r.startedAt = st.start, st.promoted, st.startedAt
+	r.start, r.promoted, r.startedAt, r.paused = st.start, st.promoted, st.startedAt, st.paused
 	if !st.started {
 		r.start = l.weights()
 		e, err := r.j.Append(journal.Entry{Kind: kindStart, Step: -1, Weights: r.start, By: r.cfg.By,
@@ -203,15 +203,27 @@ func (r *runner) step(ctx context.Context, i int) (stepResult, error) {
 	var last []gate.Result
 	deadline := time.Now().Add(hold + r.p.StepTimeout)
 	began := time.Now()
+	if r.paused {
+		// Paused before a crash: stay paused until told otherwise.
+		r.paused = false
+		if err := r.waitResume(ctx, i, w); err != nil {
+			return stepResult{}, err
+		}
+		if r.aborted {
+			return stepResult{outcome: stepAborted, by: r.abortedBy}, nil
+		}
+		began = time.Now()
+		deadline = began.Add(hold + r.p.StepTimeout)
+	}
 	for {
 		if c := r.control(); c != nil {
 			switch c.Command {
-			case "abort":
+			case CommandAbort:
 				return stepResult{outcome: stepAborted, by: c.By}, nil
-			case "promote":
+			case CommandPromote:
 				r.promoted = true
 				hold = r.ttl()
-			case "pause":
+			case CommandPause:
 				if err := r.waitResume(ctx, i, w); err != nil {
 					return stepResult{}, err
 				}
