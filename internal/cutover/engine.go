@@ -226,13 +226,19 @@ func replay(entries []journal.Entry) state {
 		case kindRollback:
 			st.rollingBack, st.reason = true, e.Detail
 		case kindStepFailed:
-			st.reason = e.Detail
+			// A failed step is followed by its rollback: a crash in between must not
+			// make a resume run the step again.
+			st.rollingBack, st.reason = true, e.Detail
 		case kindControl:
 			switch e.Detail {
 			case CommandPromote:
 				st.promoted, st.paused = true, false
 			case CommandPause:
 				st.paused = true
+			case CommandAbort:
+				if !st.rollingBack {
+					st.rollingBack, st.reason = true, "aborted by "+e.By
+				}
 			case CommandResume:
 				st.paused = false
 			}

@@ -525,3 +525,32 @@ func TestResumeStaysPaused(t *testing.T) {
 		t.Errorf("final weights %v", a)
 	}
 }
+
+// TestResumeFinishesRollback: a runner that died right after a step failed, before its
+// rollback began, rolls back when resumed; it does not run the failed step again.
+func TestResumeFinishesRollback(t *testing.T) {
+	e := newEnv(t, 50, 50) // the zone as the failed 50 % step left it
+	paths := PathsFor(e.dir, "app")
+	j, _, err := journal.Open(paths.Journal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, en := range []journal.Entry{
+		{Kind: kindStart, Step: -1, Weights: map[string]int64{"blue": 100, "green": 0}},
+		{Kind: kindStepPassed, Step: 0}, {Kind: kindStepPassed, Step: 1},
+		{Kind: kindIntent, Step: 2, Weights: map[string]int64{"blue": 50, "green": 50}},
+		{Kind: kindStepFailed, Step: 2, Detail: "gate green-health: 0/5 ok"},
+	} {
+		if _, err := j.Append(en); err != nil {
+			t.Fatal(err)
+		}
+	}
+	j.Close()
+	rep, err := Run(context.Background(), e.config(testPlan(t)), true)
+	if err == nil || !strings.Contains(err.Error(), "rolled back: gate green-health") || rep.Outcome != outcomeRolledBack {
+		t.Fatalf("resume: %v (%q)", err, rep.Outcome)
+	}
+	if a, _ := e.weights(t); a["blue"] != 100 || a["green"] != 0 {
+		t.Errorf("weights %v, want the starting 100/0", a)
+	}
+}

@@ -79,7 +79,10 @@ func (r *runner) ttl() time.Duration {
 // drive runs the remaining steps, then the rollback if one is due.
 func (r *runner) drive(ctx context.Context, st state) error {
 	if st.rollingBack {
-		return r.rollback(ctx, st.rollbackNext, st.reason)
+		if err := r.rollback(ctx, st.rollbackNext, st.reason); err != nil {
+			return err
+		}
+		return fmt.Errorf("rolled back: %s", st.reason)
 	}
 	if r.p.LowerTTL > 0 && !st.ttlLowered {
 		if err := r.lowerTTL(ctx); err != nil {
