@@ -554,3 +554,57 @@ func TestResumeFinishesRollback(t *testing.T) {
 		t.Errorf("weights %v, want the starting 100/0", a)
 	}
 }
+
+// TestGradualRollbackNeverMovesForward: aborting at 10 % with gradual stops [50] goes
+// straight back to 100/0; the 50 % stop lies beyond where the cutover is.
+func TestGradualRollbackNeverMovesForward(t *testing.T) {
+	e := newEnv(t, 100, 0)
+	var greenDown atomic.Bool
+	p := testPlan(t, clusterGate(t, "green-health", &greenDown))
+	p.Rollback = spec.PlanRollback{Mode: spec.RollbackGradual, Steps: []spec.Weights{{From: 50, To: 50}}}
+	cfg := e.config(p)
+	var rollbackWeights []int64
+	cfg.Progress = progressHook(func(ev Event) {
+		if ev.Phase == PhaseWriting && ev.Weights["green"] == 10 {
+			greenDown.Store(true)
+		}
+		if ev.Phase == PhaseRollingBack {
+			rollbackWeights = append(rollbackWeights, ev.Weights["green"])
+		}
+	})
+	if _, err := Run(context.Background(), cfg, false); !errors.As(err, new(*RollbackError)) {
+		t.Fatalf("run: %v", err)
+	}
+	if len(rollbackWeights) != 1 || rollbackWeights[0] != 0 {
+		t.Errorf("rollback stops (green weight) %v, want only [0]", rollbackWeights)
+	}
+}
+
+// TestInterruptIsNotAGateFailure: cancelling a run mid-hold journals no failure and no
+// rollback; the weights stay where the step put them.
+func TestInterruptIsNotAGateFailure(t *testing.T) {
+	e := newEnv(t, 100, 0)
+	p := testPlan(t)
+	for i := range p.Steps {
+		p.Steps[i].Pause = 5 * time.Second
+	}
+	cfg := e.config(p)
+	ctx, cancel := context.WithCancel(context.Background())
+	cfg.Progress = progressHook(func(ev Event) {
+		if ev.Phase == PhaseHolding && ev.Step == 1 {
+			cancel()
+		}
+	})
+	if _, err := Run(ctx, cfg, false); !errors.Is(err, context.Canceled) {
+		t.Fatalf("run: %v, want context.Canceled", err)
+	}
+	entries, _ := journal.Read(PathsFor(e.dir, "app").Journal)
+	for _, en := range entries {
+		if en.Kind == kindStepFailed || en.Kind == kindRollback {
+			t.Errorf("journal has %s after an interrupt: %+v", en.Kind, en)
+		}
+	}
+	if a, _ := e.weights(t); a["green"] != 10 {
+		t.Errorf("weights %v, want step 2's 90/10 kept", a)
+	}
+}

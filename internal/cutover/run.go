@@ -233,6 +233,9 @@ func (r *runner) step(ctx context.Context, i int) (stepResult, error) {
 				if r.aborted {
 					return stepResult{outcome: stepAborted, by: r.abortedBy}, nil
 				}
+				if r.promoted {
+					hold = r.ttl()
+				}
 				// Gates must pass for a whole pause; a paused hold starts again.
 				began = time.Now()
 				deadline = began.Add(hold + r.p.StepTimeout)
@@ -241,6 +244,11 @@ func (r *runner) step(ctx context.Context, i int) (stepResult, error) {
 		last = last[:0]
 		for _, g := range gs {
 			res := g.Check(ctx, gstep)
+			if ctx.Err() != nil {
+				// Interrupted (Ctrl-C, SIGTERM): not a gate verdict. Journal nothing, so
+				// that run --resume continues the step rather than rolling back.
+				return stepResult{}, ctx.Err()
+			}
 			last = append(last, res)
 			if !res.Pass {
 				data, _ := json.Marshal(last)
@@ -295,8 +303,15 @@ func (r *runner) rollback(ctx context.Context, from int, reason string) error {
 	r.log.Warn("rolling back", "reason", reason)
 	stops := []map[string]int64{}
 	if r.p.Rollback.Mode == spec.RollbackGradual {
+		// Only stops between where the cutover is and where it started: a gradual
+		// rollback must never move traffic towards the cluster it is leaving.
+		cur := share(r.live.weights(), r.p.From, r.p.To)
+		home := share(r.start, r.p.From, r.p.To)
 		for _, w := range r.p.Rollback.Steps {
-			stops = append(stops, map[string]int64{r.p.From: w.From, r.p.To: w.To})
+			s := share(map[string]int64{r.p.From: w.From, r.p.To: w.To}, r.p.From, r.p.To)
+			if (s < cur && s > home) || (s > cur && s < home) {
+				stops = append(stops, map[string]int64{r.p.From: w.From, r.p.To: w.To})
+			}
 		}
 	}
 	stops = append(stops, r.start)
@@ -342,4 +357,13 @@ func (r *runner) lowerTTL(ctx context.Context) error {
 	}
 	_, err := r.j.Append(journal.Entry{Kind: kindTTLLowered, Step: -1, Detail: fmt.Sprintf("%ds (was %s)", r.p.LowerTTL, old)})
 	return err
+}
+
+// share is the fraction of traffic weights send to `to` (an even split when both are 0,
+// as Route 53 answers).
+func share(w map[string]int64, from, to string) float64 {
+	if w[from]+w[to] == 0 {
+		return 0.5
+	}
+	return float64(w[to]) / float64(w[from]+w[to])
 }
