@@ -246,18 +246,7 @@ func TestRunLockAndControl(t *testing.T) {
 	}
 	cfg := e.config(p)
 	paths := PathsFor(e.dir, "app")
-	phases := make(chan Event, 100)
-	cfg.Progress = progressHook(func(ev Event) {
-		select {
-		case phases <- ev:
-		default:
-		}
-	})
-	done := make(chan error, 1)
-	go func() {
-		_, err := Run(context.Background(), cfg, false)
-		done <- err
-	}()
+	phases, done := startRun(cfg, false)
 	waitPhase(t, phases, PhaseHolding)
 	// A second runner is refused while the first holds the lock.
 	if _, err := Run(context.Background(), e.config(p), true); !errors.As(err, new(*journal.LockedError)) {
@@ -321,20 +310,11 @@ func TestResumeAfterIntent(t *testing.T) {
 	p := testPlan(t)
 	paths := PathsFor(e.dir, "app")
 	// A runner that died right after journaling step 3's intent, before sending it.
-	j, _, err := journal.Open(paths.Journal)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, en := range []journal.Entry{
+	seedJournal(t, paths.Journal, []journal.Entry{
 		{Kind: kindStart, Step: -1, Weights: map[string]int64{"blue": 100, "green": 0}, By: "test"},
 		{Kind: kindStepPassed, Step: 0}, {Kind: kindStepPassed, Step: 1},
 		{Kind: kindIntent, Step: 2, Weights: map[string]int64{"blue": 50, "green": 50}},
-	} {
-		if _, err := j.Append(en); err != nil {
-			t.Fatal(err)
-		}
-	}
-	j.Close()
+	})
 	if _, err := Run(context.Background(), e.config(p), false); err == nil {
 		t.Error("run without --resume over an existing journal must refuse")
 	}
@@ -474,33 +454,13 @@ func TestRunTotalTimeoutRollsBack(t *testing.T) {
 func TestResumeStaysPaused(t *testing.T) {
 	e := newEnv(t, 100, 0)
 	paths := PathsFor(e.dir, "app")
-	j, _, err := journal.Open(paths.Journal)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, en := range []journal.Entry{
+	seedJournal(t, paths.Journal, []journal.Entry{
 		{Kind: kindStart, Step: -1, Weights: map[string]int64{"blue": 100, "green": 0}},
 		{Kind: kindStepPassed, Step: 0},
 		{Kind: kindControl, Step: -1, Detail: CommandPause, By: "alice"},
-	} {
-		if _, err := j.Append(en); err != nil {
-			t.Fatal(err)
-		}
-	}
-	j.Close()
-	cfg := e.config(testPlan(t))
-	phases := make(chan Event, 100)
-	cfg.Progress = progressHook(func(ev Event) {
-		select {
-		case phases <- ev:
-		default:
-		}
 	})
-	done := make(chan error, 1)
-	go func() {
-		_, err := Run(context.Background(), cfg, true)
-		done <- err
-	}()
+	cfg := e.config(testPlan(t))
+	phases, done := startRun(cfg, true)
 	waitPhase(t, phases, PhasePaused)
 	if a, _ := e.weights(t); a["green"] != 10 {
 		t.Errorf("weights while paused %v: step 2 (10%%) is written, then held paused", a)
@@ -531,21 +491,12 @@ func TestResumeStaysPaused(t *testing.T) {
 func TestResumeFinishesRollback(t *testing.T) {
 	e := newEnv(t, 50, 50) // the zone as the failed 50 % step left it
 	paths := PathsFor(e.dir, "app")
-	j, _, err := journal.Open(paths.Journal)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, en := range []journal.Entry{
+	seedJournal(t, paths.Journal, []journal.Entry{
 		{Kind: kindStart, Step: -1, Weights: map[string]int64{"blue": 100, "green": 0}},
 		{Kind: kindStepPassed, Step: 0}, {Kind: kindStepPassed, Step: 1},
 		{Kind: kindIntent, Step: 2, Weights: map[string]int64{"blue": 50, "green": 50}},
 		{Kind: kindStepFailed, Step: 2, Detail: "gate green-health: 0/5 ok"},
-	} {
-		if _, err := j.Append(en); err != nil {
-			t.Fatal(err)
-		}
-	}
-	j.Close()
+	})
 	rep, err := Run(context.Background(), e.config(testPlan(t)), true)
 	if err == nil || !strings.Contains(err.Error(), "rolled back: gate green-health") || rep.Outcome != outcomeRolledBack {
 		t.Fatalf("resume: %v (%q)", err, rep.Outcome)
@@ -606,5 +557,37 @@ func TestInterruptIsNotAGateFailure(t *testing.T) {
 	}
 	if a, _ := e.weights(t); a["green"] != 10 {
 		t.Errorf("weights %v, want step 2's 90/10 kept", a)
+	}
+}
+
+// startRun runs cfg in the background and returns its progress events and its result.
+func startRun(cfg Config, resume bool) (<-chan Event, <-chan error) {
+	phases := make(chan Event, 100)
+	cfg.Progress = progressHook(func(ev Event) {
+		select {
+		case phases <- ev:
+		default:
+		}
+	})
+	done := make(chan error, 1)
+	go func() {
+		_, err := Run(context.Background(), cfg, resume)
+		done <- err
+	}()
+	return phases, done
+}
+
+// seedJournal writes entries as a runner that died after them would have left them.
+func seedJournal(t *testing.T, path string, entries []journal.Entry) {
+	t.Helper()
+	j, _, err := journal.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	for _, en := range entries {
+		if _, err := j.Append(en); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
