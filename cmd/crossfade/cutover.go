@@ -24,6 +24,7 @@ type cutoverFlags struct {
 	txtSuffix  string
 	route53    route53.Config
 	resume     bool
+	force      bool
 }
 
 func newCutoverCmd(g *globalFlags) *cobra.Command {
@@ -118,7 +119,7 @@ Every action is journaled before and after it is taken, so a killed run continue
 			if err != nil {
 				return err
 			}
-			n, err := cutover.Release(cmd.Context(), cfg)
+			n, err := cutover.Release(cmd.Context(), cfg, f.force)
 			if err != nil {
 				return err
 			}
@@ -126,6 +127,7 @@ Every action is journaled before and after it is taken, so a killed run continue
 			return nil
 		},
 	}
+	releaseCmd.Flags().BoolVar(&f.force, "force", false, "release even when the cutover is unfinished or has no journal here")
 	cmd.AddCommand(planCmd, runCmd, statusCmd, releaseCmd)
 	for _, c := range []struct{ name, short string }{
 		{cutover.CommandPause, "Hold a running cutover at its current weights"},
@@ -147,27 +149,49 @@ Every action is journaled before and after it is taken, so a killed run continue
 
 // control sends a command to the cutover's runner. An abort with no runner rolls back here.
 func (f *cutoverFlags) control(cmd *cobra.Command, g *globalFlags, file, command string) error {
-	cfg, err := f.config(cmd, g, file)
-	if err != nil {
-		return err
-	}
-	paths := cutover.PathsFor(f.stateDir, cfg.Plan.Name)
+	out := cmd.OutOrStdout()
 	if command == cutover.CommandAbort {
+		cfg, err := f.config(cmd, g, file)
+		if err != nil {
+			return err
+		}
 		rep, err := cutover.Abort(cmd.Context(), cfg)
 		var locked *journal.LockedError
 		if !errors.As(err, &locked) {
 			if rep != nil {
-				if werr := rep.WriteText(cmd.OutOrStdout()); werr != nil {
+				if werr := rep.WriteText(out); werr != nil {
 					return errors.Join(err, werr)
 				}
 			}
 			return err
 		}
 	}
-	if err := cutover.SendCommand(paths, cutover.Command{Command: command, By: cfg.By}); err != nil {
+	// pause, resume, promote (and abort of a running cutover) only leave a command: they
+	// need the plan's name, not the zone.
+	p, err := spec.Load(file)
+	if err != nil {
 		return err
 	}
-	fmt.Fprintf(cmd.OutOrStdout(), "%s sent to cutover %s; its runner acts on it at its next check\n", command, cfg.Plan.Name)
+	paths := cutover.PathsFor(f.stateDir, p.Name)
+	entries, err := journal.Read(paths.Journal)
+	if err != nil {
+		return fmt.Errorf("cutover %s has not run here (state dir %s): nothing to %s", p.Name, f.stateDir, command)
+	}
+	if rep := cutover.BuildReport(p.Name, entries); rep.Outcome != "" {
+		return fmt.Errorf("cutover %s has ended (%s): nothing to %s", p.Name, rep.Outcome, command)
+	}
+	if err := cutover.SendCommand(paths, cutover.Command{Command: command, By: whoAmI()}); err != nil {
+		return err
+	}
+	var locked *journal.LockedError
+	switch err := journal.Held(paths.Lock); {
+	case errors.As(err, &locked):
+		fmt.Fprintf(out, "%s sent to cutover %s; its runner (%s, pid %d) acts on it at its next check\n", command, p.Name, locked.Holder.By, locked.Holder.PID)
+	case err != nil:
+		return err
+	default:
+		fmt.Fprintf(out, "%s left for cutover %s, which no runner holds now: `cutover run --resume` acts on it\n", command, p.Name)
+	}
 	return nil
 }
 

@@ -1,13 +1,16 @@
 package cutover
 
 import (
-	"bufio"
-	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/crossfade-io/crossfade/internal/cutover/journal"
@@ -23,13 +26,17 @@ const (
 
 // Command is one control request, as `crossfade cutover pause|resume|promote|abort` writes it.
 type Command struct {
+	// ID names the command's file; the journal keeps it so that a command is acted on once.
+	ID      string    `json:"id"`
 	Command string    `json:"command"`
 	By      string    `json:"by"`
 	At      time.Time `json:"at"`
 }
 
-// SendCommand appends a command to the cutover's control file for its runner to act on at
-// its next check. O_APPEND keeps concurrent senders' lines whole.
+// SendCommand leaves c in the cutover's control directory for its runner, which acts on it
+// at its next check (or, when none runs, the next `run --resume` does). Each command is a
+// file of its own, written under a temporary name and renamed: the runner sees whole
+// commands only, and concurrent senders cannot lose each other's.
 func SendCommand(paths Paths, c Command) error {
 	switch c.Command {
 	case CommandPause, CommandResume, CommandPromote, CommandAbort:
@@ -39,84 +46,149 @@ func SendCommand(paths Paths, c Command) error {
 	if c.At.IsZero() {
 		c.At = time.Now().UTC()
 	}
-	line, err := json.Marshal(c)
+	var nonce [4]byte
+	_, _ = rand.Read(nonce[:])
+	// Names sort in the order the commands were sent.
+	c.ID = fmt.Sprintf("%020d-%d-%s", c.At.UnixNano(), os.Getpid(), hex.EncodeToString(nonce[:]))
+	data, err := json.Marshal(c)
 	if err != nil {
 		return err
 	}
-	f, err := os.OpenFile(paths.Control, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
-	if err != nil {
+	if err := os.MkdirAll(paths.Control, 0o755); err != nil {
 		return fmt.Errorf("control %s: %w", paths.Control, err)
 	}
-	_, err = f.Write(append(line, '\n'))
-	return errors.Join(err, f.Close())
+	tmp := filepath.Join(paths.Control, ".tmp-"+c.ID)
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		return fmt.Errorf("control %s: %w", paths.Control, err)
+	}
+	if err := os.Rename(tmp, filepath.Join(paths.Control, c.ID+".json")); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("control %s: %w", paths.Control, err)
+	}
+	return nil
 }
 
-// takeCommands moves the control file aside and returns its commands. The rename makes
-// taking atomic: a command written meanwhile lands in a new file, read next time.
-func takeCommands(path string) ([]Command, error) {
-	taken := fmt.Sprintf("%s.taken.%d", path, os.Getpid())
-	if err := os.Rename(path, taken); err != nil {
+// readCommands returns the commands waiting in dir, oldest first. A file that does not
+// parse is reported and left for a person to look at.
+func readCommands(dir string) ([]Command, []error) {
+	des, err := os.ReadDir(dir)
+	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, nil
 		}
-		return nil, fmt.Errorf("control %s: %w", path, err)
-	}
-	data, err := os.ReadFile(taken)
-	os.Remove(taken)
-	if err != nil {
-		return nil, fmt.Errorf("control %s: %w", path, err)
+		return nil, []error{fmt.Errorf("control %s: %w", dir, err)}
 	}
 	var out []Command
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	for sc.Scan() {
-		var c Command
-		if json.Unmarshal(sc.Bytes(), &c) == nil {
-			out = append(out, c)
+	var errs []error
+	for _, de := range des {
+		name := de.Name()
+		if !strings.HasSuffix(name, ".json") || strings.HasPrefix(name, ".") {
+			continue
 		}
+		data, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			errs = append(errs, fmt.Errorf("control %s: %w", name, err))
+			continue
+		}
+		var c Command
+		if err := json.Unmarshal(data, &c); err != nil || c.ID != strings.TrimSuffix(name, ".json") {
+			errs = append(errs, fmt.Errorf("control %s: not a command file: %v", filepath.Join(dir, name), err))
+			continue
+		}
+		out = append(out, c)
 	}
-	return out, nil
+	slices.SortFunc(out, func(a, b Command) int { return strings.Compare(a.ID, b.ID) })
+	return out, errs
 }
 
-// control returns the next command to act on, journaled, or nil.
-func (r *runner) control() *Command {
-	cmds, err := takeCommands(r.paths.Control)
-	if err != nil {
-		r.log.Error("read control commands", "err", err)
+// ignoredSuffix marks a journaled command that came during a rollback.
+const ignoredSuffix = " ignored: rolling back"
+
+// clearCommands removes the commands left for a cutover that has ended: none of them can
+// be acted on any more.
+func clearCommands(paths Paths) error {
+	cmds, _ := readCommands(paths.Control)
+	var errs []error
+	for _, c := range cmds {
+		if err := os.Remove(filepath.Join(paths.Control, c.ID+".json")); err != nil && !errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, err)
+		}
 	}
-	r.pending = append(r.pending, cmds...)
-	if len(r.pending) == 0 {
+	return errors.Join(errs...)
+}
+
+// poll takes the waiting commands: each is journaled before its file is removed (a crash
+// in between finds the id in the journal and does not act twice) and then applied to the
+// runner's state. Commands that cannot apply now (any during a rollback) are journaled
+// as ignored.
+func (r *runner) poll() error {
+	cmds, errs := readCommands(r.paths.Control)
+	for _, err := range errs {
+		r.log.Error("control command", "err", err)
+	}
+	for _, c := range cmds {
+		file := filepath.Join(r.paths.Control, c.ID+".json")
+		if r.seen[c.ID] {
+			os.Remove(file)
+			continue
+		}
+		detail := c.Command
+		if r.rollingBack {
+			detail += ignoredSuffix
+		}
+		if _, err := r.append(journal.Entry{Kind: kindControl, Step: -1, By: c.By, Detail: detail, ID: c.ID}); err != nil {
+			return err
+		}
+		r.seen[c.ID] = true
+		if err := os.Remove(file); err != nil && !errors.Is(err, os.ErrNotExist) {
+			r.log.Error("remove control command", "file", file, "err", err)
+		}
+		r.log.Info("control command", "command", c.Command, "by", c.By)
+		if r.rollingBack {
+			continue
+		}
+		switch c.Command {
+		case CommandPause:
+			if !r.paused {
+				r.paused, r.pausedAt = true, time.Now()
+			}
+		case CommandResume:
+			r.unpause()
+		case CommandPromote:
+			r.promoted = true
+			r.unpause()
+		case CommandAbort:
+			r.aborted, r.abortedBy = true, c.By
+			r.unpause()
+		}
+	}
+	return nil
+}
+
+// unpause ends a pause, counting its length out of the total time limit.
+func (r *runner) unpause() {
+	if r.paused {
+		r.pausedFor += time.Since(r.pausedAt)
+	}
+	r.paused = false
+}
+
+// waitResume holds while paused, until resume, promote or abort. Gates are not checked
+// while paused: the weights stay as they are.
+func (r *runner) waitResume(ctx context.Context, step int, w map[string]int64) error {
+	if !r.paused {
 		return nil
 	}
-	c := r.pending[0]
-	r.pending = r.pending[1:]
-	if _, err := r.j.Append(journal.Entry{Kind: kindControl, Step: -1, By: c.By, Detail: c.Command}); err != nil {
-		r.log.Error("journal control command", "command", c.Command, "err", err)
-	}
-	r.log.Info("control command", "command", c.Command, "by", c.By)
-	return &c
-}
-
-// waitResume holds a paused step until resume, promote or abort. Gates are not checked
-// while paused: the weights stay as written, and the hold starts again on resume.
-func (r *runner) waitResume(ctx context.Context, step int, w map[string]int64) error {
 	r.cfg.Progress.Event(Event{Phase: PhasePaused, Step: step, Total: len(r.p.Steps), Weights: w, Message: "paused: crossfade cutover resume to go on"})
-	for {
-		if c := r.control(); c != nil {
-			switch c.Command {
-			case CommandResume:
-				return nil
-			case CommandPromote:
-				r.promoted = true
-				return nil
-			case CommandAbort:
-				r.aborted, r.abortedBy = true, c.By
-				return nil
-			}
-		}
+	for r.paused {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-time.After(r.cfg.CheckInterval):
 		}
+		if err := r.poll(); err != nil {
+			return err
+		}
 	}
+	return nil
 }

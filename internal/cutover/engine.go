@@ -2,10 +2,15 @@ package cutover
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/crossfade-io/crossfade/internal/cutover/gate"
@@ -34,6 +39,8 @@ const (
 	kindRollback      = "rollback"
 	kindRollbackHeld  = "rollback-held"
 	kindDone          = "done"
+	kindResumed       = "resumed"
+	kindReleased      = "released"
 	outcomeCompleted  = "completed"
 	outcomeRolledBack = "rolled-back"
 )
@@ -66,14 +73,22 @@ type Config struct {
 
 // Paths are the files of one cutover under a state directory.
 type Paths struct {
+	// Control is a directory: one file per command.
 	Journal, Lock, Control, Report string
 }
 
 // PathsFor returns the files of the cutover named name under dir.
 func PathsFor(dir, name string) Paths {
 	base := filepath.Join(dir, name)
-	return Paths{Journal: base + ".journal", Lock: base + ".lock", Control: base + ".control", Report: base + ".report.json"}
+	return Paths{Journal: base + ".journal", Lock: base + ".lock", Control: base + ".control.d", Report: base + ".report.json"}
 }
+
+// Journal step numbers of the writes that are not steps; rollback stop k is -2-k.
+const (
+	stepNone       = -1
+	stepTTLLower   = -100
+	stepTTLRestore = -101
+)
 
 // runner is one run of one cutover, holding its lock.
 type runner struct {
@@ -85,22 +100,40 @@ type runner struct {
 	gates [][]Gate // per step
 	live  *live
 	start map[string]int64
-	// promoted makes the remaining steps jump to the last one, held for the TTL only.
-	promoted bool
-	// paused makes the next step wait for resume before it holds (set from the journal).
-	paused bool
+	// startTTL is the members' TTL when the cutover started: waited out after lowering
+	// it, and restored at the end.
+	startTTL int64
 	// startedAt is when the cutover first started, for its total time limit.
 	startedAt time.Time
-	// pending are control commands read but not yet acted on.
-	pending []Command
-	// aborted is set when an abort arrives while paused.
+	// promoted makes the remaining steps jump to the last one, held for the TTL only.
+	promoted bool
+	// paused holds the cutover at its weights until resume; pausedFor is the time spent
+	// paused (not counted against the total time limit), pausedAt when the pause began.
+	paused    bool
+	pausedAt  time.Time
+	pausedFor time.Duration
+	// aborted is set by an abort command; the runner then rolls back.
 	aborted   bool
 	abortedBy string
+	// rollingBack makes reads partial and control commands ignored.
+	rollingBack bool
+	// seen are the control commands already journaled.
+	seen map[string]bool
+	// ttlTouched is set once the TTL was (or may have been) lowered: the end restores it.
+	ttlTouched bool
 	// closeFn releases the journal and the lock.
 	closeFn func()
 }
 
 func (r *runner) close() { r.closeFn() }
+
+// append journals e, saying who runs the cutover.
+func (r *runner) append(e journal.Entry) (journal.Entry, error) {
+	if e.By == "" {
+		e.By = r.cfg.By
+	}
+	return r.j.Append(e)
+}
 
 // ErrAborted is returned by a run that rolled back on request.
 var ErrAborted = errors.New("aborted on request: rolled back")
@@ -116,44 +149,95 @@ func (e *RollbackError) Error() string {
 	return fmt.Sprintf("step %d failed: %s: rolled back", e.Step+1, e.Reason)
 }
 
+// rollbackDue says why, and from which stop, a cutover rolls back.
+type rollbackDue struct {
+	// step is the step that failed, or that was current when aborted.
+	step    int
+	reason  string
+	aborted bool
+	// begun is set when the rollback entry is journaled; stops and from then come from it.
+	begun bool
+	stops []map[string]int64
+	from  int
+}
+
+// err is what a run that rolled back returns.
+func (d *rollbackDue) err() error {
+	if d.aborted {
+		return ErrAborted
+	}
+	return &RollbackError{Step: d.step, Reason: d.reason}
+}
+
 // Run runs the cutover from its first step, or, with resume, continues it from its
-// journal after an interruption (from the first step when there is none yet). It returns nil when the cutover completed,
-// *RollbackError or ErrAborted when it rolled back, and other errors when it could not
-// go on (the journal then tells `run --resume` where to continue).
+// journal after an interruption (from the first step when there is none yet). It returns
+// nil when the cutover completed, *RollbackError or ErrAborted when it rolled back (now
+// or before), and other errors when it could not go on (the journal then tells `run
+// --resume` where to continue).
 func Run(ctx context.Context, cfg Config, resume bool) (*Report, error) {
 	r, entries, err := open(cfg)
 	if err != nil {
 		return nil, err
 	}
 	defer r.close()
+	st := replay(entries)
 	switch {
+	case len(entries) > 0 && !resume && st.done != "":
+		return nil, fmt.Errorf("cutover %s already ran (%s, started %s): its journal %s is its audit trail; move it away to run the cutover again",
+			r.p.Name, st.done, st.startedAt.Format(time.RFC3339), r.paths.Journal)
 	case len(entries) > 0 && !resume:
-		return nil, fmt.Errorf("cutover %s already has a journal (%s, started %s): continue it with run --resume, or move the file away to start afresh",
+		return nil, fmt.Errorf("cutover %s is unfinished (journal %s, started %s): continue it with run --resume, or roll it back with abort",
 			r.p.Name, r.paths.Journal, entries[0].Time.Format(time.RFC3339))
 	case len(entries) == 0 && resume:
 		// Killed before its first entry, or never run: nothing was written, so starting
 		// from the beginning is what resuming means.
 		r.log.Info("no journal to resume: starting from the first step", "journal", r.paths.Journal)
 	}
-	st := replay(entries)
 	if st.done != "" {
-		return BuildReport(r.p.Name, entries), nil
+		return BuildReport(r.p.Name, entries), st.outcomeErr()
 	}
-	if err := r.prepare(ctx, st); err != nil {
-		return nil, err
+	if h := planHash(r.p); st.planHash != "" && st.planHash != h {
+		return nil, fmt.Errorf("cutover %s: the plan's records, members or weights changed since it started (plan %s, journal %s): resume with the plan file it started with, or abort it",
+			r.p.Name, h, st.planHash)
+	}
+	if st.started {
+		if _, err := r.append(journal.Entry{Kind: kindResumed, Step: stepNone, Detail: fmt.Sprintf("pid %d", os.Getpid())}); err != nil {
+			return nil, err
+		}
 	}
 	runErr := r.drive(ctx, st)
+	return r.finish(runErr)
+}
+
+// finish builds the report from the journal, and saves it once the cutover has ended.
+func (r *runner) finish(runErr error) (*Report, error) {
 	all, err := journal.Read(r.paths.Journal)
 	if err != nil {
 		return nil, errors.Join(runErr, err)
 	}
 	rep := BuildReport(r.p.Name, all)
 	if rep.Outcome != "" {
-		if err := rep.save(r.paths.Report); err != nil {
-			runErr = errors.Join(runErr, err)
-		}
+		runErr = errors.Join(runErr, rep.save(r.paths.Report), clearCommands(r.paths))
 	}
 	return rep, runErr
+}
+
+// planHash identifies what a plan moves: zone, records, members and weights. Pauses,
+// gates and timeouts may be edited between an interruption and its resume; these not.
+func planHash(p *spec.Plan) string {
+	var steps []spec.Weights
+	for _, s := range p.Steps {
+		steps = append(steps, s.Weights)
+	}
+	b, _ := json.Marshal(struct {
+		Zone, ZoneID, From, To string
+		Records                []spec.Record
+		Steps, RollbackSteps   []spec.Weights
+		RollbackMode           string
+		LowerTTL               int64
+	}{p.Zone, p.ZoneID, p.From, p.To, p.Records, steps, p.Rollback.Steps, p.Rollback.Mode, p.LowerTTL})
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:8])
 }
 
 func open(cfg Config) (*runner, []journal.Entry, error) {
@@ -185,7 +269,7 @@ func open(cfg Config) (*runner, []journal.Entry, error) {
 		servers := cfg.DNSServers
 		cfg.NewGate = func(g spec.Gate) (Gate, error) { return NewGate(g, servers) }
 	}
-	r := &runner{cfg: cfg, p: p, paths: paths, j: j, log: log.With("cutover", p.Name)}
+	r := &runner{cfg: cfg, p: p, paths: paths, j: j, log: log.With("cutover", p.Name), seen: map[string]bool{}}
 	r.closeFn = func() { j.Close(); lock.Release() }
 	return r, entries, nil
 }
@@ -195,55 +279,88 @@ type state struct {
 	started   bool
 	startedAt time.Time
 	start     map[string]int64
+	startTTL  int64
+	planHash  string
 	// next is the first step not yet passed.
 	next int
-	// rollingBack is set once a rollback began; rollbackNext is its first stop not yet held.
-	rollingBack  bool
-	rollbackNext int
-	reason       string
-	ttlLowered   bool
-	promoted     bool
+	// rollback is set once a rollback is due (a step failed, or an abort came).
+	rollback   *rollbackDue
+	ttlLowered bool
+	// ttlTouched is set once lowering the TTL began.
+	ttlTouched bool
+	promoted   bool
 	// paused is set when the last pause was not followed by resume or promote: a runner
 	// resumed after a crash stays paused, as the operator left it.
-	paused bool
-	done   string
+	paused    bool
+	pausedAt  time.Time
+	pausedFor time.Duration
+	// seen are the ids of the control commands journaled.
+	seen map[string]bool
+	done string
+}
+
+// outcomeErr is what Run returns for a cutover that has ended.
+func (st state) outcomeErr() error {
+	if st.done == outcomeRolledBack && st.rollback != nil {
+		return st.rollback.err()
+	}
+	return nil
 }
 
 // replay folds the journal into a state. Intents without a later pass are redone: the
 // weights they write are absolute, so writing them twice is harmless.
 func replay(entries []journal.Entry) state {
-	st := state{}
+	st := state{seen: map[string]bool{}}
 	for _, e := range entries {
 		switch e.Kind {
 		case kindStart:
-			st.started, st.start, st.startedAt = true, e.Weights, e.Time
+			st.started, st.start, st.startedAt, st.startTTL, st.planHash = true, e.Weights, e.Time, e.TTL, e.PlanHash
 		case kindTTLLowered:
 			st.ttlLowered = true
+		case kindIntent:
+			if e.Step == stepTTLLower {
+				st.ttlTouched = true
+			}
 		case kindStepPassed:
-			if !st.rollingBack {
+			if st.rollback == nil {
 				st.next = e.Step + 1
 			}
-		case kindRollback:
-			st.rollingBack, st.reason = true, e.Detail
 		case kindStepFailed:
 			// A failed step is followed by its rollback: a crash in between must not
 			// make a resume run the step again.
-			st.rollingBack, st.reason = true, e.Detail
+			if st.rollback == nil {
+				st.rollback = &rollbackDue{step: e.Step, reason: e.Detail}
+			}
+		case kindRollback:
+			if st.rollback == nil {
+				st.rollback = &rollbackDue{step: e.Step, reason: e.Detail}
+			}
+			st.rollback.begun = true
+			_ = json.Unmarshal(e.Data, &st.rollback.stops)
+		case kindRollbackHeld:
+			if st.rollback != nil {
+				st.rollback.from = e.Step + 1
+			}
 		case kindControl:
+			if e.ID != "" {
+				st.seen[e.ID] = true
+			}
+			if st.rollback != nil || strings.HasSuffix(e.Detail, ignoredSuffix) {
+				continue
+			}
+			if st.paused && e.Detail != CommandPause {
+				st.paused, st.pausedFor = false, st.pausedFor+e.Time.Sub(st.pausedAt)
+			}
 			switch e.Detail {
 			case CommandPromote:
-				st.promoted, st.paused = true, false
+				st.promoted = true
 			case CommandPause:
-				st.paused = true
-			case CommandAbort:
-				if !st.rollingBack {
-					st.rollingBack, st.reason = true, "aborted by "+e.By
+				if !st.paused {
+					st.paused, st.pausedAt = true, e.Time
 				}
-			case CommandResume:
-				st.paused = false
+			case CommandAbort:
+				st.rollback = &rollbackDue{step: st.next, reason: "aborted by " + e.By, aborted: true}
 			}
-		case kindRollbackHeld:
-			st.rollbackNext = e.Step + 1
 		case kindDone:
 			st.done = e.Detail
 		}
@@ -253,8 +370,15 @@ func replay(entries []journal.Entry) state {
 
 // Abort rolls back a cutover that no runner holds: one interrupted before it finished.
 // (A running cutover is aborted through SendCommand; its runner rolls back.) It returns
-// *journal.LockedError when a runner holds the cutover.
+// nil once rolled back, and *journal.LockedError when a runner holds the cutover.
 func Abort(ctx context.Context, cfg Config) (*Report, error) {
+	paths := PathsFor(cfg.StateDir, cfg.Plan.Name)
+	if _, err := os.Stat(paths.Journal); errors.Is(err, os.ErrNotExist) {
+		if err := journal.Held(paths.Lock); err != nil {
+			return nil, err
+		}
+		return nil, fmt.Errorf("cutover %s: nothing to abort: it has not started (no journal at %s)", cfg.Plan.Name, paths.Journal)
+	}
 	r, entries, err := open(cfg)
 	if err != nil {
 		return nil, err
@@ -263,42 +387,53 @@ func Abort(ctx context.Context, cfg Config) (*Report, error) {
 	st := replay(entries)
 	switch {
 	case !st.started:
-		return nil, fmt.Errorf("cutover %s: nothing to abort: it has not started (no journal at %s)", r.p.Name, r.paths.Journal)
+		return nil, fmt.Errorf("cutover %s: nothing to abort: it wrote nothing (journal %s)", r.p.Name, r.paths.Journal)
 	case st.done != "":
-		return BuildReport(r.p.Name, entries), nil
+		return BuildReport(r.p.Name, entries), fmt.Errorf("cutover %s: nothing to abort: it has already ended (%s)", r.p.Name, st.done)
 	}
-	if err := r.prepare(ctx, st); err != nil {
+	if h := planHash(r.p); st.planHash != "" && st.planHash != h {
+		// An abort must work in an emergency; the starting weights come from the journal.
+		r.log.Warn("the plan changed since the cutover started; rolling back to the journal's starting weights", "plan", h, "journal", st.planHash)
+	}
+	due := st.rollback
+	if due == nil {
+		if _, err := r.append(journal.Entry{Kind: kindControl, Step: stepNone, Detail: CommandAbort}); err != nil {
+			return nil, err
+		}
+		due = &rollbackDue{step: st.next, reason: "aborted by " + cfg.By, aborted: true}
+	}
+	r.restore(st)
+	if err := r.prepare(ctx, st, true); err != nil {
 		return nil, err
 	}
-	if st.rollingBack {
-		err = r.rollback(ctx, st.rollbackNext, st.reason)
-	} else {
-		err = r.rollback(ctx, 0, "aborted by "+cfg.By)
-	}
-	all, rerr := journal.Read(r.paths.Journal)
-	if rerr != nil {
-		return nil, errors.Join(err, rerr)
-	}
-	rep := BuildReport(r.p.Name, all)
-	if rep.Outcome != "" {
-		err = errors.Join(err, rep.save(r.paths.Report))
-	}
-	return rep, err
+	err = r.rollback(ctx, due)
+	return r.finish(err)
 }
 
 // Release hands the weights back to the publishers: it deletes this cutover's authority
 // records, after which a sync writes the weights its sources ask for. It refuses while
-// the cutover runs or is unfinished (its weights would then have no authority at all).
-func Release(ctx context.Context, cfg Config) (int, error) {
-	r, entries, err := open(cfg)
+// the cutover runs, and, unless force, when the cutover is unfinished (its weights would
+// then have no authority at all) or has no journal here.
+func Release(ctx context.Context, cfg Config, force bool) (int, error) {
+	p := cfg.Plan
+	paths := PathsFor(cfg.StateDir, p.Name)
+	entries, err := journal.Read(paths.Journal)
+	exists := !errors.Is(err, os.ErrNotExist)
+	switch {
+	case err != nil && exists:
+		return 0, err
+	case !exists && !force:
+		return 0, fmt.Errorf("cutover %s has no journal at %s: it did not run from here (release --force deletes its authority records all the same)", p.Name, paths.Journal)
+	}
+	if st := replay(entries); st.started && st.done == "" && !force {
+		return 0, fmt.Errorf("cutover %s is unfinished: finish it (run --resume) or abort it before releasing its weights", p.Name)
+	}
+	lock, err := journal.Acquire(paths.Lock, journal.Holder{By: cfg.By, Cutover: p.Name})
 	if err != nil {
 		return 0, err
 	}
-	defer r.close()
-	if st := replay(entries); st.started && st.done == "" {
-		return 0, fmt.Errorf("cutover %s is unfinished: finish it (run --resume) or abort it before releasing its weights", r.p.Name)
-	}
-	l, err := readLive(ctx, cfg.DNS, cfg.Registry, r.p)
+	defer lock.Release()
+	l, err := readLive(ctx, cfg.DNS, cfg.Registry, p, readOpts{partial: true})
 	if err != nil {
 		return 0, err
 	}
@@ -311,10 +446,18 @@ func Release(ctx context.Context, cfg Config) (int, error) {
 	if len(b) == 0 {
 		return 0, nil
 	}
-	id, err := cfg.DNS.ApplyChange(ctx, l.zone, b, fmt.Sprintf("crossfade cutover %s: release weights", r.p.Name))
+	id, err := cfg.DNS.ApplyChange(ctx, l.zone, b, fmt.Sprintf("crossfade cutover %s: release weights", p.Name))
 	if err != nil {
 		return 0, fmt.Errorf("release: %w", err)
 	}
-	_, err = r.j.Append(journal.Entry{Kind: "released", Step: -1, ChangeID: id, By: cfg.By})
+	if !exists {
+		return len(b), nil
+	}
+	j, _, err := journal.Open(paths.Journal)
+	if err != nil {
+		return len(b), err
+	}
+	defer j.Close()
+	_, err = j.Append(journal.Entry{Kind: kindReleased, Step: stepNone, ChangeID: id, By: cfg.By})
 	return len(b), err
 }

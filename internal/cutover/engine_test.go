@@ -36,10 +36,16 @@ type env struct {
 
 func newEnv(t *testing.T, blueWeight, greenWeight int64) *env {
 	t.Helper()
+	return newEnvWith(t, sandbox.Config{}, blueWeight, greenWeight)
+}
+
+// newEnvWith is newEnv on a sandbox configured by cfg (e.g. a ChangeDelay).
+func newEnvWith(t *testing.T, cfg sandbox.Config, blueWeight, greenWeight int64) *env {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("starts a sandbox")
 	}
-	sb := sandboxtest.Start(t)
+	sb := sandboxtest.StartWith(t, cfg)
 	if _, _, err := sb.Store().CreateZone("example.com", "ref", "", false); err != nil {
 		t.Fatal(err)
 	}
@@ -184,7 +190,7 @@ func TestRunFullShift(t *testing.T) {
 		t.Errorf("report file: %v", err)
 	}
 	// A finished cutover does not run again without moving its journal away.
-	if _, err := Run(context.Background(), e.config(p), false); err == nil || !strings.Contains(err.Error(), "--resume") {
+	if _, err := Run(context.Background(), e.config(p), false); err == nil || !strings.Contains(err.Error(), "move it away") {
 		t.Errorf("second run: %v", err)
 	}
 }
@@ -328,6 +334,16 @@ func TestResumeAfterIntent(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(e.dir, "app.lock")); err != nil {
 		t.Errorf("lock file: %v", err)
 	}
+	// The journal says the cutover was resumed, and who ran every entry after.
+	entries, _ := journal.Read(paths.Journal)
+	if entries[4].Kind != kindResumed {
+		t.Errorf("entry after the seeded ones: %q, want %q", entries[4].Kind, kindResumed)
+	}
+	for _, en := range entries[4:] {
+		if en.By != "test@host" {
+			t.Errorf("seq %d %s: by %q", en.Seq, en.Kind, en.By)
+		}
+	}
 }
 
 // TestSyncDuringStepKeepsWeights is the race of safety rule 3: both publishers re-sync in
@@ -382,7 +398,7 @@ func TestSyncDuringStepKeepsWeights(t *testing.T) {
 		t.Errorf("final weights %v", a)
 	}
 	// Released, the weights are the publishers' again: blue's sync writes its 100.
-	if n, err := Release(context.Background(), cfg); err != nil || n != 1 {
+	if n, err := Release(context.Background(), cfg, false); err != nil || n != 1 {
 		t.Fatalf("release: %d, %v", n, err)
 	}
 	if rep, err := publish(e.dns, "blue", "127.0.0.10", 100); err != nil || rep.Err() != nil || len(rep.Conflicts()) != 0 {
@@ -397,24 +413,20 @@ func TestSyncDuringStepKeepsWeights(t *testing.T) {
 // TTL is waited out; the steps then pace on the lower TTL.
 func TestRunLowersTTL(t *testing.T) {
 	e := newEnv(t, 100, 0)
-	// Raise the published TTL to 2 s, as a publisher would write it.
-	zones, _ := e.dns.Zones(context.Background())
-	recs, _ := e.dns.Records(context.Background(), zones[0])
-	var b plan.Batch
-	for _, r := range recs {
-		if r.Type == "A" {
-			c := r.Clone()
-			c.TTL = 2
-			b = append(b, plan.Change{Action: plan.Upsert, Endpoint: c})
-		}
-	}
-	if err := e.dns.Apply(context.Background(), zones[0], b); err != nil {
-		t.Fatal(err)
-	}
+	e.setTTL(t, 2)
 	p := testPlan(t)
 	p.LowerTTL = 1
+	cfg := e.config(p)
+	holdTTLs := map[int64]bool{}
+	cfg.Progress = progressHook(func(ev Event) {
+		if ev.Phase == PhaseHolding {
+			for _, ttl := range e.ttls(t) {
+				holdTTLs[ttl] = true
+			}
+		}
+	})
 	began := time.Now()
-	rep, err := Run(context.Background(), e.config(p), false)
+	rep, err := Run(context.Background(), cfg, false)
 	if err != nil || rep.Outcome != outcomeCompleted {
 		t.Fatalf("run: %v", err)
 	}
@@ -422,15 +434,56 @@ func TestRunLowersTTL(t *testing.T) {
 	if took := time.Since(began); took < 6*time.Second {
 		t.Errorf("run took %s; the old TTL was not waited out", took)
 	}
-	recs, _ = e.dns.Records(context.Background(), zones[0])
-	for _, r := range recs {
-		if r.Type == "A" && r.TTL != 1 {
-			t.Errorf("%s TTL %d, want the lowered 1", r.Key(), r.TTL)
+	if len(holdTTLs) != 1 || !holdTTLs[1] {
+		t.Errorf("TTLs seen while steps held: %v, want only the lowered 1", holdTTLs)
+	}
+	// Completed, the members have their TTL back.
+	for key, ttl := range e.ttls(t) {
+		if ttl != 2 {
+			t.Errorf("%s TTL %d after the cutover, want the original 2 restored", key, ttl)
 		}
 	}
-	entries, _ := journal.Read(PathsFor(e.dir, "app").Journal)
-	if entries[1].Kind != kindTTLLowered {
-		t.Errorf("second journal entry %q, want %q", entries[1].Kind, kindTTLLowered)
+	var kinds []string
+	for _, s := range rep.Steps {
+		kinds = append(kinds, s.Name)
+	}
+	if got := strings.Join(kinds, ", "); got != "lower TTL to 1s, step 1 of 4, step 2 of 4, step 3 of 4, step 4 of 4, restore TTL to 2s" {
+		t.Errorf("writes: %s", got)
+	}
+}
+
+// ttls reads the members' TTLs.
+func (e *env) ttls(t *testing.T) map[string]int64 {
+	t.Helper()
+	zones, _ := e.dns.Zones(context.Background())
+	recs, err := e.dns.Records(context.Background(), zones[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]int64{}
+	for _, r := range recs {
+		if r.Type == "A" {
+			out[r.Key().String()] = int64(r.TTL)
+		}
+	}
+	return out
+}
+
+// setTTL sets the members' TTL, as a publisher would write it.
+func (e *env) setTTL(t *testing.T, ttl int64) {
+	t.Helper()
+	zones, _ := e.dns.Zones(context.Background())
+	recs, _ := e.dns.Records(context.Background(), zones[0])
+	var b plan.Batch
+	for _, r := range recs {
+		if r.Type == "A" {
+			c := r.Clone()
+			c.TTL = endpoint.TTL(ttl)
+			b = append(b, plan.Change{Action: plan.Upsert, Endpoint: c})
+		}
+	}
+	if err := e.dns.Apply(context.Background(), zones[0], b); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -462,8 +515,8 @@ func TestResumeStaysPaused(t *testing.T) {
 	cfg := e.config(testPlan(t))
 	phases, done := startRun(cfg, true)
 	waitPhase(t, phases, PhasePaused)
-	if a, _ := e.weights(t); a["green"] != 10 {
-		t.Errorf("weights while paused %v: step 2 (10%%) is written, then held paused", a)
+	if a, _ := e.weights(t); a["green"] != 0 || a["blue"] != 100 {
+		t.Errorf("weights while paused %v: paused before step 2, the weights stay as step 1 left them", a)
 	}
 	select {
 	case err := <-done:
@@ -498,8 +551,13 @@ func TestResumeFinishesRollback(t *testing.T) {
 		{Kind: kindStepFailed, Step: 2, Detail: "gate green-health: 0/5 ok"},
 	})
 	rep, err := Run(context.Background(), e.config(testPlan(t)), true)
-	if err == nil || !strings.Contains(err.Error(), "rolled back: gate green-health") || rep.Outcome != outcomeRolledBack {
+	var rb *RollbackError
+	if !errors.As(err, &rb) || rb.Step != 2 || !strings.Contains(rb.Reason, "gate green-health") || rep.Outcome != outcomeRolledBack {
 		t.Fatalf("resume: %v (%q)", err, rep.Outcome)
+	}
+	// Resumed again, the ended cutover says how it ended, and writes nothing.
+	if _, err := Run(context.Background(), e.config(testPlan(t)), true); !errors.As(err, &rb) || rb.Step != 2 {
+		t.Errorf("resume of a rolled-back cutover: %v, want its RollbackError", err)
 	}
 	if a, _ := e.weights(t); a["blue"] != 100 || a["green"] != 0 {
 		t.Errorf("weights %v, want the starting 100/0", a)

@@ -43,10 +43,13 @@ type live struct {
 	// authority are the records by which this cutover holds the weights, one per name,
 	// as they should be; current holds those the zone has (nil where missing).
 	authority, current []*endpoint.Endpoint
+	// skipped says which members a partial read left out, and why.
+	skipped []string
 }
 
 // weights returns set identifier → weight as the zone holds it. Every record of a plan
-// moves together, so the first record's members speak for all.
+// moves together (differingWeights refuses a start where they do not), so the first
+// record's members speak for all.
 func (l *live) weights() map[string]int64 {
 	out := map[string]int64{}
 	for _, m := range l.members {
@@ -78,9 +81,17 @@ func findZone(ctx context.Context, dns DNS, p *spec.Plan) (provider.Zone, error)
 	return provider.Zone{}, fmt.Errorf("zone %s: %d zones have this name: set spec.zoneID", p.Zone, len(found))
 }
 
+// readOpts say how strict readLive is.
+type readOpts struct {
+	// partial skips members that are missing or cannot be moved, instead of refusing:
+	// a rollback or a release does what it still can.
+	partial bool
+}
+
 // readLive reads the plan's members from the zone and checks that the cutover can move
-// them: each record has a weighted member for from and to, and each member is owned.
-func readLive(ctx context.Context, dns DNS, reg *registry.TXT, p *spec.Plan) (*live, error) {
+// them: each record has a weighted member for from and to, each member is owned, and no
+// other cutover holds the weights of its names.
+func readLive(ctx context.Context, dns DNS, reg *registry.TXT, p *spec.Plan, o readOpts) (*live, error) {
 	zone, err := findZone(ctx, dns, p)
 	if err != nil {
 		return nil, err
@@ -108,15 +119,21 @@ func readLive(ctx context.Context, dns DNS, reg *registry.TXT, p *spec.Plan) (*l
 					break
 				}
 			}
+			problem := ""
 			switch {
 			case ep == nil:
-				problems = append(problems, fmt.Sprintf("%s: no such record set in zone %s: the member must be published before a cutover moves it", key, zone.Name))
-				continue
+				problem = fmt.Sprintf("%s: no such record set in zone %s: the member must be published before a cutover moves it", key, zone.Name)
 			case ep.Policy.Kind != endpoint.Weighted:
-				problems = append(problems, fmt.Sprintf("%s: is %s, not weighted", key, ep.Policy))
-				continue
+				problem = fmt.Sprintf("%s: is %s, not weighted", key, ep.Policy)
 			case ep.Owner() == "":
-				problems = append(problems, fmt.Sprintf("%s: has no ownership TXT record: crossfade only moves weights of published, owned members", key))
+				problem = fmt.Sprintf("%s: has no ownership TXT record: crossfade only moves weights of published, owned members", key)
+			}
+			if problem != "" {
+				if o.partial {
+					l.skipped = append(l.skipped, problem)
+				} else {
+					problems = append(problems, problem)
+				}
 				continue
 			}
 			m := member{record: r, setID: id, ep: ep}
@@ -126,15 +143,8 @@ func readLive(ctx context.Context, dns DNS, reg *registry.TXT, p *spec.Plan) (*l
 				}
 			}
 			l.members = append(l.members, m)
-			ttl := int64(ep.TTL)
-			if !ep.TTL.IsConfigured() {
-				ttl = defaultTTL
-			}
-			l.maxTTL = max(l.maxTTL, ttl)
+			l.maxTTL = max(l.maxTTL, memberTTL(ep))
 		}
-	}
-	if len(problems) > 0 {
-		return nil, &NotReadyError{Problems: problems}
 	}
 	types := map[string][]string{}
 	var names []string
@@ -146,10 +156,50 @@ func readLive(ctx context.Context, dns DNS, reg *registry.TXT, p *spec.Plan) (*l
 	}
 	for _, n := range names {
 		want := registry.AuthorityRecord(n, types[n], p.Name)
+		cur := txts[want.Key()]
+		// One authority per weight (safety rule 3): another cutover's record is never
+		// taken over, by a run, a rollback or a release.
+		for k, holder := range registry.Authorities(slices.DeleteFunc([]*endpoint.Endpoint{cur}, func(e *endpoint.Endpoint) bool { return e == nil })) {
+			if holder != p.Name {
+				problems = append(problems, fmt.Sprintf("%s %s: its weights are held by cutover %s (record %s): finish or release that cutover first", k.Name, k.Type, holder, want.Name))
+				break
+			}
+		}
 		l.authority = append(l.authority, want)
-		l.current = append(l.current, txts[want.Key()])
+		l.current = append(l.current, cur)
+	}
+	if len(problems) > 0 {
+		return nil, &NotReadyError{Problems: problems}
 	}
 	return l, nil
+}
+
+// differingWeights lists the set identifiers whose members carry different weights on
+// different records: a cutover moves all its records together from one starting point.
+func (l *live) differingWeights() []string {
+	seen := map[string]*member{}
+	var out []string
+	for i := range l.members {
+		m := &l.members[i]
+		first, ok := seen[m.setID]
+		if !ok {
+			seen[m.setID] = m
+			continue
+		}
+		if first.ep.Policy.Weight != m.ep.Policy.Weight {
+			out = append(out, fmt.Sprintf("%s has weight %d but %s has %d: a cutover starts from one weight per member; make them equal first",
+				first.ep.Key(), first.ep.Policy.Weight, m.ep.Key(), m.ep.Policy.Weight))
+		}
+	}
+	return out
+}
+
+// memberTTL is the TTL resolvers get for e.
+func memberTTL(e *endpoint.Endpoint) int64 {
+	if !e.TTL.IsConfigured() {
+		return defaultTTL
+	}
+	return int64(e.TTL)
 }
 
 // defaultTTL is what Route 53 records written without a TTL get (crossfade writes 300).
@@ -165,23 +215,32 @@ func (e *NotReadyError) Error() string {
 	return "the zone is not ready for this cutover:\n  " + strings.Join(e.Problems, "\n  ")
 }
 
-// weightBatch is the one batch that sets every member to w (set identifier → weight),
-// with its ownership records; members already at their weight are left out. The first
-// batch also writes the authority records, so that from the first weight change on no
-// publisher reverts a weight the cutover wrote.
-func (l *live) weightBatch(w map[string]int64) plan.Batch {
+// batch is the one batch that sets every member to w (set identifier → weight; nil
+// leaves weights) and, when ttl > 0, to that TTL, with their ownership records; members
+// already so are left out. Every batch carries the authority records: from the first
+// write on no publisher reverts what the cutover wrote, and every batch, even one redone
+// after a crash whose weights had already landed, has a change of its own to follow to
+// INSYNC (Route 53 applies a zone's changes in order, so its INSYNC covers the earlier).
+func (l *live) batch(w map[string]int64, ttl int64) plan.Batch {
 	var b plan.Batch
-	for i, a := range l.authority {
-		if cur := l.current[i]; cur == nil || !cur.Targets.Same(a.Targets) {
-			b = append(b, plan.Change{Action: plan.Upsert, Endpoint: a})
-		}
+	for _, a := range l.authority {
+		b = append(b, plan.Change{Action: plan.Upsert, Endpoint: a})
 	}
 	for _, m := range l.members {
 		want, ok := w[m.setID]
-		if !ok || m.ep.Policy.Weight == want {
+		if !ok {
+			want = m.ep.Policy.Weight
+		}
+		wantTTL := m.ep.TTL
+		if ttl > 0 {
+			wantTTL = endpoint.TTL(ttl)
+		}
+		if m.ep.Policy.Weight == want && m.ep.TTL == wantTTL {
 			continue
 		}
-		b = append(b, plan.Change{Action: plan.Upsert, Endpoint: withWeight(m.ep, want)})
+		e := withWeight(m.ep, want)
+		e.TTL = wantTTL
+		b = append(b, plan.Change{Action: plan.Upsert, Endpoint: e})
 		for _, t := range m.txt {
 			b = append(b, plan.Change{Action: plan.Upsert, Endpoint: withWeight(t, want)})
 		}
@@ -189,18 +248,33 @@ func (l *live) weightBatch(w map[string]int64) plan.Batch {
 	return b
 }
 
-// ttlBatch sets every member's TTL to ttl.
-func (l *live) ttlBatch(ttl int64) plan.Batch {
-	var b plan.Batch
-	for _, m := range l.members {
-		if int64(m.ep.TTL) == ttl {
-			continue
+// after returns the zone as it will be once b is applied: for `cutover plan`, which
+// renders each batch against what the ones before it leave.
+func (l *live) after(b plan.Batch) *live {
+	n := *l
+	n.members = slices.Clone(l.members)
+	n.current = slices.Clone(l.authority)
+	for _, c := range b {
+		for i := range n.members {
+			m := &n.members[i]
+			if c.Endpoint.Key() == m.ep.Key() {
+				m.ep = c.Endpoint
+				n.maxTTL = 0
+			}
+			for j, t := range m.txt {
+				if c.Endpoint.Key() == t.Key() {
+					m.txt = slices.Clone(m.txt)
+					m.txt[j] = c.Endpoint
+				}
+			}
 		}
-		e := m.ep.Clone()
-		e.TTL = endpoint.TTL(ttl)
-		b = append(b, plan.Change{Action: plan.Upsert, Endpoint: e})
 	}
-	return b
+	if n.maxTTL == 0 {
+		for _, m := range n.members {
+			n.maxTTL = max(n.maxTTL, memberTTL(m.ep))
+		}
+	}
+	return &n
 }
 
 func withWeight(e *endpoint.Endpoint, w int64) *endpoint.Endpoint {

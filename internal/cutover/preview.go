@@ -26,6 +26,8 @@ type Preview struct {
 	Gates []gate.Result
 	// Warnings come from the plan file.
 	Warnings []string
+	// Rollbacks say, per step, the stops a rollback from it goes through.
+	Rollbacks []string
 }
 
 // PreviewWrite is one batch as it would be sent.
@@ -38,16 +40,22 @@ type PreviewWrite struct {
 	Changes int
 }
 
-// Plan checks cfg.Plan against the live zone and renders every write without sending it.
-// It returns a *NotReadyError when the zone or the plan's pacing would refuse a run.
+// Plan checks cfg.Plan against the live zone and renders every write without sending it,
+// each against the zone as the writes before it leave it: the TTL lowering, every step,
+// the TTL restore, and the rollback from the last step (the longest); the rollback path
+// from every other step is listed. It returns a *NotReadyError when the zone or the
+// plan's pacing would refuse a run.
 func Plan(ctx context.Context, cfg Config) (*Preview, error) {
 	p := cfg.Plan
-	l, err := readLive(ctx, cfg.DNS, cfg.Registry, p)
+	l, err := readLive(ctx, cfg.DNS, cfg.Registry, p, readOpts{})
 	if err != nil {
 		return nil, err
 	}
 	if err := checkPacing(p, l.maxTTL); err != nil {
 		return nil, err
+	}
+	if d := l.differingWeights(); len(d) > 0 {
+		return nil, &NotReadyError{Problems: d}
 	}
 	pv := &Preview{Zone: l.zone, TTL: l.maxTTL, Current: l.weights()}
 	for _, w := range p.Warnings {
@@ -56,21 +64,52 @@ func Plan(ctx context.Context, cfg Config) (*Preview, error) {
 	for _, m := range l.members {
 		pv.Owners = append(pv.Owners, fmt.Sprintf("%s owned by %s (%s)", m.ep.Key(), m.ep.Owner(), m.ep.Resource()))
 	}
-	add := func(name string, w map[string]int64) error {
-		b := l.weightBatch(w)
-		doc, err := cfg.DNS.DryRun(ctx, l.zone, b)
+	// add renders the batch that takes cur to w and ttl, and returns the zone after it.
+	add := func(cur *live, name string, w map[string]int64, ttl int64) (*live, error) {
+		b := cur.batch(w, ttl)
+		doc, err := cfg.DNS.DryRun(ctx, cur.zone, b)
 		if err != nil {
-			return fmt.Errorf("%s: %w", name, err)
+			return nil, fmt.Errorf("%s: %w", name, err)
 		}
 		pv.Writes = append(pv.Writes, PreviewWrite{Name: name, Weights: w, Batch: doc, Changes: len(b)})
-		return nil
+		return cur.after(b), nil
 	}
-	for i, s := range p.Steps {
-		if err := add(fmt.Sprintf("step %d of %d", i+1, len(p.Steps)), map[string]int64{p.From: s.Weights.From, p.To: s.Weights.To}); err != nil {
+	cur := l
+	lowered := p.LowerTTL > 0 && l.maxTTL > p.LowerTTL
+	if lowered {
+		if cur, err = add(cur, fmt.Sprintf("lower TTL to %ds, then wait out the old %ds", p.LowerTTL, l.maxTTL), nil, p.LowerTTL); err != nil {
 			return nil, err
 		}
 	}
-	if err := add("rollback to the starting weights", pv.Current); err != nil {
+	restore := func(cur *live, when string) error {
+		if lowered {
+			_, err := add(cur, fmt.Sprintf("restore TTL to %ds %s", l.maxTTL, when), nil, l.maxTTL)
+			return err
+		}
+		return nil
+	}
+	for i, s := range p.Steps {
+		w := map[string]int64{p.From: s.Weights.From, p.To: s.Weights.To}
+		if cur, err = add(cur, fmt.Sprintf("step %d of %d", i+1, len(p.Steps)), w, 0); err != nil {
+			return nil, err
+		}
+		stops := rollbackStops(p, w, pv.Current)
+		var path []string
+		for _, st := range stops {
+			path = append(path, formatWeights(st))
+		}
+		pv.Rollbacks = append(pv.Rollbacks, fmt.Sprintf("if step %d of %d fails: rollback through %s", i+1, len(p.Steps), strings.Join(path, " → ")))
+	}
+	if err := restore(cur, "once completed"); err != nil {
+		return nil, err
+	}
+	stops := rollbackStops(p, cur.weights(), pv.Current)
+	for k, st := range stops {
+		if cur, err = add(cur, fmt.Sprintf("rollback %d of %d (from the last step)", k+1, len(stops)), st, 0); err != nil {
+			return nil, err
+		}
+	}
+	if err := restore(cur, "once rolled back"); err != nil {
 		return nil, err
 	}
 	newGate := cfg.NewGate
@@ -122,6 +161,9 @@ func (pv *Preview) WriteText(w io.Writer) error {
 			mark = "fail"
 		}
 		fmt.Fprintf(&b, "gate %s (%s) now: %s: %s%s\n", g.Gate, g.Kind, mark, g.Detail, errSuffix(g.Err))
+	}
+	for _, rb := range pv.Rollbacks {
+		fmt.Fprintf(&b, "%s\n", rb)
 	}
 	for _, wr := range pv.Writes {
 		fmt.Fprintf(&b, "%s: %s, %d changes", wr.Name, formatWeights(wr.Weights), wr.Changes)

@@ -104,7 +104,10 @@ func (p *ttyProgress) Event(e Event) {
 // describe renders an event as one line: "step 2/4  blue=50 green=50  holding, 1m20s left".
 func describe(e Event) string {
 	var parts []string
-	if e.Total > 0 && e.Phase != PhaseDone {
+	switch {
+	case e.Total > 0 && e.Phase == PhaseRollingBack:
+		parts = append(parts, fmt.Sprintf("rollback %d/%d", e.Step+1, e.Total))
+	case e.Total > 0 && e.Phase != PhaseDone:
 		parts = append(parts, fmt.Sprintf("step %d/%d", e.Step+1, e.Total))
 	}
 	if len(e.Weights) > 0 {

@@ -14,6 +14,10 @@ func TestProgress(t *testing.T) {
 	if got, want := describe(holding), "step 2/4  blue=90 green=10  holding, 1m30s left"; got != want {
 		t.Errorf("describe = %q, want %q", got, want)
 	}
+	rb := Event{Phase: PhaseRollingBack, Step: 0, Total: 2, Weights: map[string]int64{"blue": 50, "green": 50}}
+	if got := describe(rb); !strings.HasPrefix(got, "rollback 1/2  ") {
+		t.Errorf("describe(rollback) = %q, want it labelled as a rollback stop", got)
+	}
 
 	var plain strings.Builder
 	p := NewProgress(&plain, false)

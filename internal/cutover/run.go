@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/crossfade-io/crossfade/internal/cutover/gate"
@@ -11,14 +12,29 @@ import (
 	"github.com/crossfade-io/crossfade/internal/cutover/spec"
 )
 
-// prepare reads the zone, checks the plan against it, builds the gates and, on a first
-// run, journals the starting weights.
-func (r *runner) prepare(ctx context.Context, st state) error {
-	l, err := readLive(ctx, r.cfg.DNS, r.cfg.Registry, r.p)
+// restore sets the runner to where the journal left the cutover.
+func (r *runner) restore(st state) {
+	r.start, r.startTTL, r.startedAt = st.start, st.startTTL, st.startedAt
+	r.promoted, r.paused, r.pausedAt, r.pausedFor = st.promoted, st.paused, st.pausedAt, st.pausedFor
+	r.seen, r.ttlTouched = st.seen, st.ttlTouched
+}
+
+// prepare reads the zone and checks the plan against it; unless rolling back (which only
+// returns to the starting weights and does what it can), it checks pacing, builds the
+// gates and, on a first run, journals the starting weights and TTL.
+func (r *runner) prepare(ctx context.Context, st state, rollingBack bool) error {
+	r.rollingBack = rollingBack
+	l, err := readLive(ctx, r.cfg.DNS, r.cfg.Registry, r.p, readOpts{partial: rollingBack})
 	if err != nil {
 		return err
 	}
 	r.live = l
+	for _, s := range l.skipped {
+		r.log.Warn("rollback leaves a member out", "zone", l.zone.Name, "problem", s)
+	}
+	if rollingBack {
+		return nil
+	}
 	if err := checkPacing(r.p, l.maxTTL); err != nil {
 		return err
 	}
@@ -33,16 +49,19 @@ func (r *runner) prepare(ctx context.Context, st state) error {
 		}
 		r.gates = append(r.gates, gs)
 	}
-	r.start, r.promoted, r.startedAt, r.paused = st.start, st.promoted, st.startedAt, st.paused
-	if !st.started {
-		r.start = l.weights()
-		e, err := r.j.Append(journal.Entry{Kind: kindStart, Step: -1, Weights: r.start, By: r.cfg.By,
-			Detail: fmt.Sprintf("zone %s, %d records, from %s to %s, TTL %ds", l.zone, len(r.p.Records), r.p.From, r.p.To, l.maxTTL)})
-		if err != nil {
-			return err
-		}
-		r.startedAt = e.Time
+	if st.started {
+		return nil
 	}
+	if d := l.differingWeights(); len(d) > 0 {
+		return &NotReadyError{Problems: d}
+	}
+	r.start, r.startTTL = l.weights(), l.maxTTL
+	e, err := r.append(journal.Entry{Kind: kindStart, Step: stepNone, Weights: r.start, TTL: l.maxTTL, PlanHash: planHash(r.p),
+		Detail: fmt.Sprintf("zone %s, %d records, from %s to %s, TTL %ds, pid %d", l.zone, len(r.p.Records), r.p.From, r.p.To, l.maxTTL, os.Getpid())})
+	if err != nil {
+		return err
+	}
+	r.startedAt = e.Time
 	return nil
 }
 
@@ -68,57 +87,88 @@ func checkPacing(p *spec.Plan, ttl int64) error {
 	return nil
 }
 
-// ttl is the hold floor: the lowered TTL once lowered, else the records' TTL.
+// ttl is the hold floor: the members' TTL as last read (the lowered one once lowered).
 func (r *runner) ttl() time.Duration {
-	if r.p.LowerTTL > 0 {
-		return time.Duration(r.p.LowerTTL) * time.Second
+	t := r.live.maxTTL
+	if t == 0 {
+		t = r.startTTL // a partial read found no member
 	}
-	return time.Duration(r.live.maxTTL) * time.Second
+	return time.Duration(t) * time.Second
 }
 
-// drive runs the remaining steps, then the rollback if one is due.
+// elapsed is the time the cutover has run, less the time it spent paused.
+func (r *runner) elapsed() time.Duration {
+	return time.Since(r.startedAt) - r.pausedFor
+}
+
+// drive takes the cutover from where the journal left it to its end: the remaining steps,
+// then the rollback if one is or becomes due.
 func (r *runner) drive(ctx context.Context, st state) error {
-	if st.rollingBack {
-		if err := r.rollback(ctx, st.rollbackNext, st.reason); err != nil {
+	r.restore(st)
+	due := st.rollback
+	if err := r.prepare(ctx, st, due != nil); err != nil {
+		return err
+	}
+	if due == nil {
+		var err error
+		if due, err = r.forward(ctx, st); err != nil || due == nil {
 			return err
 		}
-		return fmt.Errorf("rolled back: %s", st.reason)
+		r.rollingBack = true
 	}
+	if err := r.rollback(ctx, due); err != nil {
+		return err
+	}
+	return due.err()
+}
+
+// forward runs the steps from st.next on, and completes the cutover; it returns the
+// rollback that became due instead, if one did.
+func (r *runner) forward(ctx context.Context, st state) (*rollbackDue, error) {
 	if r.p.LowerTTL > 0 && !st.ttlLowered {
 		if err := r.lowerTTL(ctx); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	for i := st.next; i < len(r.p.Steps); i++ {
-		if r.promoted && i < len(r.p.Steps)-1 {
+	last := len(r.p.Steps) - 1
+	for i := st.next; i <= last; i++ {
+		// Commands sent between steps act before the next write: a pause holds the
+		// weights where they are, an abort writes nothing more forward.
+		if err := r.poll(); err != nil {
+			return nil, err
+		}
+		if err := r.waitResume(ctx, i, r.live.weights()); err != nil {
+			return nil, err
+		}
+		if r.aborted {
+			return &rollbackDue{step: i, reason: "aborted by " + r.abortedBy, aborted: true}, nil
+		}
+		if r.promoted && i < last {
 			continue
 		}
 		res, err := r.step(ctx, i)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		switch res.outcome {
 		case stepAborted:
-			if err := r.rollback(ctx, 0, "aborted by "+res.by); err != nil {
-				return err
-			}
-			return ErrAborted
+			return &rollbackDue{step: i, reason: "aborted by " + r.abortedBy, aborted: true}, nil
 		case stepFailed:
-			if _, err := r.j.Append(journal.Entry{Kind: kindStepFailed, Step: i, Detail: res.reason, Data: res.data}); err != nil {
-				return err
+			if _, err := r.append(journal.Entry{Kind: kindStepFailed, Step: i, Detail: res.reason, Data: res.data}); err != nil {
+				return nil, err
 			}
-			if err := r.rollback(ctx, 0, res.reason); err != nil {
-				return err
-			}
-			return &RollbackError{Step: i, Reason: res.reason}
+			return &rollbackDue{step: i, reason: res.reason}, nil
 		}
-		if _, err := r.j.Append(journal.Entry{Kind: kindStepPassed, Step: i, Weights: r.stepWeights(i), Data: res.data, Detail: res.reason}); err != nil {
-			return err
+		if _, err := r.append(journal.Entry{Kind: kindStepPassed, Step: i, Weights: r.stepWeights(i), Data: res.data, Detail: res.reason}); err != nil {
+			return nil, err
 		}
 	}
-	_, err := r.j.Append(journal.Entry{Kind: kindDone, Step: -1, Detail: outcomeCompleted})
-	r.cfg.Progress.Event(Event{Phase: PhaseDone, Message: "cutover completed", Weights: r.stepWeights(len(r.p.Steps) - 1), Total: len(r.p.Steps)})
-	return err
+	if err := r.restoreTTL(ctx); err != nil {
+		return nil, err
+	}
+	_, err := r.append(journal.Entry{Kind: kindDone, Step: stepNone, Detail: outcomeCompleted})
+	r.cfg.Progress.Event(Event{Phase: PhaseDone, Message: "cutover completed", Weights: r.stepWeights(last), Total: len(r.p.Steps)})
+	return nil, err
 }
 
 func (r *runner) stepWeights(i int) map[string]int64 {
@@ -126,35 +176,40 @@ func (r *runner) stepWeights(i int) map[string]int64 {
 	return map[string]int64{r.p.From: w.From, r.p.To: w.To}
 }
 
-// write journals the intent, sends the weights in one batch, journals the change and
-// waits for INSYNC.
-func (r *runner) write(ctx context.Context, step int, w map[string]int64, what string) error {
-	if _, err := r.j.Append(journal.Entry{Kind: kindIntent, Step: step, Weights: w, Detail: what}); err != nil {
+// write journals the intent, sends the weights (and TTL, when ttl > 0) in one batch,
+// journals the change and waits for INSYNC. Redone after a crash, it sends the batch
+// again, whatever already landed: the batch always has a change to follow to INSYNC.
+func (r *runner) write(ctx context.Context, step int, w map[string]int64, ttl int64, what string) error {
+	if _, err := r.append(journal.Entry{Kind: kindIntent, Step: step, Weights: w, TTL: ttl, Detail: what}); err != nil {
 		return err
 	}
 	// Read the members afresh: a publisher may have changed their targets since.
-	l, err := readLive(ctx, r.cfg.DNS, r.cfg.Registry, r.p)
+	l, err := readLive(ctx, r.cfg.DNS, r.cfg.Registry, r.p, readOpts{partial: r.rollingBack})
 	if err != nil {
 		return err
 	}
 	r.live = l
-	batch := l.weightBatch(w)
-	r.cfg.Progress.Event(Event{Phase: PhaseWriting, Step: step, Total: len(r.p.Steps), Weights: w, Message: what})
+	batch := l.batch(w, ttl)
+	ev := Event{Phase: PhaseWriting, Step: step, Total: len(r.p.Steps), Weights: w, Message: what}
+	if step < 0 {
+		ev.Step, ev.Total = 0, 0
+	}
+	r.cfg.Progress.Event(ev)
 	id, err := r.cfg.DNS.ApplyChange(ctx, l.zone, batch, fmt.Sprintf("crossfade cutover %s: %s", r.p.Name, what))
 	if err != nil {
 		return fmt.Errorf("%s: write %s: %w", what, formatWeights(w), err)
 	}
 	sent := time.Now()
-	if _, err := r.j.Append(journal.Entry{Kind: kindWritten, Step: step, Weights: w, ChangeID: id, Detail: fmt.Sprintf("%d changes", len(batch))}); err != nil {
+	if _, err := r.append(journal.Entry{Kind: kindWritten, Step: step, Weights: w, ChangeID: id, Detail: fmt.Sprintf("%d changes", len(batch))}); err != nil {
 		return err
 	}
-	r.log.Info("weights written", "zone", l.zone.Name, "step", step+1, "weights", formatWeights(w), "change_id", id, "changes", len(batch))
-	if id != "" {
-		if err := r.waitInSync(ctx, id); err != nil {
-			return fmt.Errorf("%s: %w", what, err)
-		}
+	r.log.Info("weights written", "zone", l.zone.Name, "step", what, "weights", formatWeights(w), "change_id", id, "changes", len(batch))
+	if err := r.waitInSync(ctx, id); err != nil {
+		return fmt.Errorf("%s: %w", what, err)
 	}
-	_, err = r.j.Append(journal.Entry{Kind: kindInSync, Step: step, ChangeID: id, Detail: time.Since(sent).Round(time.Millisecond).String()})
+	// Apply the batch to what we know, so that the hold paces on the TTL just written.
+	r.live = l.after(batch)
+	_, err = r.append(journal.Entry{Kind: kindInSync, Step: step, ChangeID: id, Detail: time.Since(sent).Round(time.Millisecond).String()})
 	return err
 }
 
@@ -168,7 +223,10 @@ func (r *runner) waitInSync(ctx context.Context, id string) error {
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("change %s not INSYNC after %s (last error: %v)", id, r.p.InSyncTimeout, err)
+			if ctx.Err() == context.DeadlineExceeded {
+				return fmt.Errorf("change %s not INSYNC after %s (last error: %v)", id, r.p.InSyncTimeout, err)
+			}
+			return ctx.Err()
 		case <-time.After(r.cfg.PollInterval):
 		}
 	}
@@ -185,7 +243,6 @@ const (
 type stepResult struct {
 	outcome stepOutcome
 	reason  string
-	by      string
 	data    json.RawMessage
 }
 
@@ -193,54 +250,34 @@ type stepResult struct {
 // at every check. A failing gate fails the step at once.
 func (r *runner) step(ctx context.Context, i int) (stepResult, error) {
 	w := r.stepWeights(i)
-	what := fmt.Sprintf("step %d of %d", i+1, len(r.p.Steps))
-	if err := r.write(ctx, i, w, what); err != nil {
+	if err := r.write(ctx, i, w, 0, fmt.Sprintf("step %d of %d", i+1, len(r.p.Steps))); err != nil {
 		return stepResult{}, err
 	}
-	hold := max(r.p.Steps[i].Pause, r.ttl())
-	if r.promoted {
-		hold = r.ttl()
+	holdFor := func() time.Duration {
+		if r.promoted {
+			return r.ttl()
+		}
+		return max(r.p.Steps[i].Pause, r.ttl())
 	}
 	gs := r.gates[i]
 	gstep := r.gateStep(i, w)
 	var last []gate.Result
-	deadline := time.Now().Add(hold + r.p.StepTimeout)
 	began := time.Now()
-	if r.paused {
-		// Paused before a crash: stay paused until told otherwise.
-		r.paused = false
-		if err := r.waitResume(ctx, i, w); err != nil {
+	for {
+		if err := r.poll(); err != nil {
 			return stepResult{}, err
 		}
-		if r.aborted {
-			return stepResult{outcome: stepAborted, by: r.abortedBy}, nil
-		}
-		began = time.Now()
-		deadline = began.Add(hold + r.p.StepTimeout)
-	}
-	for {
-		if c := r.control(); c != nil {
-			switch c.Command {
-			case CommandAbort:
-				return stepResult{outcome: stepAborted, by: c.By}, nil
-			case CommandPromote:
-				r.promoted = true
-				hold = r.ttl()
-			case CommandPause:
-				if err := r.waitResume(ctx, i, w); err != nil {
-					return stepResult{}, err
-				}
-				if r.aborted {
-					return stepResult{outcome: stepAborted, by: r.abortedBy}, nil
-				}
-				if r.promoted {
-					hold = r.ttl()
-				}
-				// Gates must pass for a whole pause; a paused hold starts again.
-				began = time.Now()
-				deadline = began.Add(hold + r.p.StepTimeout)
+		if r.paused {
+			if err := r.waitResume(ctx, i, w); err != nil {
+				return stepResult{}, err
 			}
+			// Gates must pass for a whole pause; a paused hold starts again.
+			began = time.Now()
 		}
+		if r.aborted {
+			return stepResult{outcome: stepAborted}, nil
+		}
+		hold := holdFor()
 		last = last[:0]
 		for _, g := range gs {
 			res := g.Check(ctx, gstep)
@@ -261,11 +298,11 @@ func (r *runner) step(ctx context.Context, i int) (stepResult, error) {
 			data, _ := json.Marshal(last)
 			return stepResult{outcome: stepPassed, data: data}, nil
 		}
-		if time.Now().After(deadline) {
+		if held > hold+r.p.StepTimeout {
 			return stepResult{outcome: stepFailed, reason: fmt.Sprintf("step over its time limit %s", hold+r.p.StepTimeout)}, nil
 		}
-		if r.p.TotalTimeout > 0 && time.Since(r.startedAt) > r.p.TotalTimeout {
-			return stepResult{outcome: stepFailed, reason: fmt.Sprintf("the cutover is over its total time limit %s", r.p.TotalTimeout)}, nil
+		if r.p.TotalTimeout > 0 && r.elapsed() > r.p.TotalTimeout {
+			return stepResult{outcome: stepFailed, reason: fmt.Sprintf("the cutover is over its total time limit %s (time paused not counted)", r.p.TotalTimeout)}, nil
 		}
 		select {
 		case <-ctx.Done():
@@ -292,60 +329,78 @@ func (r *runner) gateStep(i int, w map[string]int64) gate.Step {
 	return s
 }
 
-// rollback returns to the starting weights: at once, or through the gradual stops, each
-// held for max(pause, TTL) without gates. It starts at stop from (after a crash).
-func (r *runner) rollback(ctx context.Context, from int, reason string) error {
-	if from == 0 {
-		if _, err := r.j.Append(journal.Entry{Kind: kindRollback, Step: -1, Detail: reason}); err != nil {
-			return err
-		}
-	}
-	r.log.Warn("rolling back", "reason", reason)
-	stops := []map[string]int64{}
-	if r.p.Rollback.Mode == spec.RollbackGradual {
-		// Only stops between where the cutover is and where it started: a gradual
-		// rollback must never move traffic towards the cluster it is leaving.
-		cur := share(r.live.weights(), r.p.From, r.p.To)
-		home := share(r.start, r.p.From, r.p.To)
-		for _, w := range r.p.Rollback.Steps {
-			s := share(map[string]int64{r.p.From: w.From, r.p.To: w.To}, r.p.From, r.p.To)
+// rollbackStops are the weights a rollback from current goes through: for a gradual
+// rollback the plan's stops that lie strictly between current and the starting weights
+// (never one that moves traffic towards the cluster being left), then the start.
+func rollbackStops(p *spec.Plan, current, start map[string]int64) []map[string]int64 {
+	var stops []map[string]int64
+	if p.Rollback.Mode == spec.RollbackGradual {
+		cur := share(current, p.From, p.To)
+		home := share(start, p.From, p.To)
+		for _, w := range p.Rollback.Steps {
+			stop := map[string]int64{p.From: w.From, p.To: w.To}
+			s := share(stop, p.From, p.To)
 			if (s < cur && s > home) || (s > cur && s < home) {
-				stops = append(stops, map[string]int64{r.p.From: w.From, r.p.To: w.To})
+				stops = append(stops, stop)
 			}
 		}
 	}
-	stops = append(stops, r.start)
-	for k := from; k < len(stops); k++ {
-		what := fmt.Sprintf("rollback %d of %d", k+1, len(stops))
-		if err := r.write(ctx, -2-k, stops[k], what); err != nil {
+	return append(stops, start)
+}
+
+// rollback returns to the starting weights: at once, or through the gradual stops, each
+// held for max(pause, TTL) without gates. The stops are journaled when it begins, so
+// that a resumed rollback goes on through the same ones.
+func (r *runner) rollback(ctx context.Context, due *rollbackDue) error {
+	r.rollingBack = true
+	if !due.begun {
+		due.stops = rollbackStops(r.p, r.live.weights(), r.start)
+		data, _ := json.Marshal(due.stops)
+		if _, err := r.append(journal.Entry{Kind: kindRollback, Step: due.step, Detail: due.reason, Data: data}); err != nil {
+			return err
+		}
+		due.begun = true
+	}
+	if len(due.stops) == 0 {
+		due.stops = []map[string]int64{r.start}
+	}
+	r.log.Warn("rolling back", "reason", due.reason, "stops", len(due.stops))
+	for k := due.from; k < len(due.stops); k++ {
+		what := fmt.Sprintf("rollback %d of %d", k+1, len(due.stops))
+		if err := r.write(ctx, -2-k, due.stops[k], 0, what); err != nil {
 			return err
 		}
 		hold := max(r.p.Rollback.Pause, r.ttl())
-		r.cfg.Progress.Event(Event{Phase: PhaseRollingBack, Step: k, Total: len(stops), Weights: stops[k], Left: hold, Message: reason})
+		r.cfg.Progress.Event(Event{Phase: PhaseRollingBack, Step: k, Total: len(due.stops), Weights: due.stops[k], Left: hold, Message: due.reason})
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-time.After(hold):
 		}
-		if _, err := r.j.Append(journal.Entry{Kind: kindRollbackHeld, Step: k, Weights: stops[k]}); err != nil {
+		// Commands that came meanwhile are journaled as ignored: a rollback runs to its end.
+		if err := r.poll(); err != nil {
+			return err
+		}
+		if _, err := r.append(journal.Entry{Kind: kindRollbackHeld, Step: k, Weights: due.stops[k]}); err != nil {
 			return err
 		}
 	}
-	_, err := r.j.Append(journal.Entry{Kind: kindDone, Step: -1, Detail: outcomeRolledBack})
-	r.cfg.Progress.Event(Event{Phase: PhaseDone, Message: "rolled back: " + reason, Weights: r.start})
+	if err := r.restoreTTL(ctx); err != nil {
+		return err
+	}
+	_, err := r.append(journal.Entry{Kind: kindDone, Step: stepNone, Detail: outcomeRolledBack})
+	r.cfg.Progress.Event(Event{Phase: PhaseDone, Message: "rolled back: " + due.reason, Weights: r.start})
 	return err
 }
 
-// lowerTTL sets the members' TTL to the plan's lower value and waits out the old TTL, so
-// that every resolver holds the short TTL before the first weight change.
+// lowerTTL sets the members' TTL to the plan's lower value and waits out the TTL they had
+// (as journaled at the start, so that a runner resumed after a crash mid-way still waits
+// it out), so that every resolver holds the short TTL before the first weight change.
 func (r *runner) lowerTTL(ctx context.Context) error {
-	old := time.Duration(r.live.maxTTL) * time.Second
-	if r.live.maxTTL > r.p.LowerTTL {
-		id, err := r.cfg.DNS.ApplyChange(ctx, r.live.zone, r.live.ttlBatch(r.p.LowerTTL), fmt.Sprintf("crossfade cutover %s: lower TTL", r.p.Name))
-		if err != nil {
-			return fmt.Errorf("lower TTL to %ds: %w", r.p.LowerTTL, err)
-		}
-		if err := r.waitInSync(ctx, id); err != nil {
+	old := time.Duration(r.startTTL) * time.Second
+	if r.startTTL > r.p.LowerTTL {
+		r.ttlTouched = true
+		if err := r.write(ctx, stepTTLLower, nil, r.p.LowerTTL, fmt.Sprintf("lower TTL to %ds", r.p.LowerTTL)); err != nil {
 			return err
 		}
 		r.cfg.Progress.Event(Event{Phase: PhaseLoweringTTL, Left: old, Message: fmt.Sprintf("TTL lowered to %ds; waiting out the old %s", r.p.LowerTTL, old)})
@@ -355,8 +410,17 @@ func (r *runner) lowerTTL(ctx context.Context) error {
 		case <-time.After(old):
 		}
 	}
-	_, err := r.j.Append(journal.Entry{Kind: kindTTLLowered, Step: -1, Detail: fmt.Sprintf("%ds (was %s)", r.p.LowerTTL, old)})
+	_, err := r.append(journal.Entry{Kind: kindTTLLowered, Step: stepNone, TTL: r.p.LowerTTL, Detail: fmt.Sprintf("%ds (was %s)", r.p.LowerTTL, old)})
 	return err
+}
+
+// restoreTTL gives the members back the TTL they had before the cutover lowered it. It
+// raises a TTL, so nothing needs waiting out.
+func (r *runner) restoreTTL(ctx context.Context) error {
+	if !r.ttlTouched {
+		return nil
+	}
+	return r.write(ctx, stepTTLRestore, nil, r.startTTL, fmt.Sprintf("restore TTL to %ds", r.startTTL))
 }
 
 // share is the fraction of traffic weights send to `to` (an even split when both are 0,

@@ -214,6 +214,13 @@ func TestCutoverCLI(t *testing.T) {
 	if !strings.Contains(runOut.String(), "promote by") {
 		t.Errorf("report lacks the promote:\n%s", runOut)
 	}
+	// An ended cutover takes no more commands, and one that never ran here none either.
+	if out, code := runCutover(t, sb, state, "pause", planFile); code == 0 || !strings.Contains(out, "has ended (completed)") {
+		t.Errorf("pause after the end (%d): %s", code, out)
+	}
+	if out, code := runCutover(t, sb, t.TempDir(), "pause", planFile); code == 0 || !strings.Contains(out, "has not run here") {
+		t.Errorf("pause of a cutover never run (%d): %s", code, out)
+	}
 
 	bad := filepath.Join(t.TempDir(), "bad.yaml")
 	os.WriteFile(bad, []byte(strings.Replace(readFile(t, planFile), "steps: [0, 10, 50, 100]", "steps: [0, 10, 500]", 1)), 0o644)

@@ -42,6 +42,14 @@ type Entry struct {
 	Detail string `json:"detail,omitempty"`
 	// Data carries structured details (gate results, start state) for the report.
 	Data json.RawMessage `json:"data,omitempty"`
+	// TTL is a TTL in seconds the entry records: the members' TTL at the start, so that a
+	// resumed runner waits out the TTL resolvers may still hold, and restores it at the end.
+	TTL int64 `json:"ttl,omitempty"`
+	// PlanHash identifies the plan a start entry began with; a resume with another refuses.
+	PlanHash string `json:"planHash,omitempty"`
+	// ID identifies a control command, so that one read twice (a crash between journaling
+	// and removing it) acts once.
+	ID string `json:"id,omitempty"`
 }
 
 // Journal appends entries to one file. It is not safe for concurrent use; the lock keeps
@@ -49,7 +57,9 @@ type Entry struct {
 type Journal struct {
 	f   *os.File
 	seq int
-	now func() time.Time
+	// size is the length of the file's whole entries: a failed append is cut back to it.
+	size int64
+	now  func() time.Time
 }
 
 // Open opens (creating if needed) the journal at path for appending, after reading what it
@@ -70,11 +80,7 @@ func Open(path string) (*Journal, []Entry, error) {
 		f.Close()
 		return nil, nil, fmt.Errorf("journal %s: cut torn tail: %w", path, err)
 	}
-	if _, err := f.Seek(good, 0); err != nil {
-		f.Close()
-		return nil, nil, fmt.Errorf("journal %s: %w", path, err)
-	}
-	j := &Journal{f: f, now: time.Now}
+	j := &Journal{f: f, size: good, now: time.Now}
 	if n := len(entries); n > 0 {
 		j.seq = entries[n-1].Seq
 	}
@@ -95,6 +101,7 @@ func read(path string) ([]Entry, int64, error) {
 	}
 	var entries []Entry
 	var good int64
+	lastSeq := 0
 	for len(data) > 0 {
 		i := bytes.IndexByte(data, '\n')
 		if i < 0 {
@@ -102,8 +109,9 @@ func read(path string) ([]Entry, int64, error) {
 		}
 		var e Entry
 		if err := json.Unmarshal(data[:i], &e); err != nil {
-			return entries, good, fmt.Errorf("journal %s: entry after seq %d: %w", path, len(entries), err)
+			return entries, good, fmt.Errorf("journal %s: entry after seq %d (byte %d): %w", path, lastSeq, good, err)
 		}
+		lastSeq = e.Seq
 		entries = append(entries, e)
 		good += int64(i + 1)
 		data = data[i+1:]
@@ -112,21 +120,23 @@ func read(path string) ([]Entry, int64, error) {
 }
 
 // Append writes e with the next sequence number and the current time, and returns once
-// it is on disk.
+// it is on disk. A failed append leaves the journal as it was, so that the caller, which
+// must not act on an entry that is not on disk, can stop with the journal still whole.
 func (j *Journal) Append(e Entry) (Entry, error) {
-	j.seq++
-	e.Seq = j.seq
+	e.Seq = j.seq + 1
 	e.Time = j.now().UTC()
 	line, err := json.Marshal(e)
 	if err != nil {
 		return e, fmt.Errorf("journal: encode %s: %w", e.Kind, err)
 	}
-	if _, err := j.f.Write(append(line, '\n')); err != nil {
-		return e, fmt.Errorf("journal %s: write %s: %w", j.f.Name(), e.Kind, err)
+	line = append(line, '\n')
+	if _, err := j.f.WriteAt(line, j.size); err != nil {
+		return e, errors.Join(fmt.Errorf("journal %s: write %s: %w", j.f.Name(), e.Kind, err), j.f.Truncate(j.size))
 	}
 	if err := j.f.Sync(); err != nil {
-		return e, fmt.Errorf("journal %s: sync %s: %w", j.f.Name(), e.Kind, err)
+		return e, errors.Join(fmt.Errorf("journal %s: sync %s: %w", j.f.Name(), e.Kind, err), j.f.Truncate(j.size))
 	}
+	j.seq, j.size = e.Seq, j.size+int64(len(line))
 	return e, nil
 }
 
@@ -170,12 +180,17 @@ func Acquire(path string, h Holder) (*Lock, error) {
 	if err != nil {
 		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+	// A probe by Held holds the lock shared for an instant: try a few times before
+	// calling it taken.
+	err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+	for try := 0; errors.Is(err, syscall.EWOULDBLOCK) && try < 5; try++ {
+		time.Sleep(20 * time.Millisecond)
+		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+	}
+	if err != nil {
 		defer f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
-			var held Holder
-			_ = json.NewDecoder(bufio.NewReader(f)).Decode(&held)
-			return nil, &LockedError{Path: path, Holder: held}
+			return nil, &LockedError{Path: path, Holder: readHolder(f)}
 		}
 		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}
@@ -193,6 +208,40 @@ func Acquire(path string, h Holder) (*Lock, error) {
 		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}
 	return &Lock{f: f}, nil
+}
+
+// readHolder reads who holds the lock. The holder writes its line just after taking the
+// lock, so an empty file means it is about to: look again briefly.
+func readHolder(f *os.File) Holder {
+	var h Holder
+	for range 10 {
+		if _, err := f.Seek(0, 0); err == nil && json.NewDecoder(bufio.NewReader(f)).Decode(&h) == nil {
+			return h
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return h
+}
+
+// Held returns *LockedError when a process holds the lock at path, and nil when none does
+// (or there is no lock file). It takes nothing: control commands use it to say whether a
+// runner will act on them now or on resume.
+func Held(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		return fmt.Errorf("lock %s: %w", path, err)
+	}
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB); err != nil {
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return &LockedError{Path: path, Holder: readHolder(f)}
+		}
+		return fmt.Errorf("lock %s: %w", path, err)
+	}
+	return syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
 }
 
 // Release gives the lock up.

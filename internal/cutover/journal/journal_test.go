@@ -76,3 +76,54 @@ func TestLockExclusive(t *testing.T) {
 	}
 	l2.Release()
 }
+
+// TestAppendFailureLeavesJournalWhole: an append that fails takes no sequence number and
+// leaves nothing behind, so the next one follows the last entry on disk.
+func TestAppendFailureLeavesJournalWhole(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "c.journal")
+	j, _, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	if _, err := j.Append(Entry{Kind: "start"}); err != nil {
+		t.Fatal(err)
+	}
+	good := j.f
+	ro, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j.f = ro // writes to it fail
+	if _, err := j.Append(Entry{Kind: "intent"}); err == nil {
+		t.Fatal("append to a read-only file succeeded")
+	}
+	ro.Close()
+	j.f = good
+	if e, err := j.Append(Entry{Kind: "intent"}); err != nil || e.Seq != 2 {
+		t.Fatalf("append after a failure: seq %d, %v", e.Seq, err)
+	}
+	all, err := Read(path)
+	if err != nil || len(all) != 2 || all[1].Seq != 2 || all[1].Kind != "intent" {
+		t.Fatalf("journal after a failed append: %+v, %v", all, err)
+	}
+}
+
+func TestHeld(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "c.lock")
+	if err := Held(path); err != nil {
+		t.Fatalf("no lock file: %v", err)
+	}
+	l, err := Acquire(path, Holder{By: "alice@laptop", Cutover: "app"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var le *LockedError
+	if err := Held(path); !errors.As(err, &le) || le.Holder.By != "alice@laptop" {
+		t.Fatalf("Held while held: %v", err)
+	}
+	l.Release()
+	if err := Held(path); err != nil {
+		t.Fatalf("Held after release: %v", err)
+	}
+}

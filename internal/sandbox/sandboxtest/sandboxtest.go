@@ -16,7 +16,15 @@ import (
 // Start runs a sandbox on free loopback ports and closes it when the test ends.
 func Start(t testing.TB) *sandbox.Sandbox {
 	t.Helper()
-	sb, err := sandbox.Start(context.Background(), sandbox.Config{APIAddr: "127.0.0.1:0", DNSAddr: "127.0.0.1:0"})
+	return StartWith(t, sandbox.Config{})
+}
+
+// StartWith is Start with cfg's other settings (e.g. ChangeDelay); the addresses are
+// always free loopback ports.
+func StartWith(t testing.TB, cfg sandbox.Config) *sandbox.Sandbox {
+	t.Helper()
+	cfg.APIAddr, cfg.DNSAddr = "127.0.0.1:0", "127.0.0.1:0"
+	sb, err := sandbox.Start(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,238 @@
+package cutover
+
+import (
+	"context"
+	"errors"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/crossfade-io/crossfade/internal/controller"
+	"github.com/crossfade-io/crossfade/internal/cutover/journal"
+	"github.com/crossfade-io/crossfade/internal/cutover/spec"
+	"github.com/crossfade-io/crossfade/internal/endpoint"
+	"github.com/crossfade-io/crossfade/internal/plan"
+	"github.com/crossfade-io/crossfade/internal/registry"
+)
+
+// TestPauseActsBeforeTheNextWrite: a pause waiting when a step is due holds the weights
+// where they are; nothing more is written until resume.
+func TestPauseActsBeforeTheNextWrite(t *testing.T) {
+	e := newEnv(t, 100, 0)
+	paths := PathsFor(e.dir, "app")
+	if err := SendCommand(paths, Command{Command: CommandPause, By: "alice"}); err != nil {
+		t.Fatal(err)
+	}
+	phases, done := startRun(e.config(testPlan(t)), false)
+	waitPhase(t, phases, PhasePaused)
+	time.Sleep(300 * time.Millisecond)
+	entries, _ := journal.Read(paths.Journal)
+	for _, en := range entries {
+		if en.Kind == kindIntent {
+			t.Errorf("paused before step 1, the runner still wrote: %+v", en)
+		}
+	}
+	if err := SendCommand(paths, Command{Command: CommandResume, By: "bob"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if cmds, _ := readCommands(paths.Control); len(cmds) != 0 {
+		t.Errorf("%d commands left after the cutover ended", len(cmds))
+	}
+}
+
+// TestPausedTimeIsNotCounted: a pause longer than the total time limit does not fail the
+// cutover once resumed.
+func TestPausedTimeIsNotCounted(t *testing.T) {
+	e := newEnv(t, 100, 0)
+	p := testPlan(t)
+	p.Steps = p.Steps[2:]
+	p.TotalTimeout = 3 * time.Second
+	paths := PathsFor(e.dir, "app")
+	phases, done := startRun(e.config(p), false)
+	waitPhase(t, phases, PhaseHolding)
+	SendCommand(paths, Command{Command: CommandPause, By: "alice"})
+	waitPhase(t, phases, PhasePaused)
+	time.Sleep(3 * time.Second)
+	SendCommand(paths, Command{Command: CommandResume, By: "alice"})
+	if err := <-done; err != nil {
+		t.Fatalf("run: %v; 3 s paused counted against the 3 s limit", err)
+	}
+}
+
+// TestAnotherCutoversWeights: a cutover never writes over the weights another one holds,
+// nor releases them.
+func TestAnotherCutoversWeights(t *testing.T) {
+	e := newEnv(t, 100, 0)
+	zones, _ := e.dns.Zones(context.Background())
+	other := registry.AuthorityRecord("app.example.com", []string{"A"}, "checkout-move")
+	if err := e.dns.Apply(context.Background(), zones[0], plan.Batch{{Action: plan.Create, Endpoint: other}}); err != nil {
+		t.Fatal(err)
+	}
+	cfg := e.config(testPlan(t))
+	_, err := Run(context.Background(), cfg, false)
+	var nr *NotReadyError
+	if !errors.As(err, &nr) || !strings.Contains(err.Error(), "held by cutover checkout-move") {
+		t.Fatalf("run: %v", err)
+	}
+	if _, err := Release(context.Background(), cfg, true); err == nil {
+		t.Error("release --force deleted another cutover's authority record")
+	}
+	recs, _ := e.dns.Records(context.Background(), zones[0])
+	if registry.Authorities(recs)[endpoint.Key{Name: "app.example.com", Type: "A"}] != "checkout-move" {
+		t.Error("the other cutover's authority record is gone")
+	}
+}
+
+// TestAbortDoesWhatItCan: an interrupted cutover is aborted even when one member is gone,
+// its gates cannot be built and its pauses would no longer pass the pacing check; the
+// rollback journals who aborted it.
+func TestAbortDoesWhatItCan(t *testing.T) {
+	e := newEnv(t, 50, 50)
+	paths := PathsFor(e.dir, "app")
+	if _, err := Abort(context.Background(), e.config(testPlan(t))); err == nil || !strings.Contains(err.Error(), "has not started") {
+		t.Errorf("abort before any run: %v", err)
+	}
+	if _, err := os.Stat(paths.Journal); !os.IsNotExist(err) {
+		t.Errorf("abort of a cutover never run created its journal: %v", err)
+	}
+	seedJournal(t, paths.Journal, []journal.Entry{
+		{Kind: kindStart, Step: -1, Weights: map[string]int64{"blue": 100, "green": 0}, TTL: 1},
+		{Kind: kindStepPassed, Step: 0}, {Kind: kindStepPassed, Step: 1},
+		{Kind: kindIntent, Step: 2, Weights: map[string]int64{"blue": 50, "green": 50}},
+	})
+	// Green's cluster has gone, and unpublished its member.
+	if rep, err := (&controller.Syncer{Provider: e.dns, Registry: mustRegistry(t, "green"), Policy: plan.Sync}).Sync(context.Background(), nil); err != nil || rep.Err() != nil {
+		t.Fatalf("unpublish green: %v", err)
+	}
+	p := testPlan(t, spec.Gate{Name: "unbuildable"})
+	p.Steps[0].Pause = 10 * time.Millisecond
+	cfg := e.config(p)
+	cfg.NewGate = func(spec.Gate) (Gate, error) { return nil, errors.New("no such gate") }
+	rep, err := Abort(context.Background(), cfg)
+	if err != nil || rep.Outcome != outcomeRolledBack || !strings.Contains(rep.Rollback, "aborted by test@host") {
+		t.Fatalf("abort: %v (%+v)", err, rep)
+	}
+	if a, _ := e.weights(t); a["blue"] != 100 {
+		t.Errorf("weights after abort %v, want blue back at 100", a)
+	}
+	if _, err := Abort(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "already ended") {
+		t.Errorf("second abort: %v", err)
+	}
+}
+
+func mustRegistry(t *testing.T, owner string) *registry.TXT {
+	t.Helper()
+	reg, err := registry.New(registry.Config{OwnerID: owner})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return reg
+}
+
+// TestReleaseRefuses: release needs a finished cutover's journal, unless forced, and
+// creates no journal of its own.
+func TestReleaseRefuses(t *testing.T) {
+	e := newEnv(t, 100, 0)
+	cfg := e.config(testPlan(t))
+	paths := PathsFor(e.dir, "app")
+	if _, err := Release(context.Background(), cfg, false); err == nil || !strings.Contains(err.Error(), "no journal") {
+		t.Errorf("release with no journal: %v", err)
+	}
+	if _, err := os.Stat(paths.Journal); !os.IsNotExist(err) {
+		t.Errorf("release created a journal: %v", err)
+	}
+	seedJournal(t, paths.Journal, []journal.Entry{{Kind: kindStart, Step: -1, Weights: map[string]int64{"blue": 100, "green": 0}}})
+	if _, err := Release(context.Background(), cfg, false); err == nil || !strings.Contains(err.Error(), "unfinished") {
+		t.Errorf("release of an unfinished cutover: %v", err)
+	}
+	if n, err := Release(context.Background(), cfg, true); err != nil || n != 0 {
+		t.Errorf("forced release with no authority record: %d, %v", n, err)
+	}
+}
+
+// TestResumeRefusesAnotherPlan: a journal begun with other members or weights is not
+// resumed with this plan.
+func TestResumeRefusesAnotherPlan(t *testing.T) {
+	e := newEnv(t, 100, 0)
+	seedJournal(t, PathsFor(e.dir, "app").Journal, []journal.Entry{{Kind: kindStart, Step: -1, Weights: map[string]int64{"blue": 100, "green": 0}, PlanHash: "0123456789abcdef"}})
+	if _, err := Run(context.Background(), e.config(testPlan(t)), true); err == nil || !strings.Contains(err.Error(), "changed since it started") {
+		t.Errorf("resume with another plan: %v", err)
+	}
+}
+
+// TestStartRefusesDifferingWeights: records whose members start at different weights are
+// not moved as one.
+func TestStartRefusesDifferingWeights(t *testing.T) {
+	e := newEnv(t, 100, 0)
+	for _, m := range []struct {
+		owner, ip  string
+		app, other int64
+	}{{"blue", "127.0.0.10", 100, 70}, {"green", "127.0.0.20", 0, 30}} {
+		var eps []*endpoint.Endpoint
+		for name, w := range map[string]int64{"app.example.com": m.app, "api.example.com": m.other} {
+			eps = append(eps, &endpoint.Endpoint{Name: name, Type: "A", Targets: endpoint.Targets{m.ip}, TTL: 1,
+				SetIdentifier: m.owner, Policy: endpoint.WeightedPolicy(w), Labels: endpoint.Labels{endpoint.ResourceLabel: "service/default/app"}})
+		}
+		if rep, err := (&controller.Syncer{Provider: e.dns, Registry: mustRegistry(t, m.owner), Policy: plan.Sync}).Sync(context.Background(), eps); err != nil || rep.Err() != nil {
+			t.Fatalf("publish %s: %v", m.owner, err)
+		}
+	}
+	p := testPlan(t)
+	p.Records = append(p.Records, spec.Record{Name: "api.example.com", Type: "A"})
+	_, err := Run(context.Background(), e.config(p), false)
+	if err == nil || !strings.Contains(err.Error(), "api.example.com A [blue] has weight 70") && !strings.Contains(err.Error(), "app.example.com A [blue] has weight 100") {
+		t.Fatalf("run: %v", err)
+	}
+	if _, err := Plan(context.Background(), e.config(p)); err == nil || !strings.Contains(err.Error(), "make them equal first") {
+		t.Errorf("plan: %v", err)
+	}
+}
+
+// TestPlanPreviewSimulates: `cutover plan` renders each batch against the zone the batches
+// before it leave (so, after lowering the TTL, every step carries the lowered TTL), the
+// TTL restore, and the gradual rollback from the last step.
+func TestPlanPreviewSimulates(t *testing.T) {
+	e := newEnv(t, 100, 0)
+	e.setTTL(t, 2)
+	p := testPlan(t)
+	p.LowerTTL = 1
+	p.Rollback = spec.PlanRollback{Mode: spec.RollbackGradual, Steps: []spec.Weights{{From: 50, To: 50}}}
+	pv, err := Plan(context.Background(), e.config(p))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, w := range pv.Writes {
+		names = append(names, w.Name)
+	}
+	want := "lower TTL to 1s, then wait out the old 2s; step 1 of 4; step 2 of 4; step 3 of 4; step 4 of 4; restore TTL to 2s once completed; " +
+		"rollback 1 of 2 (from the last step); rollback 2 of 2 (from the last step); restore TTL to 2s once rolled back"
+	if got := strings.Join(names, "; "); got != want {
+		t.Fatalf("writes:\n  %s\nwant\n  %s", got, want)
+	}
+	ttl2 := regexp.MustCompile(`"TTL":\s*2\b`)
+	for _, w := range pv.Writes[1:5] {
+		if ttl2.Match(w.Batch) {
+			t.Errorf("%s writes TTL 2 back, as if the TTL had not been lowered:\n%s", w.Name, w.Batch)
+		}
+	}
+	// Step 1 (0 %) changes no weight: it writes the authority record only.
+	if pv.Writes[1].Changes != 1 {
+		t.Errorf("step 1: %d changes, want 1", pv.Writes[1].Changes)
+	}
+	if got := pv.Rollbacks[1]; got != "if step 2 of 4 fails: rollback through blue=100 green=0" {
+		t.Errorf("rollback from step 2: %q", got)
+	}
+	if got := pv.Rollbacks[3]; got != "if step 4 of 4 fails: rollback through blue=50 green=50 → blue=100 green=0" {
+		t.Errorf("rollback from step 4: %q", got)
+	}
+	// Nothing was sent.
+	if a, _ := e.weights(t); a["blue"] != 100 {
+		t.Errorf("plan changed the zone: %v", a)
+	}
+}
