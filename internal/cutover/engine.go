@@ -40,6 +40,7 @@ const (
 	kindRollbackHeld  = "rollback-held"
 	kindDone          = "done"
 	kindResumed       = "resumed"
+	kindRetire        = "retire"
 	kindReleased      = "released"
 	outcomeCompleted  = "completed"
 	outcomeRolledBack = "rolled-back"
@@ -288,6 +289,8 @@ type state struct {
 	ttlLowered bool
 	// ttlTouched is set once lowering the TTL began.
 	ttlTouched bool
+	// retireChecked is set once the retire check journaled its verdict.
+	retireChecked bool
 	promoted   bool
 	// paused is set when the last pause was not followed by resume or promote: a runner
 	// resumed after a crash stays paused, as the operator left it.
@@ -317,6 +320,8 @@ func replay(entries []journal.Entry) state {
 			st.started, st.start, st.startedAt, st.startTTL, st.planHash = true, e.Weights, e.Time, e.TTL, e.PlanHash
 		case kindTTLLowered:
 			st.ttlLowered = true
+		case kindRetire:
+			st.retireChecked = true
 		case kindIntent:
 			if e.Step == stepTTLLower {
 				st.ttlTouched = true

@@ -139,6 +139,15 @@ func Plan(ctx context.Context, cfg Config) (*Preview, error) {
 			}
 		}
 	}
+	if rt := p.Retire; rt != nil {
+		res, err := gate.NewResidual(*rt)
+		if err == nil {
+			_, _, err = res.Rate(ctx)
+		}
+		if err != nil {
+			unreachable = append(unreachable, fmt.Sprintf("spec.retire: cannot read the request rate: %v", err))
+		}
+	}
 	if len(unreachable) > 0 {
 		return pv, &NotReadyError{Problems: unreachable}
 	}

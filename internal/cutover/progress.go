@@ -17,6 +17,7 @@ const (
 	PhaseHolding     = "holding"
 	PhasePaused      = "paused"
 	PhaseRollingBack = "rolling-back"
+	PhaseRetiring    = "retiring"
 	PhaseDone        = "done"
 )
 

@@ -27,8 +27,19 @@ type Report struct {
 	Steps        []StepReport     `json:"steps"`
 	// Rollback is why the cutover rolled back, if it did.
 	Rollback string `json:"rollback,omitempty"`
+	// Retire is the verdict of the residual-traffic check after the last step, if the
+	// plan has one: whether the from cluster can be retired, and why.
+	Retire *RetireReport `json:"retire,omitempty"`
 	// Controls are the pause/resume/promote/abort commands, with who and when.
 	Controls []journal.Entry `json:"controls,omitempty"`
+}
+
+// RetireReport is the retire check's verdict.
+type RetireReport struct {
+	Cluster   string    `json:"cluster"`
+	Retirable bool      `json:"retirable"`
+	Detail    string    `json:"detail"`
+	At        time.Time `json:"at"`
 }
 
 // StepReport is one write: a step or a rollback stop.
@@ -81,6 +92,10 @@ func BuildReport(name string, entries []journal.Entry) *Report {
 			}
 		case kindRollback:
 			r.Rollback = e.Detail
+		case kindRetire:
+			var v retireVerdict
+			_ = json.Unmarshal(e.Data, &v)
+			r.Retire = &RetireReport{Cluster: v.Cluster, Retirable: v.Retirable, Detail: e.Detail, At: e.Time}
 		case kindControl:
 			r.Controls = append(r.Controls, e)
 		case kindDone:
@@ -138,6 +153,9 @@ func (r *Report) WriteText(w io.Writer) error {
 	}
 	if r.Rollback != "" {
 		fmt.Fprintf(&b, "  rolled back: %s\n", r.Rollback)
+	}
+	if r.Retire != nil {
+		fmt.Fprintf(&b, "  retire: %s\n", r.Retire.Detail)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -163,6 +163,11 @@ func (r *runner) forward(ctx context.Context, st state) (*rollbackDue, error) {
 			return nil, err
 		}
 	}
+	if r.p.Retire != nil && !st.retireChecked {
+		if due, err := r.retire(ctx); due != nil || err != nil {
+			return due, err
+		}
+	}
 	if err := r.restoreTTL(ctx); err != nil {
 		return nil, err
 	}
@@ -430,4 +435,98 @@ func share(w map[string]int64, from, to string) float64 {
 		return 0.5
 	}
 	return float64(w[to]) / float64(w[from]+w[to])
+}
+
+// retireVerdict is what the retire check journals, for the report.
+type retireVerdict struct {
+	Cluster   string  `json:"cluster"`
+	Retirable bool    `json:"retirable"`
+	Rate      float64 `json:"rate"`
+	HaveRate  bool    `json:"haveRate"`
+}
+
+// retire waits, after the last step, until the from cluster's request rate has stayed at
+// or below the plan's maximum for its window, and journals the verdict. Past the timeout
+// the cutover still completes, with the cluster declared not retirable: the new cluster
+// serves, and moving traffic back would not drain the old one. An abort rolls back; a
+// promote (now or earlier: it asks to skip every remaining wait) ends it with no verdict.
+func (r *runner) retire(ctx context.Context) (*rollbackDue, error) {
+	rt := r.p.Retire
+	res, err := gate.NewResidual(*rt)
+	if err != nil {
+		return nil, err
+	}
+	from, last := r.p.From, len(r.p.Steps)-1
+	w := r.stepWeights(last)
+	began := time.Now()
+	var below time.Time // since when the rate has stayed low
+	v := retireVerdict{Cluster: from}
+	var lastErr error
+	for {
+		if err := r.poll(); err != nil {
+			return nil, err
+		}
+		if err := r.waitResume(ctx, last, w); err != nil {
+			return nil, err
+		}
+		if r.aborted {
+			return &rollbackDue{step: last, reason: "aborted by " + r.abortedBy, aborted: true}, nil
+		}
+		if r.promoted {
+			_, err := r.append(journal.Entry{Kind: kindRetire, Step: stepNone, Detail: fmt.Sprintf("%s: retire check skipped by promote", from)})
+			return nil, err
+		}
+		rate, ok, err := res.Rate(ctx)
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		switch {
+		case err != nil:
+			lastErr, below = err, time.Time{}
+			r.log.Warn("retire check", "cluster", from, "err", err)
+		case !ok:
+		case rate <= rt.MaxRate:
+			v.Rate, v.HaveRate, lastErr = rate, true, nil
+			if below.IsZero() {
+				below = time.Now()
+			}
+		default:
+			v.Rate, v.HaveRate, lastErr, below = rate, true, nil, time.Time{}
+		}
+		left := rt.Window.Duration
+		if !below.IsZero() {
+			left -= time.Since(below)
+		}
+		msg := fmt.Sprintf("waiting for %s to drain: %s ≤ %g req/s for %s", from, fmtRate(v), rt.MaxRate, rt.Window)
+		r.cfg.Progress.Event(Event{Phase: PhaseRetiring, Weights: w, Left: max(left, 0), Message: msg})
+		if !below.IsZero() && left <= 0 {
+			v.Retirable = true
+			data, _ := json.Marshal(v)
+			_, err := r.append(journal.Entry{Kind: kindRetire, Step: stepNone, Data: data,
+				Detail: fmt.Sprintf("%s retirable: its request rate stayed ≤ %g req/s for %s (last %s; read from %s)", from, rt.MaxRate, rt.Window, fmtRate(v), res.Source())})
+			return nil, err
+		}
+		if time.Since(began) > rt.Timeout.Duration {
+			data, _ := json.Marshal(v)
+			why := fmt.Sprintf("last %s", fmtRate(v))
+			if lastErr != nil {
+				why = "last error: " + lastErr.Error()
+			}
+			_, err := r.append(journal.Entry{Kind: kindRetire, Step: stepNone, Data: data,
+				Detail: fmt.Sprintf("%s NOT retirable: its request rate did not stay ≤ %g req/s for %s within %s (%s)", from, rt.MaxRate, rt.Window, rt.Timeout, why)})
+			return nil, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(r.cfg.CheckInterval):
+		}
+	}
+}
+
+func fmtRate(v retireVerdict) string {
+	if !v.HaveRate {
+		return "no rate yet"
+	}
+	return fmt.Sprintf("%.2f req/s", v.Rate)
 }

@@ -3,9 +3,13 @@ package cutover
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -234,5 +238,61 @@ func TestPlanPreviewSimulates(t *testing.T) {
 	// Nothing was sent.
 	if a, _ := e.weights(t); a["blue"] != 100 {
 		t.Errorf("plan changed the zone: %v", a)
+	}
+}
+
+// TestRetire: after the last step, the from cluster is declared retirable once its
+// request rate has stayed low for the window; a cluster still busy at the timeout is
+// declared not retirable, and the cutover still completes.
+func TestRetire(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		drains    bool
+		retirable bool
+	}{{"drains", true, true}, {"stays busy", false, false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, 100, 0)
+			var served atomic.Int64
+			var stopped atomic.Int64 // unix nanos when blue stopped serving
+			metrics := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+				fmt.Fprintf(w, "# TYPE requests_total counter\nrequests_total %d\n", served.Load())
+			}))
+			defer metrics.Close()
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			go func() { // blue's traffic: 50 req/s until drained
+				for ctx.Err() == nil {
+					if stopped.Load() == 0 {
+						served.Add(5)
+					}
+					time.Sleep(100 * time.Millisecond)
+				}
+			}()
+			p := testPlan(t)
+			p.Steps = p.Steps[2:]
+			p.Retire = &spec.Retire{Metrics: metrics.URL + "/metrics", Counter: "requests_total", MaxRate: 1,
+				Window: spec.Duration{Duration: time.Second}, Timeout: spec.Duration{Duration: 2500 * time.Millisecond}}
+			cfg := e.config(p)
+			cfg.Progress = progressHook(func(ev Event) {
+				if tc.drains && ev.Phase == PhaseRetiring && stopped.Load() == 0 {
+					stopped.Store(time.Now().UnixNano())
+				}
+			})
+			rep, err := Run(context.Background(), cfg, false)
+			if err != nil || rep.Outcome != outcomeCompleted || rep.Retire == nil {
+				t.Fatalf("run: %v, outcome %q, retire %+v", err, rep.Outcome, rep.Retire)
+			}
+			t.Log(rep.Retire.Detail)
+			if rep.Retire.Retirable != tc.retirable || rep.Retire.Cluster != "blue" {
+				t.Errorf("retire verdict %+v, want retirable %t", rep.Retire, tc.retirable)
+			}
+			if tc.drains {
+				if waited := rep.Retire.At.Sub(time.Unix(0, stopped.Load())); waited < time.Second {
+					t.Errorf("declared retirable %s after the traffic stopped, before the 1 s window", waited)
+				}
+			} else if !strings.Contains(rep.Retire.Detail, "NOT retirable") {
+				t.Errorf("detail %q", rep.Retire.Detail)
+			}
+		})
 	}
 }

@@ -21,6 +21,9 @@ type Plan struct {
 	InSyncTimeout, StepTimeout, TotalTimeout time.Duration
 	// LowerTTL is the TTL to set before step 1, 0 for none.
 	LowerTTL int64
+	// Retire is the residual-traffic check after the last step, nil for none; its
+	// Timeout is defaulted.
+	Retire *Retire
 	// Warnings are legal but probably unintended settings, e.g. a step whose weights are
 	// both 0 (Route 53 then splits evenly: it does not mean "off").
 	Warnings []*FieldError
@@ -66,6 +69,7 @@ type PlanRollback struct {
 // Defaults.
 const (
 	DefaultInSyncTimeout = 5 * time.Minute
+	DefaultRetireTimeout = 10 * time.Minute
 	DefaultStepTimeout   = 10 * time.Minute
 	DefaultHTTPRequests  = 20
 	DefaultHTTPTimeout   = 2 * time.Second

@@ -32,6 +32,17 @@ func resolve(c *Cutover) *Plan {
 	if s.TTL != nil {
 		p.LowerTTL = s.TTL.Lower
 	}
+	if s.Retire != nil {
+		r := *s.Retire
+		if r.Prometheus != nil {
+			q := *r.Prometheus
+			r.Prometheus = &q
+		}
+		if r.Timeout.Duration == 0 {
+			r.Timeout.Duration = DefaultRetireTimeout
+		}
+		p.Retire = &r
+	}
 	for _, r := range s.Records {
 		typ := strings.ToUpper(strings.TrimSpace(r.Type))
 		if typ == "" {

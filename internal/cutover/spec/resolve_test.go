@@ -76,6 +76,8 @@ func examplePlan() *Plan {
 		StepTimeout:   20 * time.Minute,
 		TotalTimeout:  3 * time.Hour,
 		LowerTTL:      60,
+		Retire: &Retire{Metrics: "http://10.0.3.7:9102/metrics", Counter: "http_requests_total", MaxRate: 0.5,
+			Window: Duration{5 * time.Minute}, Timeout: Duration{30 * time.Minute}},
 	}
 }
 
@@ -147,7 +149,7 @@ func TestExampleDocumentsEveryField(t *testing.T) {
 		reflect.TypeFor[Record](), reflect.TypeFor[Step](), reflect.TypeFor[Weights](),
 		reflect.TypeFor[Gate](), reflect.TypeFor[HTTPGate](), reflect.TypeFor[Latency](),
 		reflect.TypeFor[PrometheusGate](), reflect.TypeFor[DNSGate](), reflect.TypeFor[Rollback](),
-		reflect.TypeFor[Timeouts](), reflect.TypeFor[TTL](),
+		reflect.TypeFor[Timeouts](), reflect.TypeFor[TTL](), reflect.TypeFor[Retire](), reflect.TypeFor[RetireQuery](),
 	} {
 		for _, name := range jsonNames(typ) {
 			if !regexp.MustCompile(`(?m)^[ -]*` + name + `:`).Match(data) {

@@ -48,6 +48,35 @@ type Spec struct {
 	Timeouts Timeouts `json:"timeouts,omitempty"`
 	// TTL optionally lowers the records' TTL before the first step.
 	TTL *TTL `json:"ttl,omitempty"`
+	// Retire optionally waits, after the last step, until the from cluster's observed
+	// request rate has stayed low for a window, and then declares it retirable.
+	Retire *Retire `json:"retire,omitempty"`
+}
+
+// Retire is the residual-traffic check: clients that cache DNS past the TTL, or that
+// dial an address directly, keep reaching the old cluster after its weight went to 0.
+// The rate is read from the from cluster's own metrics endpoint (a counter, rated by
+// crossfade between scrapes) or from a Prometheus query that yields the rate.
+type Retire struct {
+	// Metrics is a Prometheus text-format endpoint of the from cluster; with Counter.
+	Metrics string `json:"metrics,omitempty"`
+	// Counter is the request counter at Metrics, summed over its series.
+	Counter string `json:"counter,omitempty"`
+	// Prometheus is a query yielding the from cluster's request rate, instead of Metrics.
+	Prometheus *RetireQuery `json:"prometheus,omitempty"`
+	// MaxRate is the most requests per second counted as drained; default 0.
+	MaxRate float64 `json:"maxRate,omitempty"`
+	// Window is how long the rate must stay at or below MaxRate.
+	Window Duration `json:"window"`
+	// Timeout bounds the wait; past it the cutover completes with the cluster declared
+	// not retirable (traffic is not moved back: the new cluster serves). Default 10m.
+	Timeout Duration `json:"timeout,omitempty"`
+}
+
+// RetireQuery is a Prometheus server and a query that yields one number.
+type RetireQuery struct {
+	URL   string `json:"url"`
+	Query string `json:"query"`
 }
 
 // Record is one record set name and type whose members are shifted.

@@ -68,6 +68,8 @@ var wants = map[reflect.Type]map[string]string{
 	reflect.TypeFor[DNSGate]():        {"servers": wantHostPort, "samples": wantSamples, "tolerance": wantRatio},
 	reflect.TypeFor[Rollback]():       {"mode": wantMode, "steps": wantPercent},
 	reflect.TypeFor[TTL]():            {"lower": wantTTL},
+	reflect.TypeFor[Retire]():         {"metrics": wantURL, "maxRate": wantSlack},
+	reflect.TypeFor[RetireQuery]():    {"url": wantURL, "query": wantQuery},
 }
 
 func fieldWant(t reflect.Type, key string) string { return wants[t][key] }
@@ -112,6 +114,9 @@ func validate(c *Cutover, ps *problems) {
 	v.gates(sp)
 	v.rollback(sp.field("rollback"))
 	v.timeouts(sp)
+	if r := c.Spec.Retire; r != nil {
+		v.retire(sp.field("retire"), r)
+	}
 	if t := c.Spec.TTL; t != nil {
 		lp := sp.field("ttl").field("lower")
 		switch {
@@ -552,6 +557,38 @@ func (v validator) timeouts(sp path) {
 	}
 	if s.Timeouts.Total.Duration < sum {
 		v.ps.warn(sp.field("timeouts").field("total"), s.Timeouts.Total.String(), fmt.Sprintf("shorter than the steps' pauses together (%s): the cutover cannot finish in time and will roll back", sum))
+	}
+}
+
+func (v validator) retire(p path, r *Retire) {
+	switch {
+	case r.Metrics == "" && r.Prometheus == nil:
+		v.ps.add(p, "", "want metrics (with counter) or prometheus: where to read the from cluster's request rate")
+	case r.Metrics != "" && r.Prometheus != nil:
+		v.ps.add(p, "", "want metrics or prometheus, not both")
+	case r.Metrics != "":
+		v.url(p.field("metrics"), r.Metrics)
+		if strings.TrimSpace(r.Counter) == "" {
+			v.ps.add(p.field("counter"), r.Counter, "required with metrics: the request counter's name, e.g. http_requests_total")
+		}
+	default:
+		qp := p.field("prometheus")
+		v.url(qp.field("url"), r.Prometheus.URL)
+		if strings.TrimSpace(r.Prometheus.Query) == "" {
+			v.ps.add(qp.field("query"), r.Prometheus.Query, "required: "+wantQuery)
+		}
+	}
+	if !(r.MaxRate >= 0) {
+		v.ps.add(p.field("maxRate"), formatFloat(r.MaxRate), "want a number ≥ 0 (requests per second)")
+	}
+	switch wp := p.field("window"); {
+	case !v.ps.present(wp):
+		v.ps.add(wp, "", `required: want a duration > 0 such as "5m"`)
+	case r.Window.Duration <= 0:
+		v.ps.add(wp, r.Window.String(), `want a duration > 0 such as "5m"`)
+	}
+	if tp := p.field("timeout"); v.ps.present(tp) && r.Timeout.Duration < r.Window.Duration {
+		v.ps.add(tp, r.Timeout.String(), fmt.Sprintf("want at least the window (%s): the rate could never stay low long enough", r.Window.String()))
 	}
 }
 

@@ -215,6 +215,15 @@ func TestValidationRules(t *testing.T) {
 			[]string{`spec.timeouts.inSync "-1s": want a duration ≥ 0 such as "90s" or "5m"`}},
 		{"timeout not a duration", nil, kv{"timeouts": "{step: 600}"},
 			[]string{`spec.timeouts.step "600": want a duration such as "90s" or "5m"`}},
+		{"retire with no source", nil, kv{"retire": "{window: 1m}"},
+			[]string{`spec.retire: want metrics (with counter) or prometheus: where to read the from cluster's request rate`}},
+		{"retire with both sources and no window", nil, kv{"retire": `{metrics: "http://a/metrics", counter: c, prometheus: {url: "http://p:9090", query: up}}`},
+			[]string{`spec.retire: want metrics or prometheus, not both`, `spec.retire.window: required: want a duration > 0 such as "5m"`}},
+		{"retire metrics without counter, negative rate, short timeout", nil, kv{"retire": `{metrics: "ftp://a", maxRate: -1, window: 5m, timeout: 1m}`},
+			[]string{`spec.retire.metrics "ftp://a": want an absolute http:// or https:// URL with a host`,
+				`spec.retire.counter: required with metrics: the request counter's name, e.g. http_requests_total`,
+				`spec.retire.maxRate "-1": want a number ≥ 0 (requests per second)`,
+				`spec.retire.timeout "1m": want at least the window (5m0s): the rate could never stay low long enough`}},
 		{"ttl lower missing", nil, kv{"ttl": "{}"},
 			[]string{`spec.ttl.lower: required: want an integer 1..2147483647 (seconds)`}},
 		{"ttl lower zero", nil, kv{"ttl": "{lower: 0}"},
@@ -228,7 +237,7 @@ func TestValidationRules(t *testing.T) {
 		{"unknown field in wrong case", nil, kv{"zoneId": "Z1"},
 			[]string{`spec.zoneId: unknown field; did you mean "zoneID"?`}},
 		{"unknown field with odd characters", nil, kv{`"a b"`: "1"},
-			[]string{`spec["a b"]: unknown field; want one of zone, zoneID, records, from, to, steps, pause, gates, rollback, timeouts, ttl`}},
+			[]string{`spec["a b"]: unknown field; want one of zone, zoneID, records, from, to, steps, pause, gates, rollback, timeouts, ttl, retire`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			doc := planYAML(tc.top, tc.spec)

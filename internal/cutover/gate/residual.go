@@ -1,0 +1,132 @@
+package gate
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/api"
+	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
+	"github.com/crossfade-io/crossfade/internal/cutover/spec"
+)
+
+// Residual reads the request rate still reaching the cluster a cutover moved traffic
+// away from: clients that cache DNS past the TTL, or dial an address directly, keep
+// coming after its weight went to 0. The rate comes from the cluster's own metrics
+// endpoint (a counter, rated between two scrapes) or from a Prometheus query.
+type Residual struct {
+	metrics, counter string
+	client           *http.Client
+	query            string
+	prom             v1.API
+	// last is the previous scrape of the counter.
+	last     float64
+	lastAt   time.Time
+	haveLast bool
+}
+
+// NewResidual builds the reader from a plan's retire section; it contacts nothing.
+func NewResidual(r spec.Retire) (*Residual, error) {
+	if r.Prometheus != nil {
+		if err := checkURL(r.Prometheus.URL); err != nil {
+			return nil, fmt.Errorf("retire: prometheus url: %w", err)
+		}
+		client, err := api.NewClient(api.Config{Address: r.Prometheus.URL})
+		if err != nil {
+			return nil, fmt.Errorf("retire: prometheus client for %s: %w", r.Prometheus.URL, err)
+		}
+		return &Residual{query: r.Prometheus.Query, prom: v1.NewAPI(client)}, nil
+	}
+	if err := checkURL(r.Metrics); err != nil {
+		return nil, fmt.Errorf("retire: metrics: %w", err)
+	}
+	if r.Counter == "" {
+		return nil, fmt.Errorf("retire: metrics %s: no counter named", r.Metrics)
+	}
+	return &Residual{metrics: r.Metrics, counter: r.Counter, client: &http.Client{Timeout: promTimeout}}, nil
+}
+
+// Source says where the rate is read, for the report.
+func (r *Residual) Source() string {
+	if r.prom != nil {
+		return "prometheus query " + r.query
+	}
+	return r.counter + " at " + r.metrics
+}
+
+// Rate returns the requests per second now. ok is false when there is no rate yet: the
+// first scrape of a counter only sets the baseline.
+func (r *Residual) Rate(ctx context.Context) (rate float64, ok bool, err error) {
+	ctx, cancel := context.WithTimeout(ctx, promTimeout)
+	defer cancel()
+	if r.prom != nil {
+		val, _, err := r.prom.Query(ctx, r.query, time.Now())
+		if err != nil {
+			return 0, false, fmt.Errorf("retire: query %q: %w", r.query, err)
+		}
+		v, n, err := single(val)
+		if err != nil {
+			return 0, false, fmt.Errorf("retire: query %q: %w", r.query, err)
+		}
+		if n == 0 {
+			return 0, true, nil // no series: nothing is counted, so nothing arrives
+		}
+		return v, true, nil
+	}
+	total, err := r.scrape(ctx)
+	if err != nil {
+		return 0, false, err
+	}
+	now := time.Now()
+	defer func() { r.last, r.lastAt, r.haveLast = total, now, true }()
+	if !r.haveLast {
+		return 0, false, nil
+	}
+	d := now.Sub(r.lastAt).Seconds()
+	if total < r.last || d <= 0 {
+		// A counter reset (the process restarted): this scrape is a new baseline.
+		return 0, false, nil
+	}
+	return (total - r.last) / d, true, nil
+}
+
+// scrape reads the counter's total over all its series.
+func (r *Residual) scrape(ctx context.Context) (float64, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, r.metrics, nil)
+	if err != nil {
+		return 0, fmt.Errorf("retire: metrics %s: %w", r.metrics, err)
+	}
+	resp, err := r.client.Do(req)
+	if err != nil {
+		return 0, fmt.Errorf("retire: metrics %s: %w", r.metrics, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return 0, fmt.Errorf("retire: metrics %s: status %s", r.metrics, resp.Status)
+	}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		return 0, fmt.Errorf("retire: metrics %s: %w", r.metrics, err)
+	}
+	f, ok := families[r.counter]
+	if !ok {
+		return 0, fmt.Errorf("retire: metrics %s: no metric %s", r.metrics, r.counter)
+	}
+	var total float64
+	for _, m := range f.GetMetric() {
+		switch {
+		case m.GetCounter() != nil:
+			total += m.GetCounter().GetValue()
+		case m.GetUntyped() != nil:
+			total += m.GetUntyped().GetValue()
+		default:
+			return 0, fmt.Errorf("retire: metrics %s: %s is a %s, want a counter", r.metrics, r.counter, f.GetType())
+		}
+	}
+	return total, nil
+}
