@@ -22,6 +22,10 @@ demo:
 
 # The whole suite: installs what it needs, then vet, staticcheck, every test (real AWS CLI
 # and dig included) and a short fuzz of each parser.
+# Screenshots and other test artifacts (the dashboard in Chromium) land here.
+CROSSFADE_ARTIFACTS ?= $(CURDIR)/artifacts
+export CROSSFADE_ARTIFACTS
+
 test:
 	@scripts/deps.sh test
 	$(MAKE) --no-print-directory vet lint

@@ -15,8 +15,8 @@ mkdir -p "$bin"
 STATICCHECK_VERSION=v0.8.2
 
 case $what in
-  demo)  pkgs=(awscli bind9-dnsutils) ;;
-  test)  pkgs=(awscli bind9-dnsutils prometheus) ;;
+  demo)  pkgs=() ;;  # the demo needs nothing but Go
+  test)  pkgs=(awscli bind9-dnsutils prometheus chromium) ;;
   bench) pkgs=(awscli bind9-dnsutils dnsperf knot) ;;
   *) echo "deps.sh: unknown target '$what' (want demo, test or bench)" >&2; exit 2 ;;
 esac

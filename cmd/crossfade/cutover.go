@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"github.com/crossfade-io/crossfade/internal/cutover"
 	"github.com/crossfade-io/crossfade/internal/cutover/journal"
 	"github.com/crossfade-io/crossfade/internal/cutover/spec"
+	"github.com/crossfade-io/crossfade/internal/dashboard"
 	"github.com/crossfade-io/crossfade/internal/provider/route53"
 	"github.com/crossfade-io/crossfade/internal/registry"
 )
@@ -25,6 +27,7 @@ type cutoverFlags struct {
 	route53    route53.Config
 	resume     bool
 	force      bool
+	ui         string
 }
 
 func newCutoverCmd(g *globalFlags) *cobra.Command {
@@ -78,6 +81,20 @@ Every action is journaled before and after it is taken, so a killed run continue
 				fmt.Fprintf(out, "warning: %v\n", w)
 			}
 			cfg.Progress = cutover.NewProgress(out, isTerminal(out))
+			if f.ui != "" {
+				// The live view sees the same events as the terminal.
+				rec := dashboard.NewRecorder(cfg.Plan.Name, cfg.Plan.From, cfg.Plan.To)
+				ctx, cancel := context.WithCancel(cmd.Context())
+				defer cancel()
+				url, wait, err := dashboard.Serve(ctx, f.ui, rec.Handler())
+				if err != nil {
+					return fmt.Errorf("--ui: %w", err)
+				}
+				defer wait()
+				defer cancel()
+				fmt.Fprintf(out, "dashboard: %s\n", url)
+				cfg.Progress = cutover.MultiProgress(cfg.Progress, rec)
+			}
 			rep, err := cutover.Run(cmd.Context(), cfg, f.resume)
 			if rep != nil {
 				fmt.Fprintln(out)
@@ -92,6 +109,7 @@ Every action is journaled before and after it is taken, so a killed run continue
 		},
 	}
 	runCmd.Flags().BoolVar(&f.resume, "resume", false, "continue the cutover from its journal (after a crash or kill)")
+	runCmd.Flags().StringVar(&f.ui, "ui", "", "serve the live dashboard at this loopback address, e.g. 127.0.0.1:8080 (port 0 picks one)")
 
 	statusCmd := &cobra.Command{
 		Use:   "status FILE",

@@ -291,7 +291,7 @@ type state struct {
 	ttlTouched bool
 	// retireChecked is set once the retire check journaled its verdict.
 	retireChecked bool
-	promoted   bool
+	promoted      bool
 	// paused is set when the last pause was not followed by resume or promote: a runner
 	// resumed after a crash stays paused, as the operator left it.
 	paused    bool

@@ -295,8 +295,8 @@ func (l *live) targets() map[spec.Record]map[string][]string {
 	return out
 }
 
-// formatWeights renders "blue=90 green=10" in set identifier order.
-func formatWeights(w map[string]int64) string {
+// FormatWeights renders "blue=90 green=10" in set identifier order.
+func FormatWeights(w map[string]int64) string {
 	var parts []string
 	for _, k := range slices.Sorted(maps.Keys(w)) {
 		parts = append(parts, fmt.Sprintf("%s=%d", k, w[k]))

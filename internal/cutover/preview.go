@@ -96,7 +96,7 @@ func Plan(ctx context.Context, cfg Config) (*Preview, error) {
 		stops := rollbackStops(p, w, pv.Current)
 		var path []string
 		for _, st := range stops {
-			path = append(path, formatWeights(st))
+			path = append(path, FormatWeights(st))
 		}
 		pv.Rollbacks = append(pv.Rollbacks, fmt.Sprintf("if step %d of %d fails: rollback through %s", i+1, len(p.Steps), strings.Join(path, " → ")))
 	}
@@ -157,7 +157,7 @@ func Plan(ctx context.Context, cfg Config) (*Preview, error) {
 // WriteText renders the preview.
 func (pv *Preview) WriteText(w io.Writer) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "zone %s, TTL %ds, current weights %s\n", pv.Zone, pv.TTL, formatWeights(pv.Current))
+	fmt.Fprintf(&b, "zone %s, TTL %ds, current weights %s\n", pv.Zone, pv.TTL, FormatWeights(pv.Current))
 	for _, o := range pv.Owners {
 		fmt.Fprintf(&b, "  %s\n", o)
 	}
@@ -175,7 +175,7 @@ func (pv *Preview) WriteText(w io.Writer) error {
 		fmt.Fprintf(&b, "%s\n", rb)
 	}
 	for _, wr := range pv.Writes {
-		fmt.Fprintf(&b, "%s: %s, %d changes", wr.Name, formatWeights(wr.Weights), wr.Changes)
+		fmt.Fprintf(&b, "%s: %s, %d changes", wr.Name, FormatWeights(wr.Weights), wr.Changes)
 		if wr.Changes == 0 {
 			b.WriteString(" (nothing to send)\n")
 			continue

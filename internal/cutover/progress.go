@@ -62,7 +62,7 @@ func (p *lineProgress) Event(e Event) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	key := fmt.Sprintf("%s/%d", e.Phase, e.Step)
-	if key == p.last && e.Phase == PhaseHolding {
+	if key == p.last && (e.Phase == PhaseHolding || e.Phase == PhaseRetiring) {
 		return
 	}
 	p.last = key
@@ -112,7 +112,7 @@ func describe(e Event) string {
 		parts = append(parts, fmt.Sprintf("step %d/%d", e.Step+1, e.Total))
 	}
 	if len(e.Weights) > 0 {
-		parts = append(parts, formatWeights(e.Weights))
+		parts = append(parts, FormatWeights(e.Weights))
 	}
 	phase := e.Phase
 	if e.Left > 0 {
@@ -123,4 +123,16 @@ func describe(e Event) string {
 		parts = append(parts, e.Message)
 	}
 	return strings.Join(parts, "  ")
+}
+
+// MultiProgress shows every event on each of ps, in order: the terminal and the live
+// view of `run --ui` see the same run.
+func MultiProgress(ps ...Progress) Progress { return multiProgress(ps) }
+
+type multiProgress []Progress
+
+func (m multiProgress) Event(e Event) {
+	for _, p := range m {
+		p.Event(e)
+	}
 }

@@ -133,9 +133,9 @@ func (r *Report) WriteText(w io.Writer) error {
 	if !r.Ended.IsZero() {
 		fmt.Fprintf(&b, ", ended %s (%s)", r.Ended.Format(time.RFC3339), r.Ended.Sub(r.Started).Round(time.Second))
 	}
-	fmt.Fprintf(&b, "\n  starting weights: %s\n", formatWeights(r.StartWeights))
+	fmt.Fprintf(&b, "\n  starting weights: %s\n", FormatWeights(r.StartWeights))
 	for _, s := range r.Steps {
-		fmt.Fprintf(&b, "  %-16s %-22s %-8s change %s, INSYNC after %s", s.Name, formatWeights(s.Weights), s.Outcome, s.ChangeID, s.InSyncAfter)
+		fmt.Fprintf(&b, "  %-16s %-22s %-8s change %s, INSYNC after %s", s.Name, FormatWeights(s.Weights), s.Outcome, s.ChangeID, s.InSyncAfter)
 		if s.Detail != "" {
 			fmt.Fprintf(&b, "; %s", s.Detail)
 		}

@@ -202,13 +202,13 @@ func (r *runner) write(ctx context.Context, step int, w map[string]int64, ttl in
 	r.cfg.Progress.Event(ev)
 	id, err := r.cfg.DNS.ApplyChange(ctx, l.zone, batch, fmt.Sprintf("crossfade cutover %s: %s", r.p.Name, what))
 	if err != nil {
-		return fmt.Errorf("%s: write %s: %w", what, formatWeights(w), err)
+		return fmt.Errorf("%s: write %s: %w", what, FormatWeights(w), err)
 	}
 	sent := time.Now()
 	if _, err := r.append(journal.Entry{Kind: kindWritten, Step: step, Weights: w, ChangeID: id, Detail: fmt.Sprintf("%d changes", len(batch))}); err != nil {
 		return err
 	}
-	r.log.Info("weights written", "zone", l.zone.Name, "step", what, "weights", formatWeights(w), "change_id", id, "changes", len(batch))
+	r.log.Info("weights written", "zone", l.zone.Name, "step", what, "weights", FormatWeights(w), "change_id", id, "changes", len(batch))
 	if err := r.waitInSync(ctx, id); err != nil {
 		return fmt.Errorf("%s: %w", what, err)
 	}

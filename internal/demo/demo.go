@@ -1,189 +1,335 @@
-// Package demo runs crossfade's walk-through on the embedded sandbox: it writes a weighted
-// record with the real AWS CLI and shows what real DNS queries answer.
+// Package demo runs crossfade's whole job on a laptop: the embedded sandbox, two
+// simulated clusters each publishing its own member of a weighted name, real traffic from
+// clients that resolve the name like caching resolvers, and a gated cutover from one
+// cluster to the other, shown live on the dashboard.
 package demo
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
+	_ "embed"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
+	"maps"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"sort"
 	"strings"
+	"sync"
 	"text/tabwriter"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/credentials"
+
+	"github.com/crossfade-io/crossfade/internal/cutover"
+	"github.com/crossfade-io/crossfade/internal/cutover/spec"
+	"github.com/crossfade-io/crossfade/internal/dashboard"
+	"github.com/crossfade-io/crossfade/internal/provider/route53"
+	"github.com/crossfade-io/crossfade/internal/registry"
 	"github.com/crossfade-io/crossfade/internal/sandbox"
 )
 
-// Config names the real tools the demo drives.
+// Config says how the demo runs; cmd builds it from flags.
 type Config struct {
-	// AWSCLI is the AWS CLI v2 binary (Debian's awscli at /usr/bin/aws).
-	AWSCLI string
-	// Dig is the dig binary.
-	Dig string
-	// Queries is how many DNS queries show the weighted split.
-	Queries int
-	Out     io.Writer
-	Logger  *slog.Logger
+	// UI is the dashboard's listen address (loopback); port 0 picks one.
+	UI string
+	// Keep leaves everything running after the cutover, until ctx is done (Ctrl-C).
+	Keep bool
+	// Pause is each step's hold; the records' TTL is 1 s.
+	Pause time.Duration
+	// Clients and Interval shape the traffic: each client sends one request per interval.
+	Clients  int
+	Interval time.Duration
+	// Progress shows the cutover; nil prints plain lines to Out.
+	Progress cutover.Progress
+	Out      io.Writer
+	Logger   *slog.Logger
 }
 
 const (
 	zoneName = "demo.crossfade.test"
 	appName  = "app." + zoneName
+	ttl      = 1
 )
 
-// Run starts a sandbox, creates a zone and a blue/green weighted pair with the AWS CLI,
-// and queries the sandbox's DNS server with dig.
-func Run(ctx context.Context, cfg Config) error {
-	for _, tool := range []struct{ flag, path, pkg string }{{"--aws-cli", cfg.AWSCLI, "awscli"}, {"--dig", cfg.Dig, "bind9-dnsutils"}} {
-		if _, err := exec.LookPath(tool.path); err != nil {
-			return fmt.Errorf("%s %s: not found (install Debian package %s, or run `make demo`, which does)", tool.flag, tool.path, tool.pkg)
-		}
-	}
+//go:embed cutover.yaml
+var planTemplate string
+
+// Result is what the demo measured, for its caller and its test.
+type Result struct {
+	Report *cutover.Report
+	// Requests are the requests that landed per cluster; Failures those that did not.
+	Requests map[string]int64
+	Failures int64
+	// FinalWeights are the weights the zone holds at the end.
+	FinalWeights map[string]int64
+	// PerStep is the share of requests each cluster got while each step held.
+	PerStep []StepTraffic
+}
+
+// StepTraffic is where requests landed during one step's hold.
+type StepTraffic struct {
+	Step     string
+	Weights  map[string]int64
+	Requests map[string]int64
+}
+
+// Run runs the demo and returns an error unless the cutover completed with every step
+// passed, the final split 0/100 and no failed request.
+func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	sb, err := sandbox.Start(ctx, sandbox.Config{APIAddr: "127.0.0.1:0", DNSAddr: "127.0.0.1:0", Logger: cfg.Logger})
+	if cfg.Pause <= 0 {
+		cfg.Pause = 5 * time.Second
+	}
+	if cfg.Clients <= 0 {
+		cfg.Clients = 10
+	}
+	if cfg.Interval <= 0 {
+		cfg.Interval = 100 * time.Millisecond
+	}
+	if cfg.UI == "" {
+		cfg.UI = "127.0.0.1:0"
+	}
+	out, log := cfg.Out, cfg.Logger
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup // every goroutine the demo starts; waited for before returning
+	defer wg.Wait()
+	defer cancel()
+
+	dir, err := os.MkdirTemp("", "crossfade-demo-")
 	if err != nil {
-		return fmt.Errorf("start sandbox: %w", err)
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+
+	// A Route 53 change stays PENDING a moment, as in AWS, so that INSYNC means something.
+	quiet := slog.New(slog.DiscardHandler) // the sandbox and the provider log every call
+	sb, err := sandbox.Start(ctx, sandbox.Config{APIAddr: "127.0.0.1:0", DNSAddr: "127.0.0.1:0", ChangeDelay: 300 * time.Millisecond, Logger: quiet})
+	if err != nil {
+		return nil, fmt.Errorf("start sandbox: %w", err)
 	}
 	defer sb.Close()
-	out := cfg.Out
-	fmt.Fprintf(out, "== sandbox: Route 53 API at %s, DNS at %s\n\n", sb.APIURL(), sb.DNSAddr())
-
-	tmp, err := os.MkdirTemp("", "crossfade-demo-")
+	if _, _, err := sb.Store().CreateZone(zoneName, "crossfade-demo", "crossfade demo", false); err != nil {
+		return nil, fmt.Errorf("create zone %s: %w", zoneName, err)
+	}
+	dns, err := route53.New(ctx, route53.Config{Endpoint: sb.APIURL(), Region: "us-east-1",
+		Credentials: credentials.NewStaticCredentialsProvider("demo", "demo", ""), Logger: quiet})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer os.RemoveAll(tmp)
-	aws := &awsCLI{path: cfg.AWSCLI, endpoint: sb.APIURL(), home: tmp, out: out}
+	fmt.Fprintf(out, "sandbox: Route 53 API %s, DNS %s, zone %s\n", sb.APIURL(), sb.DNSAddr(), zoneName)
 
-	var created struct{ HostedZone struct{ Id string } }
-	ref := fmt.Sprintf("crossfade-demo-%d", time.Now().UnixNano())
-	if err := aws.run(ctx, &created, "route53", "create-hosted-zone", "--name", zoneName, "--caller-reference", ref); err != nil {
-		return err
+	// Two clusters on 127.0.0.2 and 127.0.0.3, one port, so that the name's address is
+	// all a client needs.
+	blue, err := startCluster(dns, dir, "blue", "v1", "127.0.0.2", 0, 100, ttl, out, log)
+	if err != nil {
+		return nil, err
 	}
-	zoneID := strings.TrimPrefix(created.HostedZone.Id, "/hostedzone/")
+	green, err := startCluster(dns, dir, "green", "v2", "127.0.0.3", blue.port, 0, ttl, out, log)
+	if err != nil {
+		blue.close()
+		return nil, err
+	}
+	clusters := []*cluster{blue, green}
+	for _, c := range clusters {
+		wg.Go(func() {
+			if err := c.serve(); err != nil {
+				log.Error("backend", "cluster", c.id, "err", err)
+			}
+		})
+		defer c.close()
+		if _, err := c.publish(ctx); err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(out, "cluster %-5s app %s at %s, publishing %s from %s (owner %s, weight %d)\n", c.id, c.version, c.url("/"), appName, c.manifests, c.id, map[string]int{"blue": 100, "green": 0}[c.id])
+		wg.Go(func() { c.publishLoop(ctx, 2*time.Second) })
+	}
 
-	batch := filepath.Join(tmp, "batch.json")
-	if err := os.WriteFile(batch, []byte(weightedBatch), 0o600); err != nil {
-		return err
+	lg := &loadgen{name: appName, dnsAddr: sb.DNSAddr(), port: blue.port, clients: cfg.Clients, interval: cfg.Interval}
+	wg.Go(func() { lg.run(ctx) })
+	fmt.Fprintf(out, "traffic: %d clients, each resolving %s (honouring the TTL) and sending %s requests/s\n", cfg.Clients, appName, fmt.Sprint(int(time.Second/cfg.Interval)))
+
+	rec := dashboard.NewRecorder("demo", "blue", "green")
+	url, waitUI, err := dashboard.Serve(ctx, cfg.UI, rec.Handler())
+	if err != nil {
+		return nil, err
 	}
-	if err := aws.run(ctx, nil, "route53", "change-resource-record-sets", "--hosted-zone-id", zoneID, "--change-batch", "file://"+batch); err != nil {
-		return err
+	defer func() {
+		cancel() // the server stops on cancel; wait for it before the sandbox goes
+		_ = waitUI()
+	}()
+	wg.Go(func() { observe(ctx, lg, rec) })
+	fmt.Fprintf(out, "dashboard: %s\n\n", url)
+
+	planFile := filepath.Join(dir, "demo-cutover.yaml")
+	r := strings.NewReplacer("{{PAUSE}}", cfg.Pause.String(), "{{PORT}}", fmt.Sprint(blue.port), "{{DNS}}", sb.DNSAddr(),
+		"{{BLUE}}", blue.url("/"), "{{GREEN}}", green.url("/"))
+	if err := os.WriteFile(planFile, []byte(r.Replace(planTemplate)), 0o644); err != nil {
+		return nil, err
 	}
-	var listed struct {
-		ResourceRecordSets []struct {
-			Name, Type, SetIdentifier string
-			Weight                    *int
-			TTL                       int
-			ResourceRecords           []struct{ Value string }
+	p, err := spec.Load(planFile)
+	if err != nil {
+		return nil, fmt.Errorf("demo plan: %w", err)
+	}
+	reg, err := registry.New(registry.Config{OwnerID: "crossfade-cutover"})
+	if err != nil {
+		return nil, err
+	}
+	progress := cfg.Progress
+	if progress == nil {
+		progress = cutover.NewProgress(out, false)
+	}
+	tracker := &stepTracker{lg: lg}
+	ccfg := cutover.Config{Plan: p, DNS: dns, Registry: reg, StateDir: filepath.Join(dir, "state"), By: "demo",
+		DNSServers: []string{sb.DNSAddr()}, CheckInterval: time.Second, PollInterval: 100 * time.Millisecond,
+		Progress: cutover.MultiProgress(progress, rec, tracker), Logger: log}
+	rep, runErr := cutover.Run(ctx, ccfg, false)
+	tracker.Event(cutover.Event{Phase: cutover.PhaseDone})
+
+	res := &Result{Report: rep, PerStep: tracker.steps}
+	res.Requests, res.Failures, _ = lg.snapshot()
+	res.FinalWeights, err = weights(ctx, dns)
+	if err != nil {
+		return res, err
+	}
+	if rep != nil {
+		fmt.Fprintln(out)
+		if err := rep.WriteText(out); err != nil {
+			return res, err
 		}
 	}
-	if err := aws.run(ctx, &listed, "route53", "list-resource-record-sets", "--hosted-zone-id", zoneID); err != nil {
-		return err
+	writeTraffic(out, res)
+	err = errors.Join(runErr, res.check())
+	if err == nil {
+		fmt.Fprintf(out, "\ndemo: OK — every step passed, the final split is %s, %d requests served, 0 failed\n", cutover.FormatWeights(res.FinalWeights), total(res.Requests))
 	}
+	if cfg.Keep && ctx.Err() == nil {
+		fmt.Fprintf(out, "\n--keep: everything stays up until Ctrl-C:\n  dashboard   %s\n  Route 53    aws --endpoint-url %s route53 list-resource-record-sets --hosted-zone-id <id>\n  DNS         dig @%s %s\n  plan file   %s\n",
+			url, sb.APIURL(), strings.Replace(sb.DNSAddr(), ":", " -p ", 1), appName, planFile)
+		<-ctx.Done()
+	}
+	return res, err
+}
+
+// check is the demo's verdict.
+func (r *Result) check() error {
+	var problems []string
+	if r.Report == nil || r.Report.Outcome != "completed" {
+		problems = append(problems, "the cutover did not complete")
+	} else {
+		for _, s := range r.Report.Steps {
+			if strings.HasPrefix(s.Name, "step") && s.Outcome != "passed" {
+				problems = append(problems, fmt.Sprintf("%s: %s", s.Name, s.Outcome))
+			}
+		}
+	}
+	if r.FinalWeights["blue"] != 0 || r.FinalWeights["green"] != 100 {
+		problems = append(problems, "final weights "+cutover.FormatWeights(r.FinalWeights)+", want blue=0 green=100")
+	}
+	if r.Failures > 0 {
+		problems = append(problems, fmt.Sprintf("%d requests failed", r.Failures))
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("demo: %s", strings.Join(problems, "; "))
+	}
+	return nil
+}
+
+// observe feeds the dashboard the traffic counts once a second.
+func observe(ctx context.Context, lg *loadgen, rec *dashboard.Recorder) {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		counts, failures, _ := lg.snapshot()
+		rec.Observe(dashboard.Traffic{At: time.Now(), Requests: counts, Failures: failures})
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// stepTracker notes the traffic counts when each step starts holding, to say where the
+// requests landed during each hold.
+type stepTracker struct {
+	lg    *loadgen
+	mu    sync.Mutex
+	cur   *StepTraffic
+	base  map[string]int64
+	steps []StepTraffic
+}
+
+func (t *stepTracker) Event(e cutover.Event) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	name := ""
+	if e.Phase == cutover.PhaseHolding {
+		name = fmt.Sprintf("step %d/%d", e.Step+1, e.Total)
+	}
+	if t.cur != nil && t.cur.Step == name {
+		return
+	}
+	counts, _, _ := t.lg.snapshot()
+	if t.cur != nil {
+		for k, v := range counts {
+			t.cur.Requests[k] = v - t.base[k]
+		}
+		t.steps = append(t.steps, *t.cur)
+		t.cur = nil
+	}
+	if name != "" {
+		t.cur = &StepTraffic{Step: name, Weights: maps.Clone(e.Weights), Requests: map[string]int64{}}
+		t.base = counts
+	}
+}
+
+// writeTraffic prints where requests landed in each step against the weights.
+func writeTraffic(out io.Writer, r *Result) {
+	fmt.Fprintf(out, "\ntraffic observed by the clients (requests that landed on each cluster while each step held):\n")
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tTYPE\tSET ID\tWEIGHT\tTTL\tVALUE")
-	for _, s := range listed.ResourceRecordSets {
-		w := "-"
-		if s.Weight != nil {
-			w = fmt.Sprint(*s.Weight)
-		}
-		v := ""
-		if len(s.ResourceRecords) > 0 {
-			v = s.ResourceRecords[0].Value
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\n", s.Name, s.Type, s.SetIdentifier, w, s.TTL, v)
+	fmt.Fprintln(tw, "  STEP\tWEIGHTS\tBLUE (v1)\tGREEN (v2)")
+	for _, s := range r.PerStep {
+		n := total(s.Requests)
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", s.Step, cutover.FormatWeights(s.Weights), pct(s.Requests["blue"], n), pct(s.Requests["green"], n))
 	}
 	tw.Flush()
+	fmt.Fprintf(out, "  in all: %d requests, blue %d, green %d, %d failed\n", total(r.Requests), r.Requests["blue"], r.Requests["green"], r.Failures)
+}
 
-	host, port, _ := net.SplitHostPort(sb.DNSAddr())
-	digArgs := []string{"@" + host, "-p", port, appName, "A"}
-	fmt.Fprintf(out, "\n$ dig %s +noall +answer\n", strings.Join(digArgs, " "))
-	one, err := runTool(ctx, cfg.Dig, nil, append(digArgs, "+noall", "+answer")...)
-	if err != nil {
-		return err
+func pct(n, of int64) string {
+	if of == 0 {
+		return "-"
 	}
-	fmt.Fprint(out, one)
+	return fmt.Sprintf("%5.1f%% (%d)", 100*float64(n)/float64(of), n)
+}
 
-	counts := map[string]int{}
-	for range cfg.Queries {
-		ans, err := runTool(ctx, cfg.Dig, nil, append(digArgs, "+short")...)
-		if err != nil {
-			return err
+func total(m map[string]int64) int64 {
+	var n int64
+	for _, v := range m {
+		n += v
+	}
+	return n
+}
+
+// weights reads the members' weights of the demo's name from the zone.
+func weights(ctx context.Context, dns *route53.Provider) (map[string]int64, error) {
+	zones, err := dns.Zones(ctx)
+	if err != nil || len(zones) == 0 {
+		return nil, fmt.Errorf("read zone %s: %v", zoneName, err)
+	}
+	recs, err := dns.Records(ctx, zones[0])
+	if err != nil {
+		return nil, fmt.Errorf("read zone %s: %w", zoneName, err)
+	}
+	out := map[string]int64{}
+	for _, r := range recs {
+		if r.Name == appName && r.Type == "A" {
+			out[r.SetIdentifier] = r.Policy.Weight
 		}
-		counts[strings.TrimSpace(ans)]++
 	}
-	fmt.Fprintf(out, "\n%d queries with dig (weights blue 1 : green 3):\n", cfg.Queries)
-	answers := make([]string, 0, len(counts))
-	for a := range counts {
-		answers = append(answers, a)
-	}
-	sort.Strings(answers)
-	for _, a := range answers {
-		fmt.Fprintf(out, "  %-12s %4d  %5.1f%%  %s\n", a, counts[a], 100*float64(counts[a])/float64(cfg.Queries), member[a])
-	}
-	if len(counts) != 2 {
-		return fmt.Errorf("dig saw %d distinct answers %v, want the blue and the green member", len(counts), answers)
-	}
-	fmt.Fprintln(out, "\nThe cutover itself (gates, pacing, rollback) arrives with `crossfade cutover`.")
-	return nil
-}
-
-var member = map[string]string{"127.0.0.10": "(blue)", "127.0.0.20": "(green)"}
-
-// weightedBatch is the change batch a newcomer would write by hand: one name, two clusters.
-const weightedBatch = `{
-  "Comment": "crossfade demo: blue and green members of one name",
-  "Changes": [
-    {"Action": "CREATE", "ResourceRecordSet": {"Name": "` + appName + `", "Type": "A",
-      "SetIdentifier": "blue", "Weight": 1, "TTL": 5, "ResourceRecords": [{"Value": "127.0.0.10"}]}},
-    {"Action": "CREATE", "ResourceRecordSet": {"Name": "` + appName + `", "Type": "A",
-      "SetIdentifier": "green", "Weight": 3, "TTL": 5, "ResourceRecords": [{"Value": "127.0.0.20"}]}}
-  ]
-}`
-
-// awsCLI runs the real AWS CLI against the sandbox with throw-away credentials and no user
-// configuration, so nothing on the machine changes what it sends.
-type awsCLI struct {
-	path, endpoint, home string
-	out                  io.Writer
-}
-
-func (a *awsCLI) run(ctx context.Context, into any, args ...string) error {
-	full := append(args, "--endpoint-url", a.endpoint, "--output", "json")
-	fmt.Fprintf(a.out, "$ aws %s\n", strings.Join(full, " "))
-	env := append(os.Environ(),
-		"AWS_ACCESS_KEY_ID=crossfade", "AWS_SECRET_ACCESS_KEY=crossfade", "AWS_DEFAULT_REGION=us-east-1",
-		"AWS_CONFIG_FILE="+filepath.Join(a.home, "config"), "AWS_SHARED_CREDENTIALS_FILE="+filepath.Join(a.home, "credentials"),
-		"AWS_PAGER=", "AWS_EC2_METADATA_DISABLED=true")
-	stdout, err := runTool(ctx, a.path, env, full...)
-	if err != nil {
-		return err
-	}
-	if into == nil {
-		return nil
-	}
-	if err := json.Unmarshal([]byte(stdout), into); err != nil {
-		return fmt.Errorf("aws %s: decode output: %w", args[1], err)
-	}
-	return nil
-}
-
-func runTool(ctx context.Context, path string, env []string, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, path, args...)
-	cmd.Env = env
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("%s %s: %w: %s", filepath.Base(path), strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
-	}
-	return stdout.String(), nil
+	return out, nil
 }

@@ -1,0 +1,166 @@
+package demo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/crossfade-io/crossfade/internal/controller"
+	"github.com/crossfade-io/crossfade/internal/plan"
+	"github.com/crossfade-io/crossfade/internal/provider"
+	"github.com/crossfade-io/crossfade/internal/registry"
+	"github.com/crossfade-io/crossfade/internal/source"
+	"github.com/crossfade-io/crossfade/internal/source/manifest"
+)
+
+// cluster is one simulated cluster: an HTTP backend on its own loopback address serving
+// its app version, and a publisher that syncs its own manifests directory into the zone
+// under its own owner id and set identifier, as its in-cluster crossfade would.
+type cluster struct {
+	id, version, ip string
+	port            int
+	manifests       string
+	srv             *http.Server
+	ln              net.Listener
+	served          atomic.Int64
+	syncer          *controller.Syncer
+	src             *source.Source
+	log             *slog.Logger
+	out             io.Writer
+	// conflicts is the last number of conflicts the publisher reported, to log changes only.
+	conflicts int
+}
+
+// serviceManifest is what the cluster's manifests directory holds: a LoadBalancer
+// Service whose annotations ask for its member of the weighted name.
+const serviceManifest = `apiVersion: v1
+kind: Service
+metadata:
+  name: app
+  namespace: shop
+  annotations:
+    external-dns.alpha.kubernetes.io/hostname: %s
+    external-dns.alpha.kubernetes.io/set-identifier: %s
+    external-dns.alpha.kubernetes.io/aws-weight: "%d"
+    external-dns.alpha.kubernetes.io/ttl: "%d"
+spec:
+  type: LoadBalancer
+  ports: [{name: http, port: %d}]
+status:
+  loadBalancer:
+    ingress: [{ip: %s}]
+`
+
+// startCluster listens on ip:port (port 0 picks one), writes the cluster's manifests
+// under dir, and serves the app.
+func startCluster(dns provider.Provider, dir, id, version, ip string, port int, weight int64, ttl int, out io.Writer, log *slog.Logger) (*cluster, error) {
+	ln, err := net.Listen("tcp", net.JoinHostPort(ip, fmt.Sprint(port)))
+	if err != nil {
+		return nil, fmt.Errorf("cluster %s: listen %s:%d: %w", id, ip, port, err)
+	}
+	c := &cluster{id: id, version: version, ip: ip, port: ln.Addr().(*net.TCPAddr).Port, ln: ln, log: log.With("cluster", id), out: out}
+	c.manifests = filepath.Join(dir, id, "manifests")
+	if err := os.MkdirAll(c.manifests, 0o755); err != nil {
+		ln.Close()
+		return nil, err
+	}
+	svc := fmt.Sprintf(serviceManifest, appName, id, weight, ttl, c.port, ip)
+	if err := os.WriteFile(filepath.Join(c.manifests, "service.yaml"), []byte(svc), 0o644); err != nil {
+		ln.Close()
+		return nil, err
+	}
+	reg, err := registry.New(registry.Config{OwnerID: id})
+	if err != nil {
+		ln.Close()
+		return nil, err
+	}
+	c.src, err = source.New(source.Config{})
+	if err != nil {
+		ln.Close()
+		return nil, err
+	}
+	// The publisher's own logs (a conflict at every sync) would drown the demo's output;
+	// publishLoop says what matters once.
+	c.syncer = &controller.Syncer{Provider: dns, Registry: reg, Policy: plan.Sync, Logger: slog.New(slog.DiscardHandler)}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/metrics", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+		fmt.Fprintf(w, "# HELP demo_requests_total Requests the app served.\n# TYPE demo_requests_total counter\ndemo_requests_total{cluster=%q} %d\n", id, c.served.Load())
+	})
+	mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
+		c.served.Add(1)
+		w.Header().Set("X-Crossfade-Cluster", id)
+		fmt.Fprintf(w, "app %s from cluster %s\n", version, id)
+	})
+	c.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	return c, nil
+}
+
+// serve runs the backend until close.
+func (c *cluster) serve() error {
+	if err := c.srv.Serve(c.ln); !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("cluster %s: %w", c.id, err)
+	}
+	return nil
+}
+
+func (c *cluster) close() error { return c.srv.Close() }
+
+// url is the backend's address, bypassing DNS.
+func (c *cluster) url(path string) string {
+	return fmt.Sprintf("http://%s%s", net.JoinHostPort(c.ip, fmt.Sprint(c.port)), path)
+}
+
+// publish syncs the cluster's manifests into the zone once.
+func (c *cluster) publish(ctx context.Context) (*controller.Report, error) {
+	loaded, err := manifest.Load(c.manifests)
+	if err != nil {
+		return nil, fmt.Errorf("cluster %s: %w", c.id, err)
+	}
+	res := c.src.Endpoints(loaded.Snapshot)
+	rep, err := c.syncer.Sync(ctx, res.Endpoints)
+	if err != nil {
+		return nil, fmt.Errorf("cluster %s: sync: %w", c.id, err)
+	}
+	return rep, rep.Err()
+}
+
+// publishLoop syncs every interval until ctx is done, logging when the publisher starts
+// or stops being held back by the cutover's weight authority.
+func (c *cluster) publishLoop(ctx context.Context, every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		rep, err := c.publish(ctx)
+		if err != nil {
+			if ctx.Err() == nil {
+				c.log.Warn("publish", "err", err)
+			}
+			continue
+		}
+		conflicts := rep.Conflicts()
+		if len(conflicts) != c.conflicts && len(conflicts) > 0 {
+			reasons := make([]string, len(conflicts))
+			for i, cf := range conflicts {
+				reasons[i] = cf.Reason
+			}
+			// Once per change, not every sync: this is the point of the weight authority.
+			fmt.Fprintf(c.out, "%s publisher (owner %s): held back, not fought: %s\n", time.Now().UTC().Format("15:04:05"), c.id, strings.Join(reasons, "; "))
+		}
+		c.conflicts = len(conflicts)
+	}
+}
