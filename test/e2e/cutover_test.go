@@ -2,8 +2,11 @@ package e2e
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -186,12 +189,27 @@ func TestCutoverCLI(t *testing.T) {
 	// promote skips the remaining pauses: a plan with 10 s pauses ends within seconds.
 	slow := strings.Replace(readFile(t, planFile), "pause: 1s", "pause: 10s", 1)
 	os.WriteFile(planFile, []byte(slow), 0o644)
-	cmd, runOut := cutoverCmd(t, sb, state, "run", planFile)
+	ui := freeLoopbackAddr(t)
+	cmd, runOut := cutoverCmd(t, sb, state, "run", planFile, "--ui", ui)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	time.Sleep(2 * time.Second)
+	// The live view serves the run's state while it runs.
+	if resp, err := http.Get("http://" + ui + "/api/v1/state"); err != nil {
+		t.Errorf("run --ui: %v", err)
+	} else {
+		var st struct {
+			Cutover string
+			Current struct{ Phase string }
+		}
+		err := json.NewDecoder(resp.Body).Decode(&st)
+		resp.Body.Close()
+		if err != nil || st.Cutover != "app" || st.Current.Phase == "" {
+			t.Errorf("run --ui state: %+v, %v", st, err)
+		}
+	}
 	if out, code := runCutover(t, sb, state, "status", planFile); code != 0 || !strings.Contains(out, "cutover app: unfinished") {
 		t.Errorf("status while running (%d):\n%s", code, out)
 	}
@@ -236,4 +254,15 @@ func readFile(t *testing.T, path string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// freeLoopbackAddr returns a loopback address with a port nobody listens on now.
+func freeLoopbackAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
 }
