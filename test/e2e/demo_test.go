@@ -60,6 +60,9 @@ func TestMakeDemo(t *testing.T) {
 // dashboard answers), and Ctrl-C then stops everything: the process exits 0, the
 // dashboard's port is closed, and the temporary directory is gone.
 func TestDemoKeepStopsCleanly(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the demo")
+	}
 	cmd := exec.Command(crossfadeBinary(t), "demo", "--keep", "--pause", "1s", "--log-level", "warn")
 	cmd.Env = append(os.Environ(), "CI=true")
 	stdout, err := cmd.StdoutPipe()
