@@ -2,9 +2,21 @@ package dashboard
 
 import "time"
 
-// State is the document GET /api/v1/state returns (API.md describes every field).
+// APIVersion is the version of the State document; it is also the "v1" of its path.
+const APIVersion = 1
+
+// Requests sources, as State.RequestsSource names them.
+const (
+	// SourceClients: a load generator called Observe; points are requests per second.
+	SourceClients = "clients"
+	// SourceGate: no load generator; points are the requests one HTTP gate check sent
+	// through the public name, per cluster that served them.
+	SourceGate = "http-gate"
+)
+
+// State is the document GET /api/v1/state returns; API.md describes every field.
 type State struct {
-	// Version is the document's version: 1.
+	// Version is APIVersion.
 	Version int    `json:"version"`
 	Cutover string `json:"cutover"`
 	From    string `json:"from"`
@@ -14,31 +26,37 @@ type State struct {
 	Now     time.Time `json:"now"`
 	Current Current   `json:"current"`
 	Series  Series    `json:"series"`
-	// RequestsSource says where Series.Requests comes from.
-	RequestsSource string       `json:"requestsSource,omitempty"`
-	Timeline       []Stage      `json:"timeline"`
-	Gates          []GateResult `json:"gates"`
-	Errors         []Problem    `json:"errors"`
+	// RequestsSource is SourceClients or SourceGate; empty before any requests are known.
+	RequestsSource string `json:"requestsSource"`
+	// RequestsGate names the HTTP gate when RequestsSource is SourceGate.
+	RequestsGate string       `json:"requestsGate,omitempty"`
+	Timeline     []Stage      `json:"timeline"`
+	Gates        []GateResult `json:"gates"`
+	Errors       []Problem    `json:"errors"`
 }
 
 // Current is where the cutover stands.
 type Current struct {
-	Phase       string           `json:"phase"`
+	Phase string `json:"phase"`
+	// Step is the step reached, from 1 (0 before the first); Total the number of steps.
+	// Both are kept through rollback, retire and done.
 	Step        int              `json:"step"`
 	Total       int              `json:"total"`
-	Weights     map[string]int64 `json:"weights,omitempty"`
+	Weights     map[string]int64 `json:"weights"`
 	LeftSeconds float64          `json:"leftSeconds"`
-	Message     string           `json:"message,omitempty"`
+	Message     string           `json:"message"`
 	Done        bool             `json:"done"`
+	// RolledBack is true once a rollback has begun.
+	RolledBack bool `json:"rolledBack"`
 }
 
-// Series are the charts' data.
+// Series are the charts' data, each capped at the last maxPoints points.
 type Series struct {
 	// Weights are the weights written, as percent of traffic per cluster.
 	Weights []Point `json:"weights"`
 	// DNSShares are the answer shares the DNS gate measured, percent per cluster.
 	DNSShares []Point `json:"dnsShares"`
-	// Requests are the requests observed per cluster (and "failures").
+	// Requests are the requests observed per cluster, plus "failures" from clients.
 	Requests []Point `json:"requests"`
 }
 
@@ -50,27 +68,32 @@ type Point struct {
 
 // Stage is one entry of the step timeline.
 type Stage struct {
-	Name    string           `json:"name"`
+	Name string `json:"name"`
+	// Kind is step, rollback, ttl or retire.
+	Kind    string           `json:"kind"`
 	Phase   string           `json:"phase"`
 	Weights map[string]int64 `json:"weights,omitempty"`
 	Started time.Time        `json:"started"`
 	Ended   time.Time        `json:"ended,omitzero"`
-	// Outcome is running, passed, failed or held.
+	// Outcome is the phase while the stage runs, then passed, rolled back, held or done.
 	Outcome string `json:"outcome"`
 }
 
 // GateResult is a gate's latest check.
 type GateResult struct {
-	Gate   string    `json:"gate"`
-	Kind   string    `json:"kind"`
-	Pass   bool      `json:"pass"`
-	Detail string    `json:"detail"`
-	Err    string    `json:"err,omitempty"`
-	At     time.Time `json:"at"`
+	Gate   string             `json:"gate"`
+	Kind   string             `json:"kind"`
+	Pass   bool               `json:"pass"`
+	Detail string             `json:"detail"`
+	Err    string             `json:"err,omitempty"`
+	Values map[string]float64 `json:"values,omitempty"`
+	At     time.Time          `json:"at"`
 }
 
-// Problem is a failed gate check or a rollback, with when.
+// Problem is a failed gate check or a rollback's reason, with when.
 type Problem struct {
-	T       time.Time `json:"t"`
-	Message string    `json:"message"`
+	T time.Time `json:"t"`
+	// Gate names the failed gate, when a gate failed.
+	Gate    string `json:"gate,omitempty"`
+	Message string `json:"message"`
 }

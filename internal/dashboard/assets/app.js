@@ -1,20 +1,21 @@
-// The live view: polls /api/v1/state and redraws. No libraries, nothing fetched from
-// outside this server.
+// The live view of a cutover: polls api/v1/state every 500 ms and redraws. No libraries,
+// nothing fetched from outside this server; the charts are hand-drawn inline SVG.
 "use strict";
 
-const COLORS = { failures: "#cf222e" };
-const PALETTE = ["#0969da", "#1a7f37", "#8250df", "#bf8700", "#57606a"];
-let clusterColors = {};
+const SVG = "http://www.w3.org/2000/svg"; // a namespace name, never fetched
+const FIXED = { failures: "#cf222e" };
+const PALETTE = ["#8250df", "#bf8700", "#57606a", "#bc4c00"];
+const others = {};
 
-function colorOf(id, state) {
-  if (COLORS[id]) return COLORS[id];
-  if (id === state.from) return "#0969da";
-  if (id === state.to) return "#1a7f37";
-  if (!clusterColors[id]) clusterColors[id] = PALETTE[Object.keys(clusterColors).length % PALETTE.length];
-  return clusterColors[id];
+// colorOf keeps a cluster's color the same on every chart: from blue, to green.
+function colorOf(id, s) {
+  if (FIXED[id]) return FIXED[id];
+  if (id === s.from) return "#0969da";
+  if (id === s.to) return "#1a7f37";
+  if (!others[id]) others[id] = PALETTE[Object.keys(others).length % PALETTE.length];
+  return others[id];
 }
 
-const SVG = "http://www.w3.org/2000/svg";
 function el(name, attrs, text) {
   const e = document.createElementNS(SVG, name);
   for (const k in attrs) e.setAttribute(k, attrs[k]);
@@ -22,104 +23,161 @@ function el(name, attrs, text) {
   return e;
 }
 
-// chart draws one line per key of the points' values; x is time since the recorder
-// started, y from 0 to max (or the largest value).
-function chart(svg, points, state, fixedMax) {
-  const W = 600, H = 200, L = 40, R = 90, T = 8, B = 22;
-  while (svg.firstChild) svg.removeChild(svg.firstChild);
+function fmt(v) {
+  if (v === undefined || v === null) return "–";
+  return v >= 100 || Number.isInteger(v) ? String(Math.round(v)) : v.toFixed(1);
+}
+
+function seconds(ms) {
+  const s = Math.max(0, Math.round(ms / 1000));
+  return s < 120 ? s + " s" : Math.floor(s / 60) + " min " + (s % 60) + " s";
+}
+
+// chart draws one line per key of the points' values against time since the recorder
+// started. With a fixed max (percent charts) values hold until the next point, so lines
+// are drawn as steps; rates are drawn point to point. The SVG's data attributes say what
+// it shows (data-points, data-last) for tests and scripts.
+function chart(svg, points, s, fixedMax, unit) {
+  const W = 600, H = 200, L = 44, R = 110, T = 10, B = 22;
+  svg.replaceChildren();
   svg.dataset.points = String(points.length);
-  const t0 = Date.parse(state.started), t1 = Math.max(Date.parse(state.now), t0 + 1000);
+  const lastVals = points.length ? points[points.length - 1].values : {};
+  svg.dataset.last = JSON.stringify(lastVals);
+  const t0 = Date.parse(s.started), t1 = Math.max(Date.parse(s.now), t0 + 1000);
   const keys = [];
   let max = fixedMax || 1;
   for (const p of points) for (const k in p.values) {
     if (!keys.includes(k)) keys.push(k);
     if (!fixedMax) max = Math.max(max, p.values[k]);
   }
-  const x = t => L + (W - L - R) * (t - t0) / (t1 - t0);
-  const y = v => T + (H - T - B) * (1 - v / max);
-  svg.appendChild(el("line", { x1: L, y1: y(0), x2: W - R, y2: y(0), class: "axis" }));
-  svg.appendChild(el("line", { x1: L, y1: y(max), x2: W - R, y2: y(max), class: "axis" }));
-  svg.appendChild(el("text", { x: 2, y: y(max) + 4 }, fmt(max)));
-  svg.appendChild(el("text", { x: 2, y: y(0) + 4 }, "0"));
-  svg.appendChild(el("text", { x: W - R - 30, y: H - 4 }, Math.round((t1 - t0) / 1000) + " s"));
-  keys.sort().forEach((k, i) => {
+  if (!fixedMax) max = niceCeil(max);
+  const x = t => L + (W - L - R) * (Math.min(Math.max(t, t0), t1) - t0) / (t1 - t0);
+  const y = v => T + (H - T - B) * (1 - Math.min(Math.max(v, 0), max) / max);
+  for (const f of [0, 0.5, 1]) {
+    svg.appendChild(el("line", { x1: L, y1: y(max * f), x2: W - R, y2: y(max * f), class: f ? "grid" : "axis" }));
+    svg.appendChild(el("text", { x: L - 6, y: y(max * f) + 4, class: "tick" }, fmt(max * f) + (f === 1 ? unit : "")));
+  }
+  svg.appendChild(el("text", { x: L, y: H - 4, class: "tick start" }, "0 s"));
+  svg.appendChild(el("text", { x: W - R, y: H - 4, class: "tick" }, seconds(t1 - t0)));
+  if (points.length === 0) {
+    svg.appendChild(el("text", { x: (L + W - R) / 2, y: H / 2, class: "empty" }, "no data yet"));
+    return;
+  }
+  keys.sort((a, b) => (a === "failures") - (b === "failures") || a.localeCompare(b));
+  keys.forEach((k, i) => {
     const pts = [];
-    let last = null;
+    let lastY = null;
     for (const p of points) {
       if (!(k in p.values)) continue;
-      const px = x(Date.parse(p.t)), py = y(p.values[k]);
-      // Weights hold until the next write: draw steps, not slopes.
-      if (fixedMax && last !== null) pts.push(px.toFixed(1) + "," + last);
-      pts.push(px.toFixed(1) + "," + py.toFixed(1));
-      last = py.toFixed(1);
+      const px = x(Date.parse(p.t)).toFixed(1), py = y(p.values[k]).toFixed(1);
+      if (fixedMax && lastY !== null) pts.push(px + "," + lastY);
+      pts.push(px + "," + py);
+      lastY = py;
     }
-    if (fixedMax && last !== null) pts.push(x(t1).toFixed(1) + "," + last);
-    const color = colorOf(k, state);
+    if (fixedMax && lastY !== null) pts.push(x(t1).toFixed(1) + "," + lastY);
+    const color = colorOf(k, s);
     svg.appendChild(el("polyline", { points: pts.join(" "), class: "line", stroke: color, "data-key": k }));
-    const lastVal = points.length ? points[points.length - 1].values[k] : undefined;
-    svg.appendChild(el("text", { x: W - R + 6, y: T + 14 + 16 * i, fill: color, class: "legend" },
-      k + (lastVal === undefined ? "" : " " + fmt(lastVal))));
+    svg.appendChild(el("text", { x: W - R + 8, y: T + 12 + 16 * i, fill: color, class: "legend" },
+      k + " " + fmt(lastVals[k]) + unit));
   });
 }
 
-function fmt(v) { return v >= 100 || Number.isInteger(v) ? String(Math.round(v)) : v.toFixed(1); }
-function weights(w) { return w ? Object.keys(w).sort().map(k => k + "=" + w[k]).join(" ") : ""; }
-function text(id, s) { document.getElementById(id).textContent = s; }
+// niceCeil rounds a chart's top up to a multiple of half a power of ten: 103 → 150.
+function niceCeil(v) {
+  const half = Math.pow(10, Math.floor(Math.log10(v))) / 2;
+  return Math.ceil(v / half) * half;
+}
 
-function render(s) {
-  text("name", s.cutover + ": " + s.from + " → " + s.to);
+function weights(w) { return w ? Object.keys(w).sort().map(k => k + "=" + w[k]).join(" ") : ""; }
+function text(id, v) { document.getElementById(id).textContent = v; }
+function clock(t) { return new Date(t).toLocaleTimeString([], { hour12: false }); }
+
+function renderStatus(s) {
   const c = s.current;
-  let status = c.phase || "waiting";
-  if (c.total > 0 && c.phase !== "done") status = "step " + c.step + "/" + c.total + "  " + status;
-  if (c.weights) status += "  " + weights(c.weights);
-  if (c.leftSeconds > 0) status += "  " + Math.ceil(c.leftSeconds) + " s left";
+  let status = c.phase || "waiting for the first event";
+  if (c.total > 0 && !c.done) status = (c.rolledBack ? "from step " : "step ") + c.step + "/" + c.total + "  " + status;
+  if (c.weights && Object.keys(c.weights).length) status += "  " + weights(c.weights);
+  if (c.leftSeconds > 0) status += "  " + seconds(c.leftSeconds * 1000) + " left";
   if (c.message) status += "  — " + c.message;
   text("status", status);
+  const st = document.getElementById("status");
+  st.className = c.rolledBack ? "failed" : c.done ? "passed" : "";
   document.body.dataset.step = String(c.step);
   document.body.dataset.phase = c.phase || "";
-  chart(document.getElementById("chart-weights"), s.series.weights, s, 100);
-  chart(document.getElementById("chart-dns"), s.series.dnsShares, s, 100);
-  chart(document.getElementById("chart-requests"), s.series.requests, s, 0);
-  text("req-source", s.requestsSource ? "— " + s.requestsSource : "");
+  document.body.dataset.done = String(c.done);
+}
 
-  const tl = document.getElementById("timeline");
-  tl.replaceChildren(...s.timeline.map(st => {
+function renderTimeline(s) {
+  document.getElementById("timeline").replaceChildren(...s.timeline.map(st => {
     const li = document.createElement("li");
-    li.className = st.outcome;
-    const secs = st.ended ? Math.round((Date.parse(st.ended) - Date.parse(st.started)) / 1000) + " s" : "";
-    li.textContent = st.name + "  " + weights(st.weights) + "  " + st.outcome + (secs ? " (" + secs + ")" : "");
+    li.dataset.outcome = st.outcome;
+    li.className = st.outcome.replace(/\s+/g, "-");
+    const took = st.ended ? " (" + seconds(Date.parse(st.ended) - Date.parse(st.started)) + ")" : "";
+    li.textContent = clock(st.started) + "  " + st.name + "  " + weights(st.weights) + "  " + st.outcome + took;
     return li;
   }));
-  const gates = document.querySelector("#gates tbody");
-  gates.replaceChildren(...s.gates.map(g => {
+}
+
+function renderGates(s) {
+  const rows = s.gates.map(g => {
     const tr = document.createElement("tr");
-    for (const [v, cls] of [[g.gate, ""], [g.kind, ""], [g.pass ? "pass" : "FAIL", g.pass ? "passed" : "fail"], [g.detail + (g.err ? " (" + g.err + ")" : ""), "detail"]]) {
+    const cells = [[g.gate, ""], [g.kind, ""], [g.pass ? "pass" : "FAIL", g.pass ? "passed" : "failed"],
+      [g.detail + (g.err && g.err !== g.detail ? " (" + g.err + ")" : ""), "detail"], [clock(g.at), "time"]];
+    for (const [v, cls] of cells) {
       const td = document.createElement("td");
       td.textContent = v;
       if (cls) td.className = cls;
       tr.appendChild(td);
     }
     return tr;
-  }));
-  const errs = document.getElementById("errors");
-  if (s.errors.length === 0) {
-    errs.innerHTML = '<li class="none">none</li>';
-  } else {
-    errs.replaceChildren(...s.errors.slice().reverse().map(e => {
-      const li = document.createElement("li");
-      li.className = "failed";
-      li.textContent = new Date(e.t).toLocaleTimeString() + "  " + e.message;
-      return li;
-    }));
+  });
+  if (rows.length === 0) {
+    const tr = document.createElement("tr");
+    tr.innerHTML = '<td colspan="5" class="none">no gate checked yet</td>';
+    rows.push(tr);
   }
+  document.querySelector("#gates tbody").replaceChildren(...rows);
+}
+
+function renderErrors(s) {
+  const items = s.errors.slice().reverse().map(e => {
+    const li = document.createElement("li");
+    li.className = "failed";
+    li.textContent = clock(e.t) + "  " + e.message;
+    return li;
+  });
+  if (items.length === 0) {
+    const li = document.createElement("li");
+    li.className = "none";
+    li.textContent = "none";
+    items.push(li);
+  }
+  document.getElementById("errors").replaceChildren(...items);
+}
+
+function render(s) {
+  text("name", s.cutover + ": " + s.from + " → " + s.to);
+  renderStatus(s);
+  chart(document.getElementById("chart-weights"), s.series.weights, s, 100, "%");
+  chart(document.getElementById("chart-dns"), s.series.dnsShares, s, 100, "%");
+  const perCheck = s.requestsSource === "http-gate";
+  chart(document.getElementById("chart-requests"), s.series.requests, s, 0, perCheck ? "" : "/s");
+  text("req-title", perCheck ? "Requests per check of gate " + s.requestsGate + ", by cluster that served them"
+    : "Requests per second observed by clients, per cluster, and failures");
+  renderTimeline(s);
+  renderGates(s);
+  renderErrors(s);
 }
 
 async function poll() {
   try {
     const resp = await fetch("api/v1/state", { cache: "no-store" });
-    if (resp.ok) render(await resp.json());
+    if (!resp.ok) throw new Error("HTTP " + resp.status);
+    render(await resp.json());
+    document.body.dataset.connected = "true";
   } catch (e) {
-    text("status", "the cutover's dashboard server is gone (" + e + ")");
+    document.body.dataset.connected = "false";
+    text("status", "cannot reach the dashboard server (the cutover may have ended): " + e.message);
   }
   setTimeout(poll, 500);
 }
