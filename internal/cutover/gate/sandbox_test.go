@@ -2,6 +2,7 @@ package gate
 
 import (
 	"context"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -78,6 +79,10 @@ func TestDNSGateAgainstSandbox(t *testing.T) {
 		record  string           // queried name; default app.example.com
 		pass    bool
 		detail  []string
+		// match is a pattern the detail must match, for measured numbers that vary run to run.
+		match string
+		// blueBelow bounds blue's measured share, proving the gate read the zone, not the claim.
+		blueBelow float64
 	}{
 		{
 			name:    "1:3 written and measured",
@@ -89,7 +94,9 @@ func TestDNSGateAgainstSandbox(t *testing.T) {
 			name:    "step claims 1:1, zone has 1:3",
 			written: []member{with(blue, 1), with(green, 3)},
 			claimed: map[string]int64{"blue": 1, "green": 1},
-			detail:  []string{"app.example.com/A: share off by more than 10%: blue 2", "% vs 50% written, green 7"},
+			// Blue's true share is 25 % (σ ≈ 2.2 % over 400 answers); 40 % is ~7σ away.
+			match:     `app\.example\.com/A: share off by more than 10%: blue \d+(\.\d+)?% vs 50% written, green \d+(\.\d+)?% vs 50% written \(400 answers\)`,
+			blueBelow: 0.40,
 		},
 		{
 			name:    "0:0 splits evenly",
@@ -133,7 +140,13 @@ func TestDNSGateAgainstSandbox(t *testing.T) {
 					t.Errorf("Detail lacks %q: %s", s, r.Detail)
 				}
 			}
+			if tc.match != "" && !regexp.MustCompile(tc.match).MatchString(r.Detail) {
+				t.Errorf("Detail does not match %s: %s", tc.match, r.Detail)
+			}
 			key := rec.Name + "/A"
+			if share := r.Values[key+".blue.share"]; tc.blueBelow > 0 && share >= tc.blueBelow {
+				t.Errorf("blue share = %v, want < %v (the zone holds 1:3)", share, tc.blueBelow)
+			}
 			if n := r.Values[key+".samples"]; n < spec.DefaultDNSSamples {
 				t.Errorf("%s.samples = %v, want ≥ %d", key, n, spec.DefaultDNSSamples)
 			}
