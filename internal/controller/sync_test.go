@@ -6,14 +6,12 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/aws/aws-sdk-go-v2/credentials"
 
 	"github.com/crossfade-io/crossfade/internal/endpoint"
 	"github.com/crossfade-io/crossfade/internal/plan"
 	"github.com/crossfade-io/crossfade/internal/provider"
 	"github.com/crossfade-io/crossfade/internal/provider/route53"
+	"github.com/crossfade-io/crossfade/internal/provider/route53/route53test"
 	"github.com/crossfade-io/crossfade/internal/registry"
 	"github.com/crossfade-io/crossfade/internal/sandbox"
 	"github.com/crossfade-io/crossfade/internal/sandbox/sandboxtest"
@@ -33,13 +31,7 @@ func newEnv(t *testing.T) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := route53.New(context.Background(), route53.Config{
-		Endpoint: sb.APIURL(), Region: "us-east-1", MaxBackoff: 5 * time.Millisecond,
-		Credentials: credentials.NewStaticCredentialsProvider("test", "test", ""),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := route53test.New(t, sb)
 	return &env{sb: sb, p: p, zone: provider.Zone{ID: z.ID, Name: "example.com"}}
 }
 

@@ -12,14 +12,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/credentials"
-
 	"github.com/crossfade-io/crossfade/internal/controller"
 	"github.com/crossfade-io/crossfade/internal/cutover/journal"
 	"github.com/crossfade-io/crossfade/internal/cutover/spec"
 	"github.com/crossfade-io/crossfade/internal/endpoint"
 	"github.com/crossfade-io/crossfade/internal/plan"
 	"github.com/crossfade-io/crossfade/internal/provider/route53"
+	"github.com/crossfade-io/crossfade/internal/provider/route53/route53test"
 	"github.com/crossfade-io/crossfade/internal/registry"
 	"github.com/crossfade-io/crossfade/internal/sandbox"
 	"github.com/crossfade-io/crossfade/internal/sandbox/sandboxtest"
@@ -49,11 +48,7 @@ func newEnvWith(t *testing.T, cfg sandbox.Config, blueWeight, greenWeight int64)
 	if _, _, err := sb.Store().CreateZone("example.com", "ref", "", false); err != nil {
 		t.Fatal(err)
 	}
-	dns, err := route53.New(context.Background(), route53.Config{Endpoint: sb.APIURL(), Region: "us-east-1",
-		Credentials: credentials.NewStaticCredentialsProvider("test", "test", ""), MaxBackoff: 5 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
+	dns := route53test.New(t, sb)
 	for _, m := range []struct {
 		owner, ip string
 		w         int64

@@ -5,13 +5,10 @@ import (
 	"math"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/aws/aws-sdk-go-v2/credentials"
 
 	"github.com/crossfade-io/crossfade/internal/endpoint"
 	"github.com/crossfade-io/crossfade/internal/plan"
-	"github.com/crossfade-io/crossfade/internal/provider/route53"
+	"github.com/crossfade-io/crossfade/internal/provider/route53/route53test"
 	"github.com/crossfade-io/crossfade/internal/sandbox/sandboxtest"
 )
 
@@ -23,11 +20,7 @@ func TestVerify(t *testing.T) {
 	if _, _, err := sb.Store().CreateZone("example.com", "ref", "", false); err != nil {
 		t.Fatal(err)
 	}
-	dns, err := route53.New(context.Background(), route53.Config{Endpoint: sb.APIURL(), Region: "us-east-1",
-		Credentials: credentials.NewStaticCredentialsProvider("test", "test", ""), MaxBackoff: 5 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
+	dns := route53test.New(t, sb)
 	zones, _ := dns.Zones(context.Background())
 	b := plan.Batch{
 		{Action: plan.Create, Endpoint: &endpoint.Endpoint{Name: "app.example.com", Type: "A", Targets: endpoint.Targets{"127.0.0.10"}, TTL: 60, SetIdentifier: "blue", Policy: endpoint.WeightedPolicy(1)}},
