@@ -170,25 +170,13 @@ func assign(desired []*endpoint.Endpoint, zones []provider.Zone, filter endpoint
 		if !filter.Match(d.Name) {
 			continue
 		}
-		best := -1
-		var ids []string
-		for _, z := range zones {
-			if !endpoint.InDomain(d.Name, z.Name) {
-				continue
-			}
-			switch n := len(z.Name); {
-			case n > best:
-				best, ids = n, []string{z.ID}
-			case n == best:
-				ids = append(ids, z.ID)
-			}
-		}
-		if len(ids) == 0 {
+		holding := provider.Holding(zones, d.Name)
+		if len(holding) == 0 {
 			unzoned = append(unzoned, d.Name)
 			continue
 		}
-		for _, id := range ids {
-			out[id] = append(out[id], d)
+		for _, z := range holding {
+			out[z.ID] = append(out[z.ID], d)
 		}
 	}
 	slices.Sort(unzoned)

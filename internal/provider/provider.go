@@ -22,6 +22,25 @@ type Zone struct {
 // String renders "example.com (Z123)" for messages and logs.
 func (z Zone) String() string { return z.Name + " (" + z.ID + ")" }
 
+// Holding returns the zones among zones with the longest name that holds name (a
+// normalised name), in their order: more than one when a public and a private zone share
+// that name.
+func Holding(zones []Zone, name string) []Zone {
+	var out []Zone
+	for _, z := range zones {
+		if !endpoint.InDomain(name, z.Name) {
+			continue
+		}
+		switch {
+		case len(out) == 0 || len(z.Name) > len(out[0].Name):
+			out = []Zone{z}
+		case len(z.Name) == len(out[0].Name):
+			out = append(out, z)
+		}
+	}
+	return out
+}
+
 // Provider reads and writes the records of a DNS service.
 type Provider interface {
 	// Zones lists the zones this provider may manage, after its filters.

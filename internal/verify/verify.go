@@ -118,16 +118,11 @@ func zoneOf(ctx context.Context, z Zones, name string) (provider.Zone, error) {
 	if err != nil {
 		return provider.Zone{}, fmt.Errorf("verify %s: list zones: %w", name, err)
 	}
-	var best provider.Zone
-	for _, zn := range zones {
-		if (name == zn.Name || strings.HasSuffix(name, "."+zn.Name)) && len(zn.Name) > len(best.Name) {
-			best = zn
-		}
-	}
-	if best.Name == "" {
+	holding := provider.Holding(zones, name)
+	if len(holding) == 0 {
 		return provider.Zone{}, fmt.Errorf("verify %s: no zone among the %d the provider manages holds this name", name, len(zones))
 	}
-	return best, nil
+	return holding[0], nil
 }
 
 // WriteText prints the distribution as a table against the written weights.
