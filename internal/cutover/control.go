@@ -57,12 +57,8 @@ func SendCommand(paths Paths, c Command) error {
 	if err := os.MkdirAll(paths.Control, 0o755); err != nil {
 		return fmt.Errorf("control %s: %w", paths.Control, err)
 	}
-	tmp := filepath.Join(paths.Control, ".tmp-"+c.ID)
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
-		return fmt.Errorf("control %s: %w", paths.Control, err)
-	}
-	if err := os.Rename(tmp, filepath.Join(paths.Control, c.ID+".json")); err != nil {
-		os.Remove(tmp)
+	// The temporary name starts with a dot: readCommands skips it.
+	if err := writeFileAtomic(filepath.Join(paths.Control, ".tmp-"+c.ID), filepath.Join(paths.Control, c.ID+".json"), data); err != nil {
 		return fmt.Errorf("control %s: %w", paths.Control, err)
 	}
 	return nil

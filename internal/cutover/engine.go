@@ -162,6 +162,11 @@ type rollbackDue struct {
 	from  int
 }
 
+// abortDue is the rollback an abort by by asks for, at step.
+func abortDue(step int, by string) *rollbackDue {
+	return &rollbackDue{step: step, reason: "aborted by " + by, aborted: true}
+}
+
 // err is what a run that rolled back returns.
 func (d *rollbackDue) err() error {
 	if d.aborted {
@@ -364,7 +369,7 @@ func replay(entries []journal.Entry) state {
 					st.paused, st.pausedAt = true, e.Time
 				}
 			case CommandAbort:
-				st.rollback = &rollbackDue{step: st.next, reason: "aborted by " + e.By, aborted: true}
+				st.rollback = abortDue(st.next, e.By)
 			}
 		case kindDone:
 			st.done = e.Detail
@@ -405,7 +410,7 @@ func Abort(ctx context.Context, cfg Config) (*Report, error) {
 		if _, err := r.append(journal.Entry{Kind: kindControl, Step: stepNone, Detail: CommandAbort}); err != nil {
 			return nil, err
 		}
-		due = &rollbackDue{step: st.next, reason: "aborted by " + cfg.By, aborted: true}
+		due = abortDue(st.next, cfg.By)
 	}
 	r.restore(st)
 	if err := r.prepare(ctx, st, true); err != nil {

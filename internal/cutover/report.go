@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
@@ -110,12 +109,7 @@ func (r *Report) save(path string) error {
 	if err != nil {
 		return err
 	}
-	// Written aside and renamed, so that a reader never sees half a report.
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
-		return fmt.Errorf("report: %w", err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
+	if err := writeFileAtomic(path+".tmp", path, append(b, '\n')); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
 	return nil

@@ -134,14 +134,8 @@ func (r *runner) forward(ctx context.Context, st state) (*rollbackDue, error) {
 	for i := st.next; i <= last; i++ {
 		// Commands sent between steps act before the next write: a pause holds the
 		// weights where they are, an abort writes nothing more forward.
-		if err := r.poll(); err != nil {
-			return nil, err
-		}
-		if err := r.waitResume(ctx, i, r.live.weights()); err != nil {
-			return nil, err
-		}
-		if r.aborted {
-			return &rollbackDue{step: i, reason: "aborted by " + r.abortedBy, aborted: true}, nil
+		if due, err := r.heed(ctx, i, r.live.weights()); due != nil || err != nil {
+			return due, err
 		}
 		if r.promoted && i < last {
 			continue
@@ -152,7 +146,7 @@ func (r *runner) forward(ctx context.Context, st state) (*rollbackDue, error) {
 		}
 		switch res.outcome {
 		case stepAborted:
-			return &rollbackDue{step: i, reason: "aborted by " + r.abortedBy, aborted: true}, nil
+			return abortDue(i, r.abortedBy), nil
 		case stepFailed:
 			if _, err := r.append(journal.Entry{Kind: kindStepFailed, Step: i, Detail: res.reason, Data: res.data}); err != nil {
 				return nil, err
@@ -174,6 +168,21 @@ func (r *runner) forward(ctx context.Context, st state) (*rollbackDue, error) {
 	_, err := r.append(journal.Entry{Kind: kindDone, Step: stepNone, Detail: outcomeCompleted})
 	r.cfg.Progress.Event(Event{Phase: PhaseDone, Message: "cutover completed", Weights: r.stepWeights(last), Total: len(r.p.Steps)})
 	return nil, err
+}
+
+// heed acts on the control commands waiting between writes: it holds while paused, and
+// returns the rollback an abort asks for.
+func (r *runner) heed(ctx context.Context, step int, w map[string]int64) (*rollbackDue, error) {
+	if err := r.poll(); err != nil {
+		return nil, err
+	}
+	if err := r.waitResume(ctx, step, w); err != nil {
+		return nil, err
+	}
+	if r.aborted {
+		return abortDue(step, r.abortedBy), nil
+	}
+	return nil, nil
 }
 
 func (r *runner) stepWeights(i int) map[string]int64 {
@@ -463,14 +472,8 @@ func (r *runner) retire(ctx context.Context) (*rollbackDue, error) {
 	v := retireVerdict{Cluster: from}
 	var lastErr error
 	for {
-		if err := r.poll(); err != nil {
-			return nil, err
-		}
-		if err := r.waitResume(ctx, last, w); err != nil {
-			return nil, err
-		}
-		if r.aborted {
-			return &rollbackDue{step: last, reason: "aborted by " + r.abortedBy, aborted: true}, nil
+		if due, err := r.heed(ctx, last, w); due != nil || err != nil {
+			return due, err
 		}
 		if r.promoted {
 			_, err := r.append(journal.Entry{Kind: kindRetire, Step: stepNone, Detail: fmt.Sprintf("%s: retire check skipped by promote", from)})
