@@ -28,14 +28,16 @@ import (
 type cluster struct {
 	id, version, ip string
 	port            int
-	manifests       string
-	srv             *http.Server
-	ln              net.Listener
-	served          atomic.Int64
-	syncer          *controller.Syncer
-	src             *source.Source
-	log             *slog.Logger
-	out             io.Writer
+	// weight is the weight its manifests ask for.
+	weight    int64
+	manifests string
+	srv       *http.Server
+	ln        net.Listener
+	served    atomic.Int64
+	syncer    *controller.Syncer
+	src       *source.Source
+	log       *slog.Logger
+	out       io.Writer
 	// conflicts is the last number of conflicts the publisher reported, to log changes only.
 	conflicts int
 }
@@ -63,28 +65,21 @@ status:
 // startCluster listens on ip:port (port 0 picks one), writes the cluster's manifests
 // under dir, and serves the app.
 func startCluster(dns provider.Provider, dir, id, version, ip string, port int, weight int64, ttl int, out io.Writer, log *slog.Logger) (*cluster, error) {
+	reg, err := registry.New(registry.Config{OwnerID: id})
+	if err != nil {
+		return nil, err
+	}
+	src, err := source.New(source.Config{})
+	if err != nil {
+		return nil, err
+	}
 	ln, err := net.Listen("tcp", net.JoinHostPort(ip, fmt.Sprint(port)))
 	if err != nil {
 		return nil, fmt.Errorf("cluster %s: listen %s:%d: %w", id, ip, port, err)
 	}
-	c := &cluster{id: id, version: version, ip: ip, port: ln.Addr().(*net.TCPAddr).Port, ln: ln, log: log.With("cluster", id), out: out}
-	c.manifests = filepath.Join(dir, id, "manifests")
-	if err := os.MkdirAll(c.manifests, 0o755); err != nil {
-		ln.Close()
-		return nil, err
-	}
-	svc := fmt.Sprintf(serviceManifest, appName, id, weight, ttl, c.port, ip)
-	if err := os.WriteFile(filepath.Join(c.manifests, "service.yaml"), []byte(svc), 0o644); err != nil {
-		ln.Close()
-		return nil, err
-	}
-	reg, err := registry.New(registry.Config{OwnerID: id})
-	if err != nil {
-		ln.Close()
-		return nil, err
-	}
-	c.src, err = source.New(source.Config{})
-	if err != nil {
+	c := &cluster{id: id, version: version, ip: ip, port: ln.Addr().(*net.TCPAddr).Port, weight: weight, ln: ln, src: src, log: log.With("cluster", id), out: out}
+	// The manifest names the port just bound.
+	if err := c.writeManifests(dir, ttl); err != nil {
 		ln.Close()
 		return nil, err
 	}
@@ -103,6 +98,19 @@ func startCluster(dns provider.Provider, dir, id, version, ip string, port int, 
 	})
 	c.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	return c, nil
+}
+
+// writeManifests writes the cluster's Service into its manifests directory under dir.
+func (c *cluster) writeManifests(dir string, ttl int) error {
+	c.manifests = filepath.Join(dir, c.id, "manifests")
+	if err := os.MkdirAll(c.manifests, 0o755); err != nil {
+		return fmt.Errorf("cluster %s: %w", c.id, err)
+	}
+	svc := fmt.Sprintf(serviceManifest, appName, c.id, c.weight, ttl, c.port, c.ip)
+	if err := os.WriteFile(filepath.Join(c.manifests, "service.yaml"), []byte(svc), 0o644); err != nil {
+		return fmt.Errorf("cluster %s: %w", c.id, err)
+	}
+	return nil
 }
 
 // serve runs the backend until close.

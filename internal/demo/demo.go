@@ -144,11 +144,11 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		if _, err := c.publish(ctx); err != nil {
 			return nil, err
 		}
-		fmt.Fprintf(out, "cluster %-5s app %s at %s, publishing %s from %s (owner %s, weight %d)\n", c.id, c.version, c.url("/"), appName, c.manifests, c.id, map[string]int{"blue": 100, "green": 0}[c.id])
+		fmt.Fprintf(out, "cluster %-5s app %s at %s, publishing %s from %s (owner %s, weight %d)\n", c.id, c.version, c.url("/"), appName, c.manifests, c.id, c.weight)
 		wg.Go(func() { c.publishLoop(ctx, 2*time.Second) })
 	}
 
-	lg := &loadgen{name: appName, dnsAddr: sb.DNSAddr(), port: blue.port, clients: cfg.Clients, interval: cfg.Interval}
+	lg := newLoadgen(appName, sb.DNSAddr(), blue.port, cfg.Clients, cfg.Interval)
 	wg.Go(func() { lg.run(ctx) })
 	fmt.Fprintf(out, "traffic: %d clients, each resolving %s (honouring the TTL) and sending %s requests/s\n", cfg.Clients, appName, fmt.Sprint(int(time.Second/cfg.Interval)))
 

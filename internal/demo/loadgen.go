@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"strconv"
@@ -24,29 +25,28 @@ type loadgen struct {
 	clients       int
 	interval      time.Duration
 
-	mu       sync.Mutex
+	mu sync.Mutex
+	// counts are the requests that landed, per cluster.
 	counts   map[string]int64
 	failures int64
 	lastErr  string
 	sent     atomic.Int64
 }
 
+// newLoadgen returns the traffic for name, resolved at dnsAddr and sent to port.
+func newLoadgen(name, dnsAddr string, port, clients int, interval time.Duration) *loadgen {
+	return &loadgen{name: name, dnsAddr: dnsAddr, port: port, clients: clients, interval: interval, counts: map[string]int64{}}
+}
+
 // snapshot returns the requests per cluster and the failures so far.
 func (l *loadgen) snapshot() (map[string]int64, int64, string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	out := make(map[string]int64, len(l.counts))
-	for k, v := range l.counts {
-		out[k] = v
-	}
-	return out, l.failures, l.lastErr
+	return maps.Clone(l.counts), l.failures, l.lastErr
 }
 
 // run sends traffic until ctx is done; it returns when every client has stopped.
 func (l *loadgen) run(ctx context.Context) {
-	l.mu.Lock()
-	l.counts = map[string]int64{}
-	l.mu.Unlock()
 	var wg sync.WaitGroup
 	for i := range l.clients {
 		wg.Go(func() { l.client(ctx, i) })
