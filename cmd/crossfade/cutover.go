@@ -192,8 +192,12 @@ func (f *cutoverFlags) control(cmd *cobra.Command, g *globalFlags, file, command
 	}
 	paths := cutover.PathsFor(f.stateDir, p.Name)
 	entries, err := journal.Read(paths.Journal)
-	if err != nil {
+	switch {
+	case errors.Is(err, os.ErrNotExist):
 		return fmt.Errorf("cutover %s has not run here (state dir %s): nothing to %s", p.Name, f.stateDir, command)
+	case err != nil:
+		// A damaged journal is for a person to look at, not to be taken for "never ran".
+		return fmt.Errorf("cutover %s: %w", p.Name, err)
 	}
 	if rep := cutover.BuildReport(p.Name, entries); rep.Outcome != "" {
 		return fmt.Errorf("cutover %s has ended (%s): nothing to %s", p.Name, rep.Outcome, command)

@@ -239,6 +239,12 @@ func TestCutoverCLI(t *testing.T) {
 	if out, code := runCutover(t, sb, t.TempDir(), "pause", planFile); code == 0 || !strings.Contains(out, "has not run here") {
 		t.Errorf("pause of a cutover never run (%d): %s", code, out)
 	}
+	// A damaged journal is reported as such, not taken for a cutover that never ran.
+	damaged := t.TempDir()
+	os.WriteFile(filepath.Join(damaged, "app.journal"), []byte("{not json}\n{\"seq\":2}\n"), 0o644)
+	if out, code := runCutover(t, sb, damaged, "pause", planFile); code == 0 || !strings.Contains(out, "entry after seq 0") || strings.Contains(out, "has not run here") {
+		t.Errorf("pause with a damaged journal (%d): %s", code, out)
+	}
 
 	bad := filepath.Join(t.TempDir(), "bad.yaml")
 	os.WriteFile(bad, []byte(strings.Replace(readFile(t, planFile), "steps: [0, 10, 50, 100]", "steps: [0, 10, 500]", 1)), 0o644)
