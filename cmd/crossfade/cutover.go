@@ -46,8 +46,7 @@ Every action is journaled before and after it is taken, so a killed run continue
 	pf.StringSliceVar(&f.dnsServers, "dns-server", nil, "authoritative DNS servers (host:port) for dns gates that list none")
 	pf.StringVar(&f.txtPrefix, "txt-prefix", "", "prefix of the ownership TXT names, as the publishers write them")
 	pf.StringVar(&f.txtSuffix, "txt-suffix", "", "suffix of the ownership TXT names, as the publishers write them")
-	pf.StringVar(&f.route53.Endpoint, "aws-endpoint", "", "Route 53 API URL, e.g. the sandbox's")
-	pf.StringVar(&f.route53.Region, "aws-region", "", "AWS region for signing (default: from the environment, else us-east-1)")
+	route53Flags(pf, &f.route53)
 
 	planCmd := &cobra.Command{
 		Use:   "plan FILE",

@@ -11,6 +11,10 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/crossfade-io/crossfade/internal/provider/route53"
+	"github.com/crossfade-io/crossfade/internal/sandbox"
 )
 
 func main() {
@@ -40,6 +44,12 @@ func newRootCmd() *cobra.Command {
 	root.PersistentFlags().StringVar(&g.logFormat, "log-format", "text", "log format: text or json")
 	root.AddCommand(newSandboxCmd(g), newDemoCmd(g), newSyncCmd(g), newCutoverCmd(g), newVerifyCmd(g))
 	return root
+}
+
+// route53Flags adds the flags that point a command at a Route 53 API.
+func route53Flags(fs *pflag.FlagSet, c *route53.Config) {
+	fs.StringVar(&c.Endpoint, "aws-endpoint", "", "Route 53 API URL, e.g. the sandbox's http://"+sandbox.DefaultAPIAddr)
+	fs.StringVar(&c.Region, "aws-region", "", "AWS region for signing (default: from the environment, else us-east-1)")
 }
 
 // logger builds the structured logger the flags ask for.

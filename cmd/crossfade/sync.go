@@ -78,8 +78,7 @@ object, conflict, or name without a zone makes the exit status non-zero.
 	fl.StringVar(&f.source.LabelFilter, "label-filter", "", "only read objects whose labels match this selector")
 	fl.StringVar(&f.source.Namespace, "namespace", "", "only read objects in this namespace (default: all)")
 
-	fl.StringVar(&f.route53.Endpoint, "aws-endpoint", "", "Route 53 API URL, e.g. the sandbox's http://127.0.0.1:8053")
-	fl.StringVar(&f.route53.Region, "aws-region", "", "AWS region for signing (default: from the environment, else us-east-1)")
+	route53Flags(fl, &f.route53)
 	fl.StringSliceVar(&f.route53.ZoneIDs, "zone-id-filter", nil, "only manage these hosted zone ids (repeatable)")
 	fl.StringVar(&f.route53.ZoneType, "aws-zone-type", "", "only manage public or private zones (default: both)")
 	fl.IntVar(&f.route53.MaxRetries, "aws-max-retries", route53.DefaultMaxRetries, "retries of a throttled or failed Route 53 call")

@@ -50,8 +50,7 @@ matches no member.`,
 	f.StringSliceVar(&cfg.Servers, "dns-server", nil, "authoritative DNS servers (host:port) to ask, in turn; required")
 	f.IntVar(&cfg.Queries, "queries", 1000, "queries to send")
 	f.Float64Var(&cfg.Tolerance, "tolerance", 0.05, "largest allowed difference between a member's answered and written share, 0..1")
-	f.StringVar(&r53.Endpoint, "aws-endpoint", "", "Route 53 API URL, e.g. the sandbox's")
-	f.StringVar(&r53.Region, "aws-region", "", "AWS region for signing (default: from the environment, else us-east-1)")
+	route53Flags(f, &r53)
 	_ = cmd.MarkFlagRequired("dns-server")
 	return cmd
 }
