@@ -308,12 +308,14 @@ func (r *runner) step(ctx context.Context, i int) (stepResult, error) {
 		}
 		held := time.Since(began)
 		r.cfg.Progress.Event(Event{Phase: PhaseHolding, Step: i, Total: len(r.p.Steps), Weights: w, Gates: last, Left: max(hold-held, 0)})
+		// The limit is checked first: checked after the pass, it could never fire, as a
+		// hold overrun by slow gate checks is also a hold that has lasted long enough.
+		if held > hold+r.p.StepTimeout {
+			return stepResult{outcome: stepFailed, reason: fmt.Sprintf("step over its time limit %s", hold+r.p.StepTimeout)}, nil
+		}
 		if held >= hold {
 			data, _ := json.Marshal(last)
 			return stepResult{outcome: stepPassed, data: data}, nil
-		}
-		if held > hold+r.p.StepTimeout {
-			return stepResult{outcome: stepFailed, reason: fmt.Sprintf("step over its time limit %s", hold+r.p.StepTimeout)}, nil
 		}
 		if r.p.TotalTimeout > 0 && r.elapsed() > r.p.TotalTimeout {
 			return stepResult{outcome: stepFailed, reason: fmt.Sprintf("the cutover is over its total time limit %s (time paused not counted)", r.p.TotalTimeout)}, nil

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/crossfade-io/crossfade/internal/controller"
+	"github.com/crossfade-io/crossfade/internal/cutover/gate"
 	"github.com/crossfade-io/crossfade/internal/cutover/journal"
 	"github.com/crossfade-io/crossfade/internal/cutover/spec"
 	"github.com/crossfade-io/crossfade/internal/endpoint"
@@ -65,6 +66,37 @@ func TestPausedTimeIsNotCounted(t *testing.T) {
 	SendCommand(paths, Command{Command: CommandResume, By: "alice"})
 	if err := <-done; err != nil {
 		t.Fatalf("run: %v; 3 s paused counted against the 3 s limit", err)
+	}
+}
+
+// slowGate passes every check, after taking its time.
+type slowGate time.Duration
+
+func (g slowGate) Name() string { return "slow" }
+func (g slowGate) Check(ctx context.Context, _ gate.Step) gate.Result {
+	select {
+	case <-ctx.Done():
+	case <-time.After(time.Duration(g)):
+	}
+	return gate.Result{Gate: g.Name(), Kind: "test", Pass: true}
+}
+
+// TestStepOverrunFails: a step whose gate checks run past its hold by more than
+// timeouts.step fails and rolls back, although every check passed.
+func TestStepOverrunFails(t *testing.T) {
+	e := newEnv(t, 100, 0)
+	p := testPlan(t, spec.Gate{Name: "slow"})
+	p.Steps = p.Steps[2:3] // 50 %, a 1 s hold
+	p.StepTimeout = 200 * time.Millisecond
+	cfg := e.config(p)
+	cfg.NewGate = func(spec.Gate) (Gate, error) { return slowGate(1500 * time.Millisecond), nil }
+	_, err := Run(context.Background(), cfg, false)
+	var rb *RollbackError
+	if !errors.As(err, &rb) || !strings.Contains(rb.Reason, "step over its time limit 1.2s") {
+		t.Fatalf("run: %v, want a rollback for the step's time limit", err)
+	}
+	if a, _ := e.weights(t); a["blue"] != 100 || a["green"] != 0 {
+		t.Errorf("weights after the rollback: %v", a)
 	}
 }
 
