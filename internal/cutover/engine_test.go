@@ -572,7 +572,8 @@ func TestGradualRollbackNeverMovesForward(t *testing.T) {
 		if ev.Phase == PhaseWriting && ev.Weights["green"] == 10 {
 			greenDown.Store(true)
 		}
-		if ev.Phase == PhaseRollingBack {
+		// A stop shows twice, written and held: note each stop once.
+		if ev.Phase == PhaseRollingBack && ev.Step == len(rollbackWeights) {
 			rollbackWeights = append(rollbackWeights, ev.Weights["green"])
 		}
 	})

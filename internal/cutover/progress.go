@@ -17,14 +17,17 @@ const (
 	PhaseHolding     = "holding"
 	PhasePaused      = "paused"
 	PhaseRollingBack = "rolling-back"
-	PhaseRetiring    = "retiring"
-	PhaseDone        = "done"
+	// PhaseRestoringTTL writes back the TTL the members had before PhaseLoweringTTL.
+	PhaseRestoringTTL = "restoring-ttl"
+	PhaseRetiring     = "retiring"
+	PhaseDone         = "done"
 )
 
 // Event is one moment of a run, for the terminal.
 type Event struct {
 	Phase string
-	// Step is the 0-based step (or rollback stop); Total the number of them.
+	// Step is the 0-based step (or, in PhaseRollingBack, rollback stop); Total the number
+	// of them, 0 in the TTL phases and the retire check, which are not steps.
 	Step, Total int
 	Weights     map[string]int64
 	Gates       []gate.Result

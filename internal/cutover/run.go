@@ -193,7 +193,10 @@ func (r *runner) stepWeights(i int) map[string]int64 {
 // write journals the intent, sends the weights (and TTL, when ttl > 0) in one batch,
 // journals the change and waits for INSYNC. Redone after a crash, it sends the batch
 // again, whatever already landed: the batch always has a change to follow to INSYNC.
-func (r *runner) write(ctx context.Context, step int, w map[string]int64, ttl int64, what string) error {
+// what names the write in the change's comment, the journal and errors; ev is the
+// progress event that shows it (its phase and step say which stage writes; its message
+// defaults to what).
+func (r *runner) write(ctx context.Context, step int, w map[string]int64, ttl int64, what string, ev Event) error {
 	if _, err := r.append(journal.Entry{Kind: kindIntent, Step: step, Weights: w, TTL: ttl, Detail: what}); err != nil {
 		return err
 	}
@@ -204,9 +207,9 @@ func (r *runner) write(ctx context.Context, step int, w map[string]int64, ttl in
 	}
 	r.live = l
 	batch := l.batch(w, ttl)
-	ev := Event{Phase: PhaseWriting, Step: step, Total: len(r.p.Steps), Weights: w, Message: what}
-	if step < 0 {
-		ev.Step, ev.Total = 0, 0
+	ev.Weights = w
+	if ev.Message == "" {
+		ev.Message = what
 	}
 	r.cfg.Progress.Event(ev)
 	id, err := r.cfg.DNS.ApplyChange(ctx, l.zone, batch, fmt.Sprintf("crossfade cutover %s: %s", r.p.Name, what))
@@ -264,7 +267,8 @@ type stepResult struct {
 // at every check. A failing gate fails the step at once.
 func (r *runner) step(ctx context.Context, i int) (stepResult, error) {
 	w := r.stepWeights(i)
-	if err := r.write(ctx, i, w, 0, fmt.Sprintf("step %d of %d", i+1, len(r.p.Steps))); err != nil {
+	n := len(r.p.Steps)
+	if err := r.write(ctx, i, w, 0, fmt.Sprintf("step %d of %d", i+1, n), Event{Phase: PhaseWriting, Step: i, Total: n}); err != nil {
 		return stepResult{}, err
 	}
 	holdFor := func() time.Duration {
@@ -302,12 +306,14 @@ func (r *runner) step(ctx context.Context, i int) (stepResult, error) {
 			}
 			last = append(last, res)
 			if !res.Pass {
+				// Shown before the step ends, so that a live view marks the gate failed.
+				r.cfg.Progress.Event(Event{Phase: PhaseHolding, Step: i, Total: n, Weights: w, Gates: last})
 				data, _ := json.Marshal(last)
 				return stepResult{outcome: stepFailed, reason: fmt.Sprintf("gate %s: %s%s", res.Gate, res.Detail, errSuffix(res.Err)), data: data}, nil
 			}
 		}
 		held := time.Since(began)
-		r.cfg.Progress.Event(Event{Phase: PhaseHolding, Step: i, Total: len(r.p.Steps), Weights: w, Gates: last, Left: max(hold-held, 0)})
+		r.cfg.Progress.Event(Event{Phase: PhaseHolding, Step: i, Total: n, Weights: w, Gates: last, Left: max(hold-held, 0)})
 		// The limit is checked first: checked after the pass, it could never fire, as a
 		// hold overrun by slow gate checks is also a hold that has lasted long enough.
 		if held > hold+r.p.StepTimeout {
@@ -383,7 +389,8 @@ func (r *runner) rollback(ctx context.Context, due *rollbackDue) error {
 	r.log.Warn("rolling back", "reason", due.reason, "stops", len(due.stops))
 	for k := due.from; k < len(due.stops); k++ {
 		what := fmt.Sprintf("rollback %d of %d", k+1, len(due.stops))
-		if err := r.write(ctx, -2-k, due.stops[k], 0, what); err != nil {
+		ev := Event{Phase: PhaseRollingBack, Step: k, Total: len(due.stops), Message: due.reason}
+		if err := r.write(ctx, -2-k, due.stops[k], 0, what, ev); err != nil {
 			return err
 		}
 		hold := max(r.p.Rollback.Pause, r.ttl())
@@ -416,7 +423,7 @@ func (r *runner) lowerTTL(ctx context.Context) error {
 	old := time.Duration(r.startTTL) * time.Second
 	if r.startTTL > r.p.LowerTTL {
 		r.ttlTouched = true
-		if err := r.write(ctx, stepTTLLower, nil, r.p.LowerTTL, fmt.Sprintf("lower TTL to %ds", r.p.LowerTTL)); err != nil {
+		if err := r.write(ctx, stepTTLLower, nil, r.p.LowerTTL, fmt.Sprintf("lower TTL to %ds", r.p.LowerTTL), Event{Phase: PhaseLoweringTTL}); err != nil {
 			return err
 		}
 		r.cfg.Progress.Event(Event{Phase: PhaseLoweringTTL, Left: old, Message: fmt.Sprintf("TTL lowered to %ds; waiting out the old %s", r.p.LowerTTL, old)})
@@ -436,7 +443,7 @@ func (r *runner) restoreTTL(ctx context.Context) error {
 	if !r.ttlTouched {
 		return nil
 	}
-	return r.write(ctx, stepTTLRestore, nil, r.startTTL, fmt.Sprintf("restore TTL to %ds", r.startTTL))
+	return r.write(ctx, stepTTLRestore, nil, r.startTTL, fmt.Sprintf("restore TTL to %ds", r.startTTL), Event{Phase: PhaseRestoringTTL})
 }
 
 // share is the fraction of traffic weights send to `to` (an even split when both are 0,

@@ -328,3 +328,47 @@ func TestRetire(t *testing.T) {
 		})
 	}
 }
+
+// TestProgressEvents: every write is shown in the phase of its stage, rollback stops with
+// their index and count, and a failed check in a holding event before the rollback, so
+// that a live view needs no message parsing to tell stages apart.
+func TestProgressEvents(t *testing.T) {
+	e := newEnv(t, 100, 0)
+	e.setTTL(t, 2)
+	p := testPlan(t, spec.Gate{Name: "fails-at"})
+	p.Steps = p.Steps[1:3] // 10 %, 50 %
+	p.LowerTTL = 1
+	p.Rollback = spec.PlanRollback{Mode: spec.RollbackGradual, Steps: []spec.Weights{{From: 90, To: 10}}}
+	cfg := e.config(p)
+	cfg.NewGate = func(spec.Gate) (Gate, error) { return failAt(50), nil }
+	var seen []string
+	cfg.Progress = progressHook(func(ev Event) {
+		s := fmt.Sprintf("%s %d/%d", ev.Phase, ev.Step, ev.Total)
+		for _, g := range ev.Gates {
+			if !g.Pass {
+				s += " FAIL " + g.Gate
+			}
+		}
+		// Holds repeat every check: keep one line per distinct event.
+		if len(seen) == 0 || seen[len(seen)-1] != s {
+			seen = append(seen, s)
+		}
+	})
+	_, err := Run(context.Background(), cfg, false)
+	var rb *RollbackError
+	if !errors.As(err, &rb) {
+		t.Fatalf("run: %v, want a rollback", err)
+	}
+	want := []string{
+		"lowering-ttl 0/0", // the TTL write, then its wait
+		"writing 0/2", "holding 0/2",
+		"writing 1/2", "holding 1/2 FAIL fails-at",
+		"rolling-back 0/2", // stop 1 (90/10): its write and its hold
+		"rolling-back 1/2", // the starting weights
+		"restoring-ttl 0/0",
+		"done 0/0",
+	}
+	if got := strings.Join(seen, "\n"); got != strings.Join(want, "\n") {
+		t.Errorf("events\n got:\n%s\nwant:\n%s", got, strings.Join(want, "\n"))
+	}
+}

@@ -136,7 +136,7 @@ func userDataDir(t *testing.T) string {
 func syntheticCutover(rec *Recorder, c *clock) func(i int, green int64) {
 	traffic := map[string]int64{}
 	var failures int64
-	rec.Event(cutover.Event{Phase: cutover.PhaseWriting, Message: "lower TTL to 60s"})
+	rec.Event(cutover.Event{Phase: cutover.PhaseLoweringTTL, Message: "lower TTL to 60s"})
 	c.tick()
 	rec.Observe(Traffic{At: c.Now(), Requests: map[string]int64{"blue": 0, "green": 0}})
 	return func(i int, green int64) {

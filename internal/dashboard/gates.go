@@ -16,6 +16,7 @@ func (r *Recorder) gate(now time.Time, g gate.Result) {
 	r.latest(GateResult{Gate: g.Gate, Kind: g.Kind, Pass: g.Pass, Detail: g.Detail, Err: g.Err,
 		Values: maps.Clone(g.Values), At: now})
 	if !g.Pass {
+		r.failedGate = g.Gate
 		msg := "gate " + g.Gate + ": " + g.Detail
 		if g.Err != "" && g.Err != g.Detail {
 			msg += " (" + g.Err + ")"
@@ -49,9 +50,8 @@ func (r *Recorder) latest(g GateResult) {
 	r.state.Gates = append(r.state.Gates, g)
 }
 
-// rollback lists a rollback's reason among the errors once. The engine reports a failing
-// gate only in that reason ("gate NAME: DETAIL"), never in a holding event, so the gate's
-// latest result is marked failed from it too: the table must not show it passing.
+// rollback lists a rollback's reason among the errors once, under the gate whose failed
+// check caused it, if one did (the engine shows that check just before it rolls back).
 func (r *Recorder) rollback(now time.Time, e cutover.Event) {
 	var reason string
 	switch {
@@ -66,20 +66,11 @@ func (r *Recorder) rollback(now time.Time, e cutover.Event) {
 		return
 	}
 	r.reason = reason
-	var failed string
-	for i := range r.state.Gates {
-		g := &r.state.Gates[i]
-		if detail, ok := strings.CutPrefix(reason, "gate "+g.Gate+": "); ok {
-			failed = g.Gate
-			*g = GateResult{Gate: g.Gate, Kind: g.Kind, Pass: false, Detail: detail, At: now}
-			break
-		}
-	}
 	msg := "rolling back"
 	if reason != "" {
 		msg += ": " + reason
 	}
-	r.problem(now, failed, msg)
+	r.problem(now, r.failedGate, msg)
 }
 
 // problem lists a failure, once while it repeats, keeping the last maxErrors.

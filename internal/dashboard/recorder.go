@@ -42,6 +42,8 @@ type Recorder struct {
 	lastW map[string]int64
 	// reason is the rollback reason already listed among the errors.
 	reason string
+	// failedGate is the gate whose check failed last: a failed check rolls back.
+	failedGate string
 }
 
 // NewRecorder returns a Recorder for the cutover named cutover, moving from → to.

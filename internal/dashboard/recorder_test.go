@@ -84,7 +84,7 @@ func TestRecorderState(t *testing.T) {
 		r.Observe(Traffic{At: t0.Add(at), Requests: map[string]int64{"blue": blue, "green": green}, Failures: failures})
 	}
 
-	ev(cutover.Event{Phase: cutover.PhaseWriting, Message: "lower TTL to 60s"})
+	ev(cutover.Event{Phase: cutover.PhaseLoweringTTL, Message: "lower TTL to 60s"})
 	ev(cutover.Event{Phase: cutover.PhaseLoweringTTL, Left: time.Minute, Message: "TTL lowered to 60s; waiting out the old 5m0s"})
 	obs(0, 100, 0, 0)
 	for i, w := range []map[string]int64{weights(100, 0), weights(90, 10)} {
@@ -98,14 +98,18 @@ func TestRecorderState(t *testing.T) {
 	}
 	// Two seconds of traffic: 180 to blue, 20 to green, 2 failures.
 	obs(2*time.Second, 280, 20, 2)
-	// Step 3 fails its HTTP gate: the engine says so only in the rollback's reason.
+	// Step 3 fails its HTTP gate: the engine shows the failed check, then rolls back
+	// through two stops, each written and held.
 	ev(cutover.Event{Phase: cutover.PhaseWriting, Step: 2, Total: 3, Weights: weights(50, 50), Message: "step 3 of 3"})
+	failed := httpResult(false, "green: 3/10 ok", 5, 5)
+	failed.Err = "connection refused"
+	ev(cutover.Event{Phase: cutover.PhaseHolding, Step: 2, Total: 3, Weights: weights(50, 50), Gates: []gate.Result{dnsResult(0.5, 0.5), failed}})
 	reason := "gate probe: green: 3/10 ok (connection refused)"
 	for k, w := range []map[string]int64{weights(90, 10), weights(100, 0)} {
-		ev(cutover.Event{Phase: cutover.PhaseWriting, Weights: w, Message: fmt.Sprintf("rollback %d of 2", k+1)})
+		ev(cutover.Event{Phase: cutover.PhaseRollingBack, Step: k, Total: 2, Weights: w, Message: reason})
 		ev(cutover.Event{Phase: cutover.PhaseRollingBack, Step: k, Total: 2, Weights: w, Left: time.Second, Message: reason})
 	}
-	ev(cutover.Event{Phase: cutover.PhaseWriting, Message: "restore TTL to 300s"})
+	ev(cutover.Event{Phase: cutover.PhaseRestoringTTL, Message: "restore TTL to 300s"})
 	ev(cutover.Event{Phase: cutover.PhaseDone, Message: "rolled back: " + reason, Weights: weights(100, 0)})
 
 	s := getState(t, h)
@@ -116,8 +120,8 @@ func TestRecorderState(t *testing.T) {
 	if got := strings.Join(greens, ","); got != "0,10,50,10,0" {
 		t.Errorf("green weight series %s, want 0,10,50,10,0 (one point per change)", got)
 	}
-	if n := len(s.Series.DNSShares); n != 2 {
-		t.Errorf("dns shares: %d points, want 2", n)
+	if n := len(s.Series.DNSShares); n != 3 {
+		t.Errorf("dns shares: %d points, want 3 (steps 1 and 2, and step 3's failing check)", n)
 	} else if v := s.Series.DNSShares[1].Values; v["blue"] != 90 || v["green"] != 10 || len(v) != 2 {
 		t.Errorf("dns shares %v, want blue 90 green 10 (percent of answers)", v)
 	}
@@ -142,11 +146,12 @@ func TestRecorderState(t *testing.T) {
 		t.Errorf("step 1: %+v", st)
 	}
 	if len(s.Gates) != 2 || s.Gates[0].Gate != "answers" || !s.Gates[0].Pass || s.Gates[1].Gate != "probe" || s.Gates[1].Pass ||
-		s.Gates[1].Detail != "green: 3/10 ok (connection refused)" {
-		t.Errorf("gates %+v, want answers passing and probe failed from the rollback reason", s.Gates)
+		s.Gates[1].Detail != "green: 3/10 ok" || s.Gates[1].Err != "connection refused" {
+		t.Errorf("gates %+v, want answers passing and probe failed as its last check said", s.Gates)
 	}
-	if len(s.Errors) != 1 || s.Errors[0].Gate != "probe" || s.Errors[0].Message != "rolling back: "+reason {
-		t.Errorf("errors %+v, want the rollback reason once", s.Errors)
+	if len(s.Errors) != 2 || s.Errors[0].Gate != "probe" || s.Errors[0].Message != reason ||
+		s.Errors[1].Gate != "probe" || s.Errors[1].Message != "rolling back: "+reason {
+		t.Errorf("errors %+v, want the failed check, then the rollback reason once, both under the gate", s.Errors)
 	}
 	cur := s.Current
 	if !cur.Done || !cur.RolledBack || cur.Phase != cutover.PhaseDone || cur.Step != 3 || cur.Total != 3 || cur.Weights["green"] != 0 {
@@ -163,10 +168,10 @@ func TestStageOf(t *testing.T) {
 		{cutover.Event{Phase: cutover.PhaseHolding, Step: 3, Total: 4}, "step 4/4", kindStep},
 		{cutover.Event{Phase: cutover.PhasePaused, Step: 0, Total: 4}, "step 1/4", kindStep},
 		{cutover.Event{Phase: cutover.PhaseRollingBack, Step: 0, Total: 2}, "rollback 1/2", kindRollback},
-		{cutover.Event{Phase: cutover.PhaseWriting, Message: "rollback 2 of 3"}, "rollback 2/3", kindRollback},
-		{cutover.Event{Phase: cutover.PhaseWriting, Message: "lower TTL to 60s"}, "lower TTL", kindTTL},
+		{cutover.Event{Phase: cutover.PhaseRollingBack, Step: 1, Total: 3, Message: "gate g: failed"}, "rollback 2/3", kindRollback},
+		{cutover.Event{Phase: cutover.PhaseLoweringTTL, Message: "lower TTL to 60s"}, "lower TTL", kindTTL},
 		{cutover.Event{Phase: cutover.PhaseLoweringTTL, Message: "TTL lowered"}, "lower TTL", kindTTL},
-		{cutover.Event{Phase: cutover.PhaseWriting, Message: "restore TTL to 300s"}, "restore TTL", kindTTL},
+		{cutover.Event{Phase: cutover.PhaseRestoringTTL, Message: "restore TTL to 300s"}, "restore TTL", kindTTL},
 		{cutover.Event{Phase: cutover.PhaseRetiring, Message: "waiting for blue to drain"}, "retire", kindRetire},
 		{cutover.Event{Phase: cutover.PhaseWriting, Message: "something new"}, "something new", kindOther},
 		{cutover.Event{Phase: "odd"}, "odd", kindOther},

@@ -3,7 +3,6 @@ package dashboard
 import (
 	"fmt"
 	"maps"
-	"strings"
 	"time"
 
 	"github.com/crossfade-io/crossfade/internal/cutover"
@@ -74,26 +73,15 @@ func stageOf(e cutover.Event) (name, kind string) {
 	switch {
 	case e.Phase == cutover.PhaseLoweringTTL:
 		return "lower TTL", kindTTL
+	case e.Phase == cutover.PhaseRestoringTTL:
+		return "restore TTL", kindTTL
 	case e.Phase == cutover.PhaseRetiring:
 		return "retire", kindRetire
 	case e.Phase == cutover.PhaseRollingBack:
 		return fmt.Sprintf("rollback %d/%d", e.Step+1, e.Total), kindRollback
 	case e.Total > 0:
 		return fmt.Sprintf("step %d/%d", e.Step+1, e.Total), kindStep
-	}
-	// The engine writes outside a step with Total 0 and says what in Message: "rollback
-	// 1 of 2" (followed by its rolling-back event "rollback 1/2": one stage, not two),
-	// "lower TTL to 60s", "restore TTL to 300s".
-	var k, n int
-	if _, err := fmt.Sscanf(e.Message, "rollback %d of %d", &k, &n); err == nil {
-		return fmt.Sprintf("rollback %d/%d", k, n), kindRollback
-	}
-	for _, ttl := range []string{"lower TTL", "restore TTL"} {
-		if strings.HasPrefix(e.Message, ttl) {
-			return ttl, kindTTL
-		}
-	}
-	if e.Message != "" {
+	case e.Message != "":
 		return e.Message, kindOther
 	}
 	return e.Phase, kindOther
