@@ -45,9 +45,10 @@ type discardProgress struct{}
 
 func (discardProgress) Event(Event) {}
 
-// NewProgress returns a progress display on w: a table redrawn in place when w is a
-// terminal, else one plain line per change of phase or step (and per gate failure), so
-// that CI logs stay readable.
+// NewProgress returns a progress display on w: a table redrawn in place (with every gate's
+// latest result) when w is a terminal, else one plain line per change of phase or step,
+// so that CI logs stay readable; there a failed gate shows in the rollback's line, whose
+// reason names it.
 func NewProgress(w io.Writer, tty bool) Progress {
 	if tty {
 		return &ttyProgress{w: w}
