@@ -50,6 +50,8 @@ Metrics are at /metrics; faults and health checks are set at /_sandbox/faults an
 	f.Float64Var(&cfg.Faults.ThrottleRate, "throttle-rate", 0, "fraction of API calls answered Throttling: Rate exceeded")
 	f.Float64Var(&cfg.Faults.PriorRequestRate, "prior-request-rate", 0, "fraction of API calls answered PriorRequestNotComplete")
 	f.Float64Var(&cfg.Faults.ServerErrorRate, "server-error-rate", 0, "fraction of API calls answered HTTP 500")
+	f.Float64Var(&cfg.Faults.CommitThenFailRate, "commit-then-fail-rate", 0, "fraction of API calls served (a change batch commits) and then answered HTTP 500: a lost response")
+	f.Float64Var(&cfg.Faults.CommitThenDropRate, "commit-then-drop-rate", 0, "fraction of API calls served (a change batch commits) and then cut off by closing the connection")
 	f.DurationVar(&latency, "latency", 0, "delay added to API calls")
 	f.Float64Var(&cfg.Faults.LatencyRate, "latency-rate", 0, "fraction of API calls delayed by --latency (0: all)")
 	f.Float64Var(&cfg.Faults.RequestsPerSecond, "rate-limit", 0, "cap on API requests per second, as Route 53 caps an account (5); 0: none")

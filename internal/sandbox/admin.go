@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/netip"
 
 	"github.com/crossfade-io/crossfade/internal/sandbox/faults"
 )
@@ -12,8 +13,8 @@ import (
 // AdminPrefix is where the sandbox's own endpoints live, beside the Route 53 API paths.
 const AdminPrefix = "/_sandbox/"
 
-// adminHandler serves what only a sandbox has: fault injection, health-check status and a
-// liveness probe.
+// adminHandler serves what only a sandbox has: fault injection, health-check status, the
+// addresses of AWS load balancers that aliases name, and a liveness probe.
 func (s *Sandbox) adminHandler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /_sandbox/healthz", func(w http.ResponseWriter, r *http.Request) {
@@ -54,6 +55,45 @@ func (s *Sandbox) adminHandler() http.Handler {
 		}
 		s.log.Info("health check set", "health_check", id, "healthy", *body.Healthy)
 		writeJSON(w, http.StatusOK, healthStatus{ID: id, Healthy: *body.Healthy})
+	})
+	mux.HandleFunc("GET /_sandbox/loadbalancers/{name}", func(w http.ResponseWriter, r *http.Request) {
+		name := r.PathValue("name")
+		lb, ok := s.store.LoadBalancerInfo(name)
+		if !ok {
+			writeJSON(w, http.StatusNotFound, map[string]string{"error": fmt.Sprintf("load balancer %s: no addresses set", name)})
+			return
+		}
+		writeJSON(w, http.StatusOK, lb)
+	})
+	mux.HandleFunc("PUT /_sandbox/loadbalancers/{name}", func(w http.ResponseWriter, r *http.Request) {
+		name := r.PathValue("name")
+		var body struct {
+			Addresses *[]netip.Addr `json:"addresses"`
+		}
+		if err := decodeJSON(r, &body); err != nil || body.Addresses == nil {
+			msg := fmt.Sprintf("load balancer %s: body must be {\"addresses\": [\"192.0.2.10\", \"2001:db8::10\"]}", name)
+			if err != nil {
+				msg += ": " + err.Error()
+			}
+			writeJSON(w, http.StatusBadRequest, map[string]string{"error": msg})
+			return
+		}
+		lb, err := s.store.SetLoadBalancer(name, *body.Addresses)
+		if err != nil {
+			writeJSON(w, http.StatusBadRequest, map[string]string{"error": err.Error()})
+			return
+		}
+		s.log.Info("load balancer addresses set", "load_balancer", lb.DNSName, "zone_id", lb.ZoneID, "addresses", len(lb.Addresses))
+		writeJSON(w, http.StatusOK, lb)
+	})
+	mux.HandleFunc("DELETE /_sandbox/loadbalancers/{name}", func(w http.ResponseWriter, r *http.Request) {
+		name := r.PathValue("name")
+		if !s.store.DeleteLoadBalancer(name) {
+			writeJSON(w, http.StatusNotFound, map[string]string{"error": fmt.Sprintf("load balancer %s: no addresses set", name)})
+			return
+		}
+		s.log.Info("load balancer addresses removed", "load_balancer", name)
+		w.WriteHeader(http.StatusNoContent)
 	})
 	return mux
 }

@@ -72,6 +72,15 @@ func TestAdminEndpoints(t *testing.T) {
 	if code, body := do(t, "PUT", api+"/_sandbox/faults", `{"throtleRate": 1}`); code != 400 || !strings.Contains(body, "throtleRate") {
 		t.Fatalf("unknown fault field: %d %s", code, body)
 	}
+	if code, body := do(t, "PUT", api+"/_sandbox/faults", `{"commitThenDropRate": 1.5}`); code != 400 || !strings.Contains(body, "commitThenDropRate") {
+		t.Fatalf("bad commit-then-drop rate: %d %s", code, body)
+	}
+	if code, body := do(t, "PUT", api+"/_sandbox/faults", `{"commitThenFailRate": 0.5, "operations": ["ChangeResourceRecordSets"]}`); code != 200 || !strings.Contains(body, `"commitThenFailRate":0.5`) {
+		t.Fatalf("set commit-then-fail rate: %d %s", code, body)
+	}
+	if code, body := do(t, "GET", api+"/_sandbox/faults", ""); code != 200 || !strings.Contains(body, `"commitThenFailRate":0.5`) {
+		t.Fatalf("read back commit-then-fail rate: %d %s", code, body)
+	}
 	if code, body := do(t, "PUT", api+"/_sandbox/faults", `{"throttleRate": 1, "operations": ["ListHostedZones"]}`); code != 200 {
 		t.Fatalf("set faults: %d %s", code, body)
 	}

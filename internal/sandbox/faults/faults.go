@@ -1,6 +1,7 @@
 // Package faults decides, per API request, whether the sandbox answers as a struggling
-// Route 53 would: throttled, "prior request not complete", a server error, late, or capped
-// at an account's request rate. Tests and benchmarks set it at start-up or at run time.
+// Route 53 would: throttled, "prior request not complete", a server error, late, capped at
+// an account's request rate, or with the response lost after the request took effect.
+// Tests and benchmarks set it at start-up or at run time.
 package faults
 
 import (
@@ -22,6 +23,14 @@ type Config struct {
 	PriorRequestRate float64 `json:"priorRequestRate,omitempty"`
 	// ServerErrorRate answers HTTP 500 InternalFailure.
 	ServerErrorRate float64 `json:"serverErrorRate,omitempty"`
+	// CommitThenFailRate serves the request (a change batch commits: it is applied and its
+	// GetChange id exists) and then answers HTTP 500 InternalFailure in place of the result:
+	// the lost response a client must tell apart from a failed write. A request the sandbox
+	// refuses is answered as usual, since nothing took effect.
+	CommitThenFailRate float64 `json:"commitThenFailRate,omitempty"`
+	// CommitThenDropRate serves the request like CommitThenFailRate and then closes the
+	// connection without writing a byte, as a network failure after the commit would.
+	CommitThenDropRate float64 `json:"commitThenDropRate,omitempty"`
 	// Latency is added to a LatencyRate fraction of requests (all of them if LatencyRate is 0).
 	Latency     Duration `json:"latency,omitempty"`
 	LatencyRate float64  `json:"latencyRate,omitempty"`
@@ -65,7 +74,8 @@ func (c Config) Validate() error {
 		name string
 		v    float64
 	}{{"throttleRate", c.ThrottleRate}, {"priorRequestRate", c.PriorRequestRate},
-		{"serverErrorRate", c.ServerErrorRate}, {"latencyRate", c.LatencyRate}} {
+		{"serverErrorRate", c.ServerErrorRate}, {"commitThenFailRate", c.CommitThenFailRate},
+		{"commitThenDropRate", c.CommitThenDropRate}, {"latencyRate", c.LatencyRate}} {
 		if r.v < 0 || r.v > 1 {
 			return fmt.Errorf("faults: %s %v: want a fraction between 0 and 1", r.name, r.v)
 		}
@@ -89,10 +99,43 @@ type Fault struct {
 	Message string
 }
 
+// AfterCommit is what becomes of a request's response once the request has been served.
+type AfterCommit int
+
+// What becomes of a served request's response.
+const (
+	// Respond answers with the result, as normal.
+	Respond AfterCommit = iota
+	// FailAfterCommit answers ServerError in place of the result.
+	FailAfterCommit
+	// DropAfterCommit closes the connection without answering.
+	DropAfterCommit
+)
+
+// String names the outcome as logs show it.
+func (a AfterCommit) String() string {
+	switch a {
+	case Respond:
+		return "respond"
+	case FailAfterCommit:
+		return "fail-after-commit"
+	case DropAfterCommit:
+		return "drop-after-commit"
+	default:
+		return fmt.Sprintf("AfterCommit(%d)", int(a))
+	}
+}
+
+// ServerError is Route 53's answer to a request that failed on its side.
+var ServerError = Fault{Status: 500, Code: "InternalFailure", Message: "The request processing has failed because of an unknown error, exception or failure."}
+
 // Decision is what to do with one request.
 type Decision struct {
 	Delay time.Duration
 	Fault *Fault // nil: serve the request
+	// After applies when Fault is nil: what to do with the response once the request has
+	// been served.
+	After AfterCommit
 }
 
 // Injector holds the current configuration; safe for concurrent use.
@@ -156,7 +199,11 @@ func (in *Injector) Decide(op string) Decision {
 	case hit(c.PriorRequestRate):
 		d.Fault = &Fault{Status: 400, Code: "PriorRequestNotComplete", Message: "The request was rejected because Route 53 was still processing a prior request."}
 	case hit(c.ServerErrorRate):
-		d.Fault = &Fault{Status: 500, Code: "InternalFailure", Message: "The request processing has failed because of an unknown error, exception or failure."}
+		d.Fault = &ServerError
+	case hit(c.CommitThenFailRate):
+		d.After = FailAfterCommit
+	case hit(c.CommitThenDropRate):
+		d.After = DropAfterCommit
 	}
 	return d
 }

@@ -14,14 +14,19 @@ func TestDecide(t *testing.T) {
 		op       string
 		wantCode string
 		delay    time.Duration
+		after    AfterCommit
 	}{
-		{"nothing", Config{}, "GetChange", "", 0},
-		{"always throttled", Config{ThrottleRate: 1}, "GetChange", "Throttling", 0},
-		{"prior request", Config{PriorRequestRate: 1}, "ChangeResourceRecordSets", "PriorRequestNotComplete", 0},
-		{"server error", Config{ServerErrorRate: 1}, "GetChange", "InternalFailure", 0},
-		{"latency on all", Config{Latency: Duration(time.Second)}, "GetChange", "", time.Second},
-		{"other operation untouched", Config{ThrottleRate: 1, Operations: []string{"GetChange"}}, "ListHostedZones", "", 0},
-		{"named operation hit", Config{ThrottleRate: 1, Operations: []string{"GetChange"}}, "GetChange", "Throttling", 0},
+		{"nothing", Config{}, "GetChange", "", 0, Respond},
+		{"always throttled", Config{ThrottleRate: 1}, "GetChange", "Throttling", 0, Respond},
+		{"prior request", Config{PriorRequestRate: 1}, "ChangeResourceRecordSets", "PriorRequestNotComplete", 0, Respond},
+		{"server error", Config{ServerErrorRate: 1}, "GetChange", "InternalFailure", 0, Respond},
+		{"latency on all", Config{Latency: Duration(time.Second)}, "GetChange", "", time.Second, Respond},
+		{"other operation untouched", Config{ThrottleRate: 1, Operations: []string{"GetChange"}}, "ListHostedZones", "", 0, Respond},
+		{"named operation hit", Config{ThrottleRate: 1, Operations: []string{"GetChange"}}, "GetChange", "Throttling", 0, Respond},
+		{"commit then fail", Config{CommitThenFailRate: 1}, "ChangeResourceRecordSets", "", 0, FailAfterCommit},
+		{"commit then drop", Config{CommitThenDropRate: 1}, "ChangeResourceRecordSets", "", 0, DropAfterCommit},
+		{"commit then drop, other operation", Config{CommitThenDropRate: 1, Operations: []string{"ChangeResourceRecordSets"}}, "GetChange", "", 0, Respond},
+		{"an error answer comes first", Config{ThrottleRate: 1, CommitThenFailRate: 1}, "ChangeResourceRecordSets", "Throttling", 0, Respond},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -34,8 +39,8 @@ func TestDecide(t *testing.T) {
 			if d.Fault != nil {
 				got = d.Fault.Code
 			}
-			if got != tt.wantCode || d.Delay != tt.delay {
-				t.Fatalf("Decide(%s) = %q/%v, want %q/%v", tt.op, got, d.Delay, tt.wantCode, tt.delay)
+			if got != tt.wantCode || d.Delay != tt.delay || d.After != tt.after {
+				t.Fatalf("Decide(%s) = %q/%v/%v, want %q/%v/%v", tt.op, got, d.Delay, d.After, tt.wantCode, tt.delay, tt.after)
 			}
 		})
 	}
@@ -65,6 +70,8 @@ func TestValidateNamesField(t *testing.T) {
 	}{
 		{Config{ThrottleRate: 1.5}, "throttleRate"},
 		{Config{ServerErrorRate: -1}, "serverErrorRate"},
+		{Config{CommitThenFailRate: 1.1}, "commitThenFailRate"},
+		{Config{CommitThenDropRate: -0.5}, "commitThenDropRate"},
 		{Config{RequestsPerSecond: -2}, "requestsPerSecond"},
 		{Config{Latency: Duration(-time.Second)}, "latency"},
 	} {
@@ -77,10 +84,10 @@ func TestValidateNamesField(t *testing.T) {
 
 func TestDurationJSON(t *testing.T) {
 	var c Config
-	if err := json.Unmarshal([]byte(`{"latency":"250ms","throttleRate":0.5}`), &c); err != nil {
+	if err := json.Unmarshal([]byte(`{"latency":"250ms","throttleRate":0.5,"commitThenFailRate":0.25,"commitThenDropRate":0.125}`), &c); err != nil {
 		t.Fatal(err)
 	}
-	if time.Duration(c.Latency) != 250*time.Millisecond || c.ThrottleRate != 0.5 {
+	if time.Duration(c.Latency) != 250*time.Millisecond || c.ThrottleRate != 0.5 || c.CommitThenFailRate != 0.25 || c.CommitThenDropRate != 0.125 {
 		t.Fatalf("decoded %+v", c)
 	}
 	if err := json.Unmarshal([]byte(`{"latency":"soon"}`), &c); err == nil || !strings.Contains(err.Error(), "latency") {

@@ -88,7 +88,7 @@ func New(cfg Config) (*API, error) {
 
 func (a *API) routes() {
 	const v = "/2013-04-01"
-	handle := func(pattern, op string, h func(w http.ResponseWriter, r *http.Request) error) {
+	handle := func(pattern, op string, h handler) {
 		a.mux.Handle(pattern, a.operation(op, h))
 	}
 	handle("POST "+v+"/hostedzone", "CreateHostedZone", a.createHostedZone)
@@ -107,7 +107,7 @@ func (a *API) routes() {
 	handle("POST "+v+"/tags/{type}", "ListTagsForResources", a.listTagsForResources)
 	a.mux.Handle("/", a.operation("Unknown", func(w http.ResponseWriter, r *http.Request) error {
 		return &apiError{status: http.StatusBadRequest, code: "InvalidAction",
-			msg: fmt.Sprintf("The action or operation requested is invalid: %s %s is not a Route 53 2013-04-01 operation this sandbox serves", r.Method, r.URL.Path)}
+			msg: fmt.Sprintf("%s %s is not supported by the crossfade sandbox: it serves the Route 53 2013-04-01 hosted-zone, record-set, change and tag operations only (no health checks, traffic policies, DNSSEC, query logging, VPC associations or reusable delegation sets)", r.Method, r.URL.Path)}
 	}))
 }
 
@@ -127,6 +127,14 @@ func invalidInput(format string, args ...any) *apiError {
 	return &apiError{status: http.StatusBadRequest, code: zones.CodeInvalidInput, msg: fmt.Sprintf(format, args...)}
 }
 
+// unsupported refuses what Route 53 would accept but the sandbox deliberately does not
+// implement. The message must say so in the sandbox's own words: one that imitated a
+// Route 53 validation error would send the reader hunting for a mistake in a valid request.
+// The code stays InvalidInput, a 400 that no client retries.
+func unsupported(format string, args ...any) *apiError {
+	return invalidInput(format, args...)
+}
+
 // statusOf maps store error codes to the HTTP statuses Route 53 uses.
 var statusOf = map[string]int{
 	zones.CodeNoSuchHostedZone:        http.StatusNotFound,
@@ -134,40 +142,83 @@ var statusOf = map[string]int{
 	zones.CodeHostedZoneAlreadyExists: http.StatusConflict,
 }
 
+// resultDropped is the result label of a request whose connection was closed unanswered.
+const resultDropped = "ConnectionDropped"
+
 // operation wraps a handler with the request id, injected faults, metrics and the error
 // response shape.
-func (a *API) operation(op string, h func(w http.ResponseWriter, r *http.Request) error) http.Handler {
+func (a *API) operation(op string, h handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := a.now()
 		reqID := requestID()
 		w.Header().Set("x-amzn-RequestId", reqID)
 		result := "ok"
+		var lose func() // loses the response, once the attempt is counted
 		defer func() {
 			a.calls.WithLabelValues(op, result).Inc()
 			a.latency.WithLabelValues(op).Observe(a.now().Sub(start).Seconds())
+			// Counted first, so that /metrics shows the attempt before the client can see
+			// the connection go and retry.
+			if lose != nil {
+				lose()
+			}
 		}()
-		var err error
+		var d faults.Decision
 		if a.cfg.Faults != nil {
-			d := a.cfg.Faults.Decide(op)
+			d = a.cfg.Faults.Decide(op)
 			if d.Delay > 0 {
 				select {
 				case <-time.After(d.Delay):
 				case <-r.Context().Done():
 				}
 			}
-			if d.Fault != nil {
-				err = &apiError{status: d.Fault.Status, code: d.Fault.Code, msg: d.Fault.Message}
-			}
 		}
-		if err == nil {
-			r.Body = http.MaxBytesReader(w, r.Body, a.cfg.MaxBodyBytes)
-			err = h(w, r)
+		if d.Fault != nil {
+			result = a.writeError(w, r, op, reqID, &apiError{status: d.Fault.Status, code: d.Fault.Code, msg: d.Fault.Message})
+			return
 		}
-		if err != nil {
+		r.Body = http.MaxBytesReader(w, r.Body, a.cfg.MaxBodyBytes)
+		if d.After != faults.Respond {
+			result, lose = a.serveThenLose(w, r, op, reqID, h, d.After)
+			return
+		}
+		if err := h(w, r); err != nil {
 			result = a.writeError(w, r, op, reqID, err)
 		}
 	})
 }
+
+// handler serves one operation; an error is answered in Route 53's error shape.
+type handler func(w http.ResponseWriter, r *http.Request) error
+
+// serveThenLose serves a request whose response an injected fault loses: the operation runs
+// (a change batch commits) and the client gets ServerError in place of the result, or, for
+// DropAfterCommit, nothing at all: lose closes the connection. A request the sandbox refuses
+// is answered as usual, because nothing took effect that a lost response could hide.
+func (a *API) serveThenLose(w http.ResponseWriter, r *http.Request, op, reqID string, h handler, after faults.AfterCommit) (result string, lose func()) {
+	if err := h(&discarded{header: http.Header{}}, r); err != nil {
+		return a.writeError(w, r, op, reqID, err), nil
+	}
+	a.cfg.Logger.Info("route53 api: response lost after the operation took effect (injected fault)", "operation", op, "request_id", reqID, "fault", after.String())
+	if after == faults.FailAfterCommit {
+		f := faults.ServerError
+		return a.writeError(w, r, op, reqID, &apiError{status: f.Status, code: f.Code, msg: f.Message}), nil
+	}
+	conn, _, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		// A writer that cannot hand its connection over (HTTP/2, a test recorder): abort the
+		// response instead, which the server turns into a closed connection or reset stream.
+		return resultDropped, func() { panic(http.ErrAbortHandler) }
+	}
+	return resultDropped, func() { _ = conn.Close() }
+}
+
+// discarded is the response writer of a response that is going to be lost.
+type discarded struct{ header http.Header }
+
+func (d *discarded) Header() http.Header         { return d.header }
+func (d *discarded) Write(b []byte) (int, error) { return len(b), nil }
+func (d *discarded) WriteHeader(int)             {}
 
 func (a *API) writeError(w http.ResponseWriter, r *http.Request, op, reqID string, err error) string {
 	status, code, msg := http.StatusInternalServerError, "InternalFailure", "internal error"

@@ -19,6 +19,16 @@ func toWireZone(z zones.Zone) wireZone {
 	}
 }
 
+// delegationSet spells a zone's name servers as Route 53's DelegationSet does: without the
+// trailing dot that the apex NS record's values carry (ns-2048.awsdns-64.com).
+func delegationSet(z zones.Zone) wireDelegationSet {
+	ns := make([]string, len(z.NameServers))
+	for i, n := range z.NameServers {
+		ns[i] = strings.TrimSuffix(n, ".")
+	}
+	return wireDelegationSet{NameServers: ns}
+}
+
 func (a *API) toWireChange(c zones.ChangeInfo) wireChangeInfo {
 	return wireChangeInfo{
 		ID:          "/change/" + c.ID,
@@ -36,6 +46,9 @@ func (a *API) createHostedZone(w http.ResponseWriter, r *http.Request) error {
 	if req.Name == "" {
 		return invalidInput("1 validation error detected: Value null at 'name' failed to satisfy constraint: Member must not be null")
 	}
+	if req.DelegationSetID != "" {
+		return unsupported("CreateHostedZone %s: reusable delegation sets (DelegationSetId %s) are not supported by the crossfade sandbox; every zone gets its own name servers", req.Name, req.DelegationSetID)
+	}
 	comment, private := "", req.VPC != nil
 	if c := req.HostedZoneConfig; c != nil {
 		comment, private = c.Comment, private || c.PrivateZone
@@ -49,7 +62,7 @@ func (a *API) createHostedZone(w http.ResponseWriter, r *http.Request) error {
 	writeXML(w, http.StatusCreated, createHostedZoneResponse{
 		HostedZone:    toWireZone(z),
 		ChangeInfo:    a.toWireChange(change),
-		DelegationSet: wireDelegationSet{NameServers: z.NameServers},
+		DelegationSet: delegationSet(z),
 	})
 	return nil
 }
@@ -61,7 +74,8 @@ func (a *API) getHostedZone(w http.ResponseWriter, r *http.Request) error {
 	}
 	resp := getHostedZoneResponse{HostedZone: toWireZone(z)}
 	if !z.Private {
-		resp.DelegationSet = &wireDelegationSet{NameServers: z.NameServers}
+		ds := delegationSet(z)
+		resp.DelegationSet = &ds
 	}
 	writeXML(w, http.StatusOK, resp)
 	return nil
@@ -95,6 +109,9 @@ func (a *API) listHostedZones(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	q := r.URL.Query()
+	if id := q.Get("delegationsetid"); id != "" {
+		return unsupported("ListHostedZones: reusable delegation sets (delegationsetid %s) are not supported by the crossfade sandbox", id)
+	}
 	all := a.cfg.Store.Zones()
 	if t := q.Get("hostedzonetype"); t != "" && t != "PrivateHostedZone" {
 		return invalidInput("1 validation error detected: Value '%s' at 'hostedZoneType' failed to satisfy constraint: Member must satisfy enum value set: [PrivateHostedZone]", t)
@@ -254,7 +271,7 @@ func (a *API) changeTags(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if typ != "hostedzone" {
-		return invalidInput("ChangeTagsForResource: resource type %q is not supported by the sandbox; only hostedzone", typ)
+		return unsupported("ChangeTagsForResource: tags on resource type %q are not supported by the crossfade sandbox; only on hostedzone", typ)
 	}
 	add := map[string]string{}
 	for i, t := range req.AddTags {

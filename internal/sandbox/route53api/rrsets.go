@@ -88,15 +88,8 @@ func fromWireChange(i int, wc wireChange) (zones.Change, error) {
 		return fmt.Sprintf("changeBatch.changes.%d.member.resourceRecordSet.%s", i, field)
 	}
 	ws := wc.Set
-	switch {
-	case ws.Region != "":
-		return zones.Change{}, invalidInput("Change %d (%s %s): latency routing (Region) is not supported by the crossfade sandbox; it serves simple, weighted and failover sets", i, ws.Name, ws.Type)
-	case ws.GeoLocation != nil:
-		return zones.Change{}, invalidInput("Change %d (%s %s): geolocation routing is not supported by the crossfade sandbox; it serves simple, weighted and failover sets", i, ws.Name, ws.Type)
-	case ws.MultiValueAnswer != nil:
-		return zones.Change{}, invalidInput("Change %d (%s %s): multivalue answer routing is not supported by the crossfade sandbox; it serves simple, weighted and failover sets", i, ws.Name, ws.Type)
-	case ws.TrafficPolicyInstanceID != "":
-		return zones.Change{}, invalidInput("Change %d (%s %s): traffic policy instances are not supported by the crossfade sandbox", i, ws.Name, ws.Type)
+	if what := unsupportedRouting(ws); what != "" {
+		return zones.Change{}, unsupported("Change %d (%s %s): %s is not supported by the crossfade sandbox; it serves simple, weighted and failover record sets", i, ws.Name, ws.Type, what)
 	}
 	c := zones.Change{Action: zones.Action(wc.Action), Set: zones.RRSet{
 		Name: ws.Name, Type: ws.Type, SetIdentifier: ws.SetIdentifier,
@@ -122,6 +115,26 @@ func fromWireChange(i int, wc wireChange) (zones.Change, error) {
 		c.Set.Alias = &zones.AliasTarget{HostedZoneID: t.HostedZoneID, DNSName: t.DNSName, EvaluateTargetHealth: eth}
 	}
 	return c, nil
+}
+
+// unsupportedRouting names the routing policy or record source of a change that the sandbox
+// does not serve, "" if it asks for none.
+func unsupportedRouting(ws wireRRSetIn) string {
+	switch {
+	case ws.Region != nil:
+		return "latency routing (Region)"
+	case ws.GeoLocation != nil:
+		return "geolocation routing (GeoLocation)"
+	case ws.GeoProximityLocation != nil:
+		return "geoproximity routing (GeoProximityLocation)"
+	case ws.CidrRoutingConfig != nil:
+		return "IP-based routing (CidrRoutingConfig)"
+	case ws.MultiValueAnswer != nil:
+		return "multivalue answer routing (MultiValueAnswer)"
+	case ws.TrafficPolicyInstanceID != nil:
+		return "a traffic policy instance (TrafficPolicyInstanceId)"
+	}
+	return ""
 }
 
 func parseInt(s *string, field string) (*int64, error) {

@@ -17,6 +17,8 @@ type createHostedZoneRequest struct {
 		VPCRegion string `xml:"VPCRegion"`
 		VPCId     string `xml:"VPCId"`
 	} `xml:"VPC"`
+	// DelegationSetID asks for a reusable delegation set, which the sandbox does not have.
+	DelegationSetID string `xml:"DelegationSetId"`
 }
 
 type changeBatchRequest struct {
@@ -33,19 +35,24 @@ type wireChange struct {
 }
 
 type wireRRSetIn struct {
-	Name                    string        `xml:"Name"`
-	Type                    string        `xml:"Type"`
-	SetIdentifier           string        `xml:"SetIdentifier"`
-	Weight                  *string       `xml:"Weight"`
-	Failover                string        `xml:"Failover"`
-	Region                  string        `xml:"Region"`
-	MultiValueAnswer        *string       `xml:"MultiValueAnswer"`
-	GeoLocation             *struct{}     `xml:"GeoLocation"`
-	TTL                     *string       `xml:"TTL"`
-	ResourceRecords         *[]wireRecord `xml:"ResourceRecords>ResourceRecord"`
-	AliasTarget             *wireAlias    `xml:"AliasTarget"`
-	HealthCheckID           string        `xml:"HealthCheckId"`
-	TrafficPolicyInstanceID string        `xml:"TrafficPolicyInstanceId"`
+	Name            string        `xml:"Name"`
+	Type            string        `xml:"Type"`
+	SetIdentifier   string        `xml:"SetIdentifier"`
+	Weight          *string       `xml:"Weight"`
+	Failover        string        `xml:"Failover"`
+	TTL             *string       `xml:"TTL"`
+	ResourceRecords *[]wireRecord `xml:"ResourceRecords>ResourceRecord"`
+	AliasTarget     *wireAlias    `xml:"AliasTarget"`
+	HealthCheckID   string        `xml:"HealthCheckId"`
+
+	// What the sandbox does not serve: decoded only to be refused by name, so that a change
+	// using them is never silently taken for a simple set.
+	Region                  *string   `xml:"Region"`
+	MultiValueAnswer        *string   `xml:"MultiValueAnswer"`
+	GeoLocation             *struct{} `xml:"GeoLocation"`
+	GeoProximityLocation    *struct{} `xml:"GeoProximityLocation"`
+	CidrRoutingConfig       *struct{} `xml:"CidrRoutingConfig"`
+	TrafficPolicyInstanceID *string   `xml:"TrafficPolicyInstanceId"`
 }
 
 type wireRecord struct {

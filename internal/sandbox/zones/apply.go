@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/crossfade-io/crossfade/internal/elbzone"
 )
 
 // Apply validates a change batch against the zone and, only if every change is valid,
@@ -204,6 +206,10 @@ func (b *batch) fitsBeside(set *RRSet, apex string) bool {
 			return false
 		case set.Weight != nil:
 			weighted++
+			if !sameWeightedTTL(set, o) {
+				b.fail("RRSet with DNS name %s, type %s, SetIdentifier %s cannot be created as weighted sets must contain the same TTL.", name, set.Type, set.SetIdentifier)
+				return false
+			}
 		}
 	}
 	if weighted >= MaxWeightedSets {
@@ -213,8 +219,18 @@ func (b *batch) fitsBeside(set *RRSet, apex string) bool {
 	return true
 }
 
+// sameWeightedTTL reports whether two weighted sets of one group may stand side by side:
+// Route 53 gives every weighted set of a name and type one TTL. An alias has no TTL of its
+// own (its target's answers with theirs), so it neither breaks the rule nor sets it. The
+// rule is checked against the state the batch has reached, so changing a group's TTL takes
+// DELETE of every member, then CREATE of every member, in one batch.
+func sameWeightedTTL(a, b *RRSet) bool {
+	return a.Alias != nil || b.Alias != nil || eqPtr(a.TTL, b.TTL)
+}
+
 // checkAliases requires every alias written by the batch to point at a record set that
-// exists once the batch is applied, in a zone of this sandbox.
+// exists once the batch is applied, in a zone of this sandbox, or at an AWS load balancer
+// through the load balancer's canonical hosted zone.
 func (b *batch) checkAliases() {
 	for _, a := range b.aliases {
 		if b.overlay[keyOf(a)] != a {
@@ -222,31 +238,59 @@ func (b *batch) checkAliases() {
 		}
 		t := a.Alias
 		target, ok := b.store.zones[t.HostedZoneID]
-		if !ok {
+		switch {
+		case ok:
+			b.checkSandboxAlias(a, target)
+		case isLoadBalancerAlias(t):
+			b.checkLoadBalancerAlias(a)
+		case isAWSServiceName(t.DNSName):
+			b.fail("Alias %s, type %s targets %s in zone %s: alias targets in AWS services other than Elastic Load Balancing are not supported by the crossfade sandbox; alias a record in a sandbox zone or a load balancer", PresentName(a.Name), a.Type, PresentName(t.DNSName), t.HostedZoneID)
+		default:
 			b.fail("Tried to create an alias that targets %s, type %s in zone %s, but the alias target zone was not found", PresentName(t.DNSName), a.Type, t.HostedZoneID)
-			continue
-		}
-		if !inZone(t.DNSName, target.Name) {
-			b.fail("Tried to create an alias that targets %s, type %s in zone %s, but the alias target name does not lie within the target zone", PresentName(t.DNSName), a.Type, t.HostedZoneID)
-			continue
-		}
-		var sets []*RRSet
-		if target == b.zs {
-			sets = b.atName(t.DNSName)
-		} else if n := target.nodes[t.DNSName]; n != nil {
-			sets = n.Sets
-		}
-		found := false
-		for _, s := range sets {
-			if s.Type == a.Type || s.Type == "CNAME" {
-				found = true
-				break
-			}
-		}
-		if !found {
-			b.fail("Tried to create an alias that targets %s, type %s in zone %s, but that target was not found", PresentName(t.DNSName), a.Type, t.HostedZoneID)
 		}
 	}
+}
+
+// checkSandboxAlias checks an alias whose target zone is one of the sandbox's.
+func (b *batch) checkSandboxAlias(a *RRSet, target *zoneState) {
+	t := a.Alias
+	if !inZone(t.DNSName, target.Name) {
+		b.aliasNotInZone(a)
+		return
+	}
+	var sets []*RRSet
+	if target == b.zs {
+		sets = b.atName(t.DNSName)
+	} else if n := target.nodes[t.DNSName]; n != nil {
+		sets = n.Sets
+	}
+	for _, s := range sets {
+		if s.Type == a.Type || s.Type == "CNAME" {
+			return
+		}
+	}
+	b.fail("Tried to create an alias that targets %s, type %s in zone %s, but that target was not found", PresentName(t.DNSName), a.Type, t.HostedZoneID)
+}
+
+// checkLoadBalancerAlias accepts an alias to an AWS load balancer when its HostedZoneId is
+// the canonical zone elbzone gives for its DNS name. The sandbox cannot tell whether the
+// load balancer exists (Route 53 can), so it takes any load balancer name of a known region.
+func (b *batch) checkLoadBalancerAlias(a *RRSet) {
+	t := a.Alias
+	if want, ok := elbzone.ZoneFor(t.DNSName); ok && want == t.HostedZoneID {
+		return
+	}
+	b.aliasNotInZone(a)
+}
+
+// aliasNotInZone is Route 53's refusal of an alias whose DNSName is not in the zone its
+// HostedZoneId names: a load balancer with another region's or type's zone, or a record
+// with the wrong zone. Route 53 reports it with both messages (real AWS output for a load
+// balancer named with the wrong zone is quoted in github.com/harmony-one/harmony-ops#491).
+func (b *batch) aliasNotInZone(a *RRSet) {
+	t := a.Alias
+	b.fail("Tried to create an alias that targets %s, type %s in zone %s, but the alias target name does not lie within the target zone", PresentName(t.DNSName), a.Type, t.HostedZoneID)
+	b.fail("Tried to create an alias that targets %s, type %s in zone %s, but that target was not found", PresentName(t.DNSName), a.Type, t.HostedZoneID)
 }
 
 // result splits the overlay into sets to write and keys to delete, in a stable order.

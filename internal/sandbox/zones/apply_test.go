@@ -19,6 +19,23 @@ func weighted(name, typ, id string, w int64, values ...string) RRSet {
 	return RRSet{Name: name, Type: typ, SetIdentifier: id, Weight: i64(w), TTL: i64(60), Records: values}
 }
 
+// withTTL returns set with another TTL.
+func withTTL(set RRSet, ttl int64) RRSet {
+	set.TTL = i64(ttl)
+	return set
+}
+
+// weightedAlias is a weighted alias set pointing at target in the test's zone ("ZONE").
+func weightedAlias(name, id string, w int64, target string) RRSet {
+	return RRSet{Name: name, Type: "A", SetIdentifier: id, Weight: i64(w),
+		Alias: &AliasTarget{HostedZoneID: "ZONE", DNSName: target}}
+}
+
+// lbAlias is a simple alias A to a load balancer (or whatever zoneID and target name).
+func lbAlias(name, zoneID, target string) RRSet {
+	return RRSet{Name: name, Type: "A", Alias: &AliasTarget{HostedZoneID: zoneID, DNSName: target, EvaluateTargetHealth: true}}
+}
+
 func failover(name, id, role string, values ...string) RRSet {
 	return RRSet{Name: name, Type: "A", SetIdentifier: id, Failover: role, TTL: i64(60), Records: values}
 }
@@ -238,6 +255,122 @@ func TestApplyRules(t *testing.T) {
 			message: "Tried to create an alias that targets lb.example.com., type A in zone",
 		},
 		{
+			name:    "weighted set with another TTL than its group",
+			setup:   []Change{{Create, weighted("www.example.com.", "A", "blue", 1, "192.0.2.1")}},
+			batch:   []Change{{Create, withTTL(weighted("www.example.com.", "A", "green", 1, "192.0.2.2"), 300)}},
+			code:    CodeInvalidChangeBatch,
+			message: "[RRSet with DNS name www.example.com., type A, SetIdentifier green cannot be created as weighted sets must contain the same TTL.]",
+		},
+		{
+			name: "upsert changing one member's TTL",
+			setup: []Change{
+				{Create, weighted("www.example.com.", "A", "blue", 1, "192.0.2.1")},
+				{Create, weighted("www.example.com.", "A", "green", 1, "192.0.2.2")},
+			},
+			batch:   []Change{{Upsert, withTTL(weighted("www.example.com.", "A", "blue", 1, "192.0.2.1"), 30)}},
+			code:    CodeInvalidChangeBatch,
+			message: "[RRSet with DNS name www.example.com., type A, SetIdentifier blue cannot be created as weighted sets must contain the same TTL.]",
+		},
+		{
+			// Each change is checked against the state the ones before it leave, so the first
+			// UPSERT meets the other member's old TTL.
+			name: "upsert of every member with a new TTL",
+			setup: []Change{
+				{Create, weighted("www.example.com.", "A", "blue", 1, "192.0.2.1")},
+				{Create, weighted("www.example.com.", "A", "green", 1, "192.0.2.2")},
+			},
+			batch: []Change{
+				{Upsert, withTTL(weighted("www.example.com.", "A", "blue", 1, "192.0.2.1"), 30)},
+				{Upsert, withTTL(weighted("www.example.com.", "A", "green", 1, "192.0.2.2"), 30)},
+			},
+			code:    CodeInvalidChangeBatch,
+			message: "SetIdentifier blue cannot be created as weighted sets must contain the same TTL.",
+		},
+		{
+			name: "delete every member, then create every member with a new TTL",
+			setup: []Change{
+				{Create, weighted("www.example.com.", "A", "blue", 1, "192.0.2.1")},
+				{Create, weighted("www.example.com.", "A", "green", 1, "192.0.2.2")},
+			},
+			batch: []Change{
+				{Delete, weighted("www.example.com.", "A", "blue", 1, "192.0.2.1")},
+				{Delete, weighted("www.example.com.", "A", "green", 1, "192.0.2.2")},
+				{Create, withTTL(weighted("www.example.com.", "A", "blue", 1, "192.0.2.1"), 30)},
+				{Create, withTTL(weighted("www.example.com.", "A", "green", 1, "192.0.2.2"), 30)},
+			},
+			want: []string{"example.com. NS", "example.com. SOA", "www.example.com. A blue", "www.example.com. A green"},
+		},
+		{
+			name:  "a lone weighted set changes its TTL",
+			setup: []Change{{Create, weighted("www.example.com.", "A", "blue", 1, "192.0.2.1")}},
+			batch: []Change{{Upsert, withTTL(weighted("www.example.com.", "A", "blue", 1, "192.0.2.1"), 30)}},
+			want:  []string{"example.com. NS", "example.com. SOA", "www.example.com. A blue"},
+		},
+		{
+			name:  "another type at the name keeps its own TTL",
+			setup: []Change{{Create, weighted("www.example.com.", "A", "blue", 1, "192.0.2.1")}},
+			batch: []Change{{Create, withTTL(weighted("www.example.com.", "TXT", "blue", 1, `"x"`), 300)}},
+			want:  []string{"example.com. NS", "example.com. SOA", "www.example.com. A blue", "www.example.com. TXT blue"},
+		},
+		{
+			// An alias has no TTL: it sits beside any TTL and does not set the group's.
+			name: "weighted alias beside weighted sets of any TTL",
+			setup: []Change{
+				{Create, simple("target.example.com.", "A", 60, "192.0.2.9")},
+				{Create, weighted("www.example.com.", "A", "blue", 1, "192.0.2.1")},
+			},
+			batch: []Change{{Create, weightedAlias("www.example.com.", "green", 1, "target.example.com.")}},
+			want:  []string{"example.com. NS", "example.com. SOA", "target.example.com. A", "www.example.com. A blue", "www.example.com. A green"},
+		},
+		{
+			name: "an alias member does not hide a TTL mismatch",
+			setup: []Change{
+				{Create, simple("target.example.com.", "A", 60, "192.0.2.9")},
+				{Create, weightedAlias("www.example.com.", "green", 1, "target.example.com.")},
+				{Create, weighted("www.example.com.", "A", "blue", 1, "192.0.2.1")},
+			},
+			batch:   []Change{{Create, withTTL(weighted("www.example.com.", "A", "red", 1, "192.0.2.3"), 300)}},
+			code:    CodeInvalidChangeBatch,
+			message: "SetIdentifier red cannot be created as weighted sets must contain the same TTL.",
+		},
+		{
+			name:  "alias to an ALB through its canonical zone",
+			batch: []Change{{Create, lbAlias("www.example.com.", "Z1H1FL5HABSF5", "k8s-default-web-0123456789-1234567890.us-west-2.elb.amazonaws.com")}},
+			want:  []string{"example.com. NS", "example.com. SOA", "www.example.com. A"},
+		},
+		{
+			name: "alias to a dualstack ALB name and to an NLB",
+			batch: []Change{
+				{Create, lbAlias("www.example.com.", "Z35SXDOTRQ7X7K", "dualstack.x-123.us-east-1.elb.amazonaws.com.")},
+				{Create, lbAlias("tcp.example.com.", "Z2IFOLAFXWLO4F", "k8s-default-tcp-0123456789-0123456789abcdef.elb.eu-west-1.amazonaws.com")},
+			},
+			want: []string{"example.com. NS", "example.com. SOA", "tcp.example.com. A", "www.example.com. A"},
+		},
+		{
+			name:    "alias to an NLB with the ALB zone of its region",
+			batch:   []Change{{Create, lbAlias("www.example.com.", "Z32O12XQLNTSW2", "k8s-default-tcp-0123456789-0123456789abcdef.elb.eu-west-1.amazonaws.com")}},
+			code:    CodeInvalidChangeBatch,
+			message: "[Tried to create an alias that targets k8s-default-tcp-0123456789-0123456789abcdef.elb.eu-west-1.amazonaws.com., type A in zone Z32O12XQLNTSW2, but the alias target name does not lie within the target zone, Tried to create an alias that targets k8s-default-tcp-0123456789-0123456789abcdef.elb.eu-west-1.amazonaws.com., type A in zone Z32O12XQLNTSW2, but that target was not found]",
+		},
+		{
+			name:    "alias to a load balancer with the hosted zone's own id",
+			batch:   []Change{{Create, lbAlias("www.example.com.", "ZONE", "x-123.us-east-1.elb.amazonaws.com")}},
+			code:    CodeInvalidChangeBatch,
+			message: "but the alias target name does not lie within the target zone",
+		},
+		{
+			name:    "alias to a canonical load balancer zone with another name",
+			batch:   []Change{{Create, lbAlias("www.example.com.", "Z35SXDOTRQ7X7K", "www.example.net")}},
+			code:    CodeInvalidChangeBatch,
+			message: "[Tried to create an alias that targets www.example.net., type A in zone Z35SXDOTRQ7X7K, but the alias target name does not lie within the target zone",
+		},
+		{
+			name:    "alias to CloudFront is the sandbox's limit",
+			batch:   []Change{{Create, lbAlias("www.example.com.", "Z2FDTNDATAQYW2", "d111111abcdef8.cloudfront.net")}},
+			code:    CodeInvalidChangeBatch,
+			message: "[Alias www.example.com., type A targets d111111abcdef8.cloudfront.net. in zone Z2FDTNDATAQYW2: alias targets in AWS services other than Elastic Load Balancing are not supported by the crossfade sandbox",
+		},
+		{
 			name:  "upsert replaces",
 			setup: []Change{{Create, weighted("www.example.com.", "A", "blue", 1, "192.0.2.1")}},
 			batch: []Change{{Upsert, weighted("www.example.com.", "A", "blue", 0, "192.0.2.1")}},
@@ -251,15 +384,15 @@ func TestApplyRules(t *testing.T) {
 				t.Fatal(err)
 			}
 			zone := newZone(t, s, z)
+			// Alias cases refer to the zone by its real id.
+			for _, c := range append(slices.Clone(tt.setup), tt.batch...) {
+				if a := c.Set.Alias; a != nil && a.HostedZoneID == "ZONE" {
+					a.HostedZoneID = zone.ID
+				}
+			}
 			if len(tt.setup) > 0 {
 				if _, err := s.Apply(zone.ID, "", tt.setup); err != nil {
 					t.Fatalf("setup: %v", err)
-				}
-			}
-			// Alias cases refer to the zone by its real id.
-			for i := range tt.batch {
-				if a := tt.batch[i].Set.Alias; a != nil && a.HostedZoneID == "ZONE" {
-					a.HostedZoneID = zone.ID
 				}
 			}
 			before := keys(t, s, zone.ID)

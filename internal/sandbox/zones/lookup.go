@@ -62,13 +62,15 @@ func (s *Store) Lookup(qname string) (a Answer, ok bool) {
 	return a, true
 }
 
-// LookupIn returns the sets at name inside one zone, for alias targets.
+// LookupIn returns the sets at name inside one zone, for alias targets. For the canonical
+// zone of an AWS load balancer it returns the addresses the sandbox was given for the load
+// balancer named, as A and AAAA sets (see SetLoadBalancer).
 func (s *Store) LookupIn(zoneID, name string) *Node {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	zs := s.zones[zoneID]
 	if zs == nil {
-		return nil
+		return s.loadBalancerNode(zoneID, name)
 	}
 	return zs.nodes[name]
 }

@@ -33,6 +33,7 @@ type Store struct {
 	order   []string                // zone ids in creation order
 	changes map[string]ChangeInfo
 	health  map[string]bool
+	lbs     map[string]loadBalancerState // by canonical DNS name; see loadbalancers.go
 }
 
 type zoneState struct {

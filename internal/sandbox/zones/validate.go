@@ -1,10 +1,12 @@
 package zones
 
 import (
+	"encoding/hex"
 	"fmt"
 	"net/netip"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/miekg/dns"
 )
@@ -20,12 +22,18 @@ const (
 	MaxTTL                = 2147483647
 )
 
-// supportedTypes are the record types the sandbox serves.
+// supportedTypes are the record types the sandbox serves: every type Route 53 accepts.
 var supportedTypes = map[string]uint16{
 	"A": dns.TypeA, "AAAA": dns.TypeAAAA, "CNAME": dns.TypeCNAME, "TXT": dns.TypeTXT,
 	"MX": dns.TypeMX, "SRV": dns.TypeSRV, "NS": dns.TypeNS, "SOA": dns.TypeSOA,
-	"CAA": dns.TypeCAA, "PTR": dns.TypePTR,
+	"CAA": dns.TypeCAA, "PTR": dns.TypePTR, "DS": dns.TypeDS, "NAPTR": dns.TypeNAPTR,
+	"SPF": dns.TypeSPF, "SSHFP": dns.TypeSSHFP, "TLSA": dns.TypeTLSA, "SVCB": dns.TypeSVCB,
+	"HTTPS": dns.TypeHTTPS,
 }
+
+// typeEnum is the RRType enum as Route 53's validation messages list it: in the order of
+// the service model (botocore's route53 service-2.json, aws-sdk-go-v2's types.RRType).
+const typeEnum = "[SOA, A, TXT, NS, CNAME, MX, NAPTR, PTR, SRV, SPF, AAAA, CAA, DS, TLSA, SSHFP, SVCB, HTTPS]"
 
 // checkInput applies the request-shape rules that Route 53 reports as InvalidInput, before
 // any rule that depends on the zone's contents. i is the 1-based position in the batch.
@@ -46,7 +54,7 @@ func checkInput(i int, c Change) *Error {
 		return errorf(CodeInvalidInput, "1 validation error detected: Value at '%s' failed to satisfy constraint: Member must have length less than or equal to 1024", at("resourceRecordSet.name"))
 	}
 	if _, ok := supportedTypes[s.Type]; !ok {
-		return errorf(CodeInvalidInput, "1 validation error detected: Value '%s' at '%s' failed to satisfy constraint: Member must satisfy enum value set: [A, AAAA, CAA, CNAME, MX, NS, PTR, SOA, SRV, TXT]", s.Type, at("resourceRecordSet.type"))
+		return errorf(CodeInvalidInput, "1 validation error detected: Value '%s' at '%s' failed to satisfy constraint: Member must satisfy enum value set: %s", s.Type, at("resourceRecordSet.type"), typeEnum)
 	}
 	if s.Weight != nil && (*s.Weight < 0 || *s.Weight > MaxWeight) {
 		bound := "less than or equal to 255"
@@ -108,11 +116,16 @@ func parseRecords(s *RRSet) ([]dns.RR, string) {
 	}
 	rrs := make([]dns.RR, 0, len(s.Records))
 	seen := make(map[string]bool, len(s.Records))
+	wire := packBuffers.Get().(*[]byte)
+	defer packBuffers.Put(wire)
 	for _, v := range s.Records {
 		if len(v) > MaxValueLength {
 			return nil, fmt.Sprintf("Invalid Resource Record: 'FATAL problem: ValueTooLong (Value is longer than %d characters) encountered with '%.40s…''", MaxValueLength, v)
 		}
 		rr, why := parseValue(s, v)
+		if why == "" {
+			why = checkRDATA(rr, *wire)
+		}
 		if why != "" {
 			return nil, fmt.Sprintf("Invalid Resource Record: 'FATAL problem: %s encountered with '%s''", why, v)
 		}
@@ -126,6 +139,17 @@ func parseRecords(s *RRSet) ([]dns.RR, string) {
 	return rrs, ""
 }
 
+// packBufferSize is the largest DNS message: a record that does not fit one can never be
+// answered. (Rdata can outgrow its value: an SVCB ipv6hint of "::" is 16 octets.)
+const packBufferSize = dns.MaxMsgSize
+
+// packBuffers are the scratch space checkRDATA packs records into: a 1,000-record batch
+// would otherwise allocate megabytes only to throw them away.
+var packBuffers = sync.Pool{New: func() any {
+	b := make([]byte, packBufferSize)
+	return &b
+}}
+
 // parseValue parses one value in zone-file presentation format, as Route 53 accepts it.
 func parseValue(s *RRSet, v string) (dns.RR, string) {
 	switch s.Type {
@@ -138,8 +162,11 @@ func parseValue(s *RRSet, v string) (dns.RR, string) {
 			return nil, "AAAARRDATAIllegalIPv6Address (Value is not a valid IPv6 address)"
 		}
 	}
-	if strings.ContainsAny(v, "\n\r;") {
-		return nil, fmt.Sprintf("InvalidRDATA (Value is not valid %s data)", s.Type)
+	if strings.ContainsAny(v, "\n\r") {
+		return nil, invalidRDATA(s.Type, "")
+	}
+	if bareSemicolon(v) {
+		return nil, invalidRDATA(s.Type, "';' outside quotation marks")
 	}
 	ttl := int64(0)
 	if s.TTL != nil {
@@ -147,9 +174,92 @@ func parseValue(s *RRSet, v string) (dns.RR, string) {
 	}
 	rr, err := dns.NewRR(fmt.Sprintf("%s %d IN %s %s", escapeOwner(s.Name), ttl, s.Type, v))
 	if err != nil || rr == nil {
-		return nil, fmt.Sprintf("InvalidRDATA (Value is not valid %s data)", s.Type)
+		return nil, invalidRDATA(s.Type, "")
 	}
 	return rr, ""
+}
+
+// invalidRDATA is the problem text for a value that is not valid data of its type, with
+// what is wrong with it when the sandbox can say.
+func invalidRDATA(typ, detail string) string {
+	if detail != "" {
+		return fmt.Sprintf("InvalidRDATA (Value is not valid %s data: %s)", typ, detail)
+	}
+	return fmt.Sprintf("InvalidRDATA (Value is not valid %s data)", typ)
+}
+
+// bareSemicolon reports whether v holds a ';' outside double quotes. The zone-file parser
+// takes such a ';' for the start of a comment and would silently drop the rest of the
+// value; inside quotes (TXT "v=1; p=x", CAA 0 issue "ca.example; account=1") it is data,
+// as it is to Route 53, and a backslash escapes it anywhere.
+func bareSemicolon(v string) bool {
+	quoted := false
+	for i := 0; i < len(v); i++ {
+		switch v[i] {
+		case '\\':
+			i++ // the escaped character is data
+		case '"':
+			quoted = !quoted
+		case ';':
+			if !quoted {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Digest lengths in hexadecimal digits, by algorithm: DS digest types (RFC 4034, 4509,
+// 5933, 6605), SSHFP fingerprint types (RFC 4255, 6594) and TLSA matching types (RFC 6698).
+var (
+	dsDigestHex    = map[uint8]int{1: 40, 2: 64, 3: 64, 4: 96}
+	sshfpDigestHex = map[uint8]int{1: 40, 2: 64}
+	tlsaDigestHex  = map[uint8]int{1: 64, 2: 128}
+)
+
+// checkRDATA applies the rules the zone-file parser leaves to later: hexadecimal fields are
+// only decoded when a record is packed, so a value the parser accepts could otherwise be
+// stored and then fail every DNS answer that carries it. wire is scratch space for packing.
+func checkRDATA(rr dns.RR, wire []byte) string {
+	typ := dns.TypeToString[rr.Header().Rrtype]
+	switch v := rr.(type) {
+	case *dns.DS:
+		if why := checkDigest("digest", v.Digest, dsDigestHex[v.DigestType], "digest type", v.DigestType); why != "" {
+			return invalidRDATA(typ, why)
+		}
+	case *dns.SSHFP:
+		if why := checkDigest("fingerprint", v.FingerPrint, sshfpDigestHex[v.Type], "fingerprint type", v.Type); why != "" {
+			return invalidRDATA(typ, why)
+		}
+	case *dns.TLSA:
+		if why := checkDigest("certificate association data", v.Certificate, tlsaDigestHex[v.MatchingType], "matching type", v.MatchingType); why != "" {
+			return invalidRDATA(typ, why)
+		}
+	case *dns.SVCB:
+		if v.Priority == 0 && len(v.Value) > 0 {
+			return invalidRDATA(typ, "AliasMode (SvcPriority 0) takes no SvcParams")
+		}
+	case *dns.HTTPS:
+		if v.Priority == 0 && len(v.Value) > 0 {
+			return invalidRDATA(typ, "AliasMode (SvcPriority 0) takes no SvcParams")
+		}
+	}
+	if _, err := dns.PackRR(rr, wire, 0, nil, false); err != nil {
+		return invalidRDATA(typ, "")
+	}
+	return ""
+}
+
+// checkDigest checks a hexadecimal field; want is its length in digits for the algorithm,
+// 0 when the algorithm fixes none.
+func checkDigest(field, digest string, want int, algField string, alg uint8) string {
+	if _, err := hex.DecodeString(digest); err != nil || digest == "" {
+		return field + " is not hexadecimal"
+	}
+	if want > 0 && len(digest) != want {
+		return fmt.Sprintf("%s must be %d hexadecimal digits for %s %d", field, want, algField, alg)
+	}
+	return ""
 }
 
 // escapeOwner keeps a stored owner name parseable by the zone-file parser.
