@@ -97,7 +97,7 @@ const (
 func ZoneFor(dnsName string) (zoneID string, ok bool) {
 	name := strings.ToLower(strings.TrimSuffix(dnsName, "."))
 	var rest, domain string
-	// Longest first: ".amazonaws.com.cn" does not end in ".amazonaws.com".
+	// The partition domain: the China regions have their own.
 	if r, found := strings.CutSuffix(name, "."+chinaDomain); found {
 		rest, domain = r, chinaDomain
 	} else if r, found := strings.CutSuffix(name, "."+awsDomain); found {

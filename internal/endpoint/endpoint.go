@@ -41,12 +41,41 @@ const (
 	PropAliasZoneID = "aws/alias-hosted-zone-id"
 )
 
-// TTL is a record's time to live in seconds; 0 means "not configured" and lets the
-// provider choose its default.
+// TTL is a record's time to live in seconds. The zero value means "not configured" and
+// lets the provider choose its default (Route 53: 300), as in external-dns, whose `ttl`
+// annotation and DNSEndpoint recordTTL of 0 mean the same. A record that really has TTL 0
+// (legal in Route 53, whose range is 0..2147483647) is TTLZero, so that a record read from
+// a zone is written back exactly: a DELETE, or the DELETE half of a compare-and-swap,
+// must match every field of the set or Route 53 refuses the whole batch.
 type TTL int64
 
-// IsConfigured reports whether the TTL was set by the source.
-func (t TTL) IsConfigured() bool { return t > 0 }
+// TTLZero is a configured TTL of 0 seconds: resolvers must not cache the answer. Providers
+// read a zone's TTL with NewTTL and write TTL.Seconds, which turn 0 into TTLZero and back.
+// Sources never produce it (Validate refuses a negative TTL), so it only travels from a
+// zone to a change of the same record.
+const TTLZero TTL = -1
+
+// NewTTL returns the TTL of a record set that a zone holds with the given seconds. A
+// zone's 0 is a real TTL of 0 seconds: TTLZero, not the zero value ("not configured").
+func NewTTL(seconds int64) TTL {
+	if seconds == 0 {
+		return TTLZero
+	}
+	return TTL(seconds)
+}
+
+// IsConfigured reports whether the TTL was set, by the source or by the zone it was read
+// from: true for TTLZero, false for the zero value.
+func (t TTL) IsConfigured() bool { return t > 0 || t == TTLZero }
+
+// Seconds returns the TTL to write, in seconds: 0 for TTLZero, and 0 for a TTL that is not
+// configured (the caller writes its default then; check IsConfigured first).
+func (t TTL) Seconds() int64 {
+	if t == TTLZero {
+		return 0
+	}
+	return int64(t)
+}
 
 // Key identifies one record set: Route 53 and the TXT registry both address records by
 // name, type and set identifier.
@@ -72,7 +101,7 @@ type Endpoint struct {
 	Type string
 	// Targets are the record values, kept sorted so that equal sets compare equal.
 	Targets Targets
-	// TTL is the time to live; 0 lets the provider choose.
+	// TTL is the time to live; 0 lets the provider choose, TTLZero is a TTL of 0 seconds.
 	TTL TTL
 	// SetIdentifier tells apart the members of a weighted or failover group.
 	SetIdentifier string

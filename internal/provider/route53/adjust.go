@@ -13,8 +13,10 @@ import (
 //     becomes an alias A record, as external-dns's AWS provider writes it. Unlike
 //     external-dns, no AAAA alias is added beside it: Route 53 refuses an AAAA alias to a
 //     name in the zone that has no AAAA set, and that refusal would take the A down with
-//     it in the same batch. A source that wants AAAA asks for it.
-//   - An alias has no TTL of its own; a configured one is dropped.
+//     it in the same batch. A source that wants AAAA asks for it. The alias's hosted zone
+//     is filled in when it is written (toRecordSet): an AWS load balancer's canonical zone
+//     for its region and type, else the known zone holding the target.
+//   - An alias has no TTL of its own; a configured one (endpoint.TTLZero too) is dropped.
 //   - On a record that is not an alias, alias-only properties are dropped.
 //
 // The input is not modified; adjusted endpoints are copies.

@@ -3,6 +3,8 @@ package route53
 import (
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+
 	"github.com/crossfade-io/crossfade/internal/endpoint"
 )
 
@@ -27,6 +29,8 @@ func TestAdjustEndpoints(t *testing.T) {
 		{"alias=false CNAME stays a CNAME without the property", withProps(cname, endpoint.PropAlias, "false"), &cname},
 		{"alias A loses its TTL", withProps(endpoint.Endpoint{Name: aliasA.Name, Type: "A", Targets: aliasA.Targets, TTL: 30}, endpoint.PropAlias, "true"), withProps(aliasA, endpoint.PropAlias, "true")},
 		{"non-alias A loses alias-only properties", withProps(a, endpoint.PropEvaluateTargetHealth, "false", endpoint.PropAliasZoneID, "Z1"), &a},
+		{"alias A loses a zero TTL", withProps(endpoint.Endpoint{Name: aliasA.Name, Type: "A", Targets: aliasA.Targets, TTL: endpoint.TTLZero}, endpoint.PropAlias, "true"), withProps(aliasA, endpoint.PropAlias, "true")},
+		{"zero TTL kept on a plain record", &endpoint.Endpoint{Name: a.Name, Type: "A", Targets: a.Targets, TTL: endpoint.TTLZero}, &endpoint.Endpoint{Name: a.Name, Type: "A", Targets: a.Targets, TTL: endpoint.TTLZero}},
 		{"weighted alias keeps its policy", withProps(endpoint.Endpoint{Name: cname.Name, Type: "CNAME", Targets: cname.Targets, SetIdentifier: "blue", Policy: endpoint.WeightedPolicy(3)}, endpoint.PropAlias, "true"),
 			withProps(endpoint.Endpoint{Name: cname.Name, Type: "A", Targets: cname.Targets, SetIdentifier: "blue", Policy: endpoint.WeightedPolicy(3)}, endpoint.PropAlias, "true")},
 	}
@@ -44,6 +48,47 @@ func TestAdjustEndpoints(t *testing.T) {
 			}
 			if tt.in.Type != before.Type || tt.in.TTL != before.TTL || len(tt.in.ProviderSpecific) != len(before.ProviderSpecific) {
 				t.Errorf("input modified: %v", tt.in)
+			}
+		})
+	}
+}
+
+// TestAdjustedLoadBalancerAliasRoundTrip: what a Service or Ingress with `alias: "true"`
+// yields for an ELB hostname (a CNAME marked alias) is adjusted, written and read back
+// unchanged, so that the planner, which compares the adjusted desired record with the
+// one read, finds nothing to do on the next sync.
+func TestAdjustedLoadBalancerAliasRoundTrip(t *testing.T) {
+	r := aliasResolver{known: knownZones}
+	p := &Provider{}
+	for _, tc := range []struct {
+		name   string
+		in     *endpoint.Endpoint
+		zoneID string
+		eval   bool
+	}{
+		{"alb", &endpoint.Endpoint{Name: "web.example.com", Type: "CNAME", TTL: 60, Targets: endpoint.Targets{"k8s-default-web-0123456789.us-east-2.elb.amazonaws.com"},
+			ProviderSpecific: props(endpoint.PropAlias, "true")}, "Z3AADJGX6KTTL2", true},
+		{"nlb weighted, evaluate false", &endpoint.Endpoint{Name: "tcp.example.com", Type: "CNAME", SetIdentifier: "blue", Policy: endpoint.WeightedPolicy(5),
+			Targets:          endpoint.Targets{"k8s-default-tcp-0123456789.elb.ca-central-1.amazonaws.com"},
+			ProviderSpecific: props(endpoint.PropAlias, "true", endpoint.PropEvaluateTargetHealth, "false")}, "Z2EPGBW3API2WT", false},
+		{"govcloud evaluate true", &endpoint.Endpoint{Name: "gov.example.com", Type: "CNAME", Targets: endpoint.Targets{"web-1.us-gov-west-1.elb.amazonaws.com"},
+			ProviderSpecific: props(endpoint.PropAlias, "true", endpoint.PropEvaluateTargetHealth, "true")}, "Z33AYJ8TM3BH4J", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			want := p.AdjustEndpoints([]*endpoint.Endpoint{tc.in})[0]
+			rs, err := toRecordSet(want, zoneExample, r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if a := rs.AliasTarget; rs.Type != "A" || rs.TTL != nil || a == nil || aws.ToString(a.HostedZoneId) != tc.zoneID || a.EvaluateTargetHealth != tc.eval {
+				t.Fatalf("written: %s", dumpRS(*rs))
+			}
+			got := toEndpoint(*rs, zoneExample, r)
+			if !want.SameRecord(got) || !got.SameRecord(want) {
+				t.Fatalf("read back %v %v, desired %v %v: not the same record", got, got.ProviderSpecific, want, want.ProviderSpecific)
+			}
+			if _, ok := got.Prop(endpoint.PropAliasZoneID); ok {
+				t.Fatalf("read back with a zone id: %v", got.ProviderSpecific)
 			}
 		})
 	}

@@ -12,13 +12,15 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/route53/types"
 
+	"github.com/crossfade-io/crossfade/internal/elbzone"
 	"github.com/crossfade-io/crossfade/internal/endpoint"
 	"github.com/crossfade-io/crossfade/internal/plan"
 	"github.com/crossfade-io/crossfade/internal/provider"
 )
 
 // DefaultTTL is written for a record whose TTL is not configured (Endpoint.TTL 0), as
-// external-dns does.
+// external-dns does. A record set that Route 53 holds with TTL 0 is read as
+// endpoint.TTLZero and written back with TTL 0.
 const DefaultTTL = 300
 
 // PropRoutingPolicy marks a record set read from Route 53 whose routing policy crossfade
@@ -71,6 +73,17 @@ type aliasResolver struct {
 	known []provider.Zone
 }
 
+// aliasZone returns the hosted zone id toRecordSet writes for an alias to target that
+// names none: an AWS load balancer's canonical hosted zone for its region and type, else
+// the deepest known zone holding target. The load balancer comes first: its DNS name
+// lives in AWS's zone whatever zones the account holds, and Route 53 wants that zone.
+func (r aliasResolver) aliasZone(target string, private bool) (string, bool) {
+	if id, ok := elbzone.ZoneFor(target); ok {
+		return id, true
+	}
+	return r.zoneFor(target, private)
+}
+
 // zoneFor returns the id of the deepest known zone containing target. When a public and a
 // private zone share that name, the one matching private wins; any other tie is
 // ambiguous and returns false, so the caller must say which zone it means.
@@ -107,9 +120,10 @@ func isAlias(e *endpoint.Endpoint) bool {
 
 // toEndpoint converts one record set read from zone into the model. Properties that equal
 // what toRecordSet would write by default are left out (EvaluateTargetHealth true, as
-// external-dns's --aws-evaluate-target-health defaults; an
-// alias zone id that the target's name resolves to), so a desired endpoint that does not
-// set them compares equal to the record read back.
+// external-dns's --aws-evaluate-target-health defaults; an alias zone id that
+// aliasResolver.aliasZone finds for the target: a load balancer's canonical zone or the
+// known zone holding it), so a desired endpoint that does not set them compares equal to
+// the record read back. A TTL of 0 is read as endpoint.TTLZero, not as "not configured".
 func toEndpoint(rs types.ResourceRecordSet, zone provider.Zone, r aliasResolver) *endpoint.Endpoint {
 	e := &endpoint.Endpoint{
 		Name:          UnescapeName(aws.ToString(rs.Name)),
@@ -117,7 +131,7 @@ func toEndpoint(rs types.ResourceRecordSet, zone provider.Zone, r aliasResolver)
 		SetIdentifier: aws.ToString(rs.SetIdentifier),
 	}
 	if rs.TTL != nil {
-		e.TTL = endpoint.TTL(*rs.TTL)
+		e.TTL = endpoint.NewTTL(*rs.TTL)
 	}
 	switch {
 	case rs.Weight != nil:
@@ -148,7 +162,7 @@ func toEndpoint(rs types.ResourceRecordSet, zone provider.Zone, r aliasResolver)
 			e.SetProp(endpoint.PropEvaluateTargetHealth, "false")
 		}
 		zid := trimZoneID(aws.ToString(a.HostedZoneId))
-		if got, ok := r.zoneFor(target, zone.Private); !ok || got != zid {
+		if got, ok := r.aliasZone(target, zone.Private); !ok || got != zid {
 			e.SetProp(endpoint.PropAliasZoneID, zid)
 		}
 		return e
@@ -202,8 +216,8 @@ func toRecordSet(e *endpoint.Endpoint, zone provider.Zone, r aliasResolver) (*ty
 		zid = trimZoneID(zid)
 		if zid == "" {
 			var ok bool
-			if zid, ok = r.zoneFor(target, zone.Private); !ok {
-				return nil, fmt.Errorf("alias target %s: no single known hosted zone holds it; set %s to the target's hosted zone id (for a load balancer, its CanonicalHostedZoneId)", target, endpoint.PropAliasZoneID)
+			if zid, ok = r.aliasZone(target, zone.Private); !ok {
+				return nil, fmt.Errorf("alias target %s: not a load balancer of a known region and no single known hosted zone holds it; set %s to the target's hosted zone id (for a load balancer, its CanonicalHostedZoneId)", target, endpoint.PropAliasZoneID)
 			}
 		}
 		eth := true
@@ -220,7 +234,7 @@ func toRecordSet(e *endpoint.Endpoint, zone provider.Zone, r aliasResolver) (*ty
 	if len(e.Targets) == 0 {
 		return nil, errors.New("no targets")
 	}
-	ttl := int64(e.TTL)
+	ttl := e.TTL.Seconds()
 	if !e.TTL.IsConfigured() {
 		ttl = DefaultTTL
 	}
@@ -259,8 +273,8 @@ func toChangeBatch(zone provider.Zone, batch plan.Batch, comment string, r alias
 }
 
 // ChangeBatch returns the Route 53 change batch Apply sends for batch in zone. Alias
-// targets without endpoint.PropAliasZoneID resolve to the deepest of known zones holding
-// them.
+// targets without endpoint.PropAliasZoneID resolve to a load balancer's canonical hosted
+// zone, else to the deepest of known zones holding them.
 func ChangeBatch(zone provider.Zone, batch plan.Batch, comment string, known []provider.Zone) (*types.ChangeBatch, error) {
 	cb, err := toChangeBatch(zone, batch, comment, aliasResolver{known: known})
 	if err != nil {

@@ -133,9 +133,52 @@ func TestRecordSetRoundTrip(t *testing.T) {
 				ProviderSpecific: props(endpoint.PropAlias, "true", endpoint.PropAliasZoneID, "Z35SXDOTRQ7X7K", endpoint.PropEvaluateTargetHealth, "true")},
 			rs: types.ResourceRecordSet{Name: aws.String("www.example.com."), Type: "AAAA",
 				AliasTarget: &types.AliasTarget{HostedZoneId: aws.String("Z35SXDOTRQ7X7K"), DNSName: aws.String("k8s-lb.us-east-1.elb.amazonaws.com."), EvaluateTargetHealth: true}},
-			// true is the default (external-dns's), so it is not read back.
+			// true is the default (external-dns's), and the zone id is the load balancer's
+			// canonical one: neither is read back.
 			back: &endpoint.Endpoint{Name: "www.example.com", Type: "AAAA", Targets: endpoint.Targets{"k8s-lb.us-east-1.elb.amazonaws.com"},
-				ProviderSpecific: props(endpoint.PropAlias, "true", endpoint.PropAliasZoneID, "Z35SXDOTRQ7X7K")},
+				ProviderSpecific: props(endpoint.PropAlias, "true")},
+		},
+		{
+			name: "alias to an ALB gets its region's canonical zone",
+			e: &endpoint.Endpoint{Name: "www.example.com", Type: "A", Targets: endpoint.Targets{"k8s-default-web-0123456789.eu-west-1.elb.amazonaws.com"},
+				ProviderSpecific: props(endpoint.PropAlias, "true")},
+			rs: types.ResourceRecordSet{Name: aws.String("www.example.com."), Type: "A",
+				AliasTarget: &types.AliasTarget{HostedZoneId: aws.String("Z32O12XQLNTSW2"), DNSName: aws.String("k8s-default-web-0123456789.eu-west-1.elb.amazonaws.com."), EvaluateTargetHealth: true}},
+		},
+		{
+			name: "weighted alias to an NLB, evaluate false",
+			e: &endpoint.Endpoint{Name: "app.example.com", Type: "A", SetIdentifier: "blue", Policy: endpoint.WeightedPolicy(10),
+				Targets:          endpoint.Targets{"k8s-default-tcp-0123456789abcdef.elb.us-west-2.amazonaws.com"},
+				ProviderSpecific: props(endpoint.PropAlias, "true", endpoint.PropEvaluateTargetHealth, "false")},
+			rs: types.ResourceRecordSet{Name: aws.String("app.example.com."), Type: "A", SetIdentifier: aws.String("blue"), Weight: aws.Int64(10),
+				AliasTarget: &types.AliasTarget{HostedZoneId: aws.String("Z18D5FSROUN65G"), DNSName: aws.String("k8s-default-tcp-0123456789abcdef.elb.us-west-2.amazonaws.com.")}},
+		},
+		{
+			name: "dualstack alias in the china partition",
+			e: &endpoint.Endpoint{Name: "www.example.com", Type: "A", Targets: endpoint.Targets{"dualstack.web-1.cn-north-1.elb.amazonaws.com.cn"},
+				ProviderSpecific: props(endpoint.PropAlias, "true")},
+			rs: types.ResourceRecordSet{Name: aws.String("www.example.com."), Type: "A",
+				AliasTarget: &types.AliasTarget{HostedZoneId: aws.String("Z1GDH35T77C1KE"), DNSName: aws.String("dualstack.web-1.cn-north-1.elb.amazonaws.com.cn."), EvaluateTargetHealth: true}},
+		},
+		{
+			name: "an explicit zone id wins over the load balancer's and is read back",
+			e: &endpoint.Endpoint{Name: "www.example.com", Type: "A", Targets: endpoint.Targets{"web-1.us-east-1.elb.amazonaws.com"},
+				ProviderSpecific: props(endpoint.PropAlias, "true", endpoint.PropAliasZoneID, "ZOTHER")},
+			rs: types.ResourceRecordSet{Name: aws.String("www.example.com."), Type: "A",
+				AliasTarget: &types.AliasTarget{HostedZoneId: aws.String("ZOTHER"), DNSName: aws.String("web-1.us-east-1.elb.amazonaws.com."), EvaluateTargetHealth: true}},
+		},
+		{
+			name: "ttl zero",
+			e:    &endpoint.Endpoint{Name: "now.example.com", Type: "A", TTL: endpoint.TTLZero, Targets: endpoint.Targets{"192.0.2.1"}},
+			rs: types.ResourceRecordSet{Name: aws.String("now.example.com."), Type: "A", TTL: aws.Int64(0),
+				ResourceRecords: []types.ResourceRecord{{Value: aws.String("192.0.2.1")}}},
+		},
+		{
+			name: "weighted ttl zero",
+			e: &endpoint.Endpoint{Name: "app.example.com", Type: "CNAME", TTL: endpoint.TTLZero, SetIdentifier: "green",
+				Policy: endpoint.WeightedPolicy(1), Targets: endpoint.Targets{"green.example.net"}},
+			rs: types.ResourceRecordSet{Name: aws.String("app.example.com."), Type: "CNAME", SetIdentifier: aws.String("green"),
+				Weight: aws.Int64(1), TTL: aws.Int64(0), ResourceRecords: []types.ResourceRecord{{Value: aws.String("green.example.net")}}},
 		},
 		{
 			name: "alias evaluate false is kept, a resolvable zone id is not",
@@ -187,9 +230,29 @@ func TestToEndpointReading(t *testing.T) {
 		{
 			name: "alias into an unknown zone keeps the zone id",
 			rs: types.ResourceRecordSet{Name: aws.String("www.example.com."), Type: "A",
+				AliasTarget: &types.AliasTarget{HostedZoneId: aws.String("/hostedzone/Z2FDTNDATAQYW2"), DNSName: aws.String("D111111abcdef8.cloudfront.net."), EvaluateTargetHealth: true}},
+			want: &endpoint.Endpoint{Name: "www.example.com", Type: "A", Targets: endpoint.Targets{"d111111abcdef8.cloudfront.net"},
+				ProviderSpecific: props(endpoint.PropAlias, "true", endpoint.PropAliasZoneID, "Z2FDTNDATAQYW2")},
+		},
+		{
+			name: "alias to a load balancer in its canonical zone reads without the zone id",
+			rs: types.ResourceRecordSet{Name: aws.String("www.example.com."), Type: "A",
 				AliasTarget: &types.AliasTarget{HostedZoneId: aws.String("/hostedzone/Z35SXDOTRQ7X7K"), DNSName: aws.String("dualstack.LB.us-east-1.elb.amazonaws.com."), EvaluateTargetHealth: true}},
 			want: &endpoint.Endpoint{Name: "www.example.com", Type: "A", Targets: endpoint.Targets{"dualstack.lb.us-east-1.elb.amazonaws.com"},
-				ProviderSpecific: props(endpoint.PropAlias, "true", endpoint.PropAliasZoneID, "Z35SXDOTRQ7X7K")},
+				ProviderSpecific: props(endpoint.PropAlias, "true")},
+		},
+		{
+			name: "alias to a load balancer in another zone keeps the zone id",
+			rs: types.ResourceRecordSet{Name: aws.String("www.example.com."), Type: "A",
+				AliasTarget: &types.AliasTarget{HostedZoneId: aws.String("Z26RNL4JYFTOTI"), DNSName: aws.String("web-1.us-east-1.elb.amazonaws.com.")}},
+			want: &endpoint.Endpoint{Name: "www.example.com", Type: "A", Targets: endpoint.Targets{"web-1.us-east-1.elb.amazonaws.com"},
+				ProviderSpecific: props(endpoint.PropAlias, "true", endpoint.PropEvaluateTargetHealth, "false", endpoint.PropAliasZoneID, "Z26RNL4JYFTOTI")},
+		},
+		{
+			name: "ttl zero is configured, not the default",
+			rs: types.ResourceRecordSet{Name: aws.String("now.example.com."), Type: "TXT", TTL: aws.Int64(0),
+				ResourceRecords: []types.ResourceRecord{{Value: aws.String(`"v"`)}}},
+			want: &endpoint.Endpoint{Name: "now.example.com", Type: "TXT", TTL: endpoint.TTLZero, Targets: endpoint.Targets{`"v"`}},
 		},
 		{
 			name: "latency set is marked",
@@ -223,6 +286,10 @@ func TestToRecordSetErrors(t *testing.T) {
 		{"nil", nil, "no endpoint"},
 		{"no targets", &endpoint.Endpoint{Name: "a.example.com", Type: "A"}, "no targets"},
 		{"alias unknown zone", &endpoint.Endpoint{Name: "a.example.com", Type: "A", Targets: endpoint.Targets{"x.example.org"},
+			ProviderSpecific: props(endpoint.PropAlias, "true")}, "no single known hosted zone"},
+		{"alias to a load balancer of an unknown region", &endpoint.Endpoint{Name: "a.example.com", Type: "A", Targets: endpoint.Targets{"web-1.xx-nowhere-1.elb.amazonaws.com"},
+			ProviderSpecific: props(endpoint.PropAlias, "true")}, "alias target web-1.xx-nowhere-1.elb.amazonaws.com: not a load balancer of a known region"},
+		{"alias to an ELB look-alike", &endpoint.Endpoint{Name: "a.example.com", Type: "A", Targets: endpoint.Targets{"web-1.us-east-1.elb.amazonaws.com.evil.test"},
 			ProviderSpecific: props(endpoint.PropAlias, "true")}, "no single known hosted zone"},
 		{"alias two targets", &endpoint.Endpoint{Name: "a.example.com", Type: "A", Targets: endpoint.Targets{"x.example.com", "y.example.com"},
 			ProviderSpecific: props(endpoint.PropAlias, "true")}, "exactly one target"},
@@ -344,5 +411,38 @@ func TestChangeBatchJSON(t *testing.T) {
 		if c.Action != cb.Changes[i].Action || !reflect.DeepEqual(c.ResourceRecordSet, *cb.Changes[i].ResourceRecordSet) {
 			t.Errorf("change %d: JSON %+v, Apply %+v", i+1, c, cb.Changes[i])
 		}
+	}
+}
+
+// TestAliasZoneLoadBalancerFirst: a load balancer's alias names AWS's canonical zone even
+// when the account holds a zone whose name contains the load balancer's (a private zone
+// overriding elb.amazonaws.com names inside a VPC, say); other targets still resolve to
+// the known zones.
+func TestAliasZoneLoadBalancerFirst(t *testing.T) {
+	r := aliasResolver{known: []provider.Zone{{ID: "ZSHADOW", Name: "us-east-1.elb.amazonaws.com", Private: true}, zoneExample}}
+	for _, tc := range []struct {
+		target, want string
+	}{
+		{"web-1.us-east-1.elb.amazonaws.com", "Z35SXDOTRQ7X7K"},
+		{"other.us-east-1.elb.amazonaws.com.", "Z35SXDOTRQ7X7K"},
+		{"us-east-1.elb.amazonaws.com", "ZSHADOW"}, // the zone apex is no load balancer
+		{"www.example.com", "ZEX"},
+	} {
+		got, ok := r.aliasZone(tc.target, true)
+		if !ok || got != tc.want {
+			t.Errorf("aliasZone(%q) = %q, %v; want %q", tc.target, got, ok, tc.want)
+		}
+	}
+}
+
+// TestChangeBatchJSONTTLZero: the dry run shows a TTL of 0 as 0, the TTL Apply sends.
+func TestChangeBatchJSONTTLZero(t *testing.T) {
+	batch := plan.Batch{{Action: plan.Delete, Endpoint: &endpoint.Endpoint{Name: "now.example.com", Type: "A", TTL: endpoint.TTLZero, Targets: endpoint.Targets{"192.0.2.1"}}}}
+	got, err := ChangeBatchJSON(zoneExample, batch, "", knownZones)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(got), `"TTL": 0,`) {
+		t.Fatalf("TTL 0 not rendered:\n%s", got)
 	}
 }
