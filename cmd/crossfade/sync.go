@@ -136,6 +136,10 @@ func (f *syncFlags) run(cmd *cobra.Command, log *slog.Logger) error {
 	if err := out.Report.Err(); err != nil {
 		return err
 	}
+	if n := out.Report.Refused(); n > 0 {
+		// As before the split, a refusal still fails the run; only now it fails alone.
+		return fmt.Errorf("the provider refused the changes of %d names (listed above); every other name was written", n)
+	}
 	if n := out.Findings(); f.strict && n > 0 {
 		return fmt.Errorf("--strict: %d findings (listed above)", n)
 	}

@@ -50,12 +50,13 @@ func (o *Outcome) SaveBatches(dir string) error {
 }
 
 // Findings counts what a strict run refuses: unreadable and invalid objects, conflicts
-// and names no managed zone holds. Pending objects (no load balancer address yet) and
+// (refusals by the provider included), records written otherwise than asked, and names
+// no managed zone holds. Pending objects (no load balancer address yet) and
 // objects skipped on purpose are not findings.
 func (o *Outcome) Findings() int {
 	n := len(o.InputErrors) + len(o.Source.Invalid)
 	if o.Report != nil {
-		n += len(o.Report.Conflicts()) + len(o.Report.Unzoned)
+		n += len(o.Report.Conflicts()) + len(o.Report.Notes()) + len(o.Report.Unzoned)
 	}
 	return n
 }
@@ -93,6 +94,7 @@ func (o *Outcome) WriteText(w io.Writer) error {
 	section(b, "skipped", res.Skipped)
 	if r := o.Report; r != nil {
 		section(b, "conflicts (not written; nothing was deleted)", r.Conflicts())
+		section(b, "written otherwise than asked", r.Notes())
 		section(b, "no managed zone holds these names", r.Unzoned)
 	}
 	if o.DryRun {

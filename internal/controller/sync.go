@@ -44,12 +44,18 @@ type ZoneReport struct {
 	Zone provider.Zone
 	// Plan holds the batches, conflicts and counts.
 	Plan *plan.Plan
-	// Applied is how many batches were written (0 in a dry run).
+	// Applied is how many change batches were written (0 in a dry run): more than the
+	// plan's batches when a refused batch was split.
 	Applied int
+	// Refused are the names whose changes the provider refused (Route 53's
+	// InvalidChangeBatch) or could not build, each with the provider's reason: every other
+	// name of the zone was still written.
+	Refused []plan.Conflict
 	// DryRun holds, in a dry run, each batch as the provider would send it (for Route 53,
 	// the AWS CLI's --change-batch JSON), when the provider can render it.
 	DryRun [][]byte
-	// Err is the first failure in the zone; the batches after a failed one are still tried.
+	// Err is the first failure in the zone other than a refusal (a throttled, failed or
+	// cancelled call); the batches after a failed one are still tried.
 	Err error
 }
 
@@ -66,6 +72,27 @@ func (r *Report) Conflicts() []plan.Conflict {
 	for _, z := range r.Zones {
 		if z.Plan != nil {
 			out = append(out, z.Plan.Conflicts...)
+		}
+		out = append(out, z.Refused...)
+	}
+	return out
+}
+
+// Refused counts the names the provider refused, across zones.
+func (r *Report) Refused() int {
+	n := 0
+	for _, z := range r.Zones {
+		n += len(z.Refused)
+	}
+	return n
+}
+
+// Notes returns every zone's records written otherwise than asked, in zone order.
+func (r *Report) Notes() []plan.Conflict {
+	var out []plan.Conflict
+	for _, z := range r.Zones {
+		if z.Plan != nil {
+			out = append(out, z.Plan.Notes...)
 		}
 	}
 	return out
@@ -84,7 +111,8 @@ func (r *Report) Err() error {
 
 // Sync plans every zone and applies its batches in order. A zone that fails does not stop
 // the others; a failed batch does not stop the later batches of its zone, which touch
-// other names (a name's changes never span two batches).
+// other names (a name's changes never span two batches); and a batch the provider refuses
+// is split so that every name but the ones at fault is still written.
 func (s *Syncer) Sync(ctx context.Context, desired []*endpoint.Endpoint) (*Report, error) {
 	log := s.Logger
 	if log == nil {
@@ -116,33 +144,170 @@ func (s *Syncer) Sync(ctx context.Context, desired []*endpoint.Endpoint) (*Repor
 			ManagedTypes: s.ManagedTypes,
 			Limits:       s.Provider.Limits(),
 			DomainFilter: s.DomainFilter,
+			Zone:         z.Name,
 		})
 		for _, c := range zr.Plan.Conflicts {
 			log.Warn("conflict", "zone", z.Name, "record", c.Key.String(), "reason", c.Reason, "advice", c.Advice)
+		}
+		for _, c := range zr.Plan.Notes {
+			log.Warn("written otherwise than asked", "zone", z.Name, "record", c.Key.String(), "reason", c.Reason, "advice", c.Advice)
 		}
 		if s.DryRun {
 			if err := s.render(ctx, &zr); err != nil {
 				zr.Err = err
 			}
 		} else {
-			for i, b := range zr.Plan.Batches {
-				if err := s.Provider.Apply(ctx, z, b); err != nil {
-					log.Error("apply batch", "zone", z.Name, "zone_id", z.ID, "batch", i, "changes", len(b), "err", err)
-					if zr.Err == nil {
-						zr.Err = fmt.Errorf("zone %s: batch %d of %d (%d changes): %w", z, i+1, len(zr.Plan.Batches), len(b), err)
-					}
-					if ctx.Err() != nil {
-						break
-					}
-					continue
+			for i, units := range zr.Plan.Units {
+				s.apply(ctx, &zr, units, log.With("zone", z.Name, "zone_id", z.ID, "batch", i))
+				if ctx.Err() != nil {
+					break
 				}
-				zr.Applied++
-				log.Debug("applied batch", "zone", z.Name, "zone_id", z.ID, "batch", i, "changes", len(b))
 			}
 		}
 		rep.Zones = append(rep.Zones, zr)
 	}
 	return rep, nil
+}
+
+// apply writes one batch of units. When the provider refuses it (Route 53 refuses a whole
+// batch for one bad change), the units at fault are found and reported, and the others
+// are written in the same sync: one bad name must never keep a zone from being published,
+// sync after sync. The units Route 53's reasons name are set aside first; what is still
+// refused is halved until each refused unit stands alone, which keeps the number of calls
+// near the floor of one per bad name plus one.
+func (s *Syncer) apply(ctx context.Context, zr *ZoneReport, units []plan.Unit, log *slog.Logger) {
+	if len(units) == 0 || ctx.Err() != nil {
+		return
+	}
+	batch := plan.Changes(units)
+	err := s.Provider.Apply(ctx, zr.Zone, batch)
+	if err == nil {
+		zr.Applied++
+		log.Debug("applied batch", "names", len(units), "changes", len(batch))
+		return
+	}
+	var inv *provider.InvalidChangeError
+	var rej *provider.RejectedError
+	switch {
+	case errors.As(err, &inv):
+		at := unitAt(units, inv.Index)
+		zr.refuse(units[at], "cannot be sent: "+inv.Err.Error(), log)
+		s.apply(ctx, zr, slices.Delete(slices.Clone(units), at, at+1), log)
+	case !errors.As(err, &rej):
+		log.Error("apply batch", "names", len(units), "changes", len(batch), "err", err)
+		if zr.Err == nil {
+			zr.Err = fmt.Errorf("zone %s: %d changes of %d names: %w", zr.Zone, len(batch), len(units), err)
+		}
+	case len(units) == 1:
+		zr.refuse(units[0], "refused by the provider: "+rej.Error(), log)
+	default:
+		hit, rest := named(units, rej.Messages)
+		if len(hit) > 0 && len(rest) > 0 {
+			s.apply(ctx, zr, rest, log)
+			// Each named unit alone: Route 53 may name a unit that is refused only
+			// beside another one.
+			for _, u := range hit {
+				s.apply(ctx, zr, []plan.Unit{u}, log)
+			}
+			return
+		}
+		half := len(units) / 2
+		s.apply(ctx, zr, units[:half], log)
+		s.apply(ctx, zr, units[half:], log)
+	}
+}
+
+// refuse reports a unit the provider would not take.
+func (zr *ZoneReport) refuse(u plan.Unit, reason string, log *slog.Logger) {
+	key := u.Changes[0].Endpoint.Key()
+	for _, c := range u.Changes {
+		if c.Endpoint.Type != endpoint.TypeTXT {
+			key = c.Endpoint.Key()
+			break
+		}
+	}
+	by := ""
+	if len(u.Resources) > 0 {
+		by = " (wanted by " + strings.Join(u.Resources, ", ") + ")"
+	}
+	c := plan.Conflict{
+		Key:    key,
+		Reason: fmt.Sprintf("the %d changes of %s were not written%s: %s", len(u.Changes), u.Name, by, reason),
+		Advice: "every other name of the zone was written; fix the source object or the record in the zone, and the next sync sends this name again",
+	}
+	if moved(reason) {
+		c.Advice = "another writer changed these record sets after this sync listed the zone, and nothing of theirs was overwritten; the next sync plans the name again from what it then reads"
+	}
+	zr.Refused = append(zr.Refused, c)
+	log.Error("change refused", "record", key.String(), "name", u.Name, "resources", u.Resources, "reason", reason)
+}
+
+// moved reports whether a refusal says the zone is not as the sync listed it: the
+// compare-and-swap of a replacement lost a race, rather than the change being invalid.
+func moved(reason string) bool {
+	for _, m := range []string{"values provided do not match", "but it was not found", "but it already exists"} {
+		if strings.Contains(reason, m) {
+			return true
+		}
+	}
+	return false
+}
+
+// unitAt returns the index of the unit holding the i-th change of their batch.
+func unitAt(units []plan.Unit, i int) int {
+	for k, u := range units {
+		if i < len(u.Changes) {
+			return k
+		}
+		i -= len(u.Changes)
+	}
+	return len(units) - 1
+}
+
+// named splits units into those whose names a refusal's messages mention and the rest.
+// Route 53 quotes names with their trailing dot: "[name='x.', type='A']", "DNS name x.,".
+func named(units []plan.Unit, messages []string) (hit, rest []plan.Unit) {
+	text := strings.ToLower(strings.Join(messages, "\n"))
+	for _, u := range units {
+		if mentions(text, u) {
+			hit = append(hit, u)
+		} else {
+			rest = append(rest, u)
+		}
+	}
+	return hit, rest
+}
+
+func mentions(text string, u plan.Unit) bool {
+	for _, c := range u.Changes {
+		names := []string{c.Endpoint.Name + "."}
+		if c.Endpoint.IsAlias() && len(c.Endpoint.Targets) == 1 {
+			// "Tried to create an alias that targets x., type A in zone Z, but …"
+			names = append(names, c.Endpoint.Targets[0]+".")
+		}
+		for _, n := range names {
+			if mentionsName(text, n) || mentionsName(text, strings.ReplaceAll(n, "*", `\052`)) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// mentionsName reports whether text quotes the name n (with its trailing dot) whole, not
+// as the tail of a longer name.
+func mentionsName(text, n string) bool {
+	for from := 0; ; {
+		i := strings.Index(text[from:], n)
+		if i < 0 {
+			return false
+		}
+		i += from
+		if i == 0 || strings.ContainsRune("'[ =\"", rune(text[i-1])) {
+			return true
+		}
+		from = i + 1
+	}
 }
 
 // render fills zr.DryRun with the requests a real sync would send.
@@ -193,6 +358,9 @@ func (z ZoneReport) Summary() string {
 		fmt.Sprintf("%d create", s.Create), fmt.Sprintf("%d update", s.Update), fmt.Sprintf("%d delete", s.Delete),
 		fmt.Sprintf("%d replace", s.Replace), fmt.Sprintf("%d held by policy", s.Held),
 		fmt.Sprintf("%d conflicts", len(z.Plan.Conflicts)), fmt.Sprintf("%d batches", len(z.Plan.Batches)),
+	}
+	if len(z.Refused) > 0 {
+		parts = append(parts, fmt.Sprintf("%d names refused by the provider", len(z.Refused)))
 	}
 	return fmt.Sprintf("zone %s: %s", z.Zone, strings.Join(parts, ", "))
 }

@@ -21,3 +21,12 @@ type Change struct {
 // Batch is an ordered list of changes for one zone that must be applied atomically, in
 // order: Route 53 checks each change against the state the earlier ones leave.
 type Batch []Change
+
+// Changes returns the changes of units in order, as one batch.
+func Changes(units []Unit) Batch {
+	var b Batch
+	for _, u := range units {
+		b = append(b, u.Changes...)
+	}
+	return b
+}

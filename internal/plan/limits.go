@@ -46,11 +46,11 @@ func (l Limits) Fits(records, chars int) bool {
 }
 
 // pack fills batches with whole units in order; a unit never straddles two batches.
-func pack(units [][]Change, lim Limits) (batches []Batch, tooBig [][]Change) {
-	var cur Batch
+func pack(units []Unit, lim Limits) (batches [][]Unit, tooBig []Unit) {
+	var cur []Unit
 	curN, curChars := 0, 0
 	for _, u := range units {
-		n, chars := lim.BatchCost(u)
+		n, chars := lim.BatchCost(u.Changes)
 		if !lim.Fits(n, chars) {
 			tooBig = append(tooBig, u)
 			continue
@@ -59,7 +59,7 @@ func pack(units [][]Change, lim Limits) (batches []Batch, tooBig [][]Change) {
 			batches = append(batches, cur)
 			cur, curN, curChars = nil, 0, 0
 		}
-		cur = append(cur, u...)
+		cur = append(cur, u)
 		curN += n
 		curChars += chars
 	}

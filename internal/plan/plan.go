@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/crossfade-io/crossfade/internal/endpoint"
 	"github.com/crossfade-io/crossfade/internal/registry"
@@ -38,6 +39,9 @@ type Input struct {
 	// that a TXT name outside the filter still counts) keeps a sync from deleting owned
 	// records that merely fall outside today's --domain-filter, as external-dns does.
 	DomainFilter endpoint.DomainFilter
+	// Zone is the zone's apex name (normalised); when set, a CNAME wanted at the apex is
+	// refused before it is sent, as Route 53 would refuse it.
+	Zone string
 }
 
 // Summary counts record changes (ownership records not included).
@@ -49,12 +53,31 @@ type Summary struct {
 	Held int
 }
 
+// Unit is every change of one DNS name: Route 53 must see them together (a routing-policy
+// transition is a DELETE and a CREATE that only work in one batch), so a unit never
+// straddles two batches, and a batch the provider refuses can be split back into units
+// and retried without the one that is at fault.
+type Unit struct {
+	// Name is the DNS name whose records the unit changes.
+	Name string
+	// Changes are the unit's changes in the order they must be applied.
+	Changes []Change
+	// Resources are the source objects that want (or wanted) the unit's records, for
+	// reports: "service/default/app".
+	Resources []string
+}
+
 // Plan is the outcome for one zone.
 type Plan struct {
 	// Batches are applied in order, each atomically.
 	Batches []Batch
+	// Units are the units of each batch: Batches[i] is Units[i]'s changes in order.
+	Units [][]Unit
 	// Conflicts are records not written, with why.
 	Conflicts []Conflict
+	// Notes are records written otherwise than their source asked, with why (e.g. a TTL
+	// brought into line with the other members of a weighted group).
+	Notes []Conflict
 	// Summary counts what the batches do.
 	Summary Summary
 }
@@ -84,9 +107,10 @@ func Calculate(in Input) *Plan {
 	current := sortedManaged(zone.Records, managed)
 	desired := sortedManaged(in.Desired, managed)
 
-	pl := planner{owner: in.Registry.OwnerID(), policy: in.Policy, reg: in.Registry, zone: &zone, legacy: zone.LegacyOnly,
-		held: registry.Authorities(in.Current), plan: p}
-	var units [][]Change
+	pl := planner{owner: in.Registry.OwnerID(), policy: in.Policy, reg: in.Registry, legacy: zone.LegacyOnly,
+		held: registry.Authorities(in.Current), plan: p, managed: managed, apex: endpoint.NormalizeName(in.Zone),
+		atName: newNameIndex(in.Current)}
+	var units []Unit
 	// Both lists are sorted by name: walk them together, one name at a time.
 	for i, j := 0, 0; i < len(current) || j < len(desired); {
 		var name string
@@ -107,21 +131,26 @@ func Calculate(in Input) *Plan {
 		}
 		g := group{current: current[i:i2], desired: desired[j:j2]}
 		g.prepare(p)
-		if u := pl.unit(&g); len(u) > 0 {
+		if u := pl.unit(&g); len(u.Changes) > 0 {
 			units = append(units, u)
 		}
 		i, j = i2, j2
 	}
 	batches, tooBig := pack(units, in.Limits)
-	p.Batches = batches
+	for _, b := range batches {
+		p.Batches = append(p.Batches, Changes(b))
+	}
+	p.Units = batches
 	for _, u := range tooBig {
 		p.Conflicts = append(p.Conflicts, Conflict{
-			Key:    u[0].Endpoint.Key(),
-			Reason: fmt.Sprintf("the %d changes for this name exceed one change batch (%d values, %d value characters)", len(u), in.Limits.MaxRecords, in.Limits.MaxValueChars),
+			Key:    u.Changes[0].Endpoint.Key(),
+			Reason: fmt.Sprintf("the %d changes for this name exceed one change batch (%d values, %d value characters)", len(u.Changes), in.Limits.MaxRecords, in.Limits.MaxValueChars),
 			Advice: "split the records across names; crossfade never splits one name's changes across batches",
 		})
 	}
-	slices.SortStableFunc(p.Conflicts, func(a, b Conflict) int { return compareKeys(a.Key, b.Key) })
+	byKey := func(a, b Conflict) int { return compareKeys(a.Key, b.Key) }
+	slices.SortStableFunc(p.Conflicts, byKey)
+	slices.SortStableFunc(p.Notes, byKey)
 	return p
 }
 
@@ -230,11 +259,20 @@ type planner struct {
 	owner  string
 	policy Policy
 	reg    Registry
-	zone   *registry.Zone
 	legacy map[endpoint.Key]bool
 	// held maps a name and type (no set identifier) to the cutover holding its weights.
 	held map[endpoint.Key]string
 	plan *Plan
+	// managed says whether a record's type and name are the planner's to change.
+	managed func(*endpoint.Endpoint) bool
+	// apex is the zone's name, "" when unknown.
+	apex string
+	// ttlBuf is groupTTLs' buffer.
+	ttlBuf []groupTTL
+	// atName indexes every record of the zone, of any type and owner, by name: Route 53
+	// refuses a CNAME beside any of them, and the owned-or-absent check must see a user's
+	// TXT record where an ownership record would go.
+	atName nameIndex
 }
 
 // holdWeight keeps what a cutover wrote (safety rule 3): while a cutover holds the weights
@@ -275,111 +313,224 @@ func (pl *planner) owned(d *endpoint.Endpoint) *endpoint.Endpoint {
 	return want
 }
 
-// unit plans one name: deletes first, then creates, then upserts, so that Route 53,
-// which checks each change against the state the earlier ones leave, accepts a
-// transition in one batch.
-func (pl *planner) unit(g *group) []Change {
-	var dels, creates, upserts []Change
-	var gone keySet // record and TXT sets this unit deletes
+// ours reports whether a TXT record is an ownership record of this owner; a TXT record
+// that is not an ownership record at all (an SPF value, a cutover's authority record)
+// is nobody's to change.
+func (pl *planner) ours(t *endpoint.Endpoint) bool { return mustOwner(t) == pl.owner }
+
+// builder collects one unit's changes. Every replacement is a DELETE of the set exactly as
+// read plus a CREATE, never an UPSERT: Route 53 refuses a DELETE that does not match
+// every field, so a set that anyone changed since the zone was listed (a cutover step, a
+// second controller, a person) makes the batch fail instead of being overwritten. That is
+// the only compare-and-swap Route 53 offers.
+type builder struct {
+	dels, creates []Change
+	gone          keySet // sets the unit deletes
+}
+
+func (b *builder) delete(e *endpoint.Endpoint) {
+	b.dels = append(b.dels, Change{Delete, e})
+	b.gone.add(e.Key())
+}
+
+func (b *builder) create(e *endpoint.Endpoint) { b.creates = append(b.creates, Change{Create, e}) }
+
+// mark and reset undo what was built for a record that turns out to conflict.
+type mark struct{ dels, creates, gone int }
+
+func (b *builder) mark() mark { return mark{len(b.dels), len(b.creates), len(b.gone)} }
+
+func (b *builder) reset(m mark) {
+	b.dels, b.creates, b.gone = b.dels[:m.dels], b.creates[:m.creates], b.gone[:m.gone]
+}
+
+// unit plans one name: every DELETE first, then every CREATE, so that Route 53, which
+// checks each change against the state the earlier ones leave, accepts a transition, a
+// replacement and a change of a weighted group's TTL in one batch.
+func (pl *planner) unit(g *group) Unit {
+	var b builder
+	var kept keySet // owned sets a conflicting record would have replaced
 	conflict := func(c Conflict) { pl.plan.Conflicts = append(pl.plan.Conflicts, c) }
+	ttls := pl.groupTTLs(g)
 
 	for _, d := range g.desired {
 		cur := g.find(g.current, d.Key())
 		d = pl.holdWeight(d, cur)
+		d = pl.fitTTL(d, ttls)
 		if cur != nil && cur.Owner() == pl.owner && cur.Policy.Kind == d.Policy.Kind && d.SameRecord(cur) {
 			// Unchanged; only a zone written by an older external-dns, with the legacy
 			// ownership form alone, still needs its type-prefixed record.
 			if pl.legacy[cur.Key()] && pl.policy != CreateOnly {
-				upserts = append(upserts, pl.txtUpserts(pl.owned(d))...)
+				m := b.mark()
+				if c := pl.ownership(&b, pl.owned(d)); c != nil {
+					b.reset(m)
+					conflict(*c)
+				}
 			}
 			continue
 		}
 		want := pl.owned(d)
-		if cur != nil {
-			switch {
-			case cur.Owner() != pl.owner:
-				conflict(notOwned(cur, want, pl.reg.For(want)[0].Name, pl.owner))
-			case pl.policy == CreateOnly:
-				pl.plan.Summary.Held++
-			case cur.Policy.Kind != want.Policy.Kind:
-				// Route 53 will not turn one routing policy into another in place.
-				dels = append(dels, pl.deleteWithTXT(cur, &gone)...)
-				creates = append(creates, pl.createWithTXT(want, &gone)...)
-				pl.plan.Summary.Replace++
-			default:
-				if want.TTL == 0 {
-					want.TTL = cur.TTL
+		m := b.mark()
+		var c *Conflict
+		switch {
+		case cur != nil && cur.Owner() != pl.owner:
+			c = ptr(notOwned(cur, want, pl.reg.For(want)[0].Name, pl.owner))
+		case cur != nil && pl.policy == CreateOnly:
+			pl.plan.Summary.Held++
+			continue
+		case cur != nil:
+			if want.TTL == 0 {
+				want.TTL = cur.TTL
+			}
+			// Route 53 will not turn one routing policy into another in place; within one
+			// policy the set is replaced the same way, so that it fails if it moved.
+			pl.deleteWithTXT(&b, cur, want)
+			b.create(want)
+			if c = pl.ownership(&b, want); c == nil {
+				if cur.Policy.Kind != want.Policy.Kind {
+					pl.plan.Summary.Replace++
+				} else {
+					pl.plan.Summary.Update++
 				}
-				// The ownership records are rewritten with the record, as external-dns
-				// does: they carry its set identifier, weight and health check.
-				upserts = append(upserts, Change{Upsert, want})
-				for _, t := range pl.reg.For(want) {
-					upserts = append(upserts, Change{Upsert, t})
+			}
+		default:
+			var replaced int
+			if replaced, c = pl.clearWay(&b, g, want); c == nil {
+				b.create(want)
+				if c = pl.ownership(&b, want); c == nil {
+					pl.plan.Summary.Create++
+					pl.plan.Summary.Replace += replaced
 				}
-				pl.plan.Summary.Update++
-			}
-			continue
-		}
-
-		blockers := g.blockers(want)
-		ok := true
-		for _, b := range blockers {
-			switch {
-			case b.Owner() != pl.owner:
-				conflict(blocked(b, want, pl.owner, pl.reg.For(b)[0].Name))
-				ok = false
-			case g.find(g.desired, b.Key()) != nil:
-				conflict(Conflict{Key: want.Key(), Reason: fmt.Sprintf("sources want both %s and %s, which Route 53 cannot hold together", describe(want), describe(g.find(g.desired, b.Key()))), Advice: "give every member of the name the same routing policy"})
-				ok = false
-			case pl.policy == CreateOnly:
-				pl.plan.Summary.Held++
-				ok = false
 			}
 		}
-		if !ok {
-			continue
-		}
-		if t := pl.foreignTXT(want, &gone); t != nil {
-			conflict(Conflict{Key: want.Key(), Reason: fmt.Sprintf("its ownership record TXT %s belongs to owner %q", t.Name, mustOwner(t)), Advice: "the other owner must release the name first"})
-			continue
-		}
-		for _, b := range blockers {
-			if !gone.has(b.Key()) {
-				dels = append(dels, pl.deleteWithTXT(b, &gone)...)
-				pl.plan.Summary.Replace++
+		if c != nil {
+			b.reset(m)
+			if c.Key != (endpoint.Key{}) {
+				conflict(*c)
+			}
+			// What want would have replaced stays: a name keeps its answer until its
+			// replacement can be written.
+			for _, bl := range pl.blockers(&b, want) {
+				kept.add(bl.Key())
 			}
 		}
-		creates = append(creates, pl.createWithTXT(want, &gone)...)
-		pl.plan.Summary.Create++
 	}
 
 	for _, cur := range g.current {
 		key := cur.Key()
-		if cur.Owner() != pl.owner || g.find(g.desired, key) != nil || gone.has(key) {
+		if cur.Owner() != pl.owner || g.find(g.desired, key) != nil || b.gone.has(key) || kept.has(key) {
 			continue
 		}
 		if pl.policy != Sync {
 			pl.plan.Summary.Held++
 			continue
 		}
-		dels = append(dels, pl.deleteWithTXT(cur, &gone)...)
+		pl.deleteWithTXT(&b, cur, nil)
 		pl.plan.Summary.Delete++
 	}
-	return slices.Concat(dels, creates, upserts)
+	u := Unit{Name: g.name(), Changes: slices.Concat(b.dels, b.creates)}
+	if len(u.Changes) > 0 {
+		u.Resources = g.resources()
+	}
+	return u
 }
 
-// blockers are the current record sets at the name beside which Route 53 refuses want:
-// simple beside set-identified members of one type, weighted beside failover, and a
-// CNAME beside anything.
-func (g *group) blockers(want *endpoint.Endpoint) []*endpoint.Endpoint {
+func ptr[T any](v T) *T { return &v }
+
+// nameIndex finds a zone's records by name. Nearly every name holds one record set, so
+// those live in a plain map and only the others get a slice: a zone of 200,000 sets costs
+// two map inserts' worth, not 200,000 slices.
+type nameIndex struct {
+	one  map[string]*endpoint.Endpoint
+	more map[string][]*endpoint.Endpoint
+}
+
+func newNameIndex(records []*endpoint.Endpoint) nameIndex {
+	x := nameIndex{one: make(map[string]*endpoint.Endpoint, len(records)), more: map[string][]*endpoint.Endpoint{}}
+	for _, e := range records {
+		if l, ok := x.more[e.Name]; ok {
+			x.more[e.Name] = append(l, e)
+		} else if first, ok := x.one[e.Name]; ok {
+			delete(x.one, e.Name)
+			x.more[e.Name] = []*endpoint.Endpoint{first, e}
+		} else {
+			x.one[e.Name] = e
+		}
+	}
+	return x
+}
+
+// at returns the records at name.
+func (x nameIndex) at(name string) []*endpoint.Endpoint {
+	if e, ok := x.one[name]; ok {
+		return []*endpoint.Endpoint{e}
+	}
+	return x.more[name]
+}
+
+// find returns the record set with key, or nil.
+func (x nameIndex) find(key endpoint.Key) *endpoint.Endpoint {
+	if e, ok := x.one[key.Name]; ok {
+		if e.Key() == key {
+			return e
+		}
+		return nil
+	}
+	for _, e := range x.more[key.Name] {
+		if e.Key() == key {
+			return e
+		}
+	}
+	return nil
+}
+
+// clearWay deletes the owned record sets at want's name beside which Route 53 refuses
+// want (a routing-policy transition across keys, a CNAME replacing an A), and returns a
+// conflict when anything else stands in the way: a set of another owner or of none, a
+// set of a type crossfade does not manage, one the sources also want, or one a
+// create-only policy keeps. A zero-keyed conflict means "held by policy", counted, not
+// reported.
+func (pl *planner) clearWay(b *builder, g *group, want *endpoint.Endpoint) (int, *Conflict) {
+	if want.Type == endpoint.TypeCNAME && want.Name == pl.apex && pl.apex != "" {
+		return 0, &Conflict{Key: want.Key(), Reason: "Route 53 does not allow a CNAME at the zone apex" + wantedBy(want),
+			Advice: `publish an alias instead (the alias: "true" annotation), or a name below the apex`}
+	}
+	replaced := 0
+	for _, bl := range pl.blockers(b, want) {
+		if pl.managed(bl) && bl.Owner() == pl.owner && g.find(g.desired, bl.Key()) == nil && pl.policy != CreateOnly {
+			pl.deleteWithTXT(b, bl, nil)
+			replaced++
+		}
+	}
+	for _, bl := range pl.blockers(b, want) {
+		switch d := g.find(g.desired, bl.Key()); {
+		case pl.managed(bl) && d != nil:
+			return 0, &Conflict{Key: want.Key(), Reason: fmt.Sprintf("sources want both %s and %s, which Route 53 cannot hold together", describe(want), describe(d)), Advice: "give every member of the name the same routing policy"}
+		case pl.managed(bl) && bl.Owner() == pl.owner && pl.policy == CreateOnly:
+			pl.plan.Summary.Held++
+			return 0, &Conflict{}
+		case !pl.managed(bl):
+			return 0, &Conflict{Key: want.Key(),
+				Reason: fmt.Sprintf("cannot be created beside the existing %s, a type crossfade does not manage here%s", describe(bl), wantedBy(want)),
+				Advice: "Route 53 holds no other record beside a CNAME at one name: remove that record, or publish an alias A (the alias annotation) instead of a CNAME"}
+		default:
+			return 0, ptr(blocked(bl, want, pl.owner, pl.reg.For(bl)[0].Name))
+		}
+	}
+	return replaced, nil
+}
+
+// blockers are the record sets at want's name, of any type and owner, beside which
+// Route 53 refuses want and which the unit does not delete yet: sets of the same type
+// under another routing policy, and anything beside a CNAME.
+func (pl *planner) blockers(b *builder, want *endpoint.Endpoint) []*endpoint.Endpoint {
 	var out []*endpoint.Endpoint
-	for _, c := range g.current {
-		if c.Key() == want.Key() {
+	for _, c := range pl.atName.at(want.Name) {
+		if c.Key() == want.Key() || b.gone.has(c.Key()) {
 			continue
 		}
 		switch {
-		case c.Type == endpoint.TypeCNAME && want.Type != endpoint.TypeCNAME,
-			want.Type == endpoint.TypeCNAME && c.Type != endpoint.TypeCNAME:
+		case (c.Type == endpoint.TypeCNAME) != (want.Type == endpoint.TypeCNAME):
 			out = append(out, c)
 		case c.Type == want.Type && c.Policy.Kind != want.Policy.Kind:
 			out = append(out, c)
@@ -388,54 +539,199 @@ func (g *group) blockers(want *endpoint.Endpoint) []*endpoint.Endpoint {
 	return out
 }
 
-// deleteWithTXT deletes an owned record exactly as listed, and its ownership records that
-// exist and are ours: Route 53 rejects a whole batch whose DELETE does not match.
-func (pl *planner) deleteWithTXT(cur *endpoint.Endpoint, gone *keySet) []Change {
-	out := []Change{{Delete, cur}}
-	gone.add(cur.Key())
+// deleteWithTXT deletes an owned record exactly as listed, and those of its ownership
+// records that exist and are ours, except where keep (the record replacing it, or nil)
+// writes its own ownership record under the same key: ownership then replaces it.
+func (pl *planner) deleteWithTXT(b *builder, cur, keep *endpoint.Endpoint) {
+	b.delete(cur)
+	var kept []endpoint.Key
+	if keep != nil {
+		for _, t := range pl.reg.For(keep) {
+			kept = append(kept, t.Key())
+		}
+	}
 	for _, t := range pl.reg.For(cur) {
-		if have := pl.zone.TXT(t.Key()); have != nil && !gone.has(t.Key()) && mustOwner(have) == pl.owner {
-			out = append(out, Change{Delete, have})
-			gone.add(t.Key())
+		if have := pl.atName.find(t.Key()); have != nil && !b.gone.has(t.Key()) && !slices.Contains(kept, t.Key()) && pl.ours(have) {
+			b.delete(have)
 		}
 	}
-	return out
 }
 
-// createWithTXT creates a record and writes its ownership records: CREATE where none
-// exists (or this unit deletes it first), UPSERT over one of ours left behind.
-func (pl *planner) createWithTXT(want *endpoint.Endpoint, gone *keySet) []Change {
-	out := []Change{{Create, want}}
-	for _, t := range pl.reg.For(want) {
-		switch have := pl.zone.TXT(t.Key()); {
-		case have == nil || gone.has(t.Key()):
-			out = append(out, Change{Create, t})
-		case !sameTXT(have, t):
-			out = append(out, Change{Upsert, t})
-		}
-	}
-	return out
-}
-
-// txtUpserts rewrites the ownership records of an updated record where they differ.
-func (pl *planner) txtUpserts(want *endpoint.Endpoint) []Change {
-	var out []Change
-	for _, t := range pl.reg.For(want) {
-		if have := pl.zone.TXT(t.Key()); have == nil || !sameTXT(have, t) {
-			out = append(out, Change{Upsert, t})
-		}
-	}
-	return out
-}
-
-// foreignTXT returns an ownership record of another owner standing where want's would go.
-func (pl *planner) foreignTXT(want *endpoint.Endpoint, gone *keySet) *endpoint.Endpoint {
-	for _, t := range pl.reg.For(want) {
-		if have := pl.zone.TXT(t.Key()); have != nil && !gone.has(t.Key()) && mustOwner(have) != pl.owner {
-			return have
+// ownership writes want's ownership records. It is the one owned-or-absent check that
+// guards every write of an ownership record (create, update, replacement, alias change,
+// the legacy form): a record is created where no TXT record stands (or the unit deletes
+// it), replaced only where the one standing is this owner's, and left alone where it is
+// already right. Anything else there (another owner's record, a TXT record that is not an
+// ownership record, a TXT record of the other routing policy that is not ours) is a
+// conflict, and nothing of want is written. The optional legacy same-name form is only
+// left out, with a note, where such a record stands.
+func (pl *planner) ownership(b *builder, want *endpoint.Endpoint) *Conflict {
+	for i, t := range pl.reg.For(want) {
+		legacy := i > 0
+		c := pl.ownershipRecord(b, t)
+		switch {
+		case c == nil:
+		case legacy:
+			pl.plan.Notes = append(pl.plan.Notes, Conflict{Key: want.Key(),
+				Reason: "its legacy same-name ownership record is not written: " + c.Reason,
+				Advice: "the type-prefixed ownership record still marks the record as owned; remove the other TXT record to have both"})
+		default:
+			return &Conflict{Key: want.Key(), Reason: c.Reason + wantedBy(want), Advice: c.Advice}
 		}
 	}
 	return nil
+}
+
+// ownershipRecord writes one ownership record t, or says what stands in its way.
+func (pl *planner) ownershipRecord(b *builder, t *endpoint.Endpoint) *Conflict {
+	have := pl.atName.find(t.Key())
+	if b.gone.has(t.Key()) {
+		have = nil
+	}
+	if have != nil && !pl.ours(have) {
+		return &Conflict{Reason: fmt.Sprintf("its ownership record TXT %s is taken by %s", t.Name, txtOwnerText(have)),
+			Advice: "crossfade never overwrites a TXT record it does not own: the other owner must release the name, or the record must be removed"}
+	}
+	if have != nil && sameTXT(have, t) {
+		return nil
+	}
+	// Route 53 holds no weighted TXT set beside a simple one at one name (nor the reverse).
+	for _, o := range pl.atName.at(t.Name) {
+		if o.Type != endpoint.TypeTXT || o.Key() == t.Key() || b.gone.has(o.Key()) || o.Policy.Kind == t.Policy.Kind {
+			continue
+		}
+		if !pl.ours(o) {
+			return &Conflict{Reason: fmt.Sprintf("its %s ownership record TXT %s cannot be created beside the %s TXT record there, held by %s", t.Policy.Kind, t.Name, o.Policy.Kind, txtOwnerText(o)),
+				Advice: "Route 53 holds no TXT sets of two routing policies at one name: the other owner must release it, or the record must be removed"}
+		}
+		// Ours, and its record is gone (a record of ours under that policy would have
+		// been cleared out of want's way first): a leftover.
+		b.delete(o)
+	}
+	if have != nil {
+		b.delete(have)
+	}
+	b.create(t)
+	return nil
+}
+
+// txtOwnerText says whose a TXT record is, for messages.
+func txtOwnerText(t *endpoint.Endpoint) string {
+	if o := mustOwner(t); o != "" {
+		return fmt.Sprintf("owner %q", o)
+	}
+	return fmt.Sprintf("a TXT record that is not an ownership record (%s)", strings.Join(t.Targets, " "))
+}
+
+// groupTTL is the one TTL every weighted member of a name and type must carry.
+type groupTTL struct {
+	typ string
+	ttl endpoint.TTL
+}
+
+// groupTTLs returns, per record type, the one TTL every weighted member of the name
+// must carry (Route 53 refuses a weighted set whose TTL differs from its group's), for
+// the types whose group TTL is fixed or agreed; absent types keep what their sources ask.
+//
+// Sets this owner cannot rewrite fix the TTL: another owner's members, or every member
+// while a cutover holds the weights (it may have lowered the TTL for its duration).
+// Otherwise the members' sources decide when they agree; when they disagree, the TTL
+// the members carry now stays, else the first member's (by set identifier) is taken.
+// The result lives in a buffer the next call reuses: planning 100,000 names allocates
+// nothing here.
+func (pl *planner) groupTTLs(g *group) []groupTTL {
+	out := pl.ttlBuf[:0]
+	defer func() { pl.ttlBuf = out[:0] }()
+	for i, d := range g.desired {
+		if d.Policy.Kind != endpoint.Weighted || slices.ContainsFunc(g.desired[:i], func(o *endpoint.Endpoint) bool {
+			return o.Type == d.Type && o.Policy.Kind == endpoint.Weighted
+		}) {
+			continue
+		}
+		typ := d.Type
+		var fixed, now endpoint.TTL
+		_, held := pl.held[endpoint.Key{Name: d.Name, Type: typ}]
+		for _, c := range g.current {
+			if c.Type != typ || c.Policy.Kind != endpoint.Weighted || c.IsAlias() || !c.TTL.IsConfigured() {
+				continue
+			}
+			now = c.TTL
+			if held || c.Owner() != pl.owner {
+				fixed = c.TTL
+			}
+		}
+		if fixed != 0 {
+			out = append(out, groupTTL{typ, fixed})
+			continue
+		}
+		var asked endpoint.TTL
+		agree := true
+		for _, o := range g.desired[i:] {
+			if o.Type != typ || o.Policy.Kind != endpoint.Weighted || o.IsAlias() || !o.TTL.IsConfigured() {
+				continue
+			}
+			if asked == 0 {
+				asked = o.TTL
+			} else if o.TTL != asked {
+				agree = false
+			}
+		}
+		switch {
+		case asked != 0 && agree:
+			out = append(out, groupTTL{typ, asked})
+		case now != 0:
+			out = append(out, groupTTL{typ, now})
+		case asked != 0:
+			out = append(out, groupTTL{typ, asked})
+		}
+	}
+	return out
+}
+
+// fitTTL gives a weighted member its group's TTL, with a note when its source asked for
+// another: writing what it asked would be refused by Route 53, and writing it every sync
+// would be a write loop.
+func (pl *planner) fitTTL(d *endpoint.Endpoint, ttls []groupTTL) *endpoint.Endpoint {
+	i := slices.IndexFunc(ttls, func(t groupTTL) bool { return t.typ == d.Type })
+	if i < 0 {
+		return d
+	}
+	ttl := ttls[i].ttl
+	if d.Policy.Kind != endpoint.Weighted || d.IsAlias() || d.TTL == ttl {
+		return d
+	}
+	if d.TTL.IsConfigured() {
+		pl.plan.Notes = append(pl.plan.Notes, Conflict{
+			Key:    d.Key(),
+			Reason: fmt.Sprintf("the source asks for TTL %d, but the weighted sets of %s %s carry TTL %d and Route 53 requires one TTL per weighted group; published with TTL %d%s", d.TTL.Seconds(), d.Name, d.Type, ttl.Seconds(), ttl.Seconds(), wantedBy(d)),
+			Advice: "give every member the same ttl annotation; a group's TTL changes only for all members in one batch (as a cutover lowers it)",
+		})
+	}
+	c := d.Clone()
+	c.TTL = ttl
+	return c
+}
+
+// name is the group's DNS name.
+func (g *group) name() string {
+	if len(g.desired) > 0 {
+		return g.desired[0].Name
+	}
+	return g.current[0].Name
+}
+
+// resources lists the source objects behind the group's records, wanted now or before.
+func (g *group) resources() []string {
+	var out []string
+	for _, l := range [][]*endpoint.Endpoint{g.desired, g.current} {
+		for _, e := range l {
+			if r := e.Resource(); r != "" && !slices.Contains(out, r) {
+				out = append(out, r)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 func sameTXT(have, want *endpoint.Endpoint) bool {
@@ -443,7 +739,7 @@ func sameTXT(have, want *endpoint.Endpoint) bool {
 		have.ProviderSpecific[endpoint.PropHealthCheckID] == want.ProviderSpecific[endpoint.PropHealthCheckID]
 }
 
-// mustOwner reads the owner from an ownership TXT record the registry indexed.
+// mustOwner reads the owner from an ownership TXT record, "" for any other TXT record.
 func mustOwner(t *endpoint.Endpoint) string {
 	if len(t.Targets) == 0 {
 		return ""

@@ -163,8 +163,11 @@ func TestCalculate(t *testing.T) {
 			},
 			desired: []*endpoint.Endpoint{from(rec("app.example.com", "A", "192.0.2.7"), "service/default/app")},
 			want: []string{
-				"0 UPSERT app.example.com A  simple 192.0.2.7",
-				"0 UPSERT a-app.example.com TXT  simple " + payloadBlue,
+				// A compare-and-swap: the DELETE must match the set as read, so a set
+				// someone changed since makes Route 53 refuse instead of overwriting it.
+				// The ownership record says the same as before and is left alone.
+				"0 DELETE app.example.com A  simple 192.0.2.1",
+				"0 CREATE app.example.com A  simple 192.0.2.7",
 			},
 			summary: Summary{Update: 1},
 		},
@@ -191,7 +194,7 @@ func TestCalculate(t *testing.T) {
 					{Name: "app.example.com", Type: "TXT", Targets: endpoint.Targets{payloadBlue}}}
 			},
 			desired: []*endpoint.Endpoint{from(rec("app.example.com", "A", "192.0.2.1"), "service/default/app")},
-			want:    []string{"0 UPSERT a-app.example.com TXT  simple " + payloadBlue},
+			want:    []string{"0 CREATE a-app.example.com TXT  simple " + payloadBlue},
 		},
 		{
 			name:    "two sources disagree: reported, one published",
@@ -340,7 +343,7 @@ func TestDomainFilterKeepsOutsideRecords(t *testing.T) {
 		from(rec("new.other.example.com", "A", "192.0.2.3"), "service/default/new"),
 	}
 	const payload = "\"heritage=external-dns,external-dns/owner=blue,external-dns/resource=service/default/"
-	update := []string{"0 UPSERT app.example.com A  simple 192.0.2.2", "0 UPSERT a-app.example.com TXT  simple " + payload + "app\""}
+	update := []string{"0 DELETE app.example.com A  simple 192.0.2.1", "0 CREATE app.example.com A  simple 192.0.2.2"}
 	for _, tt := range []struct {
 		filter endpoint.DomainFilter
 		want   []string

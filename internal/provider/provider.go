@@ -82,3 +82,29 @@ func (e *RejectedError) Error() string {
 
 // Unwrap returns the service error.
 func (e *RejectedError) Unwrap() error { return e.Err }
+
+// InvalidChangeError is a change the provider cannot turn into a request at all (e.g. an
+// alias whose target no known zone holds). Nothing of its batch was sent; the batch
+// without that change may well be accepted.
+type InvalidChangeError struct {
+	// Zone is the zone the batch was for.
+	Zone Zone
+	// Index is the change's position in its batch, from 0.
+	Index int
+	// Change is the change itself.
+	Change plan.Change
+	// Err says what is wrong with it.
+	Err error
+}
+
+// Error renders "change 3 (CREATE www.example.com A): reason".
+func (e *InvalidChangeError) Error() string {
+	what := "?"
+	if e.Change.Endpoint != nil {
+		what = e.Change.Endpoint.Key().String()
+	}
+	return fmt.Sprintf("change %d (%s %s): %v", e.Index+1, e.Change.Action, what, e.Err)
+}
+
+// Unwrap returns the reason.
+func (e *InvalidChangeError) Unwrap() error { return e.Err }

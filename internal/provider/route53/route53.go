@@ -314,7 +314,9 @@ func (p *Provider) Apply(ctx context.Context, zone provider.Zone, batch plan.Bat
 }
 
 // ApplyChange is Apply with a comment of the caller's, returning the change id that
-// GetChange follows to INSYNC ("" for an empty batch).
+// GetChange follows to INSYNC: "" for an empty batch, and for a batch that an earlier
+// attempt committed but whose answer was lost (the retry was refused, and the zone was
+// found to hold the batch's outcome), whose id cannot be known.
 func (p *Provider) ApplyChange(ctx context.Context, zone provider.Zone, batch plan.Batch, comment string) (string, error) {
 	if len(batch) == 0 {
 		return "", nil
@@ -325,17 +327,34 @@ func (p *Provider) ApplyChange(ctx context.Context, zone provider.Zone, batch pl
 	}
 	cb, err := toChangeBatch(zone, batch, comment, r)
 	if err != nil {
-		return "", fmt.Errorf("zone %s: apply %d changes: %w", zone, len(batch), err)
+		return "", fmt.Errorf("zone %s: apply %d changes: %w", zone, len(batch), invalidChange(zone, batch, r, err))
 	}
 	start := time.Now()
+	var attempts int
 	out, err := p.api.ChangeResourceRecordSets(ctx, &route53.ChangeResourceRecordSetsInput{
 		HostedZoneId: aws.String(zone.ID), ChangeBatch: cb,
-	})
+	}, countAttempts(&attempts))
 	if err != nil {
 		err = rejected(zone, err)
+		var rej *provider.RejectedError
+		if errors.As(err, &rej) && attempts > 1 {
+			// The SDK retried: an earlier attempt may have committed and lost its
+			// response, and the retry then fails on what it wrote ("already exists").
+			// Route 53 applies a batch whole or not at all, so the batch committed when
+			// the zone holds its outcome now.
+			done, rerr := p.holdsOutcome(ctx, zone, cb)
+			switch {
+			case rerr != nil:
+				err = fmt.Errorf("%w (after %d attempts, checking whether an earlier one committed failed: %v)", err, attempts, rerr)
+			case done:
+				p.log.InfoContext(ctx, "change batch committed by an earlier attempt whose response was lost",
+					"zone", zone.Name, "zone_id", zone.ID, "changes", len(batch), "attempts", attempts, "refusal", rej.Error())
+				return "", nil
+			}
+		}
 		// Debug only: the error is returned with this context and the caller logs it once.
 		p.log.DebugContext(ctx, "change batch failed", "zone", zone.Name, "zone_id", zone.ID,
-			"changes", len(batch), "err", err)
+			"changes", len(batch), "attempts", attempts, "err", err)
 		return "", fmt.Errorf("zone %s: apply %d changes: %w", zone, len(batch), err)
 	}
 	attrs := []any{"zone", zone.Name, "zone_id", zone.ID, "changes", len(batch), "duration", time.Since(start)}

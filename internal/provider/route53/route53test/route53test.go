@@ -7,7 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/credentials"
+	awsr53 "github.com/aws/aws-sdk-go-v2/service/route53"
 
 	"github.com/crossfade-io/crossfade/internal/provider/route53"
 	"github.com/crossfade-io/crossfade/internal/sandbox"
@@ -25,4 +28,16 @@ func New(t testing.TB, sb *sandbox.Sandbox) *route53.Provider {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// Client returns a bare aws-sdk-go-v2 Route 53 client for sb's API, for a test that plays
+// another writer of the zone, or that looks at what the API answers without the provider
+// in between. Its retries back off for at most a few milliseconds.
+func Client(sb *sandbox.Sandbox) *awsr53.Client {
+	return awsr53.New(awsr53.Options{
+		Region:       "us-east-1",
+		BaseEndpoint: aws.String(sb.APIURL()),
+		Credentials:  credentials.NewStaticCredentialsProvider("test", "test", ""),
+		Retryer:      retry.NewStandard(func(o *retry.StandardOptions) { o.MaxBackoff = 5 * time.Millisecond }),
+	})
 }

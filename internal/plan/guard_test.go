@@ -1,0 +1,273 @@
+package plan
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/crossfade-io/crossfade/internal/endpoint"
+	"github.com/crossfade-io/crossfade/internal/registry"
+)
+
+// withTTL sets a record's TTL.
+func withTTL(e *endpoint.Endpoint, ttl endpoint.TTL) *endpoint.Endpoint {
+	e.TTL = ttl
+	return e
+}
+
+// alias marks a record as a Route 53 alias.
+func alias(e *endpoint.Endpoint) *endpoint.Endpoint {
+	e.SetProp(endpoint.PropAlias, "true")
+	return e
+}
+
+// TestRefusedBeforeSending: what Route 53 is known to refuse becomes a conflict (or, for
+// a TTL, a note and the group's TTL) before anything is sent, and nothing of the record
+// at fault is written.
+func TestRefusedBeforeSending(t *testing.T) {
+	const payloadBlue = `"heritage=external-dns,external-dns/owner=blue,external-dns/resource=service/default/app"`
+	spf := rec("app.example.com", "TXT", `"v=spf1 -all"`)
+	tests := []struct {
+		name      string
+		zone      string
+		legacy    bool
+		current   func(t *testing.T) []*endpoint.Endpoint
+		desired   []*endpoint.Endpoint
+		want      []string
+		conflicts []string // substrings, one per conflict
+		notes     []string // substrings, one per note
+	}{
+		{
+			name:      "CNAME beside an unmanaged TXT record",
+			current:   func(*testing.T) []*endpoint.Endpoint { return []*endpoint.Endpoint{spf} },
+			desired:   []*endpoint.Endpoint{from(rec("app.example.com", "CNAME", "lb.example.net"), "service/default/app")},
+			conflicts: []string{"cannot be created beside the existing simple TXT record app.example.com"},
+		},
+		{
+			name: "CNAME beside an unmanaged MX record",
+			current: func(*testing.T) []*endpoint.Endpoint {
+				return []*endpoint.Endpoint{rec("app.example.com", "MX", "10 mail.example.com")}
+			},
+			desired:   []*endpoint.Endpoint{from(rec("app.example.com", "CNAME", "lb.example.net"), "service/default/app")},
+			conflicts: []string{"simple MX record app.example.com"},
+		},
+		{
+			name:      "CNAME at the apex",
+			zone:      "example.com",
+			current:   func(*testing.T) []*endpoint.Endpoint { return nil },
+			desired:   []*endpoint.Endpoint{from(rec("example.com", "CNAME", "lb.example.net"), "service/default/app")},
+			conflicts: []string{"does not allow a CNAME at the zone apex"},
+		},
+		{
+			name: "weighted member beside a leftover simple TXT nobody owns",
+			current: func(*testing.T) []*endpoint.Endpoint {
+				return []*endpoint.Endpoint{rec("a-app.example.com", "TXT", `"left over"`)}
+			},
+			desired:   []*endpoint.Endpoint{from(weighted(rec("app.example.com", "A", "192.0.2.1"), "blue", 1), "service/default/app")},
+			conflicts: []string{"weighted ownership record TXT a-app.example.com cannot be created beside the simple TXT record there"},
+		},
+		{
+			name: "weighted member beside another owner's simple TXT",
+			current: func(t *testing.T) []*endpoint.Endpoint {
+				return owned(t, rec("app.example.com", "AAAA", "2001:db8::1"), "green", "service/default/x")[1:]
+			},
+			desired:   []*endpoint.Endpoint{from(weighted(rec("app.example.com", "AAAA", "2001:db8::2"), "blue", 1), "service/default/app")},
+			conflicts: []string{`held by owner "green"`},
+		},
+		{
+			name: "weighted member beside an unowned simple record",
+			current: func(*testing.T) []*endpoint.Endpoint {
+				return []*endpoint.Endpoint{rec("app.example.com", "A", "192.0.2.9")}
+			},
+			desired:   []*endpoint.Endpoint{from(weighted(rec("app.example.com", "A", "192.0.2.1"), "blue", 1), "service/default/app")},
+			conflicts: []string{"no owner (no ownership TXT record)"},
+		},
+		{
+			name: "replacement whose new ownership record belongs to another owner",
+			current: func(t *testing.T) []*endpoint.Endpoint {
+				mine := owned(t, rec("app.example.com", "A", "192.0.2.1"), "blue", "service/default/app")
+				theirs := owned(t, weighted(rec("app.example.com", "A", "192.0.2.2"), "blue", 1), "green", "service/default/g")[1:]
+				return append(mine, theirs...)
+			},
+			desired:   []*endpoint.Endpoint{from(weighted(rec("app.example.com", "A", "192.0.2.1"), "blue", 1), "service/default/app")},
+			conflicts: []string{`its ownership record TXT a-app.example.com is taken by owner "green"`},
+		},
+		{
+			name: "alias becomes a plain record whose ownership record another owner holds",
+			current: func(t *testing.T) []*endpoint.Endpoint {
+				mine := owned(t, alias(rec("app.example.com", "A", "lb.example.com")), "blue", "service/default/app")
+				theirs := owned(t, rec("app.example.com", "A", "192.0.2.2"), "green", "service/default/g")[1:]
+				return append(mine, theirs...)
+			},
+			desired:   []*endpoint.Endpoint{from(rec("app.example.com", "A", "192.0.2.1"), "service/default/app")},
+			conflicts: []string{`TXT a-app.example.com is taken by owner "green"`},
+		},
+		{
+			name: "alias becomes a plain record: the old ownership record goes, the new one comes",
+			current: func(t *testing.T) []*endpoint.Endpoint {
+				return owned(t, alias(rec("app.example.com", "A", "lb.example.com")), "blue", "service/default/app")
+			},
+			desired: []*endpoint.Endpoint{from(rec("app.example.com", "A", "192.0.2.1"), "service/default/app")},
+			want: []string{
+				"0 DELETE app.example.com A  simple lb.example.com",
+				"0 DELETE cname-app.example.com TXT  simple " + payloadBlue,
+				"0 CREATE app.example.com A  simple 192.0.2.1",
+				"0 CREATE a-app.example.com TXT  simple " + payloadBlue,
+			},
+		},
+		{
+			name:    "legacy form where a user's TXT record stands: record published, legacy form left out",
+			legacy:  true,
+			current: func(*testing.T) []*endpoint.Endpoint { return []*endpoint.Endpoint{spf} },
+			desired: []*endpoint.Endpoint{from(rec("app.example.com", "A", "192.0.2.1"), "service/default/app")},
+			want: []string{
+				"0 CREATE app.example.com A  simple 192.0.2.1",
+				"0 CREATE a-app.example.com TXT  simple " + payloadBlue,
+			},
+			notes: []string{"legacy same-name ownership record is not written"},
+		},
+		{
+			name: "a weighted member asks another TTL than another owner's members carry",
+			current: func(t *testing.T) []*endpoint.Endpoint {
+				return owned(t, weighted(rec("app.example.com", "A", "192.0.2.2"), "green", 1), "green", "service/default/g")
+			},
+			desired: []*endpoint.Endpoint{from(withTTL(weighted(rec("app.example.com", "A", "192.0.2.1"), "blue", 1), 60), "service/default/app")},
+			want: []string{
+				"0 CREATE app.example.com A blue weighted(1) 192.0.2.1 ttl=300",
+				"0 CREATE a-app.example.com TXT blue weighted(1) " + payloadBlue + " ttl=0",
+			},
+			notes: []string{"the source asks for TTL 60, but the weighted sets of app.example.com A carry TTL 300"},
+		},
+		{
+			name: "a new member with no TTL of its own takes its group's",
+			current: func(t *testing.T) []*endpoint.Endpoint {
+				return owned(t, withTTL(weighted(rec("app.example.com", "A", "192.0.2.2"), "green", 1), 30), "green", "service/default/g")
+			},
+			desired: []*endpoint.Endpoint{from(withTTL(weighted(rec("app.example.com", "A", "192.0.2.1"), "blue", 1), 0), "service/default/app")},
+			want: []string{
+				"0 CREATE app.example.com A blue weighted(1) 192.0.2.1 ttl=30",
+				"0 CREATE a-app.example.com TXT blue weighted(1) " + payloadBlue + " ttl=0",
+			},
+		},
+		{
+			name: "one owner moves its whole group to a new TTL: every DELETE before every CREATE",
+			current: func(t *testing.T) []*endpoint.Endpoint {
+				return slices.Concat(
+					owned(t, weighted(rec("app.example.com", "A", "192.0.2.1"), "blue", 1), "blue", "service/default/app"),
+					owned(t, weighted(rec("app.example.com", "A", "192.0.2.2"), "green", 1), "blue", "service/default/app"))
+			},
+			desired: []*endpoint.Endpoint{
+				from(withTTL(weighted(rec("app.example.com", "A", "192.0.2.1"), "blue", 1), 60), "service/default/app"),
+				from(withTTL(weighted(rec("app.example.com", "A", "192.0.2.2"), "green", 1), 60), "service/default/app"),
+			},
+			want: []string{
+				"0 DELETE app.example.com A blue weighted(1) 192.0.2.1 ttl=300",
+				"0 DELETE app.example.com A green weighted(1) 192.0.2.2 ttl=300",
+				"0 CREATE app.example.com A blue weighted(1) 192.0.2.1 ttl=60",
+				"0 CREATE app.example.com A green weighted(1) 192.0.2.2 ttl=60",
+			},
+		},
+		{
+			name: "two members of one owner ask different TTLs: the TTL they carry stays",
+			current: func(t *testing.T) []*endpoint.Endpoint {
+				return slices.Concat(
+					owned(t, weighted(rec("app.example.com", "A", "192.0.2.1"), "blue", 1), "blue", "service/default/app"),
+					owned(t, weighted(rec("app.example.com", "A", "192.0.2.2"), "green", 1), "blue", "service/default/app"))
+			},
+			desired: []*endpoint.Endpoint{
+				from(withTTL(weighted(rec("app.example.com", "A", "192.0.2.1"), "blue", 1), 60), "service/default/app"),
+				from(withTTL(weighted(rec("app.example.com", "A", "192.0.2.2"), "green", 1), 30), "service/default/app"),
+			},
+			notes: []string{"asks for TTL 60", "asks for TTL 30"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			reg, err := registry.New(registry.Config{OwnerID: "blue", WriteLegacy: tt.legacy})
+			if err != nil {
+				t.Fatal(err)
+			}
+			current := tt.current(t)
+			p := Calculate(Input{Desired: tt.desired, Current: current, Registry: reg, Zone: tt.zone})
+			got := render(p)
+			if strings.Contains(strings.Join(tt.want, "\n"), " ttl=") {
+				got = renderTTL(p)
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("changes:\n got %q\nwant %q", got, tt.want)
+			}
+			checkFindings(t, "conflict", p.Conflicts, tt.conflicts)
+			checkFindings(t, "note", p.Notes, tt.notes)
+
+			// No write loop: once the plan is applied, the next plan is empty.
+			after := applyPlan(current, p)
+			if p2 := Calculate(Input{Desired: tt.desired, Current: after, Registry: reg, Zone: tt.zone}); len(p2.Batches) != 0 {
+				t.Errorf("second plan not empty: %q", render(p2))
+			}
+		})
+	}
+}
+
+func checkFindings(t *testing.T, what string, got []Conflict, want []string) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%ss: got %v, want %d", what, got, len(want))
+	}
+	for i, c := range got {
+		if !strings.Contains(c.String(), want[i]) {
+			t.Errorf("%s %d: %q does not contain %q", what, i, c, want[i])
+		}
+		if c.Advice == "" {
+			t.Errorf("%s %d has no advice", what, i)
+		}
+	}
+}
+
+// renderTTL is render with each change's TTL.
+func renderTTL(p *Plan) []string {
+	out := render(p)
+	i := 0
+	for _, b := range p.Batches {
+		for _, c := range b {
+			out[i] += fmt.Sprintf(" ttl=%d", c.Endpoint.TTL)
+			i++
+		}
+	}
+	return out
+}
+
+// applyPlan returns the zone once p's batches are applied to current, as Route 53 would
+// list it: deleted sets gone, created ones present, without labels.
+func applyPlan(current []*endpoint.Endpoint, p *Plan) []*endpoint.Endpoint {
+	zone := map[endpoint.Key]*endpoint.Endpoint{}
+	var order []endpoint.Key
+	put := func(e *endpoint.Endpoint) {
+		c := e.Clone()
+		c.Labels = nil
+		if _, ok := zone[c.Key()]; !ok {
+			order = append(order, c.Key())
+		}
+		zone[c.Key()] = c
+	}
+	for _, e := range current {
+		put(e)
+	}
+	for _, b := range p.Batches {
+		for _, c := range b {
+			switch c.Action {
+			case Delete:
+				delete(zone, c.Endpoint.Key())
+			case Create, Upsert:
+				put(c.Endpoint)
+			}
+		}
+	}
+	var out []*endpoint.Endpoint
+	for _, k := range order {
+		if e, ok := zone[k]; ok {
+			out = append(out, e)
+		}
+	}
+	return out
+}
