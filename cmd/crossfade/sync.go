@@ -121,7 +121,7 @@ func (f *syncFlags) run(cmd *cobra.Command, log *slog.Logger) error {
 	}
 	syncer := &controller.Syncer{Provider: dns, Registry: reg, Policy: policy, DomainFilter: filter,
 		ManagedTypes: f.managedTypes, DryRun: f.dryRun, Logger: log}
-	out.Report, err = syncer.Sync(ctx, out.Source.Endpoints)
+	out.Report, err = syncer.SyncKeeping(ctx, out.Source.Endpoints, out.Keep())
 	if err != nil {
 		return err
 	}

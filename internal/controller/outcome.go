@@ -10,6 +10,12 @@ import (
 	"github.com/crossfade-io/crossfade/internal/source"
 )
 
+// Keep returns what the sync must keep for this outcome's input: the records of every
+// object that is invalid now, and every owned record when some input was unreadable.
+func (o *Outcome) Keep() Keep {
+	return Keep{Resources: o.Source.Held, All: len(o.InputErrors) > 0}
+}
+
 // Outcome is one reconcile from objects to zones: what could not be read, what the
 // sources made of the rest, and what the sync did with it.
 type Outcome struct {
@@ -89,12 +95,16 @@ func (o *Outcome) WriteText(w io.Writer) error {
 		}
 	}
 	section(b, "unreadable (skipped; everything else was read)", o.InputErrors)
-	section(b, "invalid (skipped; everything else is synced)", res.Invalid)
+	section(b, "invalid (skipped, and what they published is kept; everything else is synced)", res.Invalid)
 	section(b, "pending (not published yet)", res.Pending)
 	section(b, "skipped", res.Skipped)
 	if r := o.Report; r != nil {
 		section(b, "conflicts (not written; nothing was deleted)", r.Conflicts())
 		section(b, "written otherwise than asked", r.Notes())
+		section(b, "kept (no source wants them now, but they were not deleted)", r.Kept())
+		if r.KeptAll {
+			fmt.Fprintln(b, "some input could not be read: no record was deleted in this run")
+		}
 		section(b, "no managed zone holds these names", r.Unzoned)
 	}
 	if o.DryRun {

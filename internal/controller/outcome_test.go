@@ -43,7 +43,7 @@ func TestOutcome(t *testing.T) {
 			want: []string{
 				"; 1 unreadable",
 				"unreadable (skipped; everything else was read): 1\n  a.yaml: document 2: bad\n",
-				`invalid (skipped; everything else is synced): 1` + "\n" + `  service default/nginx: annotation external-dns.alpha.kubernetes.io/aws-weight "abc": want an integer 0..255`,
+				`invalid (skipped, and what they published is kept; everything else is synced): 1` + "\n" + `  service default/nginx: annotation external-dns.alpha.kubernetes.io/aws-weight "abc": want an integer 0..255`,
 				"pending (not published yet): 1\n  service default/web: no load balancer address yet\n",
 				"conflicts (not written; nothing was deleted): 1\n  app.example.com A [blue]: owned by green; pick another set identifier\n",
 				"no managed zone holds these names: 1\n  app.other.org\n",

@@ -62,6 +62,8 @@ type ZoneReport struct {
 // Report is the outcome of one sync.
 type Report struct {
 	Zones []ZoneReport
+	// KeptAll is true when the sync deleted nothing because some input was unreadable.
+	KeptAll bool
 	// Unzoned are desired names no managed zone can hold.
 	Unzoned []string
 }
@@ -74,6 +76,18 @@ func (r *Report) Conflicts() []plan.Conflict {
 			out = append(out, z.Plan.Conflicts...)
 		}
 		out = append(out, z.Refused...)
+	}
+	return out
+}
+
+// Kept returns every zone's owned records that were not deleted although no source
+// wants them now, in zone order.
+func (r *Report) Kept() []plan.Conflict {
+	var out []plan.Conflict
+	for _, z := range r.Zones {
+		if z.Plan != nil {
+			out = append(out, z.Plan.Kept...)
+		}
 	}
 	return out
 }
@@ -114,6 +128,24 @@ func (r *Report) Err() error {
 // other names (a name's changes never span two batches); and a batch the provider refuses
 // is split so that every name but the ones at fault is still written.
 func (s *Syncer) Sync(ctx context.Context, desired []*endpoint.Endpoint) (*Report, error) {
+	return s.SyncKeeping(ctx, desired, Keep{})
+}
+
+// Keep says which owned records a sync keeps although no source wants them now (safety
+// rule 6: bad input loses nothing else). A controller or a run that reads its objects
+// must say so every time: an object that turned invalid no longer yields its records,
+// and a list or a file that could not be read yields nothing at all.
+type Keep struct {
+	// Resources are the objects ("service/default/web") whose input is invalid now: the
+	// records they own stay as they are until they are fixed or deleted.
+	Resources []string
+	// All keeps every owned record the sync would delete: some input could not be read,
+	// so a record missing from the rest may only be unread. Creates and updates go on.
+	All bool
+}
+
+// SyncKeeping is Sync that keeps what keep names.
+func (s *Syncer) SyncKeeping(ctx context.Context, desired []*endpoint.Endpoint, keep Keep) (*Report, error) {
 	log := s.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -126,7 +158,7 @@ func (s *Syncer) Sync(ctx context.Context, desired []*endpoint.Endpoint) (*Repor
 		desired = a.AdjustEndpoints(desired)
 	}
 	byZone, unzoned := assign(desired, zones, s.DomainFilter)
-	rep := &Report{Unzoned: unzoned}
+	rep := &Report{Unzoned: unzoned, KeptAll: keep.All}
 	for _, z := range zones {
 		zr := ZoneReport{Zone: z}
 		current, err := s.Provider.Records(ctx, z)
@@ -145,6 +177,8 @@ func (s *Syncer) Sync(ctx context.Context, desired []*endpoint.Endpoint) (*Repor
 			Limits:       s.Provider.Limits(),
 			DomainFilter: s.DomainFilter,
 			Zone:         z.Name,
+			Keep:         keep.Resources,
+			KeepAll:      keep.All,
 		})
 		for _, c := range zr.Plan.Conflicts {
 			log.Warn("conflict", "zone", z.Name, "record", c.Key.String(), "reason", c.Reason, "advice", c.Advice)
@@ -358,6 +392,9 @@ func (z ZoneReport) Summary() string {
 		fmt.Sprintf("%d create", s.Create), fmt.Sprintf("%d update", s.Update), fmt.Sprintf("%d delete", s.Delete),
 		fmt.Sprintf("%d replace", s.Replace), fmt.Sprintf("%d held by policy", s.Held),
 		fmt.Sprintf("%d conflicts", len(z.Plan.Conflicts)), fmt.Sprintf("%d batches", len(z.Plan.Batches)),
+	}
+	if s.Kept > 0 {
+		parts = append(parts, fmt.Sprintf("%d kept", s.Kept))
 	}
 	if len(z.Refused) > 0 {
 		parts = append(parts, fmt.Sprintf("%d names refused by the provider", len(z.Refused)))

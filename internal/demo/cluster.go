@@ -135,7 +135,9 @@ func (c *cluster) publish(ctx context.Context) (*controller.Report, error) {
 		return nil, fmt.Errorf("cluster %s: %w", c.id, err)
 	}
 	res := c.src.Endpoints(loaded.Snapshot)
-	rep, err := c.syncer.Sync(ctx, res.Endpoints)
+	// A manifest edited into a mistake while the demo runs costs nothing published.
+	keep := controller.Keep{Resources: res.Held, All: len(loaded.Errors) > 0}
+	rep, err := c.syncer.SyncKeeping(ctx, res.Endpoints, keep)
 	if err != nil {
 		return nil, fmt.Errorf("cluster %s: sync: %w", c.id, err)
 	}

@@ -271,3 +271,54 @@ func applyPlan(current []*endpoint.Endpoint, p *Plan) []*endpoint.Endpoint {
 	}
 	return out
 }
+
+// TestKeep: the records of an object that is invalid now are kept, not deleted and not
+// cleared out of another record's way; with unreadable input, nothing is deleted at all.
+func TestKeep(t *testing.T) {
+	reg, _ := registry.New(registry.Config{OwnerID: "blue"})
+	current := slices.Concat(
+		owned(t, rec("app.example.com", "A", "192.0.2.1"), "blue", "service/default/app"),
+		owned(t, rec("old.example.com", "A", "192.0.2.2"), "blue", "service/default/old"))
+	cname := from(rec("app.example.com", "CNAME", "lb.example.net"), "service/default/other")
+	tests := []struct {
+		name    string
+		in      Input
+		want    []string
+		kept    []string
+		confl   []string
+		summary Summary
+	}{
+		{"nothing kept: both go", Input{}, []string{
+			"0 DELETE app.example.com A  simple 192.0.2.1", "0 DELETE a-app.example.com TXT  simple " + payload("app"),
+			"0 DELETE old.example.com A  simple 192.0.2.2", "0 DELETE a-old.example.com TXT  simple " + payload("old"),
+		}, nil, nil, Summary{Delete: 2}},
+		{"invalid object: its record stays", Input{Keep: []string{"service/default/app"}}, []string{
+			"0 DELETE old.example.com A  simple 192.0.2.2", "0 DELETE a-old.example.com TXT  simple " + payload("old"),
+		}, []string{"app.example.com A: not deleted: its object service/default/app is invalid now"}, nil, Summary{Delete: 1, Kept: 1}},
+		{"unreadable input: nothing deleted", Input{KeepAll: true}, nil,
+			[]string{"app.example.com A: not deleted: some input could not be read", "old.example.com A: not deleted: some input"}, nil, Summary{Kept: 2}},
+		{"a kept record is not replaced by another object's CNAME", Input{Keep: []string{"service/default/app"}, Desired: []*endpoint.Endpoint{cname}}, []string{
+			"0 DELETE old.example.com A  simple 192.0.2.2", "0 DELETE a-old.example.com TXT  simple " + payload("old"),
+		}, nil, []string{"would replace simple A record app.example.com -> 192.0.2.1, which is kept: its object service/default/app is invalid now"}, Summary{Delete: 1}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in := tt.in
+			in.Current, in.Registry = current, reg
+			p := Calculate(in)
+			if got := render(p); !slices.Equal(got, tt.want) {
+				t.Errorf("changes:\n got %q\nwant %q", got, tt.want)
+			}
+			checkFindings(t, "kept", p.Kept, tt.kept)
+			checkFindings(t, "conflict", p.Conflicts, tt.confl)
+			if p.Summary != tt.summary {
+				t.Errorf("summary %+v, want %+v", p.Summary, tt.summary)
+			}
+		})
+	}
+}
+
+// payload is blue's ownership payload for service/default/NAME.
+func payload(name string) string {
+	return `"heritage=external-dns,external-dns/owner=blue,external-dns/resource=service/default/` + name + `"`
+}

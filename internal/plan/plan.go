@@ -42,6 +42,13 @@ type Input struct {
 	// Zone is the zone's apex name (normalised); when set, a CNAME wanted at the apex is
 	// refused before it is sent, as Route 53 would refuse it.
 	Zone string
+	// Keep names the objects ("service/default/web") whose input is invalid now: the
+	// records they own are kept as they are, never deleted because the object no longer
+	// yields them, nor cleared out of the way of another record.
+	Keep []string
+	// KeepAll keeps every owned record this run would delete: some input could not be
+	// read at all, so a record missing from the rest may only be unread.
+	KeepAll bool
 }
 
 // Summary counts record changes (ownership records not included).
@@ -51,6 +58,9 @@ type Summary struct {
 	Replace int
 	// Held counts changes the policy kept back.
 	Held int
+	// Kept counts owned records not deleted because their object is invalid now or some
+	// input could not be read.
+	Kept int
 }
 
 // Unit is every change of one DNS name: Route 53 must see them together (a routing-policy
@@ -78,6 +88,9 @@ type Plan struct {
 	// Notes are records written otherwise than their source asked, with why (e.g. a TTL
 	// brought into line with the other members of a weighted group).
 	Notes []Conflict
+	// Kept are owned records that no source wants now but that were not deleted, because
+	// their object is invalid or some input could not be read (Input.Keep, KeepAll).
+	Kept []Conflict
 	// Summary counts what the batches do.
 	Summary Summary
 }
@@ -109,7 +122,7 @@ func Calculate(in Input) *Plan {
 
 	pl := planner{owner: in.Registry.OwnerID(), policy: in.Policy, reg: in.Registry, legacy: zone.LegacyOnly,
 		held: registry.Authorities(in.Current), plan: p, managed: managed, apex: endpoint.NormalizeName(in.Zone),
-		atName: newNameIndex(in.Current)}
+		atName: newNameIndex(in.Current), keep: in.Keep, keepAll: in.KeepAll}
 	var units []Unit
 	// Both lists are sorted by name: walk them together, one name at a time.
 	for i, j := 0, 0; i < len(current) || j < len(desired); {
@@ -151,6 +164,7 @@ func Calculate(in Input) *Plan {
 	byKey := func(a, b Conflict) int { return compareKeys(a.Key, b.Key) }
 	slices.SortStableFunc(p.Conflicts, byKey)
 	slices.SortStableFunc(p.Notes, byKey)
+	slices.SortStableFunc(p.Kept, byKey)
 	return p
 }
 
@@ -267,6 +281,9 @@ type planner struct {
 	managed func(*endpoint.Endpoint) bool
 	// apex is the zone's name, "" when unknown.
 	apex string
+	// keep and keepAll are Input.Keep and Input.KeepAll.
+	keep    []string
+	keepAll bool
 	// ttlBuf is groupTTLs' buffer.
 	ttlBuf []groupTTL
 	// atName indexes every record of the zone, of any type and owner, by name: Route 53
@@ -425,6 +442,12 @@ func (pl *planner) unit(g *group) Unit {
 			pl.plan.Summary.Held++
 			continue
 		}
+		if why := pl.kept(cur); why != "" {
+			pl.plan.Summary.Kept++
+			pl.plan.Kept = append(pl.plan.Kept, Conflict{Key: key, Reason: "not deleted: " + why,
+				Advice: "fix the object (or the input that could not be read); deleting the object itself deletes its records"})
+			continue
+		}
 		pl.deleteWithTXT(&b, cur, nil)
 		pl.plan.Summary.Delete++
 	}
@@ -436,6 +459,17 @@ func (pl *planner) unit(g *group) Unit {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// kept says why an owned record must stay although no source wants it, "" when it may go.
+func (pl *planner) kept(cur *endpoint.Endpoint) string {
+	if r := cur.Resource(); r != "" && slices.Contains(pl.keep, r) {
+		return fmt.Sprintf("its object %s is invalid now, and what it published stays until it is fixed", r)
+	}
+	if pl.keepAll {
+		return "some input could not be read, so no record is deleted in this run"
+	}
+	return ""
+}
 
 // nameIndex finds a zone's records by name. Nearly every name holds one record set, so
 // those live in a plain map and only the others get a slice: a zone of 200,000 sets costs
@@ -497,7 +531,7 @@ func (pl *planner) clearWay(b *builder, g *group, want *endpoint.Endpoint) (int,
 	}
 	replaced := 0
 	for _, bl := range pl.blockers(b, want) {
-		if pl.managed(bl) && bl.Owner() == pl.owner && g.find(g.desired, bl.Key()) == nil && pl.policy != CreateOnly {
+		if pl.managed(bl) && bl.Owner() == pl.owner && g.find(g.desired, bl.Key()) == nil && pl.policy != CreateOnly && pl.kept(bl) == "" {
 			pl.deleteWithTXT(b, bl, nil)
 			replaced++
 		}
@@ -509,6 +543,9 @@ func (pl *planner) clearWay(b *builder, g *group, want *endpoint.Endpoint) (int,
 		case pl.managed(bl) && bl.Owner() == pl.owner && pl.policy == CreateOnly:
 			pl.plan.Summary.Held++
 			return 0, &Conflict{}
+		case pl.managed(bl) && bl.Owner() == pl.owner && pl.kept(bl) != "":
+			return 0, &Conflict{Key: want.Key(), Reason: fmt.Sprintf("would replace %s, which is kept: %s%s", describe(bl), pl.kept(bl), wantedBy(want)),
+				Advice: "fix the object that published it, or remove it from the zone"}
 		case !pl.managed(bl):
 			return 0, &Conflict{Key: want.Key(),
 				Reason: fmt.Sprintf("cannot be created beside the existing %s, a type crossfade does not manage here%s", describe(bl), wantedBy(want)),

@@ -47,6 +47,8 @@ func (o *origins) field(model string) string {
 type draft struct {
 	ep   *endpoint.Endpoint
 	from origins
+	// badName marks a record whose name is invalid: it is left out, the rest published.
+	badName bool
 }
 
 // object collects what one source object wants and what is wrong with it.
@@ -131,13 +133,20 @@ func (o *object) finish(r *Result) {
 	// missing, and the model's "set-identifier without a policy" would only echo that.
 	parseFailed := len(o.invalid) > 0
 	cnames := map[endpoint.Key]*draft{}
+	// A bad name in a list costs that name alone: the object's other names are published
+	// and the bad one is reported.
+	var badNames []*endpoint.InvalidError
 	for i := range o.drafts {
 		d := &o.drafts[i]
 		for _, fe := range d.ep.Validate() {
-			if parseFailed && (fe.Field == endpoint.FieldSetIdentifier || fe.Field == endpoint.FieldWeight || fe.Field == endpoint.FieldFailover) {
-				continue
+			switch {
+			case parseFailed && (fe.Field == endpoint.FieldSetIdentifier || fe.Field == endpoint.FieldWeight || fe.Field == endpoint.FieldFailover):
+			case fe.Field == endpoint.FieldName:
+				badNames = append(badNames, &endpoint.InvalidError{Object: o.ref, Field: d.from.field(fe.Field), Value: fe.Value, Reason: fe.Reason})
+				d.badName = true
+			default:
+				o.fail(d.from.field(fe.Field), fe.Value, fe.Reason)
 			}
-			o.fail(d.from.field(fe.Field), fe.Value, fe.Reason)
 		}
 		if d.ep.Type == endpoint.TypeCNAME {
 			cnames[endpoint.Key{Name: d.ep.Name, SetIdentifier: d.ep.SetIdentifier}] = d
@@ -155,15 +164,23 @@ func (o *object) finish(r *Result) {
 			}
 		}
 	}
+	if len(o.invalid) > 0 || len(badNames) > 0 {
+		// What the object published while it was valid must outlive its mistake: its
+		// records are kept, not deleted for want of a source.
+		r.Held = append(r.Held, o.resource)
+	}
 	if len(o.invalid) > 0 {
-		r.Invalid = append(r.Invalid, dedupe(o.invalid)...)
+		r.Invalid = append(r.Invalid, dedupe(append(o.invalid, badNames...))...)
 		return
 	}
+	r.Invalid = append(r.Invalid, dedupe(badNames)...)
 	for _, reason := range o.pending {
 		r.Pending = append(r.Pending, Pending{Object: o.ref, Reason: reason})
 	}
 	for _, d := range o.drafts {
-		r.Endpoints = append(r.Endpoints, d.ep)
+		if !d.badName {
+			r.Endpoints = append(r.Endpoints, d.ep)
+		}
 	}
 }
 

@@ -14,8 +14,13 @@ import (
 type Result struct {
 	// Endpoints are the records wanted, sorted by name, type, set identifier, resource.
 	Endpoints []*endpoint.Endpoint
-	// Invalid are objects with bad input; none of their records are in Endpoints.
+	// Invalid are the problems with objects' input. An object with any of them publishes
+	// no record, except that a bad name in a list costs only that name.
 	Invalid []*endpoint.InvalidError
+	// Held are the resources ("service/default/web") of the objects with problems in
+	// Invalid: the records they own must be kept as they are, not deleted because the
+	// object no longer yields them (safety rule 6: nothing else is lost).
+	Held []string
 	// Pending are valid objects that cannot be published yet, typically because their
 	// load balancer has no address.
 	Pending []Pending
@@ -56,6 +61,8 @@ func (r *Result) sort() {
 		return cmp.Or(compareRefs(a.Object, b.Object), cmp.Compare(a.Field, b.Field),
 			cmp.Compare(a.Value, b.Value), cmp.Compare(a.Reason, b.Reason))
 	})
+	slices.Sort(r.Held)
+	r.Held = slices.Compact(r.Held)
 	slices.SortStableFunc(r.Pending, func(a, b Pending) int {
 		return cmp.Or(compareRefs(a.Object, b.Object), cmp.Compare(a.Reason, b.Reason))
 	})

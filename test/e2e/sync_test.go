@@ -445,7 +445,7 @@ func TestSyncInvalidAnnotations(t *testing.T) {
 	if r.exit == 0 {
 		t.Errorf("--strict with invalid objects exited 0")
 	}
-	if want := fmt.Sprintf("invalid (skipped; everything else is synced): %d", len(cases)); !strings.Contains(r.out, want) {
+	if want := fmt.Sprintf("invalid (skipped, and what they published is kept; everything else is synced): %d", len(cases)); !strings.Contains(r.out, want) {
 		t.Errorf("output lacks %q", want)
 	}
 	for _, c := range cases {
