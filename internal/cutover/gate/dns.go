@@ -51,8 +51,8 @@ type DNS struct {
 	tolerance float64
 }
 
-// NewDNS builds a DNS gate from its spec. Servers may be empty here: the engine fills them
-// with the zone's name servers before checking.
+// NewDNS builds a DNS gate from its spec. Servers may be empty here: cutover.NewGate fills
+// them from --dns-server (a gate with neither is refused there).
 func NewDNS(name string, g spec.DNSGate) (*DNS, error) {
 	d := &DNS{name: name, samples: g.Samples, tolerance: spec.DefaultDNSTolerance}
 	if d.samples <= 0 {
