@@ -136,15 +136,21 @@ Every action is journaled before and after it is taken, so a killed run continue
 			if err != nil {
 				return err
 			}
-			n, err := cutover.Release(cmd.Context(), cfg, f.force)
+			rel, err := cutover.Release(cmd.Context(), cfg, f.force)
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "cutover %s: %d authority records deleted; publishers own the weights again\n", cfg.Plan.Name, n)
+			out := cmd.OutOrStdout()
+			if len(rel.TakenOver) > 0 {
+				for _, r := range rel.TakenOver {
+					fmt.Fprintf(out, "cutover %s: took the weights over from runner %s (another runner's record, deleted with --force); that runner, if still running, stops at its next write\n", cfg.Plan.Name, r)
+				}
+			}
+			fmt.Fprintf(out, "cutover %s: %d authority records deleted; publishers own the weights again\n", cfg.Plan.Name, rel.Records)
 			return nil
 		},
 	}
-	releaseCmd.Flags().BoolVar(&f.force, "force", false, "release even when the cutover is unfinished or has no journal here")
+	releaseCmd.Flags().BoolVar(&f.force, "force", false, "release even when the cutover is unfinished, has no journal here, or another runner of it (another machine) holds its weights")
 	cmd.AddCommand(planCmd, runCmd, statusCmd, releaseCmd)
 	for _, c := range []struct{ name, short string }{
 		{cutover.CommandPause, "Hold a running cutover at its current weights"},

@@ -2,6 +2,7 @@ package cutover
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -10,6 +11,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -17,6 +19,7 @@ import (
 	"github.com/crossfade-io/crossfade/internal/cutover/journal"
 	"github.com/crossfade-io/crossfade/internal/cutover/spec"
 	"github.com/crossfade-io/crossfade/internal/plan"
+	"github.com/crossfade-io/crossfade/internal/provider"
 	"github.com/crossfade-io/crossfade/internal/registry"
 )
 
@@ -42,6 +45,7 @@ const (
 	kindResumed       = "resumed"
 	kindRetire        = "retire"
 	kindReleased      = "released"
+	kindTakeover      = "takeover"
 	outcomeCompleted  = "completed"
 	outcomeRolledBack = "rolled-back"
 )
@@ -102,8 +106,10 @@ type runner struct {
 	live  *live
 	start map[string]int64
 	// startTTL is the members' TTL when the cutover started: waited out after lowering
-	// it, and restored at the end.
-	startTTL int64
+	// it. startTTLs are each record's, restored at the end (nil for a journal from
+	// before they were kept: startTTL is restored everywhere then).
+	startTTL  int64
+	startTTLs map[spec.Record]int64
 	// startedAt is when the cutover first started, for its total time limit.
 	startedAt time.Time
 	// promoted makes the remaining steps jump to the last one, held for the TTL only.
@@ -122,6 +128,15 @@ type runner struct {
 	seen map[string]bool
 	// ttlTouched is set once the TTL was (or may have been) lowered: the end restores it.
 	ttlTouched bool
+	// id is the runner this run is: its token (from the journal's start entry, so the same
+	// across resumes), host and pid, written in the authority records.
+	id registry.Runner
+	// takeover lets this run replace another runner's authority records (an abort).
+	takeover bool
+	// held is set once this process has written the authority records.
+	held bool
+	// tookOver are the runners whose records this run replaced, journaled once each.
+	tookOver map[registry.Runner]bool
 	// closeFn releases the journal and the lock.
 	closeFn func()
 }
@@ -206,8 +221,13 @@ func Run(ctx context.Context, cfg Config, resume bool) (*Report, error) {
 		return nil, fmt.Errorf("cutover %s: the plan's records, members or weights changed since it started (plan %s, journal %s): resume with the plan file it started with, or abort it",
 			r.p.Name, h, st.planHash)
 	}
+	token := st.token
+	if !st.started {
+		token = newToken()
+	}
+	r.id = thisRunner(token)
 	if st.started {
-		if _, err := r.append(journal.Entry{Kind: kindResumed, Step: stepNone, Detail: fmt.Sprintf("pid %d", os.Getpid())}); err != nil {
+		if _, err := r.append(journal.Entry{Kind: kindResumed, Step: stepNone, Detail: "runner " + r.id.String()}); err != nil {
 			return nil, err
 		}
 	}
@@ -275,7 +295,7 @@ func open(cfg Config) (*runner, []journal.Entry, error) {
 		servers := cfg.DNSServers
 		cfg.NewGate = func(g spec.Gate) (Gate, error) { return NewGate(g, servers) }
 	}
-	r := &runner{cfg: cfg, p: p, paths: paths, j: j, log: log.With("cutover", p.Name), seen: map[string]bool{}}
+	r := &runner{cfg: cfg, p: p, paths: paths, j: j, log: log.With("cutover", p.Name), seen: map[string]bool{}, tookOver: map[registry.Runner]bool{}}
 	r.closeFn = func() { j.Close(); lock.Release() }
 	return r, entries, nil
 }
@@ -286,7 +306,10 @@ type state struct {
 	startedAt time.Time
 	start     map[string]int64
 	startTTL  int64
+	startTTLs map[spec.Record]int64
 	planHash  string
+	// token is the runner token of the start entry ("" in journals from before tokens).
+	token string
 	// next is the first step not yet passed.
 	next int
 	// rollback is set once a rollback is due (a step failed, or an abort came).
@@ -322,7 +345,8 @@ func replay(entries []journal.Entry) state {
 	for _, e := range entries {
 		switch e.Kind {
 		case kindStart:
-			st.started, st.start, st.startedAt, st.startTTL, st.planHash = true, e.Weights, e.Time, e.TTL, e.PlanHash
+			st.started, st.start, st.startedAt, st.startTTL, st.planHash, st.token = true, e.Weights, e.Time, e.TTL, e.PlanHash, e.Token
+			st.startTTLs = readStartData(e.Data).records()
 		case kindTTLLowered:
 			st.ttlLowered = true
 		case kindRetire:
@@ -413,6 +437,12 @@ func Abort(ctx context.Context, cfg Config) (*Report, error) {
 		due = abortDue(st.next, cfg.By)
 	}
 	r.restore(st)
+	// An abort is the emergency exit, and may be run from another machine than the one
+	// that ran the cutover (with its journal): it takes the weights over from whichever
+	// runner of this cutover holds them, replacing that runner's authority record
+	// compare-and-swap-wise, and journals that it did. That runner, if alive, stops at
+	// its next write, refused by the record it no longer holds.
+	r.id, r.takeover = thisRunner(st.token), true
 	if err := r.prepare(ctx, st, true); err != nil {
 		return nil, err
 	}
@@ -420,54 +450,152 @@ func Abort(ctx context.Context, cfg Config) (*Report, error) {
 	return r.finish(err)
 }
 
+// Released is what Release did.
+type Released struct {
+	// Records is the number of authority records deleted.
+	Records int
+	// TakenOver are the runners whose records were deleted although this journal's
+	// runner did not write them (release --force).
+	TakenOver []registry.Runner
+}
+
 // Release hands the weights back to the publishers: it deletes this cutover's authority
 // records, after which a sync writes the weights its sources ask for. It refuses while
-// the cutover runs, and, unless force, when the cutover is unfinished (its weights would
-// then have no authority at all) or has no journal here.
-func Release(ctx context.Context, cfg Config, force bool) (int, error) {
+// the cutover runs here, and, unless force, when the cutover is unfinished (its weights
+// would then have no authority at all), has no journal here, or another runner of it
+// (another machine) holds its records. With force it deletes them whoever of this
+// cutover's runners wrote them, and says whose they were; never another cutover's. Each
+// record is deleted exactly as read, so a record rewritten meanwhile is read again.
+func Release(ctx context.Context, cfg Config, force bool) (Released, error) {
 	p := cfg.Plan
 	paths := PathsFor(cfg.StateDir, p.Name)
 	entries, err := journal.Read(paths.Journal)
 	exists := !errors.Is(err, os.ErrNotExist)
 	switch {
 	case err != nil && exists:
-		return 0, err
+		return Released{}, err
 	case !exists && !force:
-		return 0, fmt.Errorf("cutover %s has no journal at %s: it did not run from here (release --force deletes its authority records all the same)", p.Name, paths.Journal)
+		return Released{}, fmt.Errorf("cutover %s has no journal at %s: it did not run from here (release --force deletes its authority records all the same)", p.Name, paths.Journal)
 	}
-	if st := replay(entries); st.started && st.done == "" && !force {
-		return 0, fmt.Errorf("cutover %s is unfinished: finish it (run --resume) or abort it before releasing its weights", p.Name)
+	st := replay(entries)
+	if st.started && st.done == "" && !force {
+		return Released{}, fmt.Errorf("cutover %s is unfinished: finish it (run --resume) or abort it before releasing its weights", p.Name)
 	}
 	lock, err := journal.Acquire(paths.Lock, journal.Holder{By: cfg.By, Cutover: p.Name})
 	if err != nil {
-		return 0, err
+		return Released{}, err
 	}
 	defer lock.Release()
-	l, err := readLive(ctx, cfg.DNS, cfg.Registry, p, readOpts{partial: true})
-	if err != nil {
-		return 0, err
-	}
-	var b plan.Batch
-	for _, cur := range l.current {
-		if cur != nil {
-			b = append(b, plan.Change{Action: plan.Delete, Endpoint: cur})
+	o := readOpts{partial: true, runner: registry.Runner{Token: st.token}, takeover: force}
+	var rel Released
+	var id string
+	for attempt := 1; ; attempt++ {
+		l, err := readLive(ctx, cfg.DNS, cfg.Registry, p, o)
+		if err != nil {
+			return Released{}, err
 		}
-	}
-	if len(b) == 0 {
-		return 0, nil
-	}
-	id, err := cfg.DNS.ApplyChange(ctx, l.zone, b, fmt.Sprintf("crossfade cutover %s: release weights", p.Name))
-	if err != nil {
-		return 0, fmt.Errorf("release: %w", err)
+		var b plan.Batch
+		for _, cur := range l.current {
+			if cur != nil {
+				b = append(b, plan.Change{Action: plan.Delete, Endpoint: cur})
+			}
+		}
+		if len(b) == 0 {
+			return Released{}, nil
+		}
+		id, err = cfg.DNS.ApplyChange(ctx, l.zone, b, fmt.Sprintf("crossfade cutover %s: release weights", p.Name))
+		var rej *provider.RejectedError
+		if errors.As(err, &rej) && attempt < casAttempts {
+			// Rewritten since the read (a runner elsewhere resumed): read it again.
+			if err := backoff(ctx, attempt); err != nil {
+				return Released{}, err
+			}
+			continue
+		}
+		if err != nil {
+			return Released{}, fmt.Errorf("release: %w", err)
+		}
+		rel = Released{Records: len(b), TakenOver: l.takenOver}
+		break
 	}
 	if !exists {
-		return len(b), nil
+		return rel, nil
 	}
 	j, _, err := journal.Open(paths.Journal)
 	if err != nil {
-		return len(b), err
+		return rel, err
 	}
 	defer j.Close()
-	_, err = j.Append(journal.Entry{Kind: kindReleased, Step: stepNone, ChangeID: id, By: cfg.By})
-	return len(b), err
+	e := journal.Entry{Kind: kindReleased, Step: stepNone, ChangeID: id, By: cfg.By}
+	if len(rel.TakenOver) > 0 {
+		e.Detail = "taken over from " + formatRunners(rel.TakenOver)
+	}
+	_, err = j.Append(e)
+	return rel, err
+}
+
+// formatRunners renders runners for messages: "runner T@H:P, runner …".
+func formatRunners(rs []registry.Runner) string {
+	var parts []string
+	for _, r := range rs {
+		if r.Token == "" {
+			parts = append(parts, "a runner that records no token")
+			continue
+		}
+		parts = append(parts, "runner "+r.String())
+	}
+	return strings.Join(slices.Compact(parts), ", ")
+}
+
+// newToken returns a fresh runner token: 64 random bits in hex, enough that two runs
+// never draw the same.
+func newToken() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// thisRunner is this process as the runner holding token.
+func thisRunner(token string) registry.Runner {
+	host, _ := os.Hostname()
+	return registry.Runner{Token: token, Host: host, PID: os.Getpid()}
+}
+
+// startData is what a start entry keeps beyond its fields: each record's TTL, restored
+// when the cutover ends (the journal's TTL is the largest, which the old TTL's wait and
+// the hold's floor use).
+type startData struct {
+	// TTLs maps "name type" to the TTL the record's weighted sets had.
+	TTLs map[string]int64 `json:"ttls,omitempty"`
+}
+
+func newStartData(ttls map[spec.Record]int64) json.RawMessage {
+	d := startData{TTLs: map[string]int64{}}
+	for r, t := range ttls {
+		d.TTLs[r.Name+" "+r.Type] = t
+	}
+	b, _ := json.Marshal(d)
+	return b
+}
+
+// readStartData reads a start entry's data; a journal from before it has none.
+func readStartData(raw json.RawMessage) startData {
+	var d startData
+	if len(raw) > 0 {
+		_ = json.Unmarshal(raw, &d)
+	}
+	return d
+}
+
+// records returns the TTLs by record, nil when none were kept.
+func (d startData) records() map[spec.Record]int64 {
+	if len(d.TTLs) == 0 {
+		return nil
+	}
+	out := map[spec.Record]int64{}
+	for k, t := range d.TTLs {
+		name, typ, _ := strings.Cut(k, " ")
+		out[spec.Record{Name: name, Type: typ}] = t
+	}
+	return out
 }

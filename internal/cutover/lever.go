@@ -24,7 +24,7 @@ type DNS interface {
 	DryRun(ctx context.Context, zone provider.Zone, batch plan.Batch) ([]byte, error)
 }
 
-// member is one weighted record set a cutover moves, with its ownership TXT records.
+// member is one weighted record set a cutover writes, with its ownership TXT records.
 type member struct {
 	record spec.Record
 	setID  string
@@ -36,13 +36,25 @@ type member struct {
 
 // live is the part of the zone a cutover touches, as read at one moment.
 type live struct {
-	zone    provider.Zone
+	zone provider.Zone
+	// members are the from and to members of every record: the sets whose weights move.
 	members []member
-	// maxTTL is the largest TTL among the members: the least time a step must hold.
+	// others are the other weighted sets of each record's name and type (a third
+	// cluster's). Their weights are never written, but Route 53 gives every weighted set
+	// of a name and type one TTL, so a TTL change moves them with the members.
+	others []member
+	// maxTTL is the largest TTL among the members and others: the least time a step must
+	// hold.
 	maxTTL int64
+	// groupTTL is, per record, the TTL its weighted sets share (the largest, should a
+	// zone hold several); records whose sets are all aliases, which have no TTL, have none.
+	groupTTL map[spec.Record]int64
 	// authority are the records by which this cutover holds the weights, one per name,
 	// as they should be; current holds those the zone has (nil where missing).
 	authority, current []*endpoint.Endpoint
+	// takenOver are the runners whose authority records of this cutover the next batch
+	// replaces: an abort or a forced release taking the weights over, never a run.
+	takenOver []registry.Runner
 	// skipped says which members a partial read left out, and why.
 	skipped []string
 }
@@ -58,6 +70,25 @@ func (l *live) weights() map[string]int64 {
 		}
 	}
 	return out
+}
+
+// measure sets maxTTL and groupTTL from the members and others. A member that is an
+// alias counts with the default TTL (its answers carry its target's); another cluster's
+// alias is left out: it has no TTL of its own to hold for, nor to change.
+func (l *live) measure() {
+	l.maxTTL, l.groupTTL = 0, map[spec.Record]int64{}
+	for _, m := range l.members {
+		l.maxTTL = max(l.maxTTL, memberTTL(m.ep))
+		if !m.ep.IsAlias() {
+			l.groupTTL[m.record] = max(l.groupTTL[m.record], memberTTL(m.ep))
+		}
+	}
+	for _, o := range l.others {
+		if !o.ep.IsAlias() {
+			l.maxTTL = max(l.maxTTL, memberTTL(o.ep))
+			l.groupTTL[o.record] = max(l.groupTTL[o.record], memberTTL(o.ep))
+		}
+	}
 }
 
 // findZone picks the plan's zone among the provider's.
@@ -81,16 +112,26 @@ func findZone(ctx context.Context, dns DNS, p *spec.Plan) (provider.Zone, error)
 	return provider.Zone{}, fmt.Errorf("zone %s: %d zones have this name: set spec.zoneID", p.Zone, len(found))
 }
 
-// readOpts say how strict readLive is.
+// readOpts say how strict readLive is, and for whom it reads.
 type readOpts struct {
 	// partial skips members that are missing or cannot be moved, instead of refusing:
 	// a rollback or a release does what it still can.
 	partial bool
+	// runner is the run that writes: an authority record of this cutover that carries
+	// another runner token is another runner's, and refused (*HeldError).
+	runner registry.Runner
+	// takeover lets the batch replace another runner's authority record of this cutover
+	// instead: an abort or a forced release taking the weights over, explicitly.
+	takeover bool
+	// held says this process has written the authority records already: finding them
+	// gone means someone released the weights meanwhile, and the runner stops rather
+	// than take them again behind that person's back.
+	held bool
 }
 
 // readLive reads the plan's members from the zone and checks that the cutover can move
 // them: each record has a weighted member for from and to, each member is owned, and no
-// other cutover holds the weights of its names.
+// other cutover, nor another runner of this one, holds the weights of its names.
 func readLive(ctx context.Context, dns DNS, reg *registry.TXT, p *spec.Plan, o readOpts) (*live, error) {
 	zone, err := findZone(ctx, dns, p)
 	if err != nil {
@@ -107,18 +148,21 @@ func readLive(ctx context.Context, dns DNS, reg *registry.TXT, p *spec.Plan, o r
 			txts[e.Key()] = e
 		}
 	}
+	byKey := map[endpoint.Key]*endpoint.Endpoint{}
+	groups := map[spec.Record][]*endpoint.Endpoint{} // every weighted set of a record's name and type
+	for _, e := range z.Records {
+		byKey[e.Key()] = e
+		if e.Policy.Kind == endpoint.Weighted {
+			r := spec.Record{Name: e.Name, Type: e.Type}
+			groups[r] = append(groups[r], e)
+		}
+	}
 	l := &live{zone: zone}
 	var problems []string
 	for _, r := range p.Records {
 		for _, id := range []string{p.From, p.To} {
 			key := endpoint.Key{Name: r.Name, Type: r.Type, SetIdentifier: id}
-			var ep *endpoint.Endpoint
-			for _, e := range z.Records {
-				if e.Key() == key {
-					ep = e
-					break
-				}
-			}
+			ep := byKey[key]
 			problem := ""
 			switch {
 			case ep == nil:
@@ -143,9 +187,14 @@ func readLive(ctx context.Context, dns DNS, reg *registry.TXT, p *spec.Plan, o r
 				}
 			}
 			l.members = append(l.members, m)
-			l.maxTTL = max(l.maxTTL, memberTTL(ep))
+		}
+		for _, e := range groups[r] {
+			if e.SetIdentifier != p.From && e.SetIdentifier != p.To {
+				l.others = append(l.others, member{record: r, setID: e.SetIdentifier, ep: e})
+			}
 		}
 	}
+	l.measure()
 	types := map[string][]string{}
 	var names []string
 	for _, r := range p.Records {
@@ -155,15 +204,27 @@ func readLive(ctx context.Context, dns DNS, reg *registry.TXT, p *spec.Plan, o r
 		types[r.Name] = append(types[r.Name], r.Type)
 	}
 	for _, n := range names {
-		want := registry.AuthorityRecord(n, types[n], p.Name)
+		want := registry.Authority{Name: n, Cutover: p.Name, Types: types[n], Runner: o.runner}.Record()
 		cur := txts[want.Key()]
+		a, isAuthority := registry.ParseAuthority(cur)
 		// One authority per weight (safety rule 3): another cutover's record is never
-		// taken over, by a run, a rollback or a release.
-		for k, holder := range registry.Authorities(slices.DeleteFunc([]*endpoint.Endpoint{cur}, func(e *endpoint.Endpoint) bool { return e == nil })) {
-			if holder != p.Name {
-				problems = append(problems, fmt.Sprintf("%s %s: its weights are held by cutover %s (record %s): finish or release that cutover first", k.Name, k.Type, holder, want.Name))
-				break
-			}
+		// taken over, by a run, a rollback or a release; another runner's of this
+		// cutover only by an abort or a forced release, which say so.
+		switch {
+		case cur == nil && o.held:
+			return nil, fmt.Errorf("cutover %s: its authority record %s is gone: someone released the weights (cutover release --force?) while this runner held them, and it does not take them back on its own: `crossfade cutover run --resume` takes them again, `crossfade cutover abort` rolls back",
+				p.Name, want.Name)
+		case cur == nil:
+		case !isAuthority:
+			problems = append(problems, fmt.Sprintf("%s: a TXT record that is not a crossfade authority record has this name: not overwriting it", want.Name))
+			continue
+		case a.Cutover != p.Name:
+			problems = append(problems, fmt.Sprintf("%s %s: its weights are held by cutover %s (record %s): finish or release that cutover first", n, strings.Join(types[n], ","), a.Cutover, want.Name))
+			continue
+		case a.Runner.Token != o.runner.Token && !o.takeover:
+			return nil, &HeldError{Cutover: p.Name, Record: want.Name, Holder: a.Runner}
+		case a.Runner.Token != o.runner.Token:
+			l.takenOver = append(l.takenOver, a.Runner)
 		}
 		l.authority = append(l.authority, want)
 		l.current = append(l.current, cur)
@@ -172,6 +233,50 @@ func readLive(ctx context.Context, dns DNS, reg *registry.TXT, p *spec.Plan, o r
 		return nil, &NotReadyError{Problems: problems}
 	}
 	return l, nil
+}
+
+// HeldError is a cutover whose weights another runner of it holds: its authority record
+// carries another runner token. Two runners of one cutover (two machines, two state
+// directories) would write over each other's steps; the one that came second stops.
+type HeldError struct {
+	// Cutover is the cutover's name.
+	Cutover string
+	// Record is the authority record's name.
+	Record string
+	// Holder is the runner the record names; zero for a record written before runners
+	// were recorded.
+	Holder registry.Runner
+}
+
+// Error names the holder and what can be done.
+func (e *HeldError) Error() string {
+	who := "runner " + e.Holder.String()
+	if e.Holder.Token == "" {
+		who = "a runner that records no token (crossfade before runner tokens, or its journal from then)"
+		if e.Holder.Host != "" {
+			who += " at " + e.Holder.Host
+		}
+	}
+	return fmt.Sprintf("cutover %s: its weights are held by another runner, %s (record %s): a cutover runs from one place at a time; "+
+		"if that runner is gone, or its run ended without `crossfade cutover release`, take the weights over from here with `crossfade cutover abort` (rolls back) or `crossfade cutover release --force`",
+		e.Cutover, who, e.Record)
+}
+
+// untouchable lists the weighted sets a batch setting ttls would have to rewrite but may
+// not: another cluster's member that nobody owns (safety rule 1: never overwrite a record
+// this owner does not own). Route 53 gives every weighted set of a name and type one TTL,
+// so the TTL of the others cannot change without theirs.
+func (l *live) untouchable(ttls map[spec.Record]int64) []string {
+	var out []string
+	for _, o := range l.others {
+		t, ok := ttls[o.record]
+		if !ok || o.ep.IsAlias() || o.ep.Owner() != "" || o.ep.TTL == endpoint.NewTTL(t) {
+			continue
+		}
+		out = append(out, fmt.Sprintf("%s: has no ownership TXT record, and lowering the TTL of %s %s to %ds rewrites every weighted set of the name and type (Route 53 gives them one TTL); "+
+			"publish or adopt it with an owner, delete it, or drop spec.ttl.lower", o.ep.Key(), o.record.Name, o.record.Type, t))
+	}
+	return out
 }
 
 // differingWeights lists the set identifiers whose members carry different weights on
@@ -199,11 +304,24 @@ func memberTTL(e *endpoint.Endpoint) int64 {
 	if !e.TTL.IsConfigured() {
 		return defaultTTL
 	}
-	return int64(e.TTL)
+	return e.TTL.Seconds()
 }
 
 // defaultTTL is what Route 53 records written without a TTL get (crossfade writes 300).
 const defaultTTL = 300
+
+// lowerTTLs returns the TTL writes that lower every record whose weighted sets have a TTL
+// above lower (from ttls, a record's TTL) to lower; a record already at or below it keeps
+// its own.
+func lowerTTLs(ttls map[spec.Record]int64, lower int64) map[spec.Record]int64 {
+	out := map[spec.Record]int64{}
+	for r, t := range ttls {
+		if t > lower {
+			out[r] = lower
+		}
+	}
+	return out
+}
 
 // NotReadyError lists why the zone does not hold what the plan moves.
 type NotReadyError struct {
@@ -216,15 +334,34 @@ func (e *NotReadyError) Error() string {
 }
 
 // batch is the one batch that sets every member to w (set identifier → weight; nil
-// leaves weights) and, when ttl > 0, to that TTL, with their ownership records; members
-// already so are left out. Every batch carries the authority records: from the first
-// write on no publisher reverts what the cutover wrote, and every batch, even one redone
-// after a crash whose weights had already landed, has a change of its own to follow to
-// INSYNC (Route 53 applies a zone's changes in order, so its INSYNC covers the earlier).
-func (l *live) batch(w map[string]int64, ttl int64) plan.Batch {
-	var b plan.Batch
-	for _, a := range l.authority {
-		b = append(b, plan.Change{Action: plan.Upsert, Endpoint: a})
+// leaves weights) and every weighted set of a record to ttls[record] (nil leaves TTLs),
+// with the members' ownership records; sets already so are left out.
+//
+// Each set is rewritten as DELETE, exactly as read, and CREATE: Route 53 has no
+// conditional write, but refuses the whole batch when a DELETE does not match the set
+// it finds, so the pair is a compare-and-swap. A publisher that changed a member's
+// targets after the read makes the batch fail instead of being reverted (the caller
+// reads again and retries). Every DELETE comes before every CREATE, so a batch that
+// changes a group's TTL is valid however Route 53 checks that every weighted set of a
+// name and type has one TTL, change by change or for the whole batch.
+//
+// Every batch carries the authority records: CREATE where the zone has none (failing
+// when another runner created one since the read), else DELETE as read and CREATE. From
+// the first write on no publisher reverts what the cutover wrote, and every batch, even
+// one redone after a crash whose weights had already landed, has a change of its own to
+// follow to INSYNC (Route 53 applies a zone's changes in order, so its INSYNC covers the
+// earlier).
+func (l *live) batch(w map[string]int64, ttls map[spec.Record]int64) plan.Batch {
+	var dels, creates plan.Batch
+	swap := func(old, now *endpoint.Endpoint) {
+		dels = append(dels, plan.Change{Action: plan.Delete, Endpoint: old})
+		creates = append(creates, plan.Change{Action: plan.Create, Endpoint: now})
+	}
+	for i, a := range l.authority {
+		if cur := l.current[i]; cur != nil {
+			dels = append(dels, plan.Change{Action: plan.Delete, Endpoint: cur})
+		}
+		creates = append(creates, plan.Change{Action: plan.Create, Endpoint: a})
 	}
 	for _, m := range l.members {
 		want, ok := w[m.setID]
@@ -232,49 +369,126 @@ func (l *live) batch(w map[string]int64, ttl int64) plan.Batch {
 			want = m.ep.Policy.Weight
 		}
 		wantTTL := m.ep.TTL
-		if ttl > 0 {
-			wantTTL = endpoint.TTL(ttl)
+		if t, ok := ttls[m.record]; ok && !m.ep.IsAlias() {
+			wantTTL = endpoint.NewTTL(t)
 		}
 		if m.ep.Policy.Weight == want && m.ep.TTL == wantTTL {
 			continue
 		}
 		e := withWeight(m.ep, want)
 		e.TTL = wantTTL
-		b = append(b, plan.Change{Action: plan.Upsert, Endpoint: e})
+		swap(m.ep, e)
 		for _, t := range m.txt {
-			b = append(b, plan.Change{Action: plan.Upsert, Endpoint: withWeight(t, want)})
+			if t.Policy.Weight != want {
+				swap(t, withWeight(t, want))
+			}
 		}
 	}
-	return b
+	for _, o := range l.others {
+		t, ok := ttls[o.record]
+		// untouchable refuses a write that would have to rewrite an unowned one; in a
+		// partial rollback it is left out, and Route 53 judges the batch.
+		if !ok || o.ep.IsAlias() || o.ep.Owner() == "" || o.ep.TTL == endpoint.NewTTL(t) {
+			continue
+		}
+		e := o.ep.Clone()
+		e.TTL = endpoint.NewTTL(t)
+		swap(o.ep, e)
+	}
+	return append(dels, creates...)
 }
 
 // after returns the zone as it will be once b is applied: for `cutover plan`, which
-// renders each batch against what the ones before it leave.
+// renders each batch against what the ones before it leave, and for the hold after a
+// write, which paces on the TTL just written.
 func (l *live) after(b plan.Batch) *live {
-	n := *l
-	n.members = slices.Clone(l.members)
-	n.current = slices.Clone(l.authority)
+	written := map[endpoint.Key]*endpoint.Endpoint{}
 	for _, c := range b {
-		for i := range n.members {
-			m := &n.members[i]
-			if c.Endpoint.Key() == m.ep.Key() {
-				m.ep = c.Endpoint
-				n.maxTTL = 0
+		if c.Action != plan.Delete { // a batch's DELETE is followed by the CREATE of the set
+			written[c.Endpoint.Key()] = c.Endpoint
+		}
+	}
+	update := func(ms []member) []member {
+		out := slices.Clone(ms)
+		for i := range out {
+			m := &out[i]
+			if e := written[m.ep.Key()]; e != nil {
+				m.ep = e
 			}
+			m.txt = slices.Clone(m.txt)
 			for j, t := range m.txt {
-				if c.Endpoint.Key() == t.Key() {
-					m.txt = slices.Clone(m.txt)
-					m.txt[j] = c.Endpoint
+				if e := written[t.Key()]; e != nil {
+					m.txt[j] = e
 				}
 			}
 		}
+		return out
 	}
-	if n.maxTTL == 0 {
-		for _, m := range n.members {
-			n.maxTTL = max(n.maxTTL, memberTTL(m.ep))
+	n := *l
+	n.members, n.others = update(l.members), update(l.others)
+	n.current = slices.Clone(l.authority)
+	n.takenOver = nil
+	n.measure()
+	return &n
+}
+
+// moved lists what differs between l and a later read of the zone, now, among the sets a
+// batch built on l deletes exactly as read: the members and their ownership records, the
+// other weighted sets of their names, and the authority records. Empty when nothing did:
+// a batch refused then was refused for another reason than a concurrent change.
+func (l *live) moved(now *live) []string {
+	was, is := l.sets(), now.sets()
+	keys := slices.Collect(maps.Keys(was))
+	for k := range is {
+		if was[k] == nil {
+			keys = append(keys, k)
 		}
 	}
-	return &n
+	slices.SortFunc(keys, func(a, b endpoint.Key) int { return strings.Compare(a.String(), b.String()) })
+	var out []string
+	for _, k := range keys {
+		a, b := was[k], is[k]
+		switch {
+		case a == nil:
+			out = append(out, fmt.Sprintf("%s appeared (%s)", k, describeSet(b)))
+		case b == nil:
+			out = append(out, fmt.Sprintf("%s is gone (was %s)", k, describeSet(a)))
+		case !a.SameRecord(b) || a.TTL != b.TTL:
+			out = append(out, fmt.Sprintf("%s: %s, now %s", k, describeSet(a), describeSet(b)))
+		}
+	}
+	return out
+}
+
+// sets returns what l read, by key.
+func (l *live) sets() map[endpoint.Key]*endpoint.Endpoint {
+	out := map[endpoint.Key]*endpoint.Endpoint{}
+	for _, ms := range [][]member{l.members, l.others} {
+		for _, m := range ms {
+			out[m.ep.Key()] = m.ep
+			for _, t := range m.txt {
+				out[t.Key()] = t
+			}
+		}
+	}
+	for _, c := range l.current {
+		if c != nil {
+			out[c.Key()] = c
+		}
+	}
+	return out
+}
+
+// describeSet renders a set's values, weight and TTL for messages.
+func describeSet(e *endpoint.Endpoint) string {
+	s := strings.Join(e.Targets, " ")
+	if e.Policy.Kind == endpoint.Weighted {
+		s += fmt.Sprintf(" weight %d", e.Policy.Weight)
+	}
+	if e.TTL.IsConfigured() {
+		s += fmt.Sprintf(" TTL %d", e.TTL.Seconds())
+	}
+	return s
 }
 
 func withWeight(e *endpoint.Endpoint, w int64) *endpoint.Endpoint {

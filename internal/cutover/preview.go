@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/crossfade-io/crossfade/internal/cutover/gate"
 	"github.com/crossfade-io/crossfade/internal/cutover/spec"
 	"github.com/crossfade-io/crossfade/internal/provider"
+	"github.com/crossfade-io/crossfade/internal/registry"
 )
 
 // Preview is what `cutover plan` shows: the plan checked against the live zone, every
@@ -36,8 +38,20 @@ type PreviewWrite struct {
 	Weights map[string]int64
 	// Batch is the provider's request document (for Route 53, --change-batch JSON).
 	Batch []byte
-	// Changes counts the record sets written.
+	// Changes counts the changes in the batch: a set rewritten is a DELETE of it as read
+	// and a CREATE (a compare-and-swap), the authority record's first write a CREATE.
 	Changes int
+}
+
+// previewToken stands, in the batches `cutover plan` renders, for the runner token that
+// `run` makes when it starts; the rest of the authority record is as `run` writes it.
+const previewToken = "TOKEN"
+
+// previewRunner is the runner the preview renders the authority records with: this host,
+// and no pid (the run's own process writes them).
+func previewRunner() registry.Runner {
+	host, _ := os.Hostname()
+	return registry.Runner{Token: previewToken, Host: host}
 }
 
 // Plan checks cfg.Plan against the live zone and renders every write without sending it,
@@ -47,15 +61,19 @@ type PreviewWrite struct {
 // plan's pacing would refuse a run.
 func Plan(ctx context.Context, cfg Config) (*Preview, error) {
 	p := cfg.Plan
-	l, err := readLive(ctx, cfg.DNS, cfg.Registry, p, readOpts{})
+	l, err := readLive(ctx, cfg.DNS, cfg.Registry, p, readOpts{runner: previewRunner()})
 	if err != nil {
 		return nil, err
 	}
 	if err := checkPacing(p, l.maxTTL); err != nil {
 		return nil, err
 	}
-	if d := l.differingWeights(); len(d) > 0 {
-		return nil, &NotReadyError{Problems: d}
+	problems := l.differingWeights()
+	if p.LowerTTL > 0 {
+		problems = append(problems, l.untouchable(lowerTTLs(l.groupTTL, p.LowerTTL))...)
+	}
+	if len(problems) > 0 {
+		return nil, &NotReadyError{Problems: problems}
 	}
 	pv := &Preview{Zone: l.zone, TTL: l.maxTTL, Current: l.weights()}
 	for _, w := range p.Warnings {
@@ -64,9 +82,16 @@ func Plan(ctx context.Context, cfg Config) (*Preview, error) {
 	for _, m := range l.members {
 		pv.Owners = append(pv.Owners, fmt.Sprintf("%s owned by %s (%s)", m.ep.Key(), m.ep.Owner(), m.ep.Resource()))
 	}
-	// add renders the batch that takes cur to w and ttl, and returns the zone after it.
-	add := func(cur *live, name string, w map[string]int64, ttl int64) (*live, error) {
-		b := cur.batch(w, ttl)
+	lowers := lowerTTLs(l.groupTTL, p.LowerTTL)
+	for _, o := range l.others {
+		if _, ok := lowers[o.record]; ok && p.LowerTTL > 0 && !o.ep.IsAlias() {
+			pv.Owners = append(pv.Owners, fmt.Sprintf("%s owned by %s (%s): its weight stays, its TTL moves with its group's (Route 53 gives a name and type's weighted sets one TTL)",
+				o.ep.Key(), o.ep.Owner(), o.ep.Resource()))
+		}
+	}
+	// add renders the batch that takes cur to w and ttls, and returns the zone after it.
+	add := func(cur *live, name string, w map[string]int64, ttls map[spec.Record]int64) (*live, error) {
+		b := cur.batch(w, ttls)
 		doc, err := cfg.DNS.DryRun(ctx, cur.zone, b)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
@@ -77,20 +102,20 @@ func Plan(ctx context.Context, cfg Config) (*Preview, error) {
 	cur := l
 	lowered := p.LowerTTL > 0 && l.maxTTL > p.LowerTTL
 	if lowered {
-		if cur, err = add(cur, fmt.Sprintf("lower TTL to %ds, then wait out the old %ds", p.LowerTTL, l.maxTTL), nil, p.LowerTTL); err != nil {
+		if cur, err = add(cur, fmt.Sprintf("lower TTL to %ds, then wait out the old %ds", p.LowerTTL, l.maxTTL), nil, lowers); err != nil {
 			return nil, err
 		}
 	}
 	restore := func(cur *live, when string) error {
 		if lowered {
-			_, err := add(cur, fmt.Sprintf("restore TTL to %ds %s", l.maxTTL, when), nil, l.maxTTL)
+			_, err := add(cur, fmt.Sprintf("restore TTL to %ds %s", l.maxTTL, when), nil, l.groupTTL)
 			return err
 		}
 		return nil
 	}
 	for i, s := range p.Steps {
 		w := map[string]int64{p.From: s.Weights.From, p.To: s.Weights.To}
-		if cur, err = add(cur, fmt.Sprintf("step %d of %d", i+1, len(p.Steps)), w, 0); err != nil {
+		if cur, err = add(cur, fmt.Sprintf("step %d of %d", i+1, len(p.Steps)), w, nil); err != nil {
 			return nil, err
 		}
 		stops := rollbackStops(p, w, pv.Current)
@@ -105,7 +130,7 @@ func Plan(ctx context.Context, cfg Config) (*Preview, error) {
 	}
 	stops := rollbackStops(p, cur.weights(), pv.Current)
 	for k, st := range stops {
-		if cur, err = add(cur, fmt.Sprintf("rollback %d of %d (from the last step)", k+1, len(stops)), st, 0); err != nil {
+		if cur, err = add(cur, fmt.Sprintf("rollback %d of %d (from the last step)", k+1, len(stops)), st, nil); err != nil {
 			return nil, err
 		}
 	}
@@ -174,8 +199,16 @@ func (pv *Preview) WriteText(w io.Writer) error {
 	for _, rb := range pv.Rollbacks {
 		fmt.Fprintf(&b, "%s\n", rb)
 	}
+	if len(pv.Writes) > 0 {
+		fmt.Fprintf(&b, "each batch replaces what it changes as read (DELETE, then CREATE: refused, and read again, if it changed meanwhile); "+
+			"the authority record names its runner as crossfade/runner=TOKEN@HOST:PID, and `run` makes the %s\n", previewToken)
+	}
 	for _, wr := range pv.Writes {
-		fmt.Fprintf(&b, "%s: %s, %d changes", wr.Name, FormatWeights(wr.Weights), wr.Changes)
+		fmt.Fprintf(&b, "%s: ", wr.Name)
+		if len(wr.Weights) > 0 {
+			fmt.Fprintf(&b, "%s, ", FormatWeights(wr.Weights))
+		}
+		fmt.Fprintf(&b, "%d changes", wr.Changes)
 		if wr.Changes == 0 {
 			b.WriteString(" (nothing to send)\n")
 			continue

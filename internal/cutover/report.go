@@ -29,7 +29,8 @@ type Report struct {
 	// Retire is the verdict of the residual-traffic check after the last step, if the
 	// plan has one: whether the from cluster can be retired, and why.
 	Retire *RetireReport `json:"retire,omitempty"`
-	// Controls are the pause/resume/promote/abort commands, with who and when.
+	// Controls are the pause/resume/promote/abort commands, with who and when, and the
+	// takeovers of the weights from another runner (an abort's).
 	Controls []journal.Entry `json:"controls,omitempty"`
 }
 
@@ -95,7 +96,7 @@ func BuildReport(name string, entries []journal.Entry) *Report {
 			var v retireVerdict
 			_ = json.Unmarshal(e.Data, &v)
 			r.Retire = &RetireReport{Cluster: v.Cluster, Retirable: v.Retirable, Detail: e.Detail, At: e.Time}
-		case kindControl:
+		case kindControl, kindTakeover:
 			r.Controls = append(r.Controls, e)
 		case kindDone:
 			r.Outcome, r.Ended = e.Detail, e.Time

@@ -3,18 +3,24 @@ package cutover
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"os"
+	"maps"
+	"math/rand/v2"
+	"strings"
 	"time"
 
 	"github.com/crossfade-io/crossfade/internal/cutover/gate"
 	"github.com/crossfade-io/crossfade/internal/cutover/journal"
 	"github.com/crossfade-io/crossfade/internal/cutover/spec"
+	"github.com/crossfade-io/crossfade/internal/plan"
+	"github.com/crossfade-io/crossfade/internal/provider"
+	"github.com/crossfade-io/crossfade/internal/registry"
 )
 
 // restore sets the runner to where the journal left the cutover.
 func (r *runner) restore(st state) {
-	r.start, r.startTTL, r.startedAt = st.start, st.startTTL, st.startedAt
+	r.start, r.startTTL, r.startTTLs, r.startedAt = st.start, st.startTTL, st.startTTLs, st.startedAt
 	r.promoted, r.paused, r.pausedAt, r.pausedFor = st.promoted, st.paused, st.pausedAt, st.pausedFor
 	r.seen, r.ttlTouched = st.seen, st.ttlTouched
 }
@@ -24,7 +30,7 @@ func (r *runner) restore(st state) {
 // gates and, on a first run, journals the starting weights and TTL.
 func (r *runner) prepare(ctx context.Context, st state, rollingBack bool) error {
 	r.rollingBack = rollingBack
-	l, err := readLive(ctx, r.cfg.DNS, r.cfg.Registry, r.p, readOpts{partial: rollingBack})
+	l, err := readLive(ctx, r.cfg.DNS, r.cfg.Registry, r.p, r.readOpts())
 	if err != nil {
 		return err
 	}
@@ -52,12 +58,17 @@ func (r *runner) prepare(ctx context.Context, st state, rollingBack bool) error 
 	if st.started {
 		return nil
 	}
-	if d := l.differingWeights(); len(d) > 0 {
-		return &NotReadyError{Problems: d}
+	problems := l.differingWeights()
+	if r.p.LowerTTL > 0 {
+		problems = append(problems, l.untouchable(lowerTTLs(l.groupTTL, r.p.LowerTTL))...)
 	}
-	r.start, r.startTTL = l.weights(), l.maxTTL
+	if len(problems) > 0 {
+		return &NotReadyError{Problems: problems}
+	}
+	r.start, r.startTTL, r.startTTLs = l.weights(), l.maxTTL, maps.Clone(l.groupTTL)
 	e, err := r.append(journal.Entry{Kind: kindStart, Step: stepNone, Weights: r.start, TTL: l.maxTTL, PlanHash: planHash(r.p),
-		Detail: fmt.Sprintf("zone %s, %d records, from %s to %s, TTL %ds, pid %d", l.zone, len(r.p.Records), r.p.From, r.p.To, l.maxTTL, os.Getpid())})
+		Token: r.id.Token, Data: newStartData(r.startTTLs),
+		Detail: fmt.Sprintf("zone %s, %d records, from %s to %s, TTL %ds, runner %s", l.zone, len(r.p.Records), r.p.From, r.p.To, l.maxTTL, r.id)})
 	if err != nil {
 		return err
 	}
@@ -190,32 +201,118 @@ func (r *runner) stepWeights(i int) map[string]int64 {
 	return map[string]int64{r.p.From: w.From, r.p.To: w.To}
 }
 
-// write journals the intent, sends the weights (and TTL, when ttl > 0) in one batch,
-// journals the change and waits for INSYNC. Redone after a crash, it sends the batch
-// again, whatever already landed: the batch always has a change to follow to INSYNC.
+// readOpts are the reads this runner makes: partial while rolling back, as its runner.
+func (r *runner) readOpts() readOpts {
+	return readOpts{partial: r.rollingBack, runner: r.id, takeover: r.takeover, held: r.held}
+}
+
+// read reads the zone for a write that sets ttls (nil: no TTL), refusing one that would
+// have to rewrite a set nobody owns; a rollback leaves such a set out and lets Route 53
+// judge the batch.
+func (r *runner) read(ctx context.Context, ttls map[spec.Record]int64) (*live, error) {
+	l, err := readLive(ctx, r.cfg.DNS, r.cfg.Registry, r.p, r.readOpts())
+	if err != nil {
+		return nil, err
+	}
+	if bad := l.untouchable(ttls); len(bad) > 0 {
+		if !r.rollingBack {
+			return nil, &NotReadyError{Problems: bad}
+		}
+		for _, b := range bad {
+			r.log.Warn("the TTL write leaves a set out", "zone", l.zone.Name, "problem", b)
+		}
+	}
+	return l, nil
+}
+
+// casAttempts bounds how many times a write is built again from a fresh read after Route
+// 53 refused it because something it read changed before it landed (a publisher's new
+// targets for a member): the compare-and-swap lost a race, and the next try usually wins.
+const casAttempts = 8
+
+// write journals the intent, sends the weights (and each record's TTL in ttls) in one
+// batch, journals the change and waits for INSYNC. Redone after a crash, it sends the
+// batch again, whatever already landed: the batch always has a change to follow to
+// INSYNC. The batch is built from a fresh read and is a compare-and-swap of every set it
+// rewrites (see live.batch): refused because the zone changed since the read, it is
+// built again from another read, up to casAttempts times, then fails naming what moved.
+// Refused because another runner now holds the weights, it fails with *HeldError.
 // what names the write in the change's comment, the journal and errors; ev is the
 // progress event that shows it (its phase and step say which stage writes; its message
 // defaults to what).
-func (r *runner) write(ctx context.Context, step int, w map[string]int64, ttl int64, what string, ev Event) error {
+func (r *runner) write(ctx context.Context, step int, w map[string]int64, ttls map[spec.Record]int64, what string, ev Event) error {
+	var ttl int64
+	for _, t := range ttls {
+		ttl = max(ttl, t)
+	}
 	if _, err := r.append(journal.Entry{Kind: kindIntent, Step: step, Weights: w, TTL: ttl, Detail: what}); err != nil {
 		return err
 	}
 	// Read the members afresh: a publisher may have changed their targets since.
-	l, err := readLive(ctx, r.cfg.DNS, r.cfg.Registry, r.p, readOpts{partial: r.rollingBack})
+	l, err := r.read(ctx, ttls)
 	if err != nil {
-		return err
+		return fmt.Errorf("%s: %w", what, err)
 	}
-	r.live = l
-	batch := l.batch(w, ttl)
 	ev.Weights = w
 	if ev.Message == "" {
 		ev.Message = what
 	}
 	r.cfg.Progress.Event(ev)
-	id, err := r.cfg.DNS.ApplyChange(ctx, l.zone, batch, fmt.Sprintf("crossfade cutover %s: %s", r.p.Name, what))
-	if err != nil {
-		return fmt.Errorf("%s: write %s: %w", what, FormatWeights(w), err)
+	comment := fmt.Sprintf("crossfade cutover %s: %s", r.p.Name, what)
+	desc := "write"
+	if len(w) > 0 {
+		desc += " " + FormatWeights(w)
 	}
+	var batch plan.Batch
+	var id string
+	for attempt := 1; ; attempt++ {
+		r.live = l
+		batch = l.batch(w, ttls)
+		if err := r.noteTakeover(l); err != nil {
+			return err
+		}
+		id, err = r.cfg.DNS.ApplyChange(ctx, l.zone, batch, comment)
+		if err == nil && id == "" && len(batch) > 0 && attempt < casAttempts {
+			// The batch landed but its answer was lost, and with it the change id to
+			// follow to INSYNC. Write again from a fresh read: the weights already stand,
+			// so the batch is the authority record's alone, and Route 53 applies a zone's
+			// changes in order, so its INSYNC covers the lost one.
+			r.log.Warn("write landed but its change id was lost: writing the authority record again to follow one to INSYNC", "zone", l.zone.Name, "step", what, "attempt", attempt)
+			fresh, rerr := r.read(ctx, ttls)
+			if rerr != nil {
+				return fmt.Errorf("%s: %w", what, rerr)
+			}
+			l = fresh
+			continue
+		}
+		if err == nil {
+			break
+		}
+		var rej *provider.RejectedError
+		if !errors.As(err, &rej) {
+			return fmt.Errorf("%s: %s: %w", what, desc, err)
+		}
+		// Read again after the pause, not before it: the next batch is built on the read.
+		if err := backoff(ctx, attempt); err != nil {
+			return err
+		}
+		fresh, rerr := r.read(ctx, ttls)
+		if rerr != nil {
+			r.log.Warn("write refused; the zone read again refuses the cutover", "zone", l.zone.Name, "step", what, "refusal", err)
+			return fmt.Errorf("%s: %w", what, rerr)
+		}
+		moved := l.moved(fresh)
+		switch {
+		case len(moved) == 0:
+			return fmt.Errorf("%s: %s: refused, though nothing it read has changed since: %w", what, desc, err)
+		case attempt == casAttempts:
+			return fmt.Errorf("%s: %s: the zone changed under the cutover before each of %d attempts landed (a publisher writing the same record sets?); last: %s: %w",
+				what, desc, casAttempts, strings.Join(moved, "; "), err)
+		}
+		r.log.Warn("the zone changed under the write: writing again from a fresh read", "zone", l.zone.Name, "step", what, "attempt", attempt, "moved", moved)
+		l = fresh
+	}
+	r.held = true
 	sent := time.Now()
 	if _, err := r.append(journal.Entry{Kind: kindWritten, Step: step, Weights: w, ChangeID: id, Detail: fmt.Sprintf("%d changes", len(batch))}); err != nil {
 		return err
@@ -228,6 +325,36 @@ func (r *runner) write(ctx context.Context, step int, w map[string]int64, ttl in
 	r.live = l.after(batch)
 	_, err = r.append(journal.Entry{Kind: kindInSync, Step: step, ChangeID: id, Detail: time.Since(sent).Round(time.Millisecond).String()})
 	return err
+}
+
+// noteTakeover journals, before the batch that does it is sent, that this run takes the
+// weights over from another runner (an abort may), once per runner.
+func (r *runner) noteTakeover(l *live) error {
+	for _, from := range l.takenOver {
+		if r.tookOver[from] {
+			continue
+		}
+		detail := "took the weights over from " + formatRunners([]registry.Runner{from})
+		r.log.Warn(detail, "zone", l.zone.Name, "runner", r.id.String())
+		if _, err := r.append(journal.Entry{Kind: kindTakeover, Step: stepNone, Detail: detail}); err != nil {
+			return err
+		}
+		r.tookOver[from] = true
+	}
+	return nil
+}
+
+// backoff waits before attempt+1 of a refused write: growing, with jitter, so that two
+// writers racing for the same sets do not keep meeting.
+func backoff(ctx context.Context, attempt int) error {
+	d := time.Duration(attempt) * 25 * time.Millisecond
+	d += rand.N(d)
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(d):
+		return nil
+	}
 }
 
 func (r *runner) waitInSync(ctx context.Context, id string) error {
@@ -268,7 +395,7 @@ type stepResult struct {
 func (r *runner) step(ctx context.Context, i int) (stepResult, error) {
 	w := r.stepWeights(i)
 	n := len(r.p.Steps)
-	if err := r.write(ctx, i, w, 0, fmt.Sprintf("step %d of %d", i+1, n), Event{Phase: PhaseWriting, Step: i, Total: n}); err != nil {
+	if err := r.write(ctx, i, w, nil, fmt.Sprintf("step %d of %d", i+1, n), Event{Phase: PhaseWriting, Step: i, Total: n}); err != nil {
 		return stepResult{}, err
 	}
 	holdFor := func() time.Duration {
@@ -390,7 +517,7 @@ func (r *runner) rollback(ctx context.Context, due *rollbackDue) error {
 	for k := due.from; k < len(due.stops); k++ {
 		what := fmt.Sprintf("rollback %d of %d", k+1, len(due.stops))
 		ev := Event{Phase: PhaseRollingBack, Step: k, Total: len(due.stops), Message: due.reason}
-		if err := r.write(ctx, -2-k, due.stops[k], 0, what, ev); err != nil {
+		if err := r.write(ctx, -2-k, due.stops[k], nil, what, ev); err != nil {
 			return err
 		}
 		hold := max(r.p.Rollback.Pause, r.ttl())
@@ -416,14 +543,17 @@ func (r *runner) rollback(ctx context.Context, due *rollbackDue) error {
 	return err
 }
 
-// lowerTTL sets the members' TTL to the plan's lower value and waits out the TTL they had
+// lowerTTL sets the TTL of every weighted set of the plan's records (a third cluster's
+// too: Route 53 gives a name and type's weighted sets one TTL) to the plan's lower value
+// where it is higher, and waits out the TTL they had
 // (as journaled at the start, so that a runner resumed after a crash mid-way still waits
 // it out), so that every resolver holds the short TTL before the first weight change.
 func (r *runner) lowerTTL(ctx context.Context) error {
 	old := time.Duration(r.startTTL) * time.Second
 	if r.startTTL > r.p.LowerTTL {
 		r.ttlTouched = true
-		if err := r.write(ctx, stepTTLLower, nil, r.p.LowerTTL, fmt.Sprintf("lower TTL to %ds", r.p.LowerTTL), Event{Phase: PhaseLoweringTTL}); err != nil {
+		ttls := lowerTTLs(r.recordTTLs(), r.p.LowerTTL)
+		if err := r.write(ctx, stepTTLLower, nil, ttls, fmt.Sprintf("lower TTL to %ds", r.p.LowerTTL), Event{Phase: PhaseLoweringTTL}); err != nil {
 			return err
 		}
 		r.cfg.Progress.Event(Event{Phase: PhaseLoweringTTL, Left: old, Message: fmt.Sprintf("TTL lowered to %ds; waiting out the old %s", r.p.LowerTTL, old)})
@@ -437,13 +567,26 @@ func (r *runner) lowerTTL(ctx context.Context) error {
 	return err
 }
 
-// restoreTTL gives the members back the TTL they had before the cutover lowered it. It
-// raises a TTL, so nothing needs waiting out.
+// restoreTTL gives every weighted set of the plan's records back the TTL it had before the
+// cutover lowered it. It raises a TTL, so nothing needs waiting out.
 func (r *runner) restoreTTL(ctx context.Context) error {
 	if !r.ttlTouched {
 		return nil
 	}
-	return r.write(ctx, stepTTLRestore, nil, r.startTTL, fmt.Sprintf("restore TTL to %ds", r.startTTL), Event{Phase: PhaseRestoringTTL})
+	return r.write(ctx, stepTTLRestore, nil, r.recordTTLs(), fmt.Sprintf("restore TTL to %ds", r.startTTL), Event{Phase: PhaseRestoringTTL})
+}
+
+// recordTTLs are the TTLs each record's weighted sets had when the cutover started; a
+// journal from before they were kept gives every record the largest.
+func (r *runner) recordTTLs() map[spec.Record]int64 {
+	if r.startTTLs != nil {
+		return r.startTTLs
+	}
+	out := map[spec.Record]int64{}
+	for _, rec := range r.p.Records {
+		out[rec] = r.startTTL
+	}
+	return out
 }
 
 // share is the fraction of traffic weights send to `to` (an even split when both are 0,

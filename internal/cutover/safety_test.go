@@ -186,8 +186,8 @@ func TestReleaseRefuses(t *testing.T) {
 	if _, err := Release(context.Background(), cfg, false); err == nil || !strings.Contains(err.Error(), "unfinished") {
 		t.Errorf("release of an unfinished cutover: %v", err)
 	}
-	if n, err := Release(context.Background(), cfg, true); err != nil || n != 0 {
-		t.Errorf("forced release with no authority record: %d, %v", n, err)
+	if rel, err := Release(context.Background(), cfg, true); err != nil || rel.Records != 0 {
+		t.Errorf("forced release with no authority record: %+v, %v", rel, err)
 	}
 }
 
@@ -257,9 +257,10 @@ func TestPlanPreviewSimulates(t *testing.T) {
 			t.Errorf("%s writes TTL 2 back, as if the TTL had not been lowered:\n%s", w.Name, w.Batch)
 		}
 	}
-	// Step 1 (0 %) changes no weight: it writes the authority record only.
-	if pv.Writes[1].Changes != 1 {
-		t.Errorf("step 1: %d changes, want 1", pv.Writes[1].Changes)
+	// Step 1 (0 %) changes no weight: it rewrites the authority record only, which the
+	// TTL lowering created (DELETE as written, CREATE).
+	if pv.Writes[1].Changes != 2 {
+		t.Errorf("step 1: %d changes, want 2:\n%s", pv.Writes[1].Changes, pv.Writes[1].Batch)
 	}
 	if got := pv.Rollbacks[1]; got != "if step 2 of 4 fails: rollback through blue=100 green=0" {
 		t.Errorf("rollback from step 2: %q", got)

@@ -2,6 +2,7 @@ package registry
 
 import (
 	"maps"
+	"reflect"
 	"testing"
 
 	"github.com/crossfade-io/crossfade/internal/endpoint"
@@ -12,6 +13,11 @@ func TestAuthorities(t *testing.T) {
 	if rec.Name != "_crossfade-weights.app.example.com" || rec.Targets[0] != `"heritage=crossfade,crossfade/cutover=app-1-21,crossfade/types=A;AAAA"` {
 		t.Fatalf("record %s %q", rec.Name, rec.Targets)
 	}
+	withRunner := Authority{Name: "app.example.com", Cutover: "app-1-21", Types: []string{"A"},
+		Runner: Runner{Token: "0123456789abcdef", Host: "ci-7.example.net", PID: 4242}}.Record()
+	if withRunner.Targets[0] != `"heritage=crossfade,crossfade/cutover=app-1-21,crossfade/types=A,crossfade/runner=0123456789abcdef@ci-7.example.net:4242"` {
+		t.Fatalf("record with runner %q", withRunner.Targets)
+	}
 	tests := []struct {
 		name string
 		in   []*endpoint.Endpoint
@@ -19,6 +25,8 @@ func TestAuthorities(t *testing.T) {
 	}{
 		{"round trip", []*endpoint.Endpoint{rec}, map[endpoint.Key]string{
 			{Name: "app.example.com", Type: "A"}: "app-1-21", {Name: "app.example.com", Type: "AAAA"}: "app-1-21"}},
+		// The runner is appended last: a reader of the older form still finds the rest.
+		{"with runner", []*endpoint.Endpoint{withRunner}, map[endpoint.Key]string{{Name: "app.example.com", Type: "A"}: "app-1-21"}},
 		{"ownership TXT is not authority", []*endpoint.Endpoint{{Name: "_crossfade-weights.x.example.com", Type: "TXT",
 			Targets: endpoint.Targets{`"heritage=external-dns,external-dns/owner=a"`}}}, nil},
 		{"unquoted value", []*endpoint.Endpoint{{Name: "_crossfade-weights.x.example.com", Type: "TXT",
@@ -30,6 +38,56 @@ func TestAuthorities(t *testing.T) {
 	for _, tt := range tests {
 		if got := Authorities(tt.in); !maps.Equal(got, tt.want) {
 			t.Errorf("%s: got %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
+
+func TestParseAuthority(t *testing.T) {
+	txt := func(v string) *endpoint.Endpoint {
+		return &endpoint.Endpoint{Name: "_crossfade-weights.app.example.com", Type: "TXT", Targets: endpoint.Targets{v}}
+	}
+	tests := []struct {
+		name string
+		in   *endpoint.Endpoint
+		want Authority
+		ok   bool
+	}{
+		{"old record: no runner", txt(`"heritage=crossfade,crossfade/cutover=c,crossfade/types=A"`),
+			Authority{Name: "app.example.com", Cutover: "c", Types: []string{"A"}}, true},
+		{"runner", txt(`"heritage=crossfade,crossfade/cutover=c,crossfade/types=A,crossfade/runner=tok@host-1:77"`),
+			Authority{Name: "app.example.com", Cutover: "c", Types: []string{"A"}, Runner: Runner{Token: "tok", Host: "host-1", PID: 77}}, true},
+		{"runner without pid", txt(`"heritage=crossfade,crossfade/cutover=c,crossfade/types=A,crossfade/runner=tok@host-1"`),
+			Authority{Name: "app.example.com", Cutover: "c", Types: []string{"A"}, Runner: Runner{Token: "tok", Host: "host-1"}}, true},
+		{"bare token", txt(`"heritage=crossfade,crossfade/cutover=c,crossfade/types=A,crossfade/runner=tok"`),
+			Authority{Name: "app.example.com", Cutover: "c", Types: []string{"A"}, Runner: Runner{Token: "tok"}}, true},
+		{"unknown keys are skipped", txt(`"heritage=crossfade,crossfade/cutover=c,crossfade/future=x,crossfade/types=A"`),
+			Authority{Name: "app.example.com", Cutover: "c", Types: []string{"A"}}, true},
+		{"not crossfade's", txt(`"heritage=external-dns,external-dns/owner=a"`), Authority{}, false},
+		{"nil", nil, Authority{}, false},
+	}
+	for _, tt := range tests {
+		got, ok := ParseAuthority(tt.in)
+		if ok != tt.ok || !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("%s: got %+v, %t; want %+v, %t", tt.name, got, ok, tt.want, tt.ok)
+		}
+	}
+}
+
+func TestAuthorityRunnerRoundTrip(t *testing.T) {
+	tests := []struct {
+		in, want Runner
+	}{
+		{Runner{Token: "ab12", Host: "laptop.local", PID: 1}, Runner{Token: "ab12", Host: "laptop.local", PID: 1}},
+		// A host name that would break the payload is made safe, not refused.
+		{Runner{Token: "ab12", Host: "bad,host=x@y:z", PID: 9}, Runner{Token: "ab12", Host: "bad-host-x-y-z", PID: 9}},
+		// An old journal's runner has no token, only where it runs now.
+		{Runner{Host: "h", PID: 3}, Runner{Host: "h", PID: 3}},
+	}
+	for _, tt := range tests {
+		rec := Authority{Name: "a.example.com", Cutover: "c", Types: []string{"A"}, Runner: tt.in}.Record()
+		got, ok := ParseAuthority(rec)
+		if !ok || got.Runner != tt.want || got.Cutover != "c" {
+			t.Errorf("%+v: read back %+v (%t) from %q, want runner %+v", tt.in, got, ok, rec.Targets[0], tt.want)
 		}
 	}
 }

@@ -50,6 +50,11 @@ type Entry struct {
 	// ID identifies a control command, so that one read twice (a crash between journaling
 	// and removing it) acts once.
 	ID string `json:"id,omitempty"`
+	// Token is, in a start entry, the runner token the cutover's authority records carry:
+	// made once when the cutover starts and kept here, so that every resume (after a
+	// crash, in another process) is the same runner, and any other is refused. Journals
+	// from before tokens have none.
+	Token string `json:"token,omitempty"`
 }
 
 // Journal appends entries to one file. It is not safe for concurrent use; the lock keeps
