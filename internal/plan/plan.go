@@ -402,6 +402,10 @@ func (pl *planner) unit(g *group) Unit {
 			// Route 53 will not turn one routing policy into another in place; within one
 			// policy the set is replaced the same way, so that it fails if it moved.
 			pl.deleteWithTXT(&b, cur, want)
+			// A new routing policy (or failover role) may meet another writer's set.
+			if _, c = pl.clearWay(&b, g, want); c != nil {
+				break
+			}
 			b.create(want)
 			if c = pl.ownership(&b, want); c == nil {
 				if cur.Policy.Kind != want.Policy.Kind {
@@ -453,7 +457,7 @@ func (pl *planner) unit(g *group) Unit {
 	}
 	u := Unit{Name: g.name(), Changes: slices.Concat(b.dels, b.creates)}
 	if len(u.Changes) > 0 {
-		u.Resources = g.resources()
+		u.Resources = g.resources(pl.owner)
 	}
 	return u
 }
@@ -569,11 +573,25 @@ func (pl *planner) blockers(b *builder, want *endpoint.Endpoint) []*endpoint.End
 		switch {
 		case (c.Type == endpoint.TypeCNAME) != (want.Type == endpoint.TypeCNAME):
 			out = append(out, c)
-		case c.Type == want.Type && c.Policy.Kind != want.Policy.Kind:
+		case c.Type == want.Type && clash(c.Policy, want.Policy):
 			out = append(out, c)
 		}
 	}
 	return out
+}
+
+// clash reports whether Route 53 refuses two sets of one name and type with these
+// policies beside each other: different routing policies, or one failover role twice.
+func clash(a, b endpoint.RoutingPolicy) bool {
+	return a.Kind != b.Kind || (a.Kind == endpoint.Failover && a.Role == b.Role)
+}
+
+// kindOf names a policy for messages: its kind, and a failover set's role.
+func kindOf(p endpoint.RoutingPolicy) string {
+	if p.Kind == endpoint.Failover {
+		return p.String()
+	}
+	return p.Kind.String()
 }
 
 // deleteWithTXT deletes an owned record exactly as listed, and those of its ownership
@@ -621,6 +639,11 @@ func (pl *planner) ownership(b *builder, want *endpoint.Endpoint) *Conflict {
 
 // ownershipRecord writes one ownership record t, or says what stands in its way.
 func (pl *planner) ownershipRecord(b *builder, t *endpoint.Endpoint) *Conflict {
+	if pl.apex != "" && !endpoint.InDomain(t.Name, pl.apex) {
+		// external-dns issues 449 and 4234: the apex's "cname-example.com".
+		return &Conflict{Reason: fmt.Sprintf("its ownership record TXT %s would lie outside the zone %s, which Route 53 refuses", t.Name, pl.apex),
+			Advice: `use a --txt-prefix that ends in a dot, such as "%{record_type}-txt.", which puts every ownership record below the name it speaks for`}
+	}
 	have := pl.atName.find(t.Key())
 	if b.gone.has(t.Key()) {
 		have = nil
@@ -634,12 +657,12 @@ func (pl *planner) ownershipRecord(b *builder, t *endpoint.Endpoint) *Conflict {
 	}
 	// Route 53 holds no weighted TXT set beside a simple one at one name (nor the reverse).
 	for _, o := range pl.atName.at(t.Name) {
-		if o.Type != endpoint.TypeTXT || o.Key() == t.Key() || b.gone.has(o.Key()) || o.Policy.Kind == t.Policy.Kind {
+		if o.Type != endpoint.TypeTXT || o.Key() == t.Key() || b.gone.has(o.Key()) || !clash(o.Policy, t.Policy) {
 			continue
 		}
 		if !pl.ours(o) {
-			return &Conflict{Reason: fmt.Sprintf("its %s ownership record TXT %s cannot be created beside the %s TXT record there, held by %s", t.Policy.Kind, t.Name, o.Policy.Kind, txtOwnerText(o)),
-				Advice: "Route 53 holds no TXT sets of two routing policies at one name: the other owner must release it, or the record must be removed"}
+			return &Conflict{Reason: fmt.Sprintf("its %s ownership record TXT %s cannot be created beside the %s TXT record there, held by %s", kindOf(t.Policy), t.Name, kindOf(o.Policy), txtOwnerText(o)),
+				Advice: "Route 53 holds no TXT sets of two routing policies (nor one failover role twice) at one name: the other owner must release it, or the record must be removed"}
 		}
 		// Ours, and its record is gone (a record of ours under that policy would have
 		// been cleared out of want's way first): a leftover.
@@ -757,11 +780,15 @@ func (g *group) name() string {
 	return g.current[0].Name
 }
 
-// resources lists the source objects behind the group's records, wanted now or before.
-func (g *group) resources() []string {
+// resources lists the source objects behind the group's records, wanted now or owned by
+// owner before.
+func (g *group) resources(owner string) []string {
 	var out []string
 	for _, l := range [][]*endpoint.Endpoint{g.desired, g.current} {
 		for _, e := range l {
+			if o := e.Owner(); o != "" && o != owner {
+				continue
+			}
 			if r := e.Resource(); r != "" && !slices.Contains(out, r) {
 				out = append(out, r)
 			}

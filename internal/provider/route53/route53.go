@@ -345,7 +345,9 @@ func (p *Provider) ApplyChange(ctx context.Context, zone provider.Zone, batch pl
 			done, rerr := p.holdsOutcome(ctx, zone, cb)
 			switch {
 			case rerr != nil:
-				err = fmt.Errorf("%w (after %d attempts, checking whether an earlier one committed failed: %v)", err, attempts, rerr)
+				// Not a refusal: the batch may well have landed. The caller retries on its
+				// next read of the zone instead of splitting the batch as refused.
+				err = fmt.Errorf("zone %s: a retry was refused (%s) and checking whether an earlier attempt committed failed: %w", zone, rej.Error(), rerr)
 			case done:
 				p.log.InfoContext(ctx, "change batch committed by an earlier attempt whose response was lost",
 					"zone", zone.Name, "zone_id", zone.ID, "changes", len(batch), "attempts", attempts, "refusal", rej.Error())
