@@ -385,7 +385,7 @@ func TestSyncDuringStepKeepsWeights(t *testing.T) {
 		t.Fatalf("the publishers did not run during the step: %+v", results)
 	}
 	for _, r := range results {
-		if r.err != nil || r.changes != 0 || len(r.conflicts) != 1 || !strings.Contains(r.conflicts[0].Reason, "cutover app holds the weights") {
+		if r.err != nil || r.changes != 0 || len(r.conflicts) != 1 || !strings.Contains(r.conflicts[0].Reason, "held by cutover app") {
 			t.Errorf("%s's sync: err %v, %d changes, conflicts %v", r.owner, r.err, r.changes, r.conflicts)
 		}
 	}

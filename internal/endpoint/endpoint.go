@@ -26,6 +26,11 @@ const (
 	OwnerLabel = "owner"
 	// ResourceLabel holds the object that wants the record, as "kind/namespace/name".
 	ResourceLabel = "resource"
+	// WantsWeightLabel holds, while a cutover holds a weighted member's weight, the weight
+	// the member's source asks for (written as "external-dns/crossfade-wants-weight=100"),
+	// so that `cutover release` can tell, member by member, what handing the weights back
+	// would do. It is absent whenever the zone holds what the source asks.
+	WantsWeightLabel = "crossfade-wants-weight"
 )
 
 // Provider-specific property names, spelled as external-dns spells them so that records

@@ -322,3 +322,30 @@ func TestKeep(t *testing.T) {
 func payload(name string) string {
 	return `"heritage=external-dns,external-dns/owner=blue,external-dns/resource=service/default/` + name + `"`
 }
+
+// TestHeldWeightIsRecorded: while a cutover holds a member's weight, the member's
+// ownership record carries the weight its source asks for (once: no write loop), and
+// loses it when the source agrees with the zone again.
+func TestHeldWeightIsRecorded(t *testing.T) {
+	reg, _ := registry.New(registry.Config{OwnerID: "blue"})
+	held := weighted(rec("app.example.com", "A", "192.0.2.1"), "blue", 0)
+	current := append(owned(t, held, "blue", "service/default/app"), registry.AuthorityRecord("app.example.com", []string{"A"}, "shop"))
+	want := func(w int64) []*endpoint.Endpoint {
+		return []*endpoint.Endpoint{from(weighted(rec("app.example.com", "A", "192.0.2.1"), "blue", w), "service/default/app")}
+	}
+	p := Calculate(Input{Desired: want(100), Current: current, Registry: reg})
+	got := render(p)
+	wantTXT := `"heritage=external-dns,external-dns/crossfade-wants-weight=100,external-dns/owner=blue,external-dns/resource=service/default/app"`
+	if len(got) != 2 || !strings.Contains(got[0], "DELETE a-app.example.com TXT blue weighted(0)") || got[1] != "0 CREATE a-app.example.com TXT blue weighted(0) "+wantTXT {
+		t.Fatalf("held member: %q", got)
+	}
+	checkFindings(t, "conflict", p.Conflicts, []string{"held by cutover shop: the source asks for weight 100, the zone holds 0"})
+	after := applyPlan(current, p)
+	if p2 := Calculate(Input{Desired: want(100), Current: after, Registry: reg}); len(p2.Batches) != 0 {
+		t.Errorf("second plan: %q", render(p2))
+	}
+	p3 := Calculate(Input{Desired: want(0), Current: after, Registry: reg})
+	if got := render(p3); len(got) != 2 || strings.Contains(got[1], "wants-weight") {
+		t.Errorf("source agrees again: %q, want the label dropped", got)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/crossfade-io/crossfade/internal/endpoint"
@@ -308,14 +309,19 @@ func (pl *planner) holdWeight(d, cur *endpoint.Endpoint) *endpoint.Endpoint {
 	if !ok {
 		return d
 	}
+	held := d.Clone()
 	if d.Policy.Weight != cur.Policy.Weight {
 		pl.plan.Conflicts = append(pl.plan.Conflicts, Conflict{
 			Key:    d.Key(),
-			Reason: fmt.Sprintf("the source asks for weight %d, but cutover %s holds the weights of %s %s (now %d)", d.Policy.Weight, cutover, d.Name, d.Type, cur.Policy.Weight),
-			Advice: fmt.Sprintf("the weight stays %d; set the source's weight to %d, or hand the weights back with `crossfade cutover release`", cur.Policy.Weight, cur.Policy.Weight),
+			Reason: fmt.Sprintf("held by cutover %s: the source asks for weight %d, the zone holds %d%s", cutover, d.Policy.Weight, cur.Policy.Weight, wantedBy(d)),
+			Advice: fmt.Sprintf("the weight stays %d; set the source's weight to %d before `crossfade cutover release` hands the weights back, or release will refuse", cur.Policy.Weight, cur.Policy.Weight),
 		})
+		// Recorded in the ownership record, for release to compare.
+		if held.Labels == nil {
+			held.Labels = endpoint.Labels{}
+		}
+		held.Labels[endpoint.WantsWeightLabel] = strconv.FormatInt(d.Policy.Weight, 10)
 	}
-	held := d.Clone()
 	held.Policy.Weight, held.TTL = cur.Policy.Weight, cur.TTL
 	return held
 }
@@ -376,8 +382,9 @@ func (pl *planner) unit(g *group) Unit {
 		d = pl.fitTTL(d, ttls)
 		if cur != nil && cur.Owner() == pl.owner && cur.Policy.Kind == d.Policy.Kind && d.SameRecord(cur) {
 			// Unchanged; only a zone written by an older external-dns, with the legacy
-			// ownership form alone, still needs its type-prefixed record.
-			if pl.legacy[cur.Key()] && pl.policy != CreateOnly {
+			// ownership form alone, still needs its type-prefixed record, and a held
+			// member's ownership record the weight its source asks for now.
+			if (pl.legacy[cur.Key()] || cur.Labels[endpoint.WantsWeightLabel] != d.Labels[endpoint.WantsWeightLabel]) && pl.policy != CreateOnly {
 				m := b.mark()
 				if c := pl.ownership(&b, pl.owned(d)); c != nil {
 					b.reset(m)
