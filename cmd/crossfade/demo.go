@@ -36,7 +36,7 @@ passed, the final split is 0/100 and no request failed.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&cfg.UI, "ui", "127.0.0.1:0", "dashboard listen address (loopback only)")
-	f.BoolVar(&cfg.Keep, "keep", false, "leave everything running after the cutover, until Ctrl-C")
+	f.BoolVar(&cfg.Keep, "keep", false, "leave everything running after the cutover, until Ctrl-C, and print aws and dig commands that explore the zone")
 	f.DurationVar(&cfg.Pause, "pause", 5*time.Second, "how long each step holds (the TTL is 1s)")
 	f.IntVar(&cfg.Clients, "clients", 10, "simulated clients, each with its own DNS cache")
 	f.DurationVar(&cfg.Interval, "interval", 100*time.Millisecond, "time between one client's requests")

@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -30,9 +32,10 @@ type pageView struct {
 }
 
 // TestPageInChromium loads the page in real headless Chromium while a synthetic cutover
-// 0 → 10 → 50 → 100 % runs, and checks that the charts and the step advance with it.
-// Screenshots (dashboard-step2.png, dashboard-done.png) go to $CROSSFADE_ARTIFACTS, else
-// to the test's temporary directory.
+// 0 → 10 → 50 → 100 % runs, and checks that the charts and the step advance with it; then,
+// after half an hour of idle traffic (a demo kept up), that the cutover still spans most of
+// the requests chart. Screenshots (dashboard-step2.png, dashboard-done.png,
+// dashboard-idle.png) go to $CROSSFADE_ARTIFACTS, else to the test's temporary directory.
 func TestPageInChromium(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs Chromium; not under -short")
@@ -46,11 +49,147 @@ func TestPageInChromium(t *testing.T) {
 		t.Fatalf("artifacts: %v", err)
 	}
 
-	// Cleanups run last-in first-out: the browser closes, then the server stops.
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	c := &clock{now: time.Now().Truncate(time.Second)}
 	rec := newRecorder("shop", "blue", "green", c.Now)
-	url, wait, err := Serve(ctx, "127.0.0.1:0", rec.Handler())
+	bctx := openPage(t, browser, rec.Handler())
+
+	run := syntheticCutover(rec, c)
+	run(0, 0)
+	run(1, 10)
+	early := readPage(t, bctx, "2", 2, filepath.Join(artifacts, "dashboard-step2.png"))
+	run(2, 50)
+	run(3, 100)
+	rec.Event(cutover.Event{Phase: cutover.PhaseDone, Message: "cutover completed", Total: 4, Weights: weights(0, 100)})
+	late := readPage(t, bctx, "4", 4, filepath.Join(artifacts, "dashboard-done.png"))
+	done := rec.snapshot()
+	// The cutover's requests are the points recorded up to its end.
+	cutoverPoints := len(done.Series.Requests)
+
+	// The page stays up (demo --keep) while the clients go on for half an hour, over a
+	// hundred times the cutover's length: the cutover must still fill most of the chart.
+	idleTraffic(rec, c, 30*time.Minute)
+	idle := readChart(t, bctx, "chart-requests", len(rec.snapshot().Series.Requests), filepath.Join(artifacts, "dashboard-idle.png"))
+	if len(idle.xs) < cutoverPoints || cutoverPoints < 2 {
+		t.Fatalf("the requests chart draws %d points, the cutover alone had %d", len(idle.xs), cutoverPoints)
+	}
+	// The chart's scale over the cutover, from its drawn points, times the cutover's
+	// length (from the recorder's start to its end) is the width the cutover takes.
+	first, last := done.Series.Requests[0].T, done.Series.Requests[cutoverPoints-1].T
+	perSecond := (idle.xs[cutoverPoints-1] - idle.xs[0]) / last.Sub(first).Seconds()
+	share := perSecond * done.Ended.Sub(done.Started).Seconds() / (idle.right - idle.left)
+	t.Logf("after 30 min idle the cutover (%s) spans %.0f%% of the requests chart's width (cut at x=%q)",
+		done.Ended.Sub(done.Started), 100*share, idle.cut)
+	if share < 0.75 {
+		t.Errorf("after 30 min idle the cutover spans %.1f%% of the requests chart's width, want most of it (≥ 75%%)", 100*share)
+	}
+	if idle.cut == "" {
+		t.Errorf("no cut drawn between the cutover and its idle tail")
+	}
+
+	t.Logf("at step 2: %+v; at the end: %+v", early, late)
+	if early.step != "2" || late.step != "4" || late.phase != cutover.PhaseDone {
+		t.Errorf("data-step %s then %s, data-phase at the end %q; want 2, 4, done", early.step, late.step, late.phase)
+	}
+	for _, id := range charts {
+		if early.points[id] == 0 || late.points[id] <= early.points[id] {
+			t.Errorf("%s: %d points at step 2, %d at the end: it did not advance", id, early.points[id], late.points[id])
+		}
+	}
+	if late.lastWeights["green"] != 100 || late.lastWeights["blue"] != 0 {
+		t.Errorf("weights chart ends at %v, want green 100 %%", late.lastWeights)
+	}
+}
+
+// TestTimeAxis checks the page's time axis (timeAxis in app.js), evaluated in Chromium: it
+// follows now while the cutover runs; once it has ended, the cutover keeps most of the
+// width however long the idle after it (a long idle is cut and compressed), the axis stays
+// linear until then, and the cut appears without a jump.
+func TestTimeAxis(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs Chromium; not under -short")
+	}
+	browser := chromium(t)
+	bctx := openPage(t, browser, NewRecorder("shop", "blue", "green").Handler())
+	const left, right = 44.0, 490.0
+	const s = 1000.0 // ms
+	type axis struct {
+		Cut *struct{ T, X float64 }
+		// Xs are the x of the cutover's start, its end, and now.
+		Xs [3]float64
+	}
+	eval := func(t *testing.T, ended, now float64) axis {
+		t.Helper()
+		endedJS := "NaN"
+		if ended >= 0 {
+			endedJS = fmt.Sprint(ended)
+		}
+		var a axis
+		expr := fmt.Sprintf(`(() => { const a = timeAxis(0, %s, %v, %v, %v);
+			return { Cut: a.cut && { T: a.cut.t, X: a.cut.x }, Xs: [a.x(0), a.x(%v), a.x(%v)] }; })()`,
+			endedJS, now, left, right, max(ended, 0), now)
+		if err := chromedp.Run(bctx, chromedp.Evaluate(expr, &a)); err != nil {
+			t.Fatalf("timeAxis: %v", err)
+		}
+		return a
+	}
+	for _, tc := range []struct {
+		name       string
+		ended, now float64 // ms after the start; ended < 0: running
+		// share is the least share of the width from start to ended (to now while running).
+		share float64
+		cut   bool
+	}{
+		{"running", -1, 20 * s, 1, false},
+		{"running long", -1, 3600 * s, 1, false},
+		{"ended as it started", 0, 3600 * s, 0, false},
+		{"just ended", 20 * s, 21 * s, 0.95, false},
+		{"a short idle stays linear", 20 * s, 24 * s, 20.0 / 24, false},
+		{"idle past the tail's share", 20 * s, 30 * s, 0.8, true},
+		{"idle 30 min", 20 * s, 1800 * s, 0.8, true},
+		{"idle a day after a 5 s cutover", 5 * s, 86400 * s, 0.8, true},
+		{"idle a day after an hour's cutover", 3600 * s, 86400 * s, 0.8, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := eval(t, tc.ended, tc.now)
+			if a.Xs[0] != left || a.Xs[2] != right {
+				t.Errorf("start at x=%v, now at x=%v; want %v and %v", a.Xs[0], a.Xs[2], left, right)
+			}
+			end := a.Xs[1]
+			if tc.ended < 0 {
+				end = a.Xs[2]
+			}
+			if share := (end - a.Xs[0]) / (right - left); share < tc.share-1e-9 {
+				t.Errorf("the cutover spans %.3f of the width, want ≥ %.3f", share, tc.share)
+			}
+			if (a.Cut != nil) != tc.cut {
+				t.Errorf("cut %+v, want a cut: %v", a.Cut, tc.cut)
+			}
+			if a.Cut != nil && !(a.Cut.T > tc.ended && a.Xs[1] < a.Cut.X && a.Cut.X < right) {
+				t.Errorf("cut %+v, want after the end (t %v, x %v) and left of now", a.Cut, tc.ended, a.Xs[1])
+			}
+		})
+	}
+	t.Run("the cut appears without a jump", func(t *testing.T) {
+		// The end's x, as the idle grows a tenth of a second at a time across the moment
+		// the cut appears, moves left by little each time and never back.
+		prev := eval(t, 20*s, 24*s).Xs[1]
+		for now := 24.0 * s; now <= 26*s; now += 100 {
+			x := eval(t, 20*s, now).Xs[1]
+			if x > prev || prev-x > 2 {
+				t.Fatalf("at now=%v ms the end moved from x=%.2f to x=%.2f", now, prev, x)
+			}
+			prev = x
+		}
+	})
+}
+
+// openPage serves h on loopback and opens its page in headless Chromium; it returns the
+// browser's context. The browser and the server stop when the test ends.
+func openPage(t *testing.T, browser string, h http.Handler) context.Context {
+	t.Helper()
+	// Cleanups run last-in first-out: the browser closes, then the server stops.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	url, wait, err := Serve(ctx, "127.0.0.1:0", h)
 	if err != nil {
 		cancel()
 		t.Fatal(err)
@@ -71,28 +210,69 @@ func TestPageInChromium(t *testing.T) {
 	if err := chromedp.Run(bctx, chromedp.Navigate(url)); err != nil {
 		t.Fatalf("load %s in %s: %v", url, browser, err)
 	}
+	return bctx
+}
 
-	run := syntheticCutover(rec, c)
-	run(0, 0)
-	run(1, 10)
-	early := readPage(t, bctx, "2", 2, filepath.Join(artifacts, "dashboard-step2.png"))
-	run(2, 50)
-	run(3, 100)
-	rec.Event(cutover.Event{Phase: cutover.PhaseDone, Message: "cutover completed", Total: 4, Weights: weights(0, 100)})
-	late := readPage(t, bctx, "4", 4, filepath.Join(artifacts, "dashboard-done.png"))
-
-	t.Logf("at step 2: %+v; at the end: %+v", early, late)
-	if early.step != "2" || late.step != "4" || late.phase != cutover.PhaseDone {
-		t.Errorf("data-step %s then %s, data-phase at the end %q; want 2, 4, done", early.step, late.step, late.phase)
+// idleTraffic is the clients going on after the cutover, 100 requests a second on green:
+// the clock jumps idle ahead, then two observations a second apart.
+func idleTraffic(rec *Recorder, c *clock, idle time.Duration) {
+	rec.mu.Lock()
+	counts := maps.Clone(rec.last.Requests)
+	rec.mu.Unlock()
+	c.mu.Lock()
+	c.now = c.now.Add(idle)
+	c.mu.Unlock()
+	counts["green"] += 100 * int64(idle.Seconds())
+	for range 2 {
+		rec.Observe(Traffic{At: c.Now(), Requests: maps.Clone(counts)})
+		c.tick()
+		counts["green"] += 100
 	}
-	for _, id := range charts {
-		if early.points[id] == 0 || late.points[id] <= early.points[id] {
-			t.Errorf("%s: %d points at step 2, %d at the end: it did not advance", id, early.points[id], late.points[id])
+}
+
+// chartView is a chart's drawing: the plot's left and right edge, its cut ("" for none),
+// and the x of each point of its "green" line.
+type chartView struct {
+	left, right float64
+	cut         string
+	xs          []float64
+}
+
+// readChart waits until chart id draws points points, reads it, and saves a PNG.
+func readChart(t *testing.T, ctx context.Context, id string, points int, shot string) chartView {
+	t.Helper()
+	var raw struct {
+		Left, Right float64
+		Cut         string
+		Line        string
+	}
+	var png []byte
+	read := fmt.Sprintf(`(() => { const svg = document.getElementById(%q), axis = svg.querySelector("line.axis");
+		const line = svg.querySelector('polyline[data-key="green"]');
+		return { Left: +axis.getAttribute("x1"), Right: +axis.getAttribute("x2"), Cut: svg.dataset.cut,
+			Line: line ? line.getAttribute("points") : "" }; })()`, id)
+	if err := chromedp.Run(ctx,
+		chromedp.Poll(fmt.Sprintf(`document.getElementById(%q).dataset.points === "%d"`, id, points), nil,
+			chromedp.WithPollingTimeout(10*time.Second)),
+		chromedp.Evaluate(read, &raw),
+		chromedp.FullScreenshot(&png, 100),
+	); err != nil {
+		t.Fatalf("%s with %d points: %v", id, points, err)
+	}
+	if err := os.WriteFile(shot, png, 0o644); err != nil {
+		t.Fatalf("screenshot: %v", err)
+	}
+	t.Logf("screenshot: %s", shot)
+	v := chartView{left: raw.Left, right: raw.Right, cut: raw.Cut}
+	for _, xy := range strings.Fields(raw.Line) {
+		xs, _, _ := strings.Cut(xy, ",")
+		x, err := strconv.ParseFloat(xs, 64)
+		if err != nil {
+			t.Fatalf("%s: point %q: %v", id, xy, err)
 		}
+		v.xs = append(v.xs, x)
 	}
-	if late.lastWeights["green"] != 100 || late.lastWeights["blue"] != 0 {
-		t.Errorf("weights chart ends at %v, want green 100 %%", late.lastWeights)
-	}
+	return v
 }
 
 // chromium finds the browser; in the full suite its absence is a failure, not a skip.

@@ -26,7 +26,7 @@ func (r *Recorder) gate(now time.Time, g gate.Result) {
 	switch g.Kind {
 	case gate.KindDNS:
 		if v := dnsShares(g.Values); len(v) > 0 {
-			s.Series.DNSShares = appendPoint(s.Series.DNSShares, Point{T: now, Values: v})
+			s.Series.DNSShares = r.appendPoint(s.Series.DNSShares, Point{T: now, Values: v})
 		}
 	case gate.KindHTTP:
 		if r.observed {
@@ -34,7 +34,7 @@ func (r *Recorder) gate(now time.Time, g gate.Result) {
 		}
 		if v := publicCounts(g.Values); len(v) > 0 {
 			s.RequestsSource, s.RequestsGate = SourceGate, g.Gate
-			s.Series.Requests = appendPoint(s.Series.Requests, Point{T: now, Values: v})
+			s.Series.Requests = r.appendPoint(s.Series.Requests, Point{T: now, Values: v})
 		}
 	}
 }

@@ -14,9 +14,12 @@ import (
 )
 
 // Caps keep a long cutover's page light: 2,000 points are 33 minutes at one a second.
+// Once the cutover has ended, the points after its end (a demo kept up, its clients still
+// reporting) keep at least tailPoints of the room, and the cutover's own points the rest.
 const (
-	maxPoints = 2000
-	maxErrors = 50
+	maxPoints  = 2000
+	maxErrors  = 50
+	tailPoints = 300
 )
 
 // Traffic is what a load generator saw up to a moment: cumulative requests that landed on
@@ -66,9 +69,12 @@ func (r *Recorder) Event(e cutover.Event) {
 	defer r.mu.Unlock()
 	now := r.now().UTC()
 	r.current(e)
+	if e.Phase == cutover.PhaseDone && r.state.Ended.IsZero() {
+		r.state.Ended = now
+	}
 	if len(e.Weights) > 0 && !maps.Equal(e.Weights, r.lastW) {
 		r.lastW = maps.Clone(e.Weights)
-		r.state.Series.Weights = appendPoint(r.state.Series.Weights, Point{T: now, Values: percents(e.Weights)})
+		r.state.Series.Weights = r.appendPoint(r.state.Series.Weights, Point{T: now, Values: percents(e.Weights)})
 	}
 	r.stage(now, e)
 	for _, g := range e.Gates {
@@ -141,7 +147,7 @@ func (r *Recorder) Observe(t Traffic) {
 			v[id] = float64(max(cur.Requests[id]-prev.Requests[id], 0)) / dt
 		}
 	}
-	s.Series.Requests = appendPoint(s.Series.Requests, Point{T: cur.At, Values: v})
+	s.Series.Requests = r.appendPoint(s.Series.Requests, Point{T: cur.At, Values: v})
 }
 
 // snapshot copies the state for encoding outside the lock. Maps inside it are never
@@ -159,13 +165,26 @@ func (r *Recorder) snapshot() State {
 	return s
 }
 
-// appendPoint adds p and drops the oldest points beyond maxPoints.
-func appendPoint(ps []Point, p Point) []Point {
+// appendPoint adds p and, beyond maxPoints, drops the oldest point: while the cutover
+// runs, the oldest of all; once it has ended, the oldest after its end while more than
+// tailPoints follow it, so that hours of idle traffic after a cutover never push the
+// cutover itself off the charts (the page shows that tail compressed).
+func (r *Recorder) appendPoint(ps []Point, p Point) []Point {
 	ps = append(ps, p)
-	if len(ps) > maxPoints {
-		ps = slices.Clone(ps[len(ps)-maxPoints:])
+	if len(ps) <= maxPoints {
+		return ps
 	}
-	return ps
+	drop := 0
+	if ended := r.state.Ended; !ended.IsZero() {
+		tail := len(ps)
+		for tail > 0 && ps[tail-1].T.After(ended) {
+			tail--
+		}
+		if len(ps)-tail > tailPoints {
+			drop = tail
+		}
+	}
+	return slices.Delete(ps, drop, drop+1)
 }
 
 // percents turns weights into each member's share of the traffic in percent: an even

@@ -277,6 +277,94 @@ func TestCaps(t *testing.T) {
 	}
 }
 
+// TestEnded: the document says when the cutover ended (its done event), and nothing
+// before; a later event does not move it.
+func TestEnded(t *testing.T) {
+	c := &clock{now: t0}
+	r := newRecorder("shop", "blue", "green", c.Now)
+	r.Event(cutover.Event{Phase: cutover.PhaseWriting, Step: 0, Total: 1, Weights: weights(0, 100)})
+	c.tick()
+	rec := httptest.NewRecorder()
+	r.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/api/v1/state", nil))
+	var doc map[string]any
+	if err := json.Unmarshal(rec.Body.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := doc["ended"]; ok {
+		t.Errorf("a running cutover's document has ended: %s", rec.Body)
+	}
+	r.Event(cutover.Event{Phase: cutover.PhaseDone, Message: "cutover completed", Total: 1})
+	c.tick()
+	r.Event(cutover.Event{Phase: cutover.PhaseDone, Message: "cutover completed", Total: 1})
+	if s := getState(t, r.Handler()); !s.Ended.Equal(t0.Add(time.Second)) {
+		t.Errorf("ended %s, want the first done event's time %s", s.Ended, t0.Add(time.Second))
+	}
+}
+
+// TestCapKeepsTheCutover: once the cutover has ended, however long the clients go on
+// reporting (demo --keep), the requests series keeps the cutover's points and the newest
+// after it; only a cutover that filled the series gives up its oldest points, to leave
+// tailPoints for the time since.
+func TestCapKeepsTheCutover(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		// during is the number of observations a second apart while the cutover runs.
+		during int
+		// wantCutover is the number of the cutover's points kept.
+		wantCutover int
+	}{
+		{"a short cutover", 60, 59},
+		{"a cutover that filled the series", maxPoints + 50, maxPoints - tailPoints},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := &clock{now: t0}
+			r := newRecorder("shop", "blue", "green", c.Now)
+			var n int64
+			observe := func() {
+				n += 100
+				r.Observe(Traffic{At: c.Now(), Requests: map[string]int64{"green": n}})
+				c.tick()
+			}
+			for range tc.during {
+				observe()
+			}
+			r.Event(cutover.Event{Phase: cutover.PhaseDone, Message: "cutover completed"})
+			c.tick()
+			lastDuring := getState(t, r.Handler()).Series.Requests
+			for range 3 * maxPoints {
+				observe()
+			}
+			s := getState(t, r.Handler())
+			pts := s.Series.Requests
+			if len(pts) != maxPoints {
+				t.Fatalf("%d points, want %d", len(pts), maxPoints)
+			}
+			kept := 0
+			for kept < len(pts) && !pts[kept].T.After(s.Ended) {
+				kept++
+			}
+			if kept != tc.wantCutover {
+				t.Errorf("%d of the cutover's points kept, want %d", kept, tc.wantCutover)
+			}
+			// The cutover's points kept are its newest, the tail's its newest.
+			if kept == 0 || kept > len(lastDuring) {
+				t.Fatalf("%d of the cutover's points kept, of %d", kept, len(lastDuring))
+			}
+			if want := lastDuring[len(lastDuring)-kept:]; !pts[0].T.Equal(want[0].T) {
+				t.Errorf("the first point is from %s, want %s", pts[0].T, want[0].T)
+			}
+			if last := pts[len(pts)-1].T; !last.Equal(c.Now().Add(-time.Second)) {
+				t.Errorf("the last point is from %s, want the last observation's %s", last, c.Now().Add(-time.Second))
+			}
+			for i := 1; i < len(pts); i++ {
+				if !pts[i].T.After(pts[i-1].T) {
+					t.Fatalf("points out of order at %d: %s after %s", i, pts[i].T, pts[i-1].T)
+				}
+			}
+		})
+	}
+}
+
 // TestStateDocument: the document's names, RFC 3339 times, and arrays that are never null.
 func TestStateDocument(t *testing.T) {
 	rec := httptest.NewRecorder()

@@ -24,6 +24,9 @@ type State struct {
 	// Started is when the recorder started; Now when the document was made.
 	Started time.Time `json:"started"`
 	Now     time.Time `json:"now"`
+	// Ended is when the cutover ended (its done event); zero, and absent from the
+	// document, while it runs. The page's time axis frames the cutover by it.
+	Ended   time.Time `json:"ended,omitzero"`
 	Current Current   `json:"current"`
 	Series  Series    `json:"series"`
 	// RequestsSource is SourceClients or SourceGate; empty before any requests are known.
@@ -50,7 +53,7 @@ type Current struct {
 	RolledBack bool `json:"rolledBack"`
 }
 
-// Series are the charts' data, each capped at the last maxPoints points.
+// Series are the charts' data, each capped at maxPoints points (see appendPoint).
 type Series struct {
 	// Weights are the weights written, as percent of traffic per cluster.
 	Weights []Point `json:"weights"`

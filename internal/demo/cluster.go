@@ -169,7 +169,7 @@ func (c *cluster) publishLoop(ctx context.Context, every time.Duration) {
 				reasons[i] = cf.Reason
 			}
 			// Once per change, not every sync: this is the point of the weight authority.
-			fmt.Fprintf(c.out, "%s publisher (owner %s): held back, not fought: %s\n", time.Now().UTC().Format("15:04:05"), c.id, strings.Join(reasons, "; "))
+			fmt.Fprintf(c.out, "%s publisher (owner %s): %s\n", time.Now().UTC().Format("15:04:05"), c.id, strings.Join(reasons, "; "))
 		}
 		c.conflicts = len(conflicts)
 	}

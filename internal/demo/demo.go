@@ -12,6 +12,7 @@ import (
 	"io"
 	"log/slog"
 	"maps"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -50,6 +51,11 @@ const (
 	zoneName = "demo.crossfade.test"
 	appName  = "app." + zoneName
 	ttl      = 1
+	// region and the keys are what the demo's clients sign with: the sandbox checks no
+	// credentials, but an AWS client refuses to send a request without them.
+	region    = "us-east-1"
+	accessKey = "demo"
+	secretKey = "demo"
 )
 
 //go:embed cutover.yaml
@@ -112,11 +118,12 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, fmt.Errorf("start sandbox: %w", err)
 	}
 	defer sb.Close()
-	if _, _, err := sb.Store().CreateZone(zoneName, "crossfade-demo", "crossfade demo", false); err != nil {
+	zone, _, err := sb.Store().CreateZone(zoneName, "crossfade-demo", "crossfade demo", false)
+	if err != nil {
 		return nil, fmt.Errorf("create zone %s: %w", zoneName, err)
 	}
-	dns, err := route53.New(ctx, route53.Config{Endpoint: sb.APIURL(), Region: "us-east-1",
-		Credentials: credentials.NewStaticCredentialsProvider("demo", "demo", ""), Logger: quiet})
+	dns, err := route53.New(ctx, route53.Config{Endpoint: sb.APIURL(), Region: region,
+		Credentials: credentials.NewStaticCredentialsProvider(accessKey, secretKey, ""), Logger: quiet})
 	if err != nil {
 		return nil, err
 	}
@@ -207,11 +214,38 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		fmt.Fprintf(out, "\ndemo: OK — every step passed, the final split is %s, %d requests served, 0 failed\n", cutover.FormatWeights(res.FinalWeights), total(res.Requests))
 	}
 	if cfg.Keep && ctx.Err() == nil {
-		fmt.Fprintf(out, "\n--keep: everything stays up until Ctrl-C:\n  dashboard   %s\n  Route 53    aws --endpoint-url %s route53 list-resource-record-sets --hosted-zone-id <id>\n  DNS         dig @%s %s\n  plan file   %s\n",
-			url, sb.APIURL(), strings.Replace(sb.DNSAddr(), ":", " -p ", 1), appName, planFile)
+		fmt.Fprint(out, keepHint(url, sb.APIURL(), zone.ID, sb.DNSAddr(), planFile))
 		<-ctx.Done()
 	}
 	return res, err
+}
+
+// keepHint is what --keep prints: where everything is, and commands that explore the
+// zone as printed, from any shell (the environment they need is on the line).
+func keepHint(dashboardURL, apiURL, zoneID, dnsAddr, planFile string) string {
+	digAt := "@" + dnsAddr
+	if host, port, err := net.SplitHostPort(dnsAddr); err == nil {
+		digAt = "@" + host + " -p " + port
+	}
+	return fmt.Sprintf("\n--keep: everything stays up until Ctrl-C:\n"+
+		"  dashboard   %s\n"+
+		"  Route 53    AWS_ACCESS_KEY_ID=%s AWS_SECRET_ACCESS_KEY=%s AWS_DEFAULT_REGION=%s %s --endpoint-url %s route53 list-resource-record-sets --hosted-zone-id %s\n"+
+		"  DNS         dig %s %s\n"+
+		"  plan file   %s\n",
+		dashboardURL, accessKey, secretKey, region, awsCLI(), apiURL, zoneID, digAt, appName, planFile)
+}
+
+// debianAWS is Debian's AWS CLI (package awscli, version 2).
+const debianAWS = "/usr/bin/aws"
+
+// awsCLI is the AWS CLI the --keep hint names: Debian's by its path where it is installed,
+// because on some machines an older aws 1.x (pyenv) comes first on PATH; else the aws on
+// PATH (macOS, other distributions).
+func awsCLI() string {
+	if fi, err := os.Stat(debianAWS); err == nil && !fi.IsDir() {
+		return debianAWS
+	}
+	return "aws"
 }
 
 // check is the demo's verdict.

@@ -33,17 +33,44 @@ function seconds(ms) {
   return s < 120 ? s + " s" : Math.floor(s / 60) + " min " + (s % 60) + " s";
 }
 
+// TAIL is the most of a chart's width that the time after the cutover ended may take, so
+// that the cutover stays readable however long the page stays up after it (demo --keep).
+const TAIL = 0.15;
+
+// timeAxis maps a time (ms) onto a chart's x, from left (start) to right (now). While the
+// cutover runs (ended is null or NaN) it is linear: the charts follow now. Once it has
+// ended, its window — up to shortly after the end — keeps at least 1 − TAIL of the width
+// and the idle time since is compressed into the rest, right of a cut; until the idle tail
+// outgrows TAIL of the whole span the axis stays linear, so the cut appears without a jump.
+// It returns { end: the right edge's time, x: time → x, cut: null or { t, x } }.
+function timeAxis(start, ended, now, left, right) {
+  const end = Math.max(now, start + 1000);
+  const span = (ta, tb, xa, xb) => t => xa + (xb - xa) * (Math.min(Math.max(t, ta), tb) - ta) / (tb - ta);
+  const linear = { end: end, x: span(start, end, left, right), cut: null };
+  if (!(ended > start)) return linear;
+  // "Shortly after": 5 % of the cutover's length, so it keeps (1 − TAIL) / 1.05 of the width.
+  const cut = ended + 0.05 * (ended - start);
+  if (end - cut <= TAIL * (end - start)) return linear;
+  const xc = left + (1 - TAIL) * (right - left);
+  const before = span(start, cut, left, xc), after = span(cut, end, xc, right);
+  return { end: end, x: t => (t <= cut ? before(t) : after(t)), cut: { t: cut, x: xc } };
+}
+
 // chart draws one line per key of the points' values against time since the recorder
-// started. With a fixed max (percent charts) values hold until the next point, so lines
-// are drawn as steps; rates are drawn point to point. The SVG's data attributes say what
-// it shows (data-points, data-last) for tests and scripts.
+// started (see timeAxis). With a fixed max (percent charts) values hold until the next
+// point, so lines are drawn as steps; rates are drawn point to point. The SVG's data
+// attributes say what it shows (data-points, data-last, data-cut: the x of the idle cut
+// or "") for tests and scripts.
 function chart(svg, points, s, fixedMax, unit) {
   const W = 600, H = 200, L = 44, R = 110, T = 10, B = 22;
   svg.replaceChildren();
   svg.dataset.points = String(points.length);
   const lastVals = points.length ? points[points.length - 1].values : {};
   svg.dataset.last = JSON.stringify(lastVals);
-  const t0 = Date.parse(s.started), t1 = Math.max(Date.parse(s.now), t0 + 1000);
+  const t0 = Date.parse(s.started);
+  const axis = timeAxis(t0, s.ended ? Date.parse(s.ended) : NaN, Date.parse(s.now), L, W - R);
+  const x = axis.x, t1 = axis.end;
+  svg.dataset.cut = axis.cut ? axis.cut.x.toFixed(1) : "";
   const keys = [];
   let max = fixedMax || 1;
   for (const p of points) for (const k in p.values) {
@@ -51,14 +78,24 @@ function chart(svg, points, s, fixedMax, unit) {
     if (!fixedMax) max = Math.max(max, p.values[k]);
   }
   if (!fixedMax) max = niceCeil(max);
-  const x = t => L + (W - L - R) * (Math.min(Math.max(t, t0), t1) - t0) / (t1 - t0);
   const y = v => T + (H - T - B) * (1 - Math.min(Math.max(v, 0), max) / max);
   for (const f of [0, 0.5, 1]) {
     svg.appendChild(el("line", { x1: L, y1: y(max * f), x2: W - R, y2: y(max * f), class: f ? "grid" : "axis" }));
     svg.appendChild(el("text", { x: L - 6, y: y(max * f) + 4, class: "tick" }, fmt(max * f) + (f === 1 ? unit : "")));
   }
   svg.appendChild(el("text", { x: L, y: H - 4, class: "tick start" }, "0 s"));
-  svg.appendChild(el("text", { x: W - R, y: H - 4, class: "tick" }, seconds(t1 - t0)));
+  // With a cut, the right edge is "now" and the label over the tail says how long it is.
+  svg.appendChild(el("text", { x: W - R, y: H - 4, class: "tick" }, axis.cut ? "now" : seconds(t1 - t0)));
+  if (axis.cut) {
+    // The cut: left of it the cutover at full scale, right of it the idle time since.
+    const c = axis.cut;
+    const line = el("line", { x1: c.x, y1: T, x2: c.x, y2: H - B, class: "cut" });
+    line.appendChild(el("title", {}, "the cutover ended at " + clock(Date.parse(s.ended)) +
+      "; right of this line the " + seconds(t1 - c.t) + " since are compressed"));
+    svg.appendChild(line);
+    svg.appendChild(el("text", { x: c.x - 4, y: H - 4, class: "tick" }, seconds(c.t - t0)));
+    svg.appendChild(el("text", { x: (c.x + W - R) / 2, y: T + 10, class: "cut-label" }, "+" + seconds(t1 - c.t)));
+  }
   if (points.length === 0) {
     svg.appendChild(el("text", { x: (L + W - R) / 2, y: H / 2, class: "empty" }, "no data yet"));
     return;
