@@ -1,12 +1,10 @@
 package controller
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"maps"
 	"math"
-	"net/http"
 	"slices"
 	"strings"
 	"testing"
@@ -53,18 +51,7 @@ func putFaults(tb testing.TB, sb *sandbox.Sandbox, cfg faults.Config) {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	req, err := http.NewRequest(http.MethodPut, sb.APIURL()+sandbox.AdminPrefix+"faults", bytes.NewReader(body))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		tb.Fatalf("PUT faults %s: %s", body, resp.Status)
-	}
+	sandboxtest.SetFaults(tb, sb, string(body))
 }
 
 // faultOwner is one cluster and what its sources want at each step: step 0 is synced
@@ -150,15 +137,7 @@ type faultZone struct {
 // says (0: the default, -1: never, so that every fault reaches the sync).
 func newFaultZone(tb testing.TB, owners []*faultOwner, retries int) *faultZone {
 	tb.Helper()
-	sb, err := sandbox.Start(syncCtx, sandbox.Config{APIAddr: "127.0.0.1:0", DNSAddr: "127.0.0.1:0"})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	z, _, err := sb.Store().CreateZone(propZone, "ref", "", false)
-	if err != nil {
-		sb.Close()
-		tb.Fatal(err)
-	}
+	sb, z := startPropZone(tb)
 	fz := &faultZone{sb: sb, zone: provider.Zone{ID: z.ID, Name: propZone}, syncers: map[string]*Syncer{}}
 	red, err := registry.New(registry.Config{OwnerID: actorRed})
 	if err != nil {

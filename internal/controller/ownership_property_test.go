@@ -318,15 +318,7 @@ type claim struct {
 
 func newPropRun(tb testing.TB, v ownershipVariant) *propRun {
 	tb.Helper()
-	sb, err := sandbox.Start(syncCtx, sandbox.Config{APIAddr: "127.0.0.1:0", DNSAddr: "127.0.0.1:0"})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	z, _, err := sb.Store().CreateZone(propZone, "ref", "", false)
-	if err != nil {
-		sb.Close()
-		tb.Fatal(err)
-	}
+	sb, z := startPropZone(tb)
 	r := &propRun{tb: tb, v: v, sb: sb, zone: provider.Zone{ID: z.ID, Name: propZone}, raw: route53test.New(tb, sb),
 		syncers: map[string]*Syncer{}, desired: map[string]map[string]spec{}, author: map[endpoint.Key]string{},
 		groups: map[int][]*endpoint.Endpoint{}, claims: map[string]claim{}, stats: propStats{ops: map[string]int{}, refusals: map[string]int{}, example: map[string]string{}}}
@@ -356,6 +348,7 @@ func newPropRun(tb testing.TB, v ownershipVariant) *propRun {
 			r.claims[txt] = claim{name: n, types: types}
 		}
 	}
+	var err error
 	if r.redReg, err = registry.New(registry.Config{OwnerID: actorRed, Prefix: v.prefix}); err != nil {
 		tb.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/crossfade-io/crossfade/internal/endpoint"
 	"github.com/crossfade-io/crossfade/internal/plan"
 	"github.com/crossfade-io/crossfade/internal/sandbox"
+	"github.com/crossfade-io/crossfade/internal/sandbox/zones"
 )
 
 // zoneSets is a zone as the sandbox stores it: every record set by key, rendered as JSON,
@@ -172,4 +173,19 @@ func batchOf(action plan.Action, eps ...*endpoint.Endpoint) plan.Batch {
 		b = append(b, plan.Change{Action: action, Endpoint: e})
 	}
 	return b
+}
+
+// startPropZone starts a sandbox holding the zone propZone; the caller closes it.
+func startPropZone(tb testing.TB) (*sandbox.Sandbox, zones.Zone) {
+	tb.Helper()
+	sb, err := sandbox.Start(syncCtx, sandbox.Config{APIAddr: "127.0.0.1:0", DNSAddr: "127.0.0.1:0"})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	z, _, err := sb.Store().CreateZone(propZone, "ref", "", false)
+	if err != nil {
+		sb.Close()
+		tb.Fatal(err)
+	}
+	return sb, z
 }

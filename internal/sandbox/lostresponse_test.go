@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
-	"net/http"
 	"strings"
 	"sync"
 	"testing"
@@ -52,7 +51,7 @@ func TestLostResponseAfterCommit(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			putFaults(t, sb, tc.faults)
+			sandboxtest.SetFaults(t, sb, tc.faults)
 
 			_, err = client.ChangeResourceRecordSets(ctx, &route53.ChangeResourceRecordSetsInput{
 				HostedZoneId: zone.HostedZone.Id,
@@ -84,19 +83,6 @@ func TestLostResponseAfterCommit(t *testing.T) {
 				t.Fatalf("GetChange %s of the lost response: %+v, %v", id, got, err)
 			}
 		})
-	}
-}
-
-func putFaults(t *testing.T, sb *sandbox.Sandbox, body string) {
-	t.Helper()
-	req, _ := http.NewRequest(http.MethodPut, sb.APIURL()+"/_sandbox/faults", strings.NewReader(body))
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("PUT /_sandbox/faults %s: %s", body, resp.Status)
 	}
 }
 

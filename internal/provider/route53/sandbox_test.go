@@ -55,19 +55,6 @@ func createZone(t *testing.T, sb *sandbox.Sandbox, name string, private bool) pr
 // apiCalls reads the sandbox's API-call counters, keyed by "operation result".
 func apiCalls(t *testing.T, sb *sandbox.Sandbox) map[string]int { return sandboxtest.APICalls(t, sb) }
 
-func setFaults(t *testing.T, sb *sandbox.Sandbox, body string) {
-	t.Helper()
-	req, _ := http.NewRequest(http.MethodPut, sb.APIURL()+"/_sandbox/faults", strings.NewReader(body))
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("PUT faults %s: %s", body, resp.Status)
-	}
-}
-
 func zoneNames(zs []provider.Zone) []string {
 	var out []string
 	for _, z := range zs {
@@ -397,7 +384,7 @@ func TestApplyRetries(t *testing.T) {
 			z := createZone(t, sb, "example.com", false)
 			tr := &clearingTransport{sb: sb, after: 2, method: http.MethodPost, path: "/rrset"}
 			p := newTestProvider(t, sb, Config{HTTPClient: &http.Client{Transport: tr}})
-			setFaults(t, sb, tc.faults)
+			sandboxtest.SetFaults(t, sb, tc.faults)
 			apply(t, p, z, plan.Batch{{Action: plan.Create, Endpoint: &endpoint.Endpoint{Name: "a.example.com", Type: "A", Targets: endpoint.Targets{"192.0.2.1"}}}})
 			calls := apiCalls(t, sb)
 			if calls["ChangeResourceRecordSets "+tc.code] != 2 || calls["ChangeResourceRecordSets ok"] != 1 {
@@ -410,7 +397,7 @@ func TestApplyRetries(t *testing.T) {
 		sb := startSandbox(t)
 		z := createZone(t, sb, "example.com", false)
 		p := newTestProvider(t, sb, Config{MaxRetries: 2})
-		setFaults(t, sb, `{"throttleRate": 1, "operations": ["ChangeResourceRecordSets"]}`)
+		sandboxtest.SetFaults(t, sb, `{"throttleRate": 1, "operations": ["ChangeResourceRecordSets"]}`)
 		err := p.Apply(context.Background(), z, plan.Batch{{Action: plan.Create, Endpoint: &endpoint.Endpoint{Name: "a.example.com", Type: "A", Targets: endpoint.Targets{"192.0.2.1"}}}})
 		if err == nil || errors.As(err, new(*provider.RejectedError)) || !strings.Contains(err.Error(), "Throttling") {
 			t.Fatalf("err = %v, want a throttling error that is not a rejection", err)
@@ -428,7 +415,7 @@ func TestApplyRetries(t *testing.T) {
 		if _, err := p.Zones(context.Background()); err != nil {
 			t.Fatal(err)
 		}
-		setFaults(t, sb, `{"throttleRate": 1, "operations": ["ListResourceRecordSets"]}`)
+		sandboxtest.SetFaults(t, sb, `{"throttleRate": 1, "operations": ["ListResourceRecordSets"]}`)
 		if got := records(t, p, z); len(got) != 2 {
 			t.Fatalf("records = %v", got)
 		}

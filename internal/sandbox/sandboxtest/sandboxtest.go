@@ -76,3 +76,21 @@ func APICalls(t testing.TB, sb *sandbox.Sandbox) map[string]int {
 	}
 	return out
 }
+
+// SetFaults replaces sb's fault configuration through its admin API (PUT
+// /_sandbox/faults), as an operator would while it runs; body is the JSON configuration.
+func SetFaults(t testing.TB, sb *sandbox.Sandbox, body string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPut, sb.APIURL()+sandbox.AdminPrefix+"faults", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("PUT %sfaults %s: %s", sandbox.AdminPrefix, body, resp.Status)
+	}
+}
