@@ -123,7 +123,7 @@ func Calculate(in Input) *Plan {
 
 	pl := planner{owner: in.Registry.OwnerID(), policy: in.Policy, reg: in.Registry, legacy: zone.LegacyOnly,
 		held: registry.Authorities(in.Current), plan: p, managed: managed, apex: endpoint.NormalizeName(in.Zone),
-		atName: newNameIndex(in.Current), keep: in.Keep, keepAll: in.KeepAll}
+		atName: newNameIndex(in.Current, managed), keep: in.Keep, keepAll: in.KeepAll}
 	var units []Unit
 	// Both lists are sorted by name: walk them together, one name at a time.
 	for i, j := 0, 0; i < len(current) || j < len(desired); {
@@ -438,7 +438,7 @@ func (pl *planner) unit(g *group) Unit {
 			}
 			// What want would have replaced stays: a name keeps its answer until its
 			// replacement can be written.
-			for _, bl := range pl.blockers(&b, want) {
+			for _, bl := range pl.blockers(&b, g, want) {
 				kept.add(bl.Key())
 			}
 		}
@@ -482,7 +482,8 @@ func (pl *planner) kept(cur *endpoint.Endpoint) string {
 	return ""
 }
 
-// nameIndex finds a zone's records by name. Nearly every name holds one record set, so
+// nameIndex finds a zone's records by name: every TXT record (ownership records included)
+// and every record the planner does not manage. Nearly every name holds one record set, so
 // those live in a plain map and only the others get a slice: a zone of 200,000 sets costs
 // two map inserts' worth, not 200,000 slices.
 type nameIndex struct {
@@ -490,9 +491,13 @@ type nameIndex struct {
 	more map[string][]*endpoint.Endpoint
 }
 
-func newNameIndex(records []*endpoint.Endpoint) nameIndex {
-	x := nameIndex{one: make(map[string]*endpoint.Endpoint, len(records)), more: map[string][]*endpoint.Endpoint{}}
+func newNameIndex(records []*endpoint.Endpoint, managed func(*endpoint.Endpoint) bool) nameIndex {
+	x := nameIndex{one: make(map[string]*endpoint.Endpoint, len(records)/2), more: map[string][]*endpoint.Endpoint{}}
 	for _, e := range records {
+		if managed(e) && e.Type != endpoint.TypeTXT {
+			// The planner walks these name by name (group.current) already.
+			continue
+		}
 		if l, ok := x.more[e.Name]; ok {
 			x.more[e.Name] = append(l, e)
 		} else if first, ok := x.one[e.Name]; ok {
@@ -541,13 +546,13 @@ func (pl *planner) clearWay(b *builder, g *group, want *endpoint.Endpoint) (int,
 			Advice: `publish an alias instead (the alias: "true" annotation), or a name below the apex`}
 	}
 	replaced := 0
-	for _, bl := range pl.blockers(b, want) {
+	for _, bl := range pl.blockers(b, g, want) {
 		if pl.managed(bl) && bl.Owner() == pl.owner && g.find(g.desired, bl.Key()) == nil && pl.policy != CreateOnly && pl.kept(bl) == "" {
 			pl.deleteWithTXT(b, bl, nil)
 			replaced++
 		}
 	}
-	for _, bl := range pl.blockers(b, want) {
+	for _, bl := range pl.blockers(b, g, want) {
 		switch d := g.find(g.desired, bl.Key()); {
 		case pl.managed(bl) && d != nil:
 			return 0, &Conflict{Key: want.Key(), Reason: fmt.Sprintf("sources want both %s and %s, which Route 53 cannot hold together", describe(want), describe(d)), Advice: "give every member of the name the same routing policy"}
@@ -571,10 +576,11 @@ func (pl *planner) clearWay(b *builder, g *group, want *endpoint.Endpoint) (int,
 // blockers are the record sets at want's name, of any type and owner, beside which
 // Route 53 refuses want and which the unit does not delete yet: sets of the same type
 // under another routing policy, and anything beside a CNAME.
-func (pl *planner) blockers(b *builder, want *endpoint.Endpoint) []*endpoint.Endpoint {
+func (pl *planner) blockers(b *builder, g *group, want *endpoint.Endpoint) []*endpoint.Endpoint {
 	var out []*endpoint.Endpoint
-	for _, c := range pl.atName.at(want.Name) {
-		if c.Key() == want.Key() || b.gone.has(c.Key()) {
+	others := pl.atName.at(want.Name)
+	for i, c := range slices.Concat(g.current, others) {
+		if c.Key() == want.Key() || b.gone.has(c.Key()) || (i >= len(g.current) && slices.Contains(g.current, c)) {
 			continue
 		}
 		switch {
@@ -716,6 +722,12 @@ func (pl *planner) groupTTLs(g *group) []groupTTL {
 			continue
 		}
 		typ := d.Type
+		if len(g.desired) == 1 && !slices.ContainsFunc(g.current, func(c *endpoint.Endpoint) bool {
+			return c.Type == typ && c.Policy.Kind == endpoint.Weighted && c.Key() != d.Key()
+		}) {
+			// A member alone in its group (the common case): no TTL to agree on.
+			continue
+		}
 		var fixed, now endpoint.TTL
 		_, held := pl.held[endpoint.Key{Name: d.Name, Type: typ}]
 		for _, c := range g.current {
