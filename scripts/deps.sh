@@ -3,6 +3,8 @@
 #   - Debian packages (only the missing ones; apt-get update only when something is missing)
 #   - Go tools pinned by version into ${XDG_CACHE_HOME:-$HOME/.cache}/crossfade/bin, outside
 #     the checkout, so every clone on this machine reuses them.
+#   - for `test`, a real Kubernetes API (kube-apiserver and etcd), built from the Go module
+#     proxy at pinned versions into the same directory (internal/kubetest starts them).
 # Usage: scripts/deps.sh [demo|test|bench]   (default: test)
 set -euo pipefail
 
@@ -13,6 +15,11 @@ mkdir -p "$bin"
 
 # Pinned Go tools: name, module path, version.
 STATICCHECK_VERSION=v0.8.2
+# kube-apiserver comes from k8s.io/kubernetes, built against the k8s.io/* staging modules
+# of the same release (v1.X.Y ↔ v0.X.Y).
+KUBERNETES_VERSION=v1.31.4
+KUBERNETES_STAGING_VERSION=v0.31.4
+ETCD_VERSION=v3.5.16
 
 case $what in
   demo)  pkgs=() ;;  # the demo needs nothing but Go
@@ -44,4 +51,81 @@ if [ "$what" = test ]; then
     (cd "$cache" && GOFLAGS=-mod=mod GOBIN=$bin GOWORK=off go install "honnef.co/go/tools/cmd/staticcheck@$STATICCHECK_VERSION")
     rm -f "$bin"/.staticcheck-* && touch "$stamp"
   fi
+fi
+
+# build_kube_apiserver builds kube-apiserver $KUBERNETES_VERSION from the Go module proxy.
+# k8s.io/kubernetes is not meant to be a dependency: its go.mod points every k8s.io/*
+# module at ./staging, which its module zip does not contain. So it is built in a
+# writable copy in a throwaway directory, with those replaces swapped for the published
+# staging modules of the same release. Nothing of it enters crossfade's go.mod.
+build_kube_apiserver() {
+  local stamp=$bin/.kube-apiserver-$KUBERNETES_VERSION
+  if [ -x "$bin/kube-apiserver" ] && [ -e "$stamp" ]; then return; fi
+  echo "deps.sh: building kube-apiserver $KUBERNETES_VERSION into $bin (a few minutes, once)"
+  local start=$SECONDS work src
+  work=$(mktemp -d "$cache/build-kube-apiserver.XXXXXX")
+  throwaway+=("$work")
+  (cd "$work" && GOWORK=off GOFLAGS= go mod download -json "k8s.io/kubernetes@$KUBERNETES_VERSION" >download.json) ||
+    { cat "$work/download.json" >&2; exit 1; }
+  src=$(sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p' "$work/download.json")
+  [ -n "$src" ] && [ -f "$src/go.mod" ] || { echo "deps.sh: k8s.io/kubernetes@$KUBERNETES_VERSION: no module directory" >&2; exit 1; }
+  cp -R "$src" "$work/kubernetes"
+  chmod -R u+w "$work/kubernetes"  # the module cache is read-only
+  local edits=() m
+  for m in $(sed -n 's|^[[:space:]]*\(k8s\.io/[^[:space:]]*\) => \./staging/.*|\1|p' "$work/kubernetes/go.mod"); do
+    edits+=("-dropreplace=$m" "-require=$m@$KUBERNETES_STAGING_VERSION")
+  done
+  ((${#edits[@]})) || { echo "deps.sh: k8s.io/kubernetes@$KUBERNETES_VERSION: no ./staging replaces found in go.mod" >&2; exit 1; }
+  # The version the binary reports (/version), as the release build stamps it.
+  local pkg=k8s.io/component-base/version ver=${KUBERNETES_VERSION#v}
+  local ldflags="-s -w -X $pkg.gitVersion=$KUBERNETES_VERSION -X $pkg.gitMajor=${ver%%.*} -X $pkg.gitMinor=$(echo "$ver" | cut -d. -f2) -X $pkg.gitTreeState=clean"
+  (cd "$work/kubernetes" &&
+    GOWORK=off GOFLAGS= go mod edit "${edits[@]}" &&
+    GOWORK=off GOFLAGS=-mod=mod go build -trimpath -ldflags "$ldflags" -o "$work/kube-apiserver" ./cmd/kube-apiserver)
+  mv -f "$work/kube-apiserver" "$bin/kube-apiserver"
+  rm -f "$bin"/.kube-apiserver-* && touch "$stamp"
+  echo "deps.sh: kube-apiserver $KUBERNETES_VERSION built in $((SECONDS - start)) s"
+}
+
+# build_etcd builds etcd $ETCD_VERSION: a main calling etcdmain.Main in a throwaway module,
+# so etcd's dependencies never enter crossfade's go.mod.
+build_etcd() {
+  local stamp=$bin/.etcd-$ETCD_VERSION
+  if [ -x "$bin/etcd" ] && [ -e "$stamp" ]; then return; fi
+  echo "deps.sh: building etcd $ETCD_VERSION into $bin"
+  local start=$SECONDS work
+  work=$(mktemp -d "$cache/build-etcd.XXXXXX")
+  throwaway+=("$work")
+  cat >"$work/main.go" <<'GO'
+package main
+
+import (
+	"os"
+
+	"go.etcd.io/etcd/server/v3/etcdmain"
+)
+
+func main() { etcdmain.Main(os.Args) }
+GO
+  # go get lists every module it adds: kept in a log, shown only if it fails.
+  (cd "$work" &&
+    GOWORK=off GOFLAGS= go mod init crossfade.local/etcd 2>/dev/null &&
+    { GOWORK=off GOFLAGS=-mod=mod go get "go.etcd.io/etcd/server/v3@$ETCD_VERSION" >get.log 2>&1 || { cat get.log >&2; exit 1; }; } &&
+    GOWORK=off GOFLAGS=-mod=mod go build -trimpath -ldflags "-s -w" -o "$work/etcd" .)
+  mv -f "$work/etcd" "$bin/etcd"
+  rm -f "$bin"/.etcd-* && touch "$stamp"
+  echo "deps.sh: etcd $ETCD_VERSION built in $((SECONDS - start)) s"
+}
+
+if [ "$what" = test ]; then
+  # Throwaway build directories go when the script ends, however it ends.
+  throwaway=()
+  trap 'for d in "${throwaway[@]}"; do chmod -R u+w "$d" && rm -rf "$d"; done' EXIT
+  # One build at a time per cache: two clones running `make test` at once wait for each other.
+  exec 9>"$cache/.build.lock"
+  flock -n 9 || { echo "deps.sh: waiting for another deps.sh building into $cache"; flock 9; }
+  # Holding the lock, any build directory left is from a run that was killed.
+  for d in "$cache"/build-*; do [ -e "$d" ] && chmod -R u+w "$d" && rm -rf "$d"; done
+  build_etcd
+  build_kube_apiserver
 fi
