@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"os"
 	"os/user"
 	"path/filepath"
@@ -28,6 +30,16 @@ type cutoverFlags struct {
 	resume     bool
 	force      bool
 	ui         string
+	// batches makes `plan` print every batch; allowFailingGates lets it exit 0 when a
+	// gate fails at the current weights.
+	batches           bool
+	allowFailingGates bool
+	// logFile sends `run`'s logs to a file instead of stderr; logTo is where the logger
+	// writes (nil: stderr).
+	logFile string
+	logTo   io.Writer
+	// json makes `status` print JSON.
+	json bool
 }
 
 func newCutoverCmd(g *globalFlags) *cobra.Command {
@@ -50,36 +62,60 @@ Every action is journaled before and after it is taken, so a killed run continue
 
 	planCmd := &cobra.Command{
 		Use:   "plan FILE",
-		Short: "Check a plan file against the live zone and print every batch each step would send",
-		Args:  cobra.ExactArgs(1),
+		Short: "Check a plan file against the live zone: steps, holds, gates checked now, rollback (--batches: every batch)",
+		Long: `plan checks a plan file against the live zone without writing anything, and prints a
+summary: the weights now, one line per step (weights, hold, gates), one line per gate with its
+check at the current weights, and the rollback path. --batches prints every change batch the
+run and its rollback would send, as 'aws route53 change-resource-record-sets' takes it.
+
+plan exits non-zero when the zone or the plan would refuse a run, and when a gate fails at
+the current weights (step 1 checks it too, and would fail and roll back);
+--allow-failing-gates accepts a failing gate knowingly.`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, err := f.config(cmd, g, args[0])
 			if err != nil {
 				return err
 			}
 			pv, err := cutover.Plan(cmd.Context(), cfg)
-			if pv != nil {
-				if werr := pv.WriteText(cmd.OutOrStdout()); werr != nil {
-					return werr
-				}
+			if pv == nil {
+				return err
+			}
+			write := pv.WriteSummary
+			if f.batches {
+				write = pv.WriteText
+			}
+			if werr := write(cmd.OutOrStdout()); werr != nil {
+				return errors.Join(err, werr)
+			}
+			if err == nil && !f.allowFailingGates {
+				err = pv.FailingGates()
 			}
 			return err
 		},
 	}
+	planCmd.Flags().BoolVar(&f.batches, "batches", false, "print every change batch the run and its rollback would send, in full")
+	planCmd.Flags().BoolVar(&f.allowFailingGates, "allow-failing-gates", false, "exit 0 even when a gate fails at the current weights (a run would fail step 1 on it unless what it measures changes)")
 	runCmd := &cobra.Command{
 		Use:   "run FILE",
 		Short: "Run a cutover, or continue an interrupted one with --resume",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			out := cmd.OutOrStdout()
+			progress := cutover.NewProgress(out, isTerminal(out))
+			closeLogs, err := f.runLogs(progress)
+			if err != nil {
+				return err
+			}
+			defer closeLogs()
 			cfg, err := f.config(cmd, g, args[0])
 			if err != nil {
 				return err
 			}
-			out := cmd.OutOrStdout()
 			for _, w := range cfg.Plan.Warnings {
 				fmt.Fprintf(out, "warning: %v\n", w)
 			}
-			cfg.Progress = cutover.NewProgress(out, isTerminal(out))
+			cfg.Progress = progress
 			if f.ui != "" {
 				// The live view sees the same events as the terminal.
 				rec := dashboard.NewRecorder(cfg.Plan.Name, cfg.Plan.From, cfg.Plan.To)
@@ -108,25 +144,30 @@ Every action is journaled before and after it is taken, so a killed run continue
 		},
 	}
 	runCmd.Flags().BoolVar(&f.resume, "resume", false, "continue the cutover from its journal (after a crash or kill)")
+	runCmd.Flags().StringVar(&f.logFile, "log-file", "", "append the logs to this file instead of stderr, keeping the terminal for the progress display")
 	runCmd.Flags().StringVar(&f.ui, "ui", "", "serve the live dashboard at this loopback address, e.g. 127.0.0.1:8080 (port 0 picks one)")
 
 	statusCmd := &cobra.Command{
 		Use:   "status FILE",
-		Short: "Show where a cutover stands, from its journal",
+		Short: "Show where a cutover stands, from its journal, and which runner holds it now",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			p, err := spec.Load(args[0])
 			if err != nil {
 				return err
 			}
-			paths := cutover.PathsFor(f.stateDir, p.Name)
-			entries, err := journal.Read(paths.Journal)
+			st, err := cutover.ReadStatus(f.stateDir, p.Name)
 			if err != nil {
-				return fmt.Errorf("cutover %s has not run here: %w", p.Name, err)
+				return err
 			}
-			return cutover.BuildReport(p.Name, entries).WriteText(cmd.OutOrStdout())
+			if f.json {
+				return st.WriteJSON(cmd.OutOrStdout())
+			}
+			st.PlanFile = args[0]
+			return st.WriteText(cmd.OutOrStdout())
 		},
 	}
+	statusCmd.Flags().BoolVar(&f.json, "json", false, "print the status as JSON: the report's fields, the runner holding the cutover, the journal's path")
 	releaseCmd := &cobra.Command{
 		Use:   "release FILE",
 		Short: "Hand a finished cutover's weights back to the publishers (delete its authority records)",
@@ -147,10 +188,14 @@ Every action is journaled before and after it is taken, so a killed run continue
 				}
 			}
 			fmt.Fprintf(out, "cutover %s: %d authority records deleted; publishers own the weights again\n", cfg.Plan.Name, rel.Records)
+			for _, c := range rel.Changes {
+				fmt.Fprintf(out, "cutover %s: released with --force although its source asks for another weight: %s\n", cfg.Plan.Name, c.Effect())
+			}
 			return nil
 		},
 	}
-	releaseCmd.Flags().BoolVar(&f.force, "force", false, "release even when the cutover is unfinished, has no journal here, or another runner of it (another machine) holds its weights")
+	releaseCmd.Flags().BoolVar(&f.force, "force", false, "release even when the cutover is unfinished, has no journal here, another runner of it (another machine) holds its weights, "+
+		"or a publisher asks for another weight than the zone holds (which it then writes at its next sync)")
 	cmd.AddCommand(planCmd, runCmd, statusCmd, releaseCmd)
 	for _, c := range []struct{ name, short string }{
 		{cutover.CommandPause, "Hold a running cutover at its current weights"},
@@ -222,9 +267,54 @@ func (f *cutoverFlags) control(cmd *cobra.Command, g *globalFlags, file, command
 	return nil
 }
 
+// runLogs points `run`'s logs away from its progress display on stdout: to --log-file
+// when given; else to stderr, and, when stdout and stderr are one terminal, above the
+// progress table, which a line written straight there would be erased by at the table's
+// next redraw. (Plain progress lines and log lines are each written whole, so on one
+// pipe they never split each other.) The function returned closes the log file.
+func (f *cutoverFlags) runLogs(p cutover.Progress) (func(), error) {
+	if f.logFile != "" {
+		file, err := os.OpenFile(f.logFile, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+		if err != nil {
+			return nil, fmt.Errorf("--log-file: %w", err)
+		}
+		f.logTo = file
+		return func() { file.Close() }, nil
+	}
+	if isTerminal(os.Stderr) {
+		f.logTo = cutover.LogWriter(p, os.Stderr)
+	}
+	return func() {}, nil
+}
+
+// logger is the logger the global flags ask for, writing to f.logTo when set.
+func (f *cutoverFlags) logger(g *globalFlags) (*slog.Logger, error) {
+	if f.logTo == nil {
+		return g.logger()
+	}
+	return g.loggerTo(f.logTo)
+}
+
+// loggerTo is globalFlags.logger writing to w rather than stderr. (It belongs beside
+// logger in main.go, which could then be `return g.loggerTo(os.Stderr)`.)
+func (g *globalFlags) loggerTo(w io.Writer) (*slog.Logger, error) {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(g.logLevel)); err != nil {
+		return nil, fmt.Errorf("--log-level %q: want debug, info, warn or error", g.logLevel)
+	}
+	opts := &slog.HandlerOptions{Level: level}
+	switch g.logFormat {
+	case "text":
+		return slog.New(slog.NewTextHandler(w, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	}
+	return nil, fmt.Errorf("--log-format %q: want text or json", g.logFormat)
+}
+
 // config builds the engine's configuration from the flags and the plan file.
 func (f *cutoverFlags) config(cmd *cobra.Command, g *globalFlags, file string) (cutover.Config, error) {
-	log, err := g.logger()
+	log, err := f.logger(g)
 	if err != nil {
 		return cutover.Config{}, err
 	}

@@ -166,7 +166,7 @@ func (r *runner) unpause() {
 	if r.paused {
 		r.pausedFor += time.Since(r.pausedAt)
 	}
-	r.paused = false
+	r.paused, r.pauseWhy = false, ""
 }
 
 // waitResume holds while paused, until resume, promote or abort. Gates are not checked
@@ -175,7 +175,11 @@ func (r *runner) waitResume(ctx context.Context, step int, w map[string]int64) e
 	if !r.paused {
 		return nil
 	}
-	r.cfg.Progress.Event(Event{Phase: PhasePaused, Step: step, Total: len(r.p.Steps), Weights: w, Message: "paused: crossfade cutover resume to go on"})
+	msg := "paused: crossfade cutover resume to go on"
+	if r.pauseWhy != "" {
+		msg = r.pauseWhy
+	}
+	r.cfg.Progress.Event(Event{Phase: PhasePaused, Step: step, Total: len(r.p.Steps), Weights: w, Message: msg})
 	for r.paused {
 		select {
 		case <-ctx.Done():

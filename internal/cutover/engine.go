@@ -18,6 +18,7 @@ import (
 	"github.com/crossfade-io/crossfade/internal/cutover/gate"
 	"github.com/crossfade-io/crossfade/internal/cutover/journal"
 	"github.com/crossfade-io/crossfade/internal/cutover/spec"
+	"github.com/crossfade-io/crossfade/internal/endpoint"
 	"github.com/crossfade-io/crossfade/internal/plan"
 	"github.com/crossfade-io/crossfade/internal/provider"
 	"github.com/crossfade-io/crossfade/internal/registry"
@@ -46,6 +47,7 @@ const (
 	kindRetire        = "retire"
 	kindReleased      = "released"
 	kindTakeover      = "takeover"
+	kindDrift         = "drift" // weights in the zone the runner did not write, and what it did (driftData)
 	outcomeCompleted  = "completed"
 	outcomeRolledBack = "rolled-back"
 )
@@ -137,6 +139,14 @@ type runner struct {
 	held bool
 	// tookOver are the runners whose records this run replaced, journaled once each.
 	tookOver map[registry.Runner]bool
+	// expect is each member's weight as this run last wrote it (or, before its first
+	// write, found it), by key: a weight in the zone that differs is drift. nil compares
+	// nothing: the next write overwrites what it finds (after a resume from a drift pause).
+	expect map[endpoint.Key]int64
+	// expected says what expect is, for the drift error: "the cutover wrote" or the like.
+	expected string
+	// pauseWhy is shown while paused for another reason than a pause command.
+	pauseWhy string
 	// closeFn releases the journal and the lock.
 	closeFn func()
 }
@@ -241,6 +251,10 @@ func (r *runner) finish(runErr error) (*Report, error) {
 	if err != nil {
 		return nil, errors.Join(runErr, err)
 	}
+	if len(all) == 0 {
+		// Refused before it started (the zone or the plan said no): nothing to report.
+		return nil, runErr
+	}
 	rep := BuildReport(r.p.Name, all)
 	if rep.Outcome != "" {
 		runErr = errors.Join(runErr, rep.save(r.paths.Report), clearCommands(r.paths))
@@ -325,6 +339,8 @@ type state struct {
 	paused    bool
 	pausedAt  time.Time
 	pausedFor time.Duration
+	// pauseWhy is set when drift paused it: what was found.
+	pauseWhy string
 	// seen are the ids of the control commands journaled.
 	seen map[string]bool
 	done string
@@ -375,6 +391,16 @@ func replay(entries []journal.Entry) state {
 			if st.rollback != nil {
 				st.rollback.from = e.Step + 1
 			}
+		case kindDrift:
+			// A drift pause holds like a pause command, until resume, promote or abort.
+			var d driftData
+			_ = json.Unmarshal(e.Data, &d)
+			if d.Action == spec.DriftPause && st.rollback == nil {
+				if !st.paused {
+					st.paused, st.pausedAt = true, e.Time
+				}
+				st.pauseWhy = driftPaused(e.Detail)
+			}
 		case kindControl:
 			if e.ID != "" {
 				st.seen[e.ID] = true
@@ -383,7 +409,7 @@ func replay(entries []journal.Entry) state {
 				continue
 			}
 			if st.paused && e.Detail != CommandPause {
-				st.paused, st.pausedFor = false, st.pausedFor+e.Time.Sub(st.pausedAt)
+				st.paused, st.pausedFor, st.pauseWhy = false, st.pausedFor+e.Time.Sub(st.pausedAt), ""
 			}
 			switch e.Detail {
 			case CommandPromote:
@@ -457,15 +483,22 @@ type Released struct {
 	// TakenOver are the runners whose records were deleted although this journal's
 	// runner did not write them (release --force).
 	TakenOver []registry.Runner
+	// Changes are the weights the publishers write at their next sync, which differ from
+	// the zone's: released anyway with force (without it Release refuses them).
+	Changes []HandBack
 }
 
 // Release hands the weights back to the publishers: it deletes this cutover's authority
 // records, after which a sync writes the weights its sources ask for. It refuses while
 // the cutover runs here, and, unless force, when the cutover is unfinished (its weights
-// would then have no authority at all), has no journal here, or another runner of it
-// (another machine) holds its records. With force it deletes them whoever of this
-// cutover's runners wrote them, and says whose they were; never another cutover's. Each
-// record is deleted exactly as read, so a record rewritten meanwhile is read again.
+// would then have no authority at all), has no journal here, another runner of it
+// (another machine) holds its records, or a publisher asks for another weight than the
+// zone holds (*ReleaseRefusedError: releasing would change traffic at its next sync).
+// With force it deletes them whoever of this cutover's runners wrote them, and says whose
+// they were and which weights will change; never another cutover's. Each record is
+// deleted exactly as read, and the sets' ownership records, where the publishers record
+// what they ask for, are rewritten as read in the same batch: a record rewritten
+// meanwhile fails the batch, and the zone is read and judged again.
 func Release(ctx context.Context, cfg Config, force bool) (Released, error) {
 	p := cfg.Plan
 	paths := PathsFor(cfg.StateDir, p.Name)
@@ -503,6 +536,13 @@ func Release(ctx context.Context, cfg Config, force bool) (Released, error) {
 		if len(b) == 0 {
 			return Released{}, nil
 		}
+		records := len(b)
+		changes := l.handBack()
+		if len(changes) > 0 && !force {
+			return Released{}, &ReleaseRefusedError{Cutover: p.Name, Sets: changes}
+		}
+		dels, creates := l.ownershipSwaps()
+		b = append(append(b, dels...), creates...)
 		id, err = cfg.DNS.ApplyChange(ctx, l.zone, b, fmt.Sprintf("crossfade cutover %s: release weights", p.Name))
 		var rej *provider.RejectedError
 		if errors.As(err, &rej) && attempt < casAttempts {
@@ -515,7 +555,7 @@ func Release(ctx context.Context, cfg Config, force bool) (Released, error) {
 		if err != nil {
 			return Released{}, fmt.Errorf("release: %w", err)
 		}
-		rel = Released{Records: len(b), TakenOver: l.takenOver}
+		rel = Released{Records: records, TakenOver: l.takenOver, Changes: changes}
 		break
 	}
 	if !exists {
@@ -527,11 +567,23 @@ func Release(ctx context.Context, cfg Config, force bool) (Released, error) {
 	}
 	defer j.Close()
 	e := journal.Entry{Kind: kindReleased, Step: stepNone, ChangeID: id, By: cfg.By}
+	var details []string
 	if len(rel.TakenOver) > 0 {
-		e.Detail = "taken over from " + formatRunners(rel.TakenOver)
+		details = append(details, "taken over from "+formatRunners(rel.TakenOver))
 	}
+	for _, c := range rel.Changes {
+		details = append(details, "forced: "+c.Effect())
+	}
+	e.Detail = strings.Join(details, "; ")
 	_, err = j.Append(e)
 	return rel, err
+}
+
+// driftData is what a drift entry keeps: the members that moved, and what the runner
+// did (spec.DriftPause or spec.DriftRollback).
+type driftData struct {
+	Action  string  `json:"action"`
+	Members []Drift `json:"members"`
 }
 
 // formatRunners renders runners for messages: "runner T@H:P, runner …".

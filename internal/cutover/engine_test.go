@@ -224,7 +224,7 @@ func TestRunRefusesPauseBelowTTL(t *testing.T) {
 	p.Steps[1].Pause = 500 * time.Millisecond // TTL is 1 s
 	_, err := Run(context.Background(), e.config(p), false)
 	var nr *NotReadyError
-	if !errors.As(err, &nr) || !strings.Contains(err.Error(), "spec.steps[1].pause 500ms: shorter than the records' TTL 1s") {
+	if !errors.As(err, &nr) || !strings.Contains(err.Error(), "spec.steps[1].pause 500ms is shorter than the records' TTL 1s") {
 		t.Fatalf("err = %v", err)
 	}
 }
@@ -385,15 +385,31 @@ func TestSyncDuringStepKeepsWeights(t *testing.T) {
 		t.Fatalf("the publishers did not run during the step: %+v", results)
 	}
 	for _, r := range results {
-		if r.err != nil || r.changes != 0 || len(r.conflicts) != 1 || !strings.Contains(r.conflicts[0].Reason, "held by cutover app") {
+		// The only changes are each member's ownership record, which now says what its
+		// source asks for (for release to compare); no weight.
+		if r.err != nil || r.changes != 2 || len(r.conflicts) != 1 || !strings.Contains(r.conflicts[0].Reason, "held by cutover app") {
 			t.Errorf("%s's sync: err %v, %d changes, conflicts %v", r.owner, r.err, r.changes, r.conflicts)
 		}
 	}
 	if a, _ := e.weights(t); a["blue"] != 0 || a["green"] != 100 {
 		t.Errorf("final weights %v", a)
 	}
+	// The sources still ask for 100/0: releasing now would undo the cutover at the next
+	// sync, so release refuses until they ask for what the zone holds.
+	var refused *ReleaseRefusedError
+	if _, err := Release(context.Background(), cfg, false); !errors.As(err, &refused) || len(refused.Sets) != 2 {
+		t.Fatalf("release while the sources ask for 100/0: %v", err)
+	}
+	for _, m := range []struct {
+		owner, ip string
+		w         int64
+	}{{"blue", "127.0.0.10", 0}, {"green", "127.0.0.20", 100}} {
+		if rep, err := publish(e.dns, m.owner, m.ip, m.w); err != nil || rep.Err() != nil || len(rep.Conflicts()) != 0 {
+			t.Fatalf("sync %s with the zone's weight: %v", m.owner, err)
+		}
+	}
 	// Released, the weights are the publishers' again: blue's sync writes its 100.
-	if rel, err := Release(context.Background(), cfg, false); err != nil || rel.Records != 1 || len(rel.TakenOver) != 0 {
+	if rel, err := Release(context.Background(), cfg, false); err != nil || rel.Records != 1 || len(rel.TakenOver) != 0 || len(rel.Changes) != 0 {
 		t.Fatalf("release: %+v, %v", rel, err)
 	}
 	if rep, err := publish(e.dns, "blue", "127.0.0.10", 100); err != nil || rep.Err() != nil || len(rep.Conflicts()) != 0 {

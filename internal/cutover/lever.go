@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/crossfade-io/crossfade/internal/cutover/spec"
@@ -30,7 +31,8 @@ type member struct {
 	setID  string
 	ep     *endpoint.Endpoint
 	// txt are the ownership records of this member that carry its weight, kept in step
-	// so that a publisher re-reading them sees the weight the cutover wrote.
+	// so that a publisher re-reading them sees the weight the cutover wrote (another
+	// cluster's are read, for release, never written).
 	txt []*endpoint.Endpoint
 }
 
@@ -135,11 +137,11 @@ type readOpts struct {
 func readLive(ctx context.Context, dns DNS, reg *registry.TXT, p *spec.Plan, o readOpts) (*live, error) {
 	zone, err := findZone(ctx, dns, p)
 	if err != nil {
-		return nil, err
+		return nil, &ReadError{Err: err}
 	}
 	recs, err := dns.Records(ctx, zone)
 	if err != nil {
-		return nil, fmt.Errorf("zone %s: %w", zone, err)
+		return nil, &ReadError{Err: fmt.Errorf("zone %s: %w", zone, err)}
 	}
 	z := reg.Read(recs)
 	txts := map[endpoint.Key]*endpoint.Endpoint{}
@@ -190,7 +192,13 @@ func readLive(ctx context.Context, dns DNS, reg *registry.TXT, p *spec.Plan, o r
 		}
 		for _, e := range groups[r] {
 			if e.SetIdentifier != p.From && e.SetIdentifier != p.To {
-				l.others = append(l.others, member{record: r, setID: e.SetIdentifier, ep: e})
+				o := member{record: r, setID: e.SetIdentifier, ep: e}
+				for _, want := range reg.For(e) {
+					if t := txts[want.Key()]; t != nil && t.Policy.Kind == endpoint.Weighted {
+						o.txt = append(o.txt, t)
+					}
+				}
+				l.others = append(l.others, o)
 			}
 		}
 	}
@@ -229,10 +237,135 @@ func readLive(ctx context.Context, dns DNS, reg *registry.TXT, p *spec.Plan, o r
 		l.authority = append(l.authority, want)
 		l.current = append(l.current, cur)
 	}
+	// Until the cutover holds the weights (none of its authority records is in the zone
+	// yet), the weights read are the ones it would start from, and roll back to.
+	if !o.partial && !o.held && !slices.ContainsFunc(l.current, func(c *endpoint.Endpoint) bool { return c != nil }) {
+		problems = append(problems, l.evenSplits(p)...)
+	}
 	if len(problems) > 0 {
 		return nil, &NotReadyError{Problems: problems}
 	}
 	return l, nil
+}
+
+// ReadError is a zone that could not be read at all (the provider failed, or the zone is
+// not found), as opposed to one read whose records refuse the cutover.
+type ReadError struct {
+	Err error
+}
+
+// Error is the provider's error.
+func (e *ReadError) Error() string { return e.Err.Error() }
+
+// Unwrap gives the provider's error.
+func (e *ReadError) Unwrap() error { return e.Err }
+
+// evenSplit reports whether every weighted set of r would have weight 0 with the members
+// at w (set identifier → weight; a member not in w keeps the weight read). Route 53
+// answers such a group evenly, every set alike: a 0 does not mean "off" there.
+func (l *live) evenSplit(r spec.Record, w map[string]int64) bool {
+	found := false
+	for _, ms := range [][]member{l.members, l.others} {
+		for _, m := range ms {
+			if m.record != r {
+				continue
+			}
+			found = true
+			weight, ok := w[m.setID]
+			if !ok {
+				weight = m.ep.Policy.Weight
+			}
+			if weight != 0 {
+				return false
+			}
+		}
+	}
+	return found
+}
+
+// evenSplits lists why the weights read cannot start a cutover, and the plan's steps that
+// would make an even split of a record: every weighted set at 0, which Route 53 answers
+// evenly. A cutover starting there would hand half the traffic to the cluster it has not
+// yet checked, and roll back onto that split when a gate fails; a step that writes both
+// weights 0 where no other set of the record carries traffic does not take the traffic
+// off both members, it splits it between them (a step of percent 50 says that plainly).
+func (l *live) evenSplits(p *spec.Plan) []string {
+	var out []string
+	for _, r := range p.Records {
+		if !l.evenSplit(r, nil) {
+			continue
+		}
+		out = append(out, fmt.Sprintf("%s %s: every weighted set has weight 0 (%s): Route 53 answers a group whose weights are all 0 evenly, every set alike, "+
+			"so a cutover from here would start at a split nobody chose, and roll back onto it; set a start first: %s",
+			r.Name, r.Type, l.recordWeights(r), l.howToStart(r, p.From)))
+	}
+	for i, st := range p.Steps {
+		w := map[string]int64{p.From: st.Weights.From, p.To: st.Weights.To}
+		if st.Weights.From != 0 || st.Weights.To != 0 {
+			continue
+		}
+		for _, r := range p.Records {
+			if l.evenSplit(r, w) {
+				out = append(out, fmt.Sprintf("spec.steps[%d]: weights from 0, to 0 leave every weighted set of %s %s at 0, which Route 53 answers evenly (0 does not mean \"off\" there): "+
+					"for an even split write percent: 50; to take traffic off %s, write percent: 100", i, r.Name, r.Type, p.From))
+				break
+			}
+		}
+	}
+	return out
+}
+
+// recordWeights renders the weights of r's weighted sets: "blue=0 green=0".
+func (l *live) recordWeights(r spec.Record) string {
+	w := map[string]int64{}
+	for _, ms := range [][]member{l.members, l.others} {
+		for _, m := range ms {
+			if m.record == r {
+				w[m.setID] = m.ep.Policy.Weight
+			}
+		}
+	}
+	return FormatWeights(w)
+}
+
+// howToStart says how to give the from member of r its traffic before a cutover: through
+// the source its publisher reads, named by its ownership record.
+func (l *live) howToStart(r spec.Record, from string) string {
+	for _, m := range l.members {
+		if m.record == r && m.setID == from {
+			return fmt.Sprintf("%s, so that %s has all the traffic (a weight written by hand is put back by the next sync of a source that asks for 0), then plan again",
+				setWeightAdvice(m.ep, 100), from)
+		}
+	}
+	return fmt.Sprintf("publish %s's member with weight 100, so that it has all the traffic, then plan again", from)
+}
+
+// sourceOf names who publishes e: its owner and, when its ownership record says, the object.
+func sourceOf(e *endpoint.Endpoint) string {
+	s := "published by owner " + e.Owner()
+	if r := e.Resource(); r != "" {
+		s += " from " + r
+	}
+	return s
+}
+
+// weightAnnotation is the annotation external-dns and crossfade read a member's weight
+// from (with the prefix most clusters carry; external-dns.kubernetes.io/ works alike).
+const weightAnnotation = "external-dns.alpha.kubernetes.io/aws-weight"
+
+// setWeightAdvice says how to make the source of e ask for weight w and publish it: the
+// annotation of a Kubernetes object, a DNSEndpoint's providerSpecific property, or, when
+// the ownership record names no object, the source of its owner.
+func setWeightAdvice(e *endpoint.Endpoint, w int64) string {
+	res := e.Resource()
+	kind, _, _ := strings.Cut(res, "/")
+	switch {
+	case res == "":
+		return fmt.Sprintf("set the weight of %s's source for %s to %d and sync it", e.Owner(), e.Key(), w)
+	case kind == "crd":
+		return fmt.Sprintf("%s: set the providerSpecific aws/weight of its endpoint %s to %d and sync it", res, e.Name, w)
+	}
+	return fmt.Sprintf("%s: set %s to %d and sync it", res, weightAnnotation, w)
 }
 
 // HeldError is a cutover whose weights another runner of it holds: its authority record
@@ -516,4 +649,159 @@ func FormatWeights(w map[string]int64) string {
 		parts = append(parts, fmt.Sprintf("%s=%d", k, w[k]))
 	}
 	return strings.Join(parts, " ")
+}
+
+// memberWeights returns each member's weight as read, by its key: what a write leaves
+// (after applying its batch) or what a run starts from, for drift to compare against.
+func (l *live) memberWeights() map[endpoint.Key]int64 {
+	out := make(map[endpoint.Key]int64, len(l.members))
+	for _, m := range l.members {
+		out[m.ep.Key()] = m.ep.Policy.Weight
+	}
+	return out
+}
+
+// Drift is one member whose weight in the zone is not the one the cutover last wrote.
+type Drift struct {
+	// Member is the member's key, e.g. "app.example.com A [blue]".
+	Member string `json:"member"`
+	// Found is the weight the zone holds; Wrote the one the cutover expected.
+	Found int64 `json:"found"`
+	Wrote int64 `json:"wrote"`
+	// Source names the member's publisher: its owner and the object it comes from.
+	Source string `json:"source,omitempty"`
+}
+
+// drift lists the members whose weight differs from expect (key → weight, as memberWeights
+// returns it); a member expect does not know is not compared.
+func (l *live) drift(expect map[endpoint.Key]int64) []Drift {
+	var out []Drift
+	for _, m := range l.members {
+		want, ok := expect[m.ep.Key()]
+		if !ok || want == m.ep.Policy.Weight {
+			continue
+		}
+		out = append(out, Drift{Member: m.ep.Key().String(), Found: m.ep.Policy.Weight, Wrote: want, Source: sourceOf(m.ep)})
+	}
+	return out
+}
+
+// DriftError is weights found in the zone that the cutover did not write: while it holds
+// them, only a writer that ignores its authority record (crossfade's publishers keep the
+// weights while the record is there) can have moved them, and the step's gates would be
+// judging traffic at weights nobody chose.
+type DriftError struct {
+	// Expected says what the weights compared against are, followed by the weight in
+	// messages: "the cutover wrote", or, before a run's first write, "the cutover started
+	// from" or "the cutover resumed at".
+	Expected string
+	// Members are the members that moved.
+	Members []Drift
+}
+
+// driftCause is what usually moves a held weight.
+const driftCause = "another publisher that ignores crossfade's authority record, e.g. external-dns with an aws-weight annotation, is writing this record"
+
+// Error names every member that moved, with the weight found, the weight written and the
+// likely cause.
+func (e *DriftError) Error() string {
+	var parts []string
+	for _, d := range e.Members {
+		parts = append(parts, fmt.Sprintf("%s has weight %d, %s %d (%s)", d.Member, d.Found, e.Expected, d.Wrote, d.Source))
+	}
+	return fmt.Sprintf("weights drifted: %s: %s", strings.Join(parts, "; "), driftCause)
+}
+
+// HandBack is a weighted set whose publisher asks for another weight than the zone holds:
+// the weight that publisher writes at its next sync once the weights are released. The
+// publisher records what its source asks for, while a cutover holds the weight, in the
+// set's ownership record (endpoint.WantsWeightLabel).
+type HandBack struct {
+	// Member is the set's key, e.g. "app.example.com A [blue]".
+	Member string
+	// Wants is the weight the source asks for; Holds the one the zone holds.
+	Wants, Holds int64
+	// Advice says which source to change, and how, for the weight to stay as it is.
+	Advice string
+}
+
+// String says how source and zone differ.
+func (h HandBack) String() string {
+	if h.Wants < 0 {
+		return fmt.Sprintf("%s: its ownership record does not say which weight its source asks for, the zone holds %d", h.Member, h.Holds)
+	}
+	return fmt.Sprintf("%s: its source asks for weight %d, the zone holds %d", h.Member, h.Wants, h.Holds)
+}
+
+// Effect says what a release lets happen to the set.
+func (h HandBack) Effect() string {
+	if h.Wants < 0 {
+		return fmt.Sprintf("%s goes to whatever weight its source asks for at its publisher's next sync", h.Member)
+	}
+	return fmt.Sprintf("%s goes from weight %d to %d at its publisher's next sync", h.Member, h.Holds, h.Wants)
+}
+
+// handBack lists the weighted sets of the plan's records (the members and a third
+// cluster's, whose publishers the authority record holds alike) whose ownership record
+// says their source asks for another weight than the zone holds. A set whose record says
+// nothing is taken to agree: its publisher drops the label once source and zone agree,
+// and writes it at every sync while they differ.
+func (l *live) handBack() []HandBack {
+	var out []HandBack
+	for _, ms := range [][]member{l.members, l.others} {
+		for _, m := range ms {
+			v, ok := m.ep.Labels[endpoint.WantsWeightLabel]
+			if !ok {
+				continue
+			}
+			holds := m.ep.Policy.Weight
+			wants, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				// Not what a publisher writes: say what is there rather than guess.
+				out = append(out, HandBack{Member: m.ep.Key().String(), Wants: -1, Holds: holds,
+					Advice: fmt.Sprintf("its ownership record says %s=%q, not a weight: sync its publisher (%s) again", endpoint.WantsWeightLabel, v, sourceOf(m.ep))})
+				continue
+			}
+			if wants != holds {
+				out = append(out, HandBack{Member: m.ep.Key().String(), Wants: wants, Holds: holds, Advice: setWeightAdvice(m.ep, holds)})
+			}
+		}
+	}
+	return out
+}
+
+// ownershipSwaps rewrites every ownership record of the plan's weighted sets exactly as
+// read: a DELETE of it as read and a CREATE of the same. It changes nothing, but makes a
+// batch a compare-and-swap of what the publishers recorded: a publisher that records
+// another wanted weight after the read makes the batch fail, to be read again.
+func (l *live) ownershipSwaps() (dels, creates plan.Batch) {
+	for _, ms := range [][]member{l.members, l.others} {
+		for _, m := range ms {
+			for _, t := range m.txt {
+				dels = append(dels, plan.Change{Action: plan.Delete, Endpoint: t})
+				creates = append(creates, plan.Change{Action: plan.Create, Endpoint: t.Clone()})
+			}
+		}
+	}
+	return dels, creates
+}
+
+// ReleaseRefusedError is a release that would change traffic: publishers ask for other
+// weights than the zone holds, and would write them at their next sync.
+type ReleaseRefusedError struct {
+	// Cutover is the cutover's name.
+	Cutover string
+	// Sets are the weighted sets whose weight would change.
+	Sets []HandBack
+}
+
+// Error names each set, both weights and what to change.
+func (e *ReleaseRefusedError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "cutover %s: release would change traffic: once released, each publisher writes the weight its source asks for at its next sync, and these sources ask for other weights than the zone holds:", e.Cutover)
+	for _, h := range e.Sets {
+		fmt.Fprintf(&b, "\n  %s: %s", h, h.Advice)
+	}
+	b.WriteString("\nset each source to the weight the zone holds and sync it, then release again; or `crossfade cutover release --force` to let those weights apply")
+	return b.String()
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/crossfade-io/crossfade/internal/cutover/gate"
 	"github.com/crossfade-io/crossfade/internal/cutover/spec"
@@ -16,7 +17,9 @@ import (
 // Preview is what `cutover plan` shows: the plan checked against the live zone, every
 // batch each step and the rollback would send, and one check of every gate.
 type Preview struct {
-	Zone provider.Zone
+	// Cutover is the plan's name; From and To its clusters (set identifiers).
+	Cutover, From, To string
+	Zone              provider.Zone
 	// TTL is the members' largest TTL in seconds: the floor of every hold.
 	TTL     int64
 	Current map[string]int64
@@ -30,6 +33,25 @@ type Preview struct {
 	Warnings []string
 	// Rollbacks say, per step, the stops a rollback from it goes through.
 	Rollbacks []string
+	// Steps are the plan's steps as a run takes them.
+	Steps []PreviewStep
+	// LowerTTL is the TTL written before step 1, 0 when the TTL is left as it is.
+	LowerTTL int64
+	// RollbackMode is the plan's (immediate or gradual); RollbackHold how long a run holds
+	// each of its stops.
+	RollbackMode string
+	RollbackHold time.Duration
+}
+
+// PreviewStep is one step of the plan as a run takes it.
+type PreviewStep struct {
+	Weights map[string]int64
+	// Hold is how long the step holds with its gates passing: its pause, never shorter
+	// than the records' TTL (the lowered one, if the plan lowers it).
+	Hold  time.Duration
+	Gates []string
+	// Rollback is the stops a rollback from this step goes through, the start last.
+	Rollback []map[string]int64
 }
 
 // PreviewWrite is one batch as it would be sent.
@@ -75,7 +97,7 @@ func Plan(ctx context.Context, cfg Config) (*Preview, error) {
 	if len(problems) > 0 {
 		return nil, &NotReadyError{Problems: problems}
 	}
-	pv := &Preview{Zone: l.zone, TTL: l.maxTTL, Current: l.weights()}
+	pv := &Preview{Cutover: p.Name, From: p.From, To: p.To, Zone: l.zone, TTL: l.maxTTL, Current: l.weights(), RollbackMode: p.Rollback.Mode}
 	for _, w := range p.Warnings {
 		pv.Warnings = append(pv.Warnings, w.Error())
 	}
@@ -101,6 +123,14 @@ func Plan(ctx context.Context, cfg Config) (*Preview, error) {
 	}
 	cur := l
 	lowered := p.LowerTTL > 0 && l.maxTTL > p.LowerTTL
+	// A hold is never shorter than the TTL resolvers hold the weights for: the one the
+	// steps are written with.
+	floor := time.Duration(l.maxTTL) * time.Second
+	if lowered {
+		pv.LowerTTL = p.LowerTTL
+		floor = time.Duration(p.LowerTTL) * time.Second
+	}
+	pv.RollbackHold = max(p.Rollback.Pause, floor)
 	if lowered {
 		if cur, err = add(cur, fmt.Sprintf("lower TTL to %ds, then wait out the old %ds", p.LowerTTL, l.maxTTL), nil, lowers); err != nil {
 			return nil, err
@@ -119,11 +149,12 @@ func Plan(ctx context.Context, cfg Config) (*Preview, error) {
 			return nil, err
 		}
 		stops := rollbackStops(p, w, pv.Current)
-		var path []string
-		for _, st := range stops {
-			path = append(path, FormatWeights(st))
+		pv.Rollbacks = append(pv.Rollbacks, fmt.Sprintf("if step %d of %d fails: rollback through %s", i+1, len(p.Steps), formatPath(stops)))
+		ps := PreviewStep{Weights: w, Hold: max(s.Pause, floor), Rollback: stops}
+		for _, g := range s.Gates {
+			ps.Gates = append(ps.Gates, g.Name)
 		}
-		pv.Rollbacks = append(pv.Rollbacks, fmt.Sprintf("if step %d of %d fails: rollback through %s", i+1, len(p.Steps), strings.Join(path, " → ")))
+		pv.Steps = append(pv.Steps, ps)
 	}
 	if err := restore(cur, "once completed"); err != nil {
 		return nil, err
@@ -179,23 +210,139 @@ func Plan(ctx context.Context, cfg Config) (*Preview, error) {
 	return pv, nil
 }
 
-// WriteText renders the preview.
-func (pv *Preview) WriteText(w io.Writer) error {
+// formatPath renders rollback stops: "blue=50 green=50 → blue=100 green=0".
+func formatPath(stops []map[string]int64) string {
+	var path []string
+	for _, st := range stops {
+		path = append(path, FormatWeights(st))
+	}
+	return strings.Join(path, " → ")
+}
+
+// FailingGatesError says gates fail at the current weights. Step 1 checks them too, so a
+// run would most likely fail it and roll back at once.
+type FailingGatesError struct {
+	Weights map[string]int64
+	Gates   []gate.Result
+}
+
+// Error names each failing gate and what it measured.
+func (e *FailingGatesError) Error() string {
+	var parts []string
+	for _, g := range e.Gates {
+		parts = append(parts, fmt.Sprintf("gate %s (%s) fails at the current weights %s: %s", g.Gate, g.Kind, FormatWeights(e.Weights), g.Detail))
+	}
+	return strings.Join(parts, "; ") + "; a run checks it from step 1 on and would fail that step and roll back: " +
+		"fix what it measures, or plan with --allow-failing-gates to accept that knowingly"
+}
+
+// FailingGates returns a *FailingGatesError naming the gates whose check now failed (a
+// check that could not run at all already failed the preview), nil when all passed.
+func (pv *Preview) FailingGates() error {
+	var failing []gate.Result
+	for _, g := range pv.Gates {
+		if !g.Pass && g.Err == "" {
+			failing = append(failing, g)
+		}
+	}
+	if len(failing) == 0 {
+		return nil
+	}
+	return &FailingGatesError{Weights: pv.Current, Gates: failing}
+}
+
+// WriteSummary renders the preview in a screenful: where the weights stand, one line per
+// step (weights, hold, gates), one per gate with its check now, the rollback path, and
+// how many batches `WriteText` would print.
+func (pv *Preview) WriteSummary(w io.Writer) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "zone %s, TTL %ds, current weights %s\n", pv.Zone, pv.TTL, FormatWeights(pv.Current))
+	pv.writeHead(&b)
+	if pv.LowerTTL > 0 {
+		fmt.Fprintf(&b, "TTL: lowered to %ds before step 1, then the old %ds is waited out; restored to %ds at the end (completed or rolled back)\n",
+			pv.LowerTTL, pv.TTL, pv.TTL)
+	}
+	fmt.Fprintf(&b, "steps (each holds with every gate passing at every check, never shorter than the TTL):\n")
+	wcol := 0
+	for _, s := range pv.Steps {
+		wcol = max(wcol, len(FormatWeights(s.Weights)))
+	}
+	for i, s := range pv.Steps {
+		gates := "no gates"
+		if len(s.Gates) > 0 {
+			gates = "gates " + strings.Join(s.Gates, ", ")
+		}
+		fmt.Fprintf(&b, "  step %d of %d  %-*s  hold %-8s %s\n", i+1, len(pv.Steps), wcol, FormatWeights(s.Weights), s.Hold, gates)
+	}
+	pv.writeGates(&b)
+	fmt.Fprintf(&b, "rollback (%s, each stop held %s):\n", pv.RollbackMode, pv.RollbackHold)
+	// Steps that roll back the same way share a line: an immediate rollback is one line.
+	for i := 0; i < len(pv.Steps); {
+		j := i + 1
+		path := formatPath(pv.Steps[i].Rollback)
+		for j < len(pv.Steps) && formatPath(pv.Steps[j].Rollback) == path {
+			j++
+		}
+		switch {
+		case i == 0 && j == len(pv.Steps):
+			fmt.Fprintf(&b, "  from any step: %s\n", path)
+		case j == i+1:
+			fmt.Fprintf(&b, "  from step %d: %s\n", i+1, path)
+		default:
+			fmt.Fprintf(&b, "  from steps %d-%d: %s\n", i+1, j, path)
+		}
+		i = j
+	}
+	batches, changes := 0, 0
+	for _, wr := range pv.Writes {
+		if wr.Changes > 0 {
+			batches, changes = batches+1, changes+wr.Changes
+		}
+	}
+	fmt.Fprintf(&b, "writes: %s (%s in all) for the run and its longest rollback; `cutover plan --batches` prints each one as `aws route53 change-resource-record-sets` takes it\n",
+		plural(batches, "batch", "batches"), plural(changes, "change", "changes"))
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+// writeHead writes where the cutover starts from: zone, TTL, weights, the members'
+// owners and the plan's warnings.
+func (pv *Preview) writeHead(b *strings.Builder) {
+	if pv.Cutover != "" {
+		fmt.Fprintf(b, "cutover %s: %s → %s\n", pv.Cutover, pv.From, pv.To)
+	}
+	fmt.Fprintf(b, "zone %s, TTL %ds, current weights %s\n", pv.Zone, pv.TTL, FormatWeights(pv.Current))
 	for _, o := range pv.Owners {
-		fmt.Fprintf(&b, "  %s\n", o)
+		fmt.Fprintf(b, "  %s\n", o)
 	}
 	for _, wr := range pv.Warnings {
-		fmt.Fprintf(&b, "warning: %s\n", wr)
+		fmt.Fprintf(b, "warning: %s\n", wr)
 	}
+}
+
+// writeGates writes one line per gate with its check at the current weights.
+func (pv *Preview) writeGates(b *strings.Builder) {
 	for _, g := range pv.Gates {
 		mark := "pass"
 		if !g.Pass {
-			mark = "fail"
+			mark = "FAIL"
 		}
-		fmt.Fprintf(&b, "gate %s (%s) now: %s: %s%s\n", g.Gate, g.Kind, mark, g.Detail, errSuffix(g.Err))
+		fmt.Fprintf(b, "gate %s (%s) now: %s: %s%s\n", g.Gate, g.Kind, mark, g.Detail, errSuffix(g.Err))
 	}
+}
+
+// WriteText renders the whole preview: the checks, every rollback path, and every batch
+// as it would be sent (`cutover plan --batches`).
+func (pv *Preview) WriteText(w io.Writer) error {
+	var b strings.Builder
+	pv.writeHead(&b)
+	pv.writeGates(&b)
 	for _, rb := range pv.Rollbacks {
 		fmt.Fprintf(&b, "%s\n", rb)
 	}

@@ -74,19 +74,17 @@ func (p *lineProgress) Event(e Event) {
 }
 
 type ttyProgress struct {
-	mu    sync.Mutex
-	w     io.Writer
+	mu sync.Mutex
+	w  io.Writer
+	// rows are the lines of the table as last drawn; lines is how many of them are on
+	// the screen to be redrawn (0 once the run is done: the last drawing stays).
+	rows  []string
 	lines int
 }
 
 func (p *ttyProgress) Event(e Event) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	var b strings.Builder
-	// Move up over the previous drawing and clear it.
-	for range p.lines {
-		b.WriteString("\x1b[1A\x1b[2K")
-	}
 	rows := []string{describe(e)}
 	for _, g := range e.Gates {
 		mark := "ok  "
@@ -95,15 +93,71 @@ func (p *ttyProgress) Event(e Event) {
 		}
 		rows = append(rows, fmt.Sprintf("  %s %-16s %s", mark, g.Gate, g.Detail))
 	}
-	for _, r := range rows {
-		b.WriteString("\r" + r + "\n")
-	}
+	io.WriteString(p.w, p.erase()+draw(rows))
+	p.rows = rows
 	if e.Phase == PhaseDone {
 		p.lines = 0
 	} else {
 		p.lines = len(rows)
 	}
-	io.WriteString(p.w, b.String())
+}
+
+// erase moves up over the table on the screen and clears it.
+func (p *ttyProgress) erase() string {
+	return strings.Repeat("\x1b[1A\x1b[2K", p.lines)
+}
+
+func draw(rows []string) string {
+	var b strings.Builder
+	for _, r := range rows {
+		b.WriteString("\r" + r + "\n")
+	}
+	return b.String()
+}
+
+// LogWriter returns where log lines should be written while p shows a run: w itself,
+// unless p redraws a table in place on a terminal that w shows on as well (stderr and
+// stdout on one terminal). Then a line written straight to w would land below the table
+// and the next redraw, which moves up over the table's lines only, would erase it and
+// leave a stale row behind. The writer returned instead clears the table, writes the log
+// line to w, and draws the table again below it: logs scroll above the table, on their
+// own stream. Each Write must be whole lines, as slog's handlers write them.
+func LogWriter(p Progress, w io.Writer) io.Writer {
+	switch p := p.(type) {
+	case *ttyProgress:
+		return &aboveTable{p: p, w: w}
+	case multiProgress:
+		for _, q := range p {
+			if lw := LogWriter(q, w); lw != w {
+				return lw
+			}
+		}
+	}
+	return w
+}
+
+// aboveTable writes log lines above a ttyProgress's table.
+type aboveTable struct {
+	p *ttyProgress
+	w io.Writer
+}
+
+func (a *aboveTable) Write(b []byte) (int, error) {
+	a.p.mu.Lock()
+	defer a.p.mu.Unlock()
+	if a.p.lines == 0 {
+		return a.w.Write(b)
+	}
+	if _, err := io.WriteString(a.p.w, a.p.erase()); err != nil {
+		return 0, err
+	}
+	n, err := a.w.Write(b)
+	// Drawn again even when the log write failed: the table was cleared.
+	_, derr := io.WriteString(a.p.w, draw(a.p.rows))
+	if err == nil {
+		err = derr
+	}
+	return n, err
 }
 
 // describe renders an event as one line: "step 2/4  blue=50 green=50  holding, 1m20s left".

@@ -15,6 +15,8 @@ func TestReplay(t *testing.T) {
 	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
 	start := journal.Entry{Kind: kindStart, Step: -1, Weights: map[string]int64{"blue": 100, "green": 0}, Time: t0, TTL: 60}
 	stops, _ := json.Marshal([]map[string]int64{{"blue": 50, "green": 50}, {"blue": 100, "green": 0}})
+	driftPause, _ := json.Marshal(driftData{Action: "pause"})
+	driftRollback, _ := json.Marshal(driftData{Action: "rollback"})
 	tests := []struct {
 		name    string
 		entries []journal.Entry
@@ -35,6 +37,12 @@ func TestReplay(t *testing.T) {
 			"started=true next=0 rollback=none paused=true promoted=false done= pausedFor=30s"},
 		{"promoted while paused", []journal.Entry{start, {Kind: kindControl, Detail: CommandPause, Time: at(10)}, {Kind: kindControl, Detail: CommandPromote, Time: at(15)}},
 			"started=true next=0 rollback=none paused=false promoted=true done= pausedFor=5s"},
+		{"drift paused it: still paused", []journal.Entry{start, {Kind: kindStepPassed, Step: 0}, {Kind: kindDrift, Step: 1, Data: driftPause, Time: at(10)}},
+			"started=true next=1 rollback=none paused=true promoted=false done="},
+		{"drift paused it, then resumed", []journal.Entry{start, {Kind: kindDrift, Step: 0, Data: driftPause, Time: at(10)}, {Kind: kindControl, Detail: CommandResume, Time: at(25)}},
+			"started=true next=0 rollback=none paused=false promoted=false done= pausedFor=15s"},
+		{"drift with onDrift rollback, step failed: roll back", []journal.Entry{start, {Kind: kindDrift, Step: 0, Data: driftRollback}, {Kind: kindStepFailed, Step: 0, Detail: "weights drifted"}},
+			"started=true next=0 rollback={step 0 \"weights drifted\" aborted=false begun=false from=0 stops=0} paused=false promoted=false done="},
 		{"done", []journal.Entry{start, {Kind: kindDone, Step: -1, Detail: outcomeCompleted}}, "started=true next=0 rollback=none paused=false promoted=false done=completed"},
 	}
 	for _, tt := range tests {

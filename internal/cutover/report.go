@@ -9,6 +9,7 @@ import (
 
 	"github.com/crossfade-io/crossfade/internal/cutover/gate"
 	"github.com/crossfade-io/crossfade/internal/cutover/journal"
+	"github.com/crossfade-io/crossfade/internal/registry"
 )
 
 // Report is the audit trail of one cutover, derived from its journal: per step the
@@ -32,6 +33,88 @@ type Report struct {
 	// Controls are the pause/resume/promote/abort commands, with who and when, and the
 	// takeovers of the weights from another runner (an abort's).
 	Controls []journal.Entry `json:"controls,omitempty"`
+	// Resumes are the times an interrupted run was continued (`run --resume`), each with
+	// the write it took up.
+	Resumes []ResumeReport `json:"resumes,omitempty"`
+}
+
+// ResumeReport is one `run --resume` of an interrupted cutover: when, by whom, and where
+// the run before it had stopped.
+type ResumeReport struct {
+	At time.Time `json:"at"`
+	// By is who resumed it (user@host).
+	By string `json:"by"`
+	// Host and PID are the resuming process, as its authority records name it.
+	Host string `json:"host,omitempty"`
+	PID  int    `json:"pid,omitempty"`
+	// WritesBefore is the number of Steps written before the resume: the report lists
+	// the resume between them and the writes after it.
+	WritesBefore int `json:"writesBefore"`
+	// Last is the last write the interrupted run began, nil when it began none; the
+	// resumed run redoes it unless it had ended (Stage passed, held or failed).
+	Last *ResumedWrite `json:"last,omitempty"`
+}
+
+// ResumedWrite is the write an interrupted run was at, and how far it had got.
+type ResumedWrite struct {
+	// Name is the write's name, e.g. "step 2 of 4", "rollback 1 of 2", "lower TTL to 60s".
+	Name    string           `json:"name"`
+	Weights map[string]int64 `json:"weights,omitempty"`
+	// Stage is one of the Stage constants.
+	Stage string `json:"stage"`
+	// ChangeID is the change it had sent, if it had.
+	ChangeID string `json:"changeID,omitempty"`
+}
+
+// How far an interrupted write had got, as a ResumedWrite says.
+const (
+	// StageIntent: journaled, not known to have been sent (it may have landed).
+	StageIntent = "intent"
+	// StageSent: sent and acknowledged, not yet seen INSYNC.
+	StageSent = "sent"
+	// StageInSync: INSYNC; its hold (or the wait after it) had not ended.
+	StageInSync = "insync"
+	// StagePassed, StageHeld, StageFailed: ended; the resume goes on after it.
+	StagePassed = "passed"
+	StageHeld   = "held"
+	StageFailed = "failed"
+)
+
+// String says what the resume did, for the text report and `status`: "resumed at … by
+// alice@ci (pid 4242 on ci): redoing the write of step 2 of 4 (blue=50 green=50), which
+// the run before it had sent (change C2) but not seen INSYNC".
+func (r ResumeReport) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "resumed at %s by %s", r.At.Format(time.RFC3339), r.By)
+	switch {
+	case r.PID > 0 && r.Host != "":
+		fmt.Fprintf(&b, " (pid %d on %s)", r.PID, r.Host)
+	case r.Host != "":
+		fmt.Fprintf(&b, " (on %s)", r.Host)
+	}
+	b.WriteString(": ")
+	w := r.Last
+	if w == nil {
+		b.WriteString("the run before it had started but sent nothing yet; starting from the first write")
+		return b.String()
+	}
+	what := w.Name
+	if len(w.Weights) > 0 {
+		what += " (" + FormatWeights(w.Weights) + ")"
+	}
+	switch w.Stage {
+	case StageIntent:
+		fmt.Fprintf(&b, "redoing the write of %s, which the run before it had begun but not seen sent (it may have landed: weights are absolute, so sending them again is safe)", what)
+	case StageSent:
+		fmt.Fprintf(&b, "redoing the write of %s, which the run before it had sent (change %s) but not seen INSYNC", what, w.ChangeID)
+	case StageInSync:
+		fmt.Fprintf(&b, "redoing the write of %s, which the run before it had seen INSYNC (change %s) but not held to its end; its hold starts again", what, w.ChangeID)
+	case StageFailed:
+		fmt.Fprintf(&b, "after %s failed: going on with its rollback", what)
+	default:
+		fmt.Fprintf(&b, "after %s %s: going on from there", what, w.Stage)
+	}
+	return b.String()
 }
 
 // RetireReport is the retire check's verdict.
@@ -96,13 +179,42 @@ func BuildReport(name string, entries []journal.Entry) *Report {
 			var v retireVerdict
 			_ = json.Unmarshal(e.Data, &v)
 			r.Retire = &RetireReport{Cluster: v.Cluster, Retirable: v.Retirable, Detail: e.Detail, At: e.Time}
-		case kindControl, kindTakeover:
+		case kindControl, kindTakeover, kindDrift:
+			// A drift is listed with the controls: it paused or rolled back the run.
 			r.Controls = append(r.Controls, e)
+		case kindResumed:
+			r.Resumes = append(r.Resumes, r.resumed(e))
 		case kindDone:
 			r.Outcome, r.Ended = e.Detail, e.Time
 		}
 	}
 	return r
+}
+
+// resumed describes the resume entry e against the writes folded so far: the last of
+// them is where the interrupted run stopped.
+func (r *Report) resumed(e journal.Entry) ResumeReport {
+	// The engine journals "runner TOKEN@HOST:PID"; the token is for the records, not people.
+	who := registry.ParseRunner(strings.TrimPrefix(e.Detail, "runner "))
+	rr := ResumeReport{At: e.Time, By: e.By, Host: who.Host, PID: who.PID, WritesBefore: len(r.Steps)}
+	if len(r.Steps) == 0 {
+		return rr
+	}
+	s := r.Steps[len(r.Steps)-1]
+	w := &ResumedWrite{Name: s.Name, Weights: s.Weights, ChangeID: s.ChangeID}
+	switch s.Outcome {
+	case "written": // the intent's outcome until the write is acknowledged
+		w.Stage = StageIntent
+		if s.ChangeID != "" || !s.Written.IsZero() {
+			w.Stage = StageSent
+		}
+	case "in sync":
+		w.Stage = StageInSync
+	default:
+		w.Stage = s.Outcome
+	}
+	rr.Last = w
+	return rr
 }
 
 func (r *Report) save(path string) error {
@@ -129,7 +241,12 @@ func (r *Report) WriteText(w io.Writer) error {
 		fmt.Fprintf(&b, ", ended %s (%s)", r.Ended.Format(time.RFC3339), r.Ended.Sub(r.Started).Round(time.Second))
 	}
 	fmt.Fprintf(&b, "\n  starting weights: %s\n", FormatWeights(r.StartWeights))
-	for _, s := range r.Steps {
+	resumes := r.Resumes
+	for i, s := range r.Steps {
+		for len(resumes) > 0 && resumes[0].WritesBefore <= i {
+			fmt.Fprintf(&b, "  %s\n", resumes[0])
+			resumes = resumes[1:]
+		}
 		fmt.Fprintf(&b, "  %-16s %-22s %-8s change %s, INSYNC after %s", s.Name, FormatWeights(s.Weights), s.Outcome, s.ChangeID, s.InSyncAfter)
 		if s.Detail != "" {
 			fmt.Fprintf(&b, "; %s", s.Detail)
@@ -142,6 +259,9 @@ func (r *Report) WriteText(w io.Writer) error {
 			}
 			fmt.Fprintf(&b, "      %s %s: %s\n", mark, g.Gate, g.Detail)
 		}
+	}
+	for _, rs := range resumes {
+		fmt.Fprintf(&b, "  %s\n", rs)
 	}
 	for _, c := range r.Controls {
 		fmt.Fprintf(&b, "  %s by %s at %s\n", c.Detail, c.By, c.Time.Format(time.RFC3339))

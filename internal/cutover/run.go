@@ -21,7 +21,7 @@ import (
 // restore sets the runner to where the journal left the cutover.
 func (r *runner) restore(st state) {
 	r.start, r.startTTL, r.startTTLs, r.startedAt = st.start, st.startTTL, st.startTTLs, st.startedAt
-	r.promoted, r.paused, r.pausedAt, r.pausedFor = st.promoted, st.paused, st.pausedAt, st.pausedFor
+	r.promoted, r.paused, r.pausedAt, r.pausedFor, r.pauseWhy = st.promoted, st.paused, st.pausedAt, st.pausedFor, st.pauseWhy
 	r.seen, r.ttlTouched = st.seen, st.ttlTouched
 }
 
@@ -43,6 +43,12 @@ func (r *runner) prepare(ctx context.Context, st state, rollingBack bool) error 
 	}
 	if err := checkPacing(r.p, l.maxTTL); err != nil {
 		return err
+	}
+	// Drift is measured against the weights found now until this run writes its own: on
+	// a resume, the step it continues writes them again anyway.
+	r.expect, r.expected = l.memberWeights(), "the cutover resumed at"
+	if !st.started {
+		r.expected = "the cutover started from"
 	}
 	for _, s := range r.p.Steps {
 		var gs []Gate
@@ -83,14 +89,32 @@ func checkPacing(p *spec.Plan, ttl int64) error {
 	if p.LowerTTL > 0 {
 		floor = time.Duration(p.LowerTTL) * time.Second
 	}
-	var problems []string
+	// One problem per field the user wrote (spec.pause, or a step's own pause), naming the
+	// steps that take it.
+	var problems, fields []string
+	steps := map[string][]int{}
+	pauses := map[string]time.Duration{}
 	for i, s := range p.Steps {
 		if s.Pause > 0 && s.Pause < floor {
-			problems = append(problems, fmt.Sprintf("spec.steps[%d].pause %s: shorter than the records' TTL %s; a step never completes sooner than the TTL (lower it with spec.ttl.lower, or pause at least %s)", i, s.Pause, floor, floor))
+			f := s.PauseField
+			if f == "" {
+				f = fmt.Sprintf("spec.steps[%d].pause", i)
+			}
+			if _, ok := steps[f]; !ok {
+				fields = append(fields, f)
+			}
+			steps[f], pauses[f] = append(steps[f], i+1), s.Pause
 		}
 	}
+	for _, f := range fields {
+		var which []int
+		if f == "spec.pause" && len(steps[f]) < len(p.Steps) {
+			which = steps[f]
+		}
+		problems = append(problems, spec.PauseTooShort(f, pauses[f], floor, p.LowerTTL > 0, which))
+	}
 	if p.Rollback.Pause > 0 && p.Rollback.Pause < floor {
-		problems = append(problems, fmt.Sprintf("spec.rollback.pause %s: shorter than the records' TTL %s", p.Rollback.Pause, floor))
+		problems = append(problems, spec.PauseTooShort("spec.rollback.pause", p.Rollback.Pause, floor, p.LowerTTL > 0, nil))
 	}
 	if len(problems) > 0 {
 		return &NotReadyError{Problems: problems}
@@ -245,13 +269,17 @@ func (r *runner) write(ctx context.Context, step int, w map[string]int64, ttls m
 	for _, t := range ttls {
 		ttl = max(ttl, t)
 	}
-	if _, err := r.append(journal.Entry{Kind: kindIntent, Step: step, Weights: w, TTL: ttl, Detail: what}); err != nil {
-		return err
-	}
-	// Read the members afresh: a publisher may have changed their targets since.
+	// Read the members afresh: a publisher may have changed their targets since, and a
+	// writer that ignores the authority record their weights (drift: nothing is sent).
 	l, err := r.read(ctx, ttls)
 	if err != nil {
 		return fmt.Errorf("%s: %w", what, err)
+	}
+	if d := r.driftIn(l, w); d != nil {
+		return d
+	}
+	if _, err := r.append(journal.Entry{Kind: kindIntent, Step: step, Weights: w, TTL: ttl, Detail: what}); err != nil {
+		return err
 	}
 	ev.Weights = w
 	if ev.Message == "" {
@@ -301,6 +329,11 @@ func (r *runner) write(ctx context.Context, step int, w map[string]int64, ttls m
 			r.log.Warn("write refused; the zone read again refuses the cutover", "zone", l.zone.Name, "step", what, "refusal", err)
 			return fmt.Errorf("%s: %w", what, rerr)
 		}
+		if d := r.driftIn(fresh, w); d != nil {
+			// A weight moved between the read and the write: the compare-and-swap kept
+			// it from being overwritten unseen.
+			return d
+		}
 		moved := l.moved(fresh)
 		switch {
 		case len(moved) == 0:
@@ -321,8 +354,12 @@ func (r *runner) write(ctx context.Context, step int, w map[string]int64, ttls m
 	if err := r.waitInSync(ctx, id); err != nil {
 		return fmt.Errorf("%s: %w", what, err)
 	}
-	// Apply the batch to what we know, so that the hold paces on the TTL just written.
+	// Apply the batch to what we know, so that the hold paces on the TTL just written,
+	// and compares the weights just written.
 	r.live = l.after(batch)
+	if w != nil {
+		r.expect, r.expected = r.live.memberWeights(), "the cutover wrote"
+	}
 	_, err = r.append(journal.Entry{Kind: kindInSync, Step: step, ChangeID: id, Detail: time.Since(sent).Round(time.Millisecond).String()})
 	return err
 }
@@ -391,13 +428,37 @@ type stepResult struct {
 }
 
 // step writes step i's weights and holds them for max(pause, TTL) with every gate passing
-// at every check. A failing gate fails the step at once.
+// at every check. A failing gate fails the step at once. Weights found in the zone that
+// the cutover did not write (drift), before the write or at any check of the hold, are
+// acted on as spec.onDrift says: the step fails, or it pauses and, once resumed, writes
+// its weights again and holds anew.
 func (r *runner) step(ctx context.Context, i int) (stepResult, error) {
 	w := r.stepWeights(i)
 	n := len(r.p.Steps)
-	if err := r.write(ctx, i, w, nil, fmt.Sprintf("step %d of %d", i+1, n), Event{Phase: PhaseWriting, Step: i, Total: n}); err != nil {
-		return stepResult{}, err
+	for {
+		var d *DriftError
+		err := r.write(ctx, i, w, nil, fmt.Sprintf("step %d of %d", i+1, n), Event{Phase: PhaseWriting, Step: i, Total: n})
+		switch {
+		case errors.As(err, &d):
+		case err != nil:
+			return stepResult{}, err
+		default:
+			var res stepResult
+			if res, d, err = r.hold(ctx, i, w); err != nil || d == nil {
+				return res, err
+			}
+		}
+		res, again, err := r.onDrift(ctx, i, w, d)
+		if err != nil || !again {
+			return res, err
+		}
 	}
+}
+
+// hold holds step i's weights w, just written, for max(pause, TTL) with every gate
+// passing at every check; it returns the drift a check found instead of a result.
+func (r *runner) hold(ctx context.Context, i int, w map[string]int64) (stepResult, *DriftError, error) {
+	n := len(r.p.Steps)
 	holdFor := func() time.Duration {
 		if r.promoted {
 			return r.ttl()
@@ -410,17 +471,21 @@ func (r *runner) step(ctx context.Context, i int) (stepResult, error) {
 	began := time.Now()
 	for {
 		if err := r.poll(); err != nil {
-			return stepResult{}, err
+			return stepResult{}, nil, err
 		}
 		if r.paused {
 			if err := r.waitResume(ctx, i, w); err != nil {
-				return stepResult{}, err
+				return stepResult{}, nil, err
 			}
 			// Gates must pass for a whole pause; a paused hold starts again.
 			began = time.Now()
 		}
 		if r.aborted {
-			return stepResult{outcome: stepAborted}, nil
+			return stepResult{outcome: stepAborted}, nil, nil
+		}
+		// Gates judge the weights the step wrote, or nothing: compare them first.
+		if d, err := r.checkDrift(ctx); d != nil || err != nil {
+			return stepResult{}, d, err
 		}
 		hold := holdFor()
 		last = last[:0]
@@ -429,14 +494,14 @@ func (r *runner) step(ctx context.Context, i int) (stepResult, error) {
 			if ctx.Err() != nil {
 				// Interrupted (Ctrl-C, SIGTERM): not a gate verdict. Journal nothing, so
 				// that run --resume continues the step rather than rolling back.
-				return stepResult{}, ctx.Err()
+				return stepResult{}, nil, ctx.Err()
 			}
 			last = append(last, res)
 			if !res.Pass {
 				// Shown before the step ends, so that a live view marks the gate failed.
 				r.cfg.Progress.Event(Event{Phase: PhaseHolding, Step: i, Total: n, Weights: w, Gates: last})
 				data, _ := json.Marshal(last)
-				return stepResult{outcome: stepFailed, reason: fmt.Sprintf("gate %s: %s%s", res.Gate, res.Detail, errSuffix(res.Err)), data: data}, nil
+				return stepResult{outcome: stepFailed, reason: fmt.Sprintf("gate %s: %s%s", res.Gate, res.Detail, errSuffix(res.Err)), data: data}, nil, nil
 			}
 		}
 		held := time.Since(began)
@@ -444,21 +509,100 @@ func (r *runner) step(ctx context.Context, i int) (stepResult, error) {
 		// The limit is checked first: checked after the pass, it could never fire, as a
 		// hold overrun by slow gate checks is also a hold that has lasted long enough.
 		if held > hold+r.p.StepTimeout {
-			return stepResult{outcome: stepFailed, reason: fmt.Sprintf("step over its time limit %s", hold+r.p.StepTimeout)}, nil
+			return stepResult{outcome: stepFailed, reason: fmt.Sprintf("step over its time limit %s", hold+r.p.StepTimeout)}, nil, nil
 		}
 		if held >= hold {
 			data, _ := json.Marshal(last)
-			return stepResult{outcome: stepPassed, data: data}, nil
+			return stepResult{outcome: stepPassed, data: data}, nil, nil
 		}
 		if r.p.TotalTimeout > 0 && r.elapsed() > r.p.TotalTimeout {
-			return stepResult{outcome: stepFailed, reason: fmt.Sprintf("the cutover is over its total time limit %s (time paused not counted)", r.p.TotalTimeout)}, nil
+			return stepResult{outcome: stepFailed, reason: fmt.Sprintf("the cutover is over its total time limit %s (time paused not counted)", r.p.TotalTimeout)}, nil, nil
 		}
 		select {
 		case <-ctx.Done():
-			return stepResult{}, ctx.Err()
+			return stepResult{}, nil, ctx.Err()
 		case <-time.After(min(r.cfg.CheckInterval, max(hold-held, time.Millisecond))):
 		}
 	}
+}
+
+// driftIn returns the drift l shows before a write of weights w: members whose weight is
+// not the one this run last wrote (or started from). nil when there is none, and when
+// nothing is compared: a rollback (which runs to its end whatever it finds), a write of
+// TTLs alone, and the first write after a resume from a drift pause, which overwrites
+// what it finds as the resume asked.
+func (r *runner) driftIn(l *live, w map[string]int64) *DriftError {
+	if w == nil || r.rollingBack || r.expect == nil {
+		return nil
+	}
+	if d := l.drift(r.expect); len(d) > 0 {
+		return &DriftError{Expected: r.expected, Members: d}
+	}
+	return nil
+}
+
+// checkDrift reads the zone at a check and compares the members' weights with those this
+// run last wrote. A zone that cannot be read now is logged and compared again at the next
+// check; one that refuses the cutover (another runner took the weights over, someone
+// released them, a member is gone) stops the run, as the next write would.
+func (r *runner) checkDrift(ctx context.Context) (*DriftError, error) {
+	if r.expect == nil {
+		return nil, nil
+	}
+	l, err := readLive(ctx, r.cfg.DNS, r.cfg.Registry, r.p, r.readOpts())
+	var rerr *ReadError
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return nil, ctx.Err()
+	case errors.As(err, &rerr):
+		r.log.Warn("could not read the zone to compare its weights with those written; comparing at the next check", "err", err)
+		return nil, nil
+	case err != nil:
+		return nil, err
+	}
+	if d := l.drift(r.expect); len(d) > 0 {
+		return &DriftError{Expected: r.expected, Members: d}, nil
+	}
+	return nil, nil
+}
+
+// onDrift journals drift found at step (whose weights are w) and acts as spec.onDrift
+// says: with "rollback" it fails the step; with "pause" it holds, the weights left as
+// found (a cutover does not fight another writer: safety rule 3), until resume, promote
+// or abort. again says to write the step's weights once more: resumed, the operator has
+// stopped the other writer, and the write puts back the weights the step holds, from a
+// fresh read; a writer still at work is caught again at the next check.
+func (r *runner) onDrift(ctx context.Context, step int, w map[string]int64, d *DriftError) (res stepResult, again bool, err error) {
+	action := r.p.OnDrift
+	if action != spec.DriftRollback {
+		action = spec.DriftPause
+	}
+	data, _ := json.Marshal(driftData{Action: action, Members: d.Members})
+	if _, err := r.append(journal.Entry{Kind: kindDrift, Step: step, Detail: d.Error(), Data: data}); err != nil {
+		return stepResult{}, false, err
+	}
+	r.log.Error("weights drifted during the cutover", "zone", r.live.zone.Name, "step", step+1, "on_drift", action, "err", d)
+	if action == spec.DriftRollback {
+		return stepResult{outcome: stepFailed, reason: d.Error()}, false, nil
+	}
+	if !r.paused {
+		r.paused, r.pausedAt = true, time.Now()
+	}
+	r.pauseWhy = driftPaused(d.Error())
+	if err := r.waitResume(ctx, step, w); err != nil {
+		return stepResult{}, false, err
+	}
+	if r.aborted {
+		return stepResult{outcome: stepAborted}, false, nil
+	}
+	r.expect = nil
+	return stepResult{}, true, nil
+}
+
+// driftPaused is what a cutover paused by drift says while it waits.
+func driftPaused(drift string) string {
+	return drift + "; paused (spec.onDrift: pause): stop that writer, then `crossfade cutover resume` writes the step's weights again " +
+		"(compared again at every check), or `crossfade cutover abort` rolls back"
 }
 
 func errSuffix(e string) string {
@@ -497,13 +641,30 @@ func rollbackStops(p *spec.Plan, current, start map[string]int64) []map[string]i
 	return append(stops, start)
 }
 
+// home is where a rollback returns: the starting weights, unless they split a record
+// evenly (every weighted set 0, which Route 53 answers evenly): a start that plan and run
+// refuse now, but a cutover started before they did may have journaled it. A rollback
+// must not hand half the traffic to the cluster whose step failed, so it returns all of
+// it to from then, with the weights a step of percent 0 writes.
+func (r *runner) home() map[string]int64 {
+	for _, rec := range r.p.Records {
+		if r.live.evenSplit(rec, r.start) {
+			w := map[string]int64{r.p.From: 100, r.p.To: 0}
+			r.log.Warn("the starting weights split the traffic evenly (every weighted set 0): rolling back to all traffic on from instead",
+				"record", rec.Name+" "+rec.Type, "start", FormatWeights(r.start), "rollback_to", FormatWeights(w))
+			return w
+		}
+	}
+	return r.start
+}
+
 // rollback returns to the starting weights: at once, or through the gradual stops, each
 // held for max(pause, TTL) without gates. The stops are journaled when it begins, so
 // that a resumed rollback goes on through the same ones.
 func (r *runner) rollback(ctx context.Context, due *rollbackDue) error {
 	r.rollingBack = true
 	if !due.begun {
-		due.stops = rollbackStops(r.p, r.live.weights(), r.start)
+		due.stops = rollbackStops(r.p, r.live.weights(), r.home())
 		data, _ := json.Marshal(due.stops)
 		if _, err := r.append(journal.Entry{Kind: kindRollback, Step: due.step, Detail: due.reason, Data: data}); err != nil {
 			return err
@@ -511,7 +672,7 @@ func (r *runner) rollback(ctx context.Context, due *rollbackDue) error {
 		due.begun = true
 	}
 	if len(due.stops) == 0 {
-		due.stops = []map[string]int64{r.start}
+		due.stops = []map[string]int64{r.home()}
 	}
 	r.log.Warn("rolling back", "reason", due.reason, "stops", len(due.stops))
 	for k := due.from; k < len(due.stops); k++ {
@@ -626,6 +787,29 @@ func (r *runner) retire(ctx context.Context) (*rollbackDue, error) {
 	for {
 		if due, err := r.heed(ctx, last, w); due != nil || err != nil {
 			return due, err
+		}
+		// The wait holds the last step's weights like a step: drift is acted on alike.
+		d, err := r.checkDrift(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if d != nil {
+			res, again, err := r.onDrift(ctx, last, w, d)
+			switch {
+			case err != nil:
+				return nil, err
+			case res.outcome == stepAborted:
+				return abortDue(last, r.abortedBy), nil
+			case !again:
+				return &rollbackDue{step: last, reason: res.reason}, nil
+			}
+			n := len(r.p.Steps)
+			if err := r.write(ctx, last, w, nil, fmt.Sprintf("step %d of %d", n, n), Event{Phase: PhaseWriting, Step: last, Total: n}); err != nil {
+				return nil, err
+			}
+			// Traffic went elsewhere meanwhile: the drain is measured afresh.
+			below = time.Time{}
+			continue
 		}
 		if r.promoted {
 			_, err := r.append(journal.Entry{Kind: kindRetire, Step: stepNone, Detail: fmt.Sprintf("%s: retire check skipped by promote", from)})

@@ -177,7 +177,7 @@ func TestCutoverCLI(t *testing.T) {
 	state := t.TempDir()
 	planFile := cutoverPlan(t, sb, "app", "blue", "green")
 
-	out, code := runCutover(t, sb, state, "plan", planFile)
+	out, code := runCutover(t, sb, state, "plan", planFile, "--batches")
 	if code != 0 || !strings.Contains(out, "step 3 of 4: blue=50 green=50") || !strings.Contains(out, `"Weight": 50`) ||
 		!strings.Contains(out, "owned by blue") {
 		t.Fatalf("plan exited %d:\n%s", code, out)

@@ -158,10 +158,33 @@ type Lock struct {
 
 // Holder is what a lock file says about its holder.
 type Holder struct {
-	By      string    `json:"by"`
-	PID     int       `json:"pid"`
+	// By is who runs it (user@host), as the caller names them.
+	By string `json:"by"`
+	// PID and Host are the holding process and the machine it runs on, filled in by
+	// Acquire: a lock file is only meaningful on the machine whose kernel holds the flock,
+	// so whoever reads it wants to know which that is. Lock files from before hosts were
+	// recorded have no host.
+	PID  int    `json:"pid"`
+	Host string `json:"host,omitempty"`
+	// Since is when the lock was taken.
 	Since   time.Time `json:"since"`
 	Cutover string    `json:"cutover"`
+}
+
+// String renders the holder for people: "pid 4242 on host ci-7 (alice@ci-7) since
+// 2026-01-02T03:04:05Z".
+func (h Holder) String() string {
+	s := fmt.Sprintf("pid %d", h.PID)
+	if h.Host != "" {
+		s += " on host " + h.Host
+	}
+	if h.By != "" {
+		s += " (" + h.By + ")"
+	}
+	if !h.Since.IsZero() {
+		s += " since " + h.Since.Format(time.RFC3339)
+	}
+	return s
 }
 
 // LockedError is returned when another process holds the lock.
@@ -172,8 +195,7 @@ type LockedError struct {
 
 // Error names the holder.
 func (e *LockedError) Error() string {
-	return fmt.Sprintf("cutover %s is being run by %s (pid %d) since %s (lock %s)",
-		e.Holder.Cutover, e.Holder.By, e.Holder.PID, e.Holder.Since.Format(time.RFC3339), e.Path)
+	return fmt.Sprintf("cutover %s is being run by %s (lock %s)", e.Holder.Cutover, e.Holder, e.Path)
 }
 
 // Acquire takes the lock at path without waiting, or returns *LockedError.
@@ -200,6 +222,9 @@ func Acquire(path string, h Holder) (*Lock, error) {
 		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}
 	h.PID = os.Getpid()
+	if h.Host == "" {
+		h.Host, _ = os.Hostname()
+	}
 	if h.Since.IsZero() {
 		h.Since = time.Now().UTC()
 	}

@@ -2,8 +2,10 @@ package journal
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -125,5 +127,33 @@ func TestHeld(t *testing.T) {
 	l.Release()
 	if err := Held(path); err != nil {
 		t.Fatalf("Held after release: %v", err)
+	}
+}
+
+// TestLockNamesItsHost: the lock file says which machine's process holds it, and since
+// when, for `cutover status` and a second runner's refusal.
+func TestLockNamesItsHost(t *testing.T) {
+	host, err := os.Hostname()
+	if err != nil {
+		t.Skip("no host name here:", err)
+	}
+	path := filepath.Join(t.TempDir(), "c.lock")
+	l, err := Acquire(path, Holder{By: "alice@laptop", Cutover: "app"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Release()
+	var le *LockedError
+	if err := Held(path); !errors.As(err, &le) {
+		t.Fatalf("Held while held: %v", err)
+	}
+	h := le.Holder
+	if h.Host != host || h.PID != os.Getpid() || h.Since.IsZero() {
+		t.Errorf("holder %+v, want host %s, pid %d and a time", h, host, os.Getpid())
+	}
+	for _, want := range []string{fmt.Sprintf("pid %d on host %s", os.Getpid(), host), "(alice@laptop)", "since "} {
+		if !strings.Contains(le.Error(), want) {
+			t.Errorf("error %q lacks %q", le.Error(), want)
+		}
 	}
 }

@@ -17,6 +17,8 @@ type Plan struct {
 	Steps []PlanStep
 	// Rollback has its mode defaulted; Steps are resolved to weights.
 	Rollback PlanRollback
+	// OnDrift is DriftPause or DriftRollback (defaulted to DriftPause).
+	OnDrift string
 	// InSyncTimeout, StepTimeout and TotalTimeout have defaults applied; TotalTimeout 0 is none.
 	InSyncTimeout, StepTimeout, TotalTimeout time.Duration
 	// LowerTTL is the TTL to set before step 1, 0 for none.
@@ -46,6 +48,9 @@ type PlanStep struct {
 	// Pause is how long the step holds with all gates passing; 0 means "the record TTL",
 	// which the engine enforces as the floor anyway.
 	Pause time.Duration
+	// PauseField is where Pause was written, for messages: "spec.pause" or
+	// "spec.steps[N].pause" ("" when neither sets it).
+	PauseField string
 	// Gates have names (default "<kind>-<n>") and defaults applied.
 	Gates []Gate
 }
@@ -54,6 +59,15 @@ type PlanStep struct {
 const (
 	RollbackImmediate = "immediate"
 	RollbackGradual   = "gradual"
+)
+
+// What a runner does when it finds weights it did not write (spec.onDrift).
+const (
+	// DriftPause holds the cutover where it is until `cutover resume` (which writes the
+	// step's weights again) or `cutover abort`.
+	DriftPause = "pause"
+	// DriftRollback fails the step and rolls back.
+	DriftRollback = "rollback"
 )
 
 // PlanRollback is a resolved rollback.

@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -53,13 +54,16 @@ func resolve(c *Cutover) *Plan {
 	specNames, stepNames := gateNames(c)
 	for i, st := range s.Steps {
 		ps := PlanStep{Pause: s.Pause.Duration}
+		if s.Pause.Duration > 0 {
+			ps.PauseField = "spec.pause"
+		}
 		if st.Percent != nil {
 			ps.Weights = percentWeights(*st.Percent)
 		} else if st.Weights != nil {
 			ps.Weights = *st.Weights
 		}
 		if st.Pause != nil {
-			ps.Pause = st.Pause.Duration
+			ps.Pause, ps.PauseField = st.Pause.Duration, fmt.Sprintf("spec.steps[%d].pause", i)
 		}
 		for j, g := range s.Gates {
 			ps.Gates = append(ps.Gates, resolveGate(g, specNames[j]))
@@ -72,6 +76,10 @@ func resolve(c *Cutover) *Plan {
 	p.Rollback = PlanRollback{Mode: s.Rollback.Mode, Pause: s.Rollback.Pause.Duration}
 	if p.Rollback.Mode == "" {
 		p.Rollback.Mode = RollbackImmediate
+	}
+	p.OnDrift = s.OnDrift
+	if p.OnDrift == "" {
+		p.OnDrift = DriftPause
 	}
 	for _, pct := range s.Rollback.Steps {
 		p.Rollback.Steps = append(p.Rollback.Steps, percentWeights(pct))

@@ -62,16 +62,17 @@ func examplePlan() *Plan {
 		From: "eks-blue",
 		To:   "eks-green",
 		Steps: []PlanStep{
-			{Weights: Weights{From: 100, To: 0}, Pause: 10 * time.Minute, Gates: []Gate{shopHTTP(), dns()}},
-			{Weights: Weights{From: 90, To: 10}, Pause: 15 * time.Minute, Gates: []Gate{shopHTTP(), dns(), canary}},
-			{Weights: Weights{From: 1, To: 3}, Pause: 10 * time.Minute, Gates: []Gate{shopHTTP(), dns()}},
-			{Weights: Weights{From: 0, To: 100}, Pause: 10 * time.Minute, Gates: []Gate{shopHTTP(), dns()}},
+			{Weights: Weights{From: 100, To: 0}, Pause: 10 * time.Minute, PauseField: "spec.pause", Gates: []Gate{shopHTTP(), dns()}},
+			{Weights: Weights{From: 90, To: 10}, Pause: 15 * time.Minute, PauseField: "spec.steps[1].pause", Gates: []Gate{shopHTTP(), dns(), canary}},
+			{Weights: Weights{From: 1, To: 3}, Pause: 10 * time.Minute, PauseField: "spec.pause", Gates: []Gate{shopHTTP(), dns()}},
+			{Weights: Weights{From: 0, To: 100}, Pause: 10 * time.Minute, PauseField: "spec.pause", Gates: []Gate{shopHTTP(), dns()}},
 		},
 		Rollback: PlanRollback{
 			Mode:  RollbackGradual,
 			Steps: []Weights{{From: 50, To: 50}, {From: 90, To: 10}},
 			Pause: 2 * time.Minute,
 		},
+		OnDrift:       DriftPause,
 		InSyncTimeout: 5 * time.Minute,
 		StepTimeout:   20 * time.Minute,
 		TotalTimeout:  3 * time.Hour,
@@ -83,7 +84,7 @@ func examplePlan() *Plan {
 
 func minimalPlan() *Plan {
 	step := func(to int64) PlanStep {
-		return PlanStep{Weights: Weights{From: 100 - to, To: to}, Pause: 5 * time.Minute}
+		return PlanStep{Weights: Weights{From: 100 - to, To: to}, Pause: 5 * time.Minute, PauseField: "spec.pause"}
 	}
 	return &Plan{
 		Name:          "shop",
@@ -93,6 +94,7 @@ func minimalPlan() *Plan {
 		To:            "eks-green",
 		Steps:         []PlanStep{step(0), step(10), step(50), step(100)},
 		Rollback:      PlanRollback{Mode: RollbackImmediate},
+		OnDrift:       DriftPause,
 		InSyncTimeout: DefaultInSyncTimeout,
 		StepTimeout:   DefaultStepTimeout,
 	}
@@ -187,10 +189,10 @@ func TestResolveDefaults(t *testing.T) {
 		{Name: "prometheus-1", Prometheus: &PrometheusGate{URL: "http://p:9090", Query: "up", Max: ptr(1.0), NoData: "fail"}},
 	}
 	want := []PlanStep{
-		{Weights: Weights{From: 100, To: 0}, Pause: 2 * time.Minute, Gates: spec},
-		{Weights: Weights{From: 50, To: 50}, Pause: 0, Gates: append(append([]Gate{}, spec...),
+		{Weights: Weights{From: 100, To: 0}, Pause: 2 * time.Minute, PauseField: "spec.pause", Gates: spec},
+		{Weights: Weights{From: 50, To: 50}, Pause: 0, PauseField: "spec.steps[1].pause", Gates: append(append([]Gate{}, spec...),
 			httpGate("http-2", "http://a/", nil), dnsGate("extra"), dnsGate("dns-3"))},
-		{Weights: Weights{From: 10, To: 30}, Pause: time.Hour, Gates: spec},
+		{Weights: Weights{From: 10, To: 30}, Pause: time.Hour, PauseField: "spec.steps[2].pause", Gates: spec},
 	}
 	if !reflect.DeepEqual(got.Steps, want) {
 		t.Errorf("steps =\n%s\nwant\n%s", dump(got.Steps), dump(want))

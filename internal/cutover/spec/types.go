@@ -44,6 +44,10 @@ type Spec struct {
 	Gates []Gate `json:"gates,omitempty"`
 	// Rollback says how to return to the starting weights when a gate fails or on abort.
 	Rollback Rollback `json:"rollback,omitempty"`
+	// OnDrift is what the runner does when the zone's weights differ from those it last
+	// wrote (another writer, one that ignores crossfade's authority record, moved them):
+	// "pause" (default: hold, and wait for `cutover resume` or `abort`) or "rollback".
+	OnDrift string `json:"onDrift,omitempty"`
 	// Timeouts bound the waits.
 	Timeouts Timeouts `json:"timeouts,omitempty"`
 	// TTL optionally lowers the records' TTL before the first step.

@@ -36,6 +36,7 @@ const (
 	wantHostPort    = `want host:port, e.g. "192.0.2.53:53"`
 	wantNoData      = `want "fail" or "pass"`
 	wantMode        = `want "` + RollbackImmediate + `" or "` + RollbackGradual + `"`
+	wantOnDrift     = `want "` + DriftPause + `" or "` + DriftRollback + `"`
 	wantRecordType  = "want A, AAAA or CNAME"
 	wantQuery       = "want a PromQL query that yields one number"
 	wantGateKind    = "want exactly one of http, prometheus, dns"
@@ -59,6 +60,7 @@ const (
 var wants = map[reflect.Type]map[string]string{
 	reflect.TypeFor[Cutover]():        {"apiVersion": wantAPIVersion, "kind": wantKind},
 	reflect.TypeFor[Metadata]():       {"name": wantName},
+	reflect.TypeFor[Spec]():           {"onDrift": wantOnDrift},
 	reflect.TypeFor[Record]():         {"type": wantRecordType},
 	reflect.TypeFor[Step]():           {"percent": wantPercent},
 	reflect.TypeFor[Weights]():        {"from": wantWeight, "to": wantWeight},
@@ -113,6 +115,11 @@ func validate(c *Cutover, ps *problems) {
 	v.steps(sp)
 	v.gates(sp)
 	v.rollback(sp.field("rollback"))
+	switch c.Spec.OnDrift {
+	case "", DriftPause, DriftRollback:
+	default:
+		ps.add(sp.field("onDrift"), c.Spec.OnDrift, wantOnDrift)
+	}
 	v.timeouts(sp)
 	if r := c.Spec.Retire; r != nil {
 		v.retire(sp.field("retire"), r)
@@ -621,3 +628,35 @@ func isHostPort(s string) bool {
 }
 
 func formatFloat(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
+
+// PauseTooShort says that a pause the plan file wrote is shorter than the TTL its step
+// (or rollback stop) must hold for (safety rule 4). field is the field the user wrote —
+// "spec.pause", "spec.steps[2].pause" or "spec.rollback.pause" — never one derived from
+// it: the steps that take spec.pause are reported once, as spec.pause, and steps lists
+// them (1-based; nil when every step takes it). ttl is the TTL the steps are written
+// with: the plan's spec.ttl.lower when lowered, else the records' own.
+func PauseTooShort(field string, pause, ttl time.Duration, lowered bool, steps []int) string {
+	var b strings.Builder
+	// A TTL is whole seconds, and read as such: "60s", not "1m0s".
+	secs := fmt.Sprintf("%ds", int64(ttl/time.Second))
+	fmt.Fprintf(&b, "%s %s is shorter than ", field, pause)
+	if lowered {
+		fmt.Fprintf(&b, "the TTL spec.ttl.lower sets (%s)", secs)
+	} else {
+		fmt.Fprintf(&b, "the records' TTL %s", secs)
+	}
+	if len(steps) > 0 {
+		var names []string
+		for _, s := range steps {
+			names = append(names, strconv.Itoa(s))
+		}
+		fmt.Fprintf(&b, " (steps %s take it)", strings.Join(names, ", "))
+	}
+	fmt.Fprintf(&b, ": a step never completes sooner than the TTL, as resolvers may answer with the weights before it until then; set %s to at least %s", field, secs)
+	if lowered {
+		b.WriteString(", or a lower spec.ttl.lower")
+	} else {
+		b.WriteString(", or lower the TTL for the cutover with spec.ttl.lower")
+	}
+	return b.String()
+}

@@ -210,6 +210,12 @@ func TestValidationRules(t *testing.T) {
 		{"rollback immediate with steps", nil, kv{"rollback": "{steps: [10]}"},
 			[]string{`spec.rollback.steps: want none with mode "immediate" (the default); set mode: gradual to roll back in steps`}},
 
+		// onDrift.
+		{"onDrift unknown", nil, kv{"onDrift": "stop"},
+			[]string{`spec.onDrift "stop": want "pause" or "rollback"`}},
+		{"onDrift not a string", nil, kv{"onDrift": "[pause]"},
+			[]string{`spec.onDrift: want "pause" or "rollback", not a list`}},
+
 		// timeouts and ttl.
 		{"timeout negative", nil, kv{"timeouts": "{inSync: -1s}"},
 			[]string{`spec.timeouts.inSync "-1s": want a duration ≥ 0 such as "90s" or "5m"`}},
@@ -237,7 +243,7 @@ func TestValidationRules(t *testing.T) {
 		{"unknown field in wrong case", nil, kv{"zoneId": "Z1"},
 			[]string{`spec.zoneId: unknown field; did you mean "zoneID"?`}},
 		{"unknown field with odd characters", nil, kv{`"a b"`: "1"},
-			[]string{`spec["a b"]: unknown field; want one of zone, zoneID, records, from, to, steps, pause, gates, rollback, timeouts, ttl, retire`}},
+			[]string{`spec["a b"]: unknown field; want one of zone, zoneID, records, from, to, steps, pause, gates, rollback, onDrift, timeouts, ttl, retire`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			doc := planYAML(tc.top, tc.spec)
@@ -421,6 +427,8 @@ func TestValidVariants(t *testing.T) {
 		{"resolver", kv{"gates": `[{http: {url: "http://shop.example.com/", resolver: "localhost:5353"}}]`}},
 		{"gradual rollback to 0", kv{"rollback": "{mode: gradual, steps: [90, 50, 0]}"}},
 		{"explicit immediate", kv{"rollback": "{mode: immediate}"}},
+		{"onDrift pause", kv{"onDrift": "pause"}},
+		{"onDrift rollback", kv{"onDrift": "rollback"}},
 		{"set identifier of 128 characters", kv{"from": strings.Repeat("x", 128)}},
 		{"quoted numeric set identifier", kv{"from": `"0123"`}},
 	} {
