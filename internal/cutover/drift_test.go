@@ -263,18 +263,5 @@ func TestResumeStaysPausedByDrift(t *testing.T) {
 	if a, _ := e.weights(t); a["blue"] != 100 || a["green"] != 0 {
 		t.Errorf("weights while paused %v: a paused cutover writes nothing", a)
 	}
-	if err := SendCommand(paths, Command{Command: CommandResume, By: "bob"}); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(60 * time.Second):
-		t.Fatal("run did not finish after resume")
-	}
-	if a, _ := e.weights(t); a["green"] != 100 {
-		t.Errorf("final weights %v", a)
-	}
+	resumeToEnd(t, e, paths, done, 60*time.Second)
 }

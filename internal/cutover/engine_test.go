@@ -536,6 +536,12 @@ func TestResumeStaysPaused(t *testing.T) {
 		t.Fatalf("run ended while paused: %v", err)
 	case <-time.After(500 * time.Millisecond):
 	}
+	resumeToEnd(t, e, paths, done, 30*time.Second)
+}
+
+// resumeToEnd resumes a paused run and requires it to complete, all traffic on green.
+func resumeToEnd(t *testing.T, e *env, paths Paths, done <-chan error, wait time.Duration) {
+	t.Helper()
 	if err := SendCommand(paths, Command{Command: CommandResume, By: "bob"}); err != nil {
 		t.Fatal(err)
 	}
@@ -544,7 +550,7 @@ func TestResumeStaysPaused(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-	case <-time.After(30 * time.Second):
+	case <-time.After(wait):
 		t.Fatal("run did not finish after resume")
 	}
 	if a, _ := e.weights(t); a["green"] != 100 {
