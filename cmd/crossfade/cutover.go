@@ -295,22 +295,6 @@ func (f *cutoverFlags) logger(g *globalFlags) (*slog.Logger, error) {
 	return g.loggerTo(f.logTo)
 }
 
-// loggerTo is globalFlags.logger writing to w rather than stderr. (It belongs beside
-// logger in main.go, which could then be `return g.loggerTo(os.Stderr)`.)
-func (g *globalFlags) loggerTo(w io.Writer) (*slog.Logger, error) {
-	var level slog.Level
-	if err := level.UnmarshalText([]byte(g.logLevel)); err != nil {
-		return nil, fmt.Errorf("--log-level %q: want debug, info, warn or error", g.logLevel)
-	}
-	opts := &slog.HandlerOptions{Level: level}
-	switch g.logFormat {
-	case "text":
-		return slog.New(slog.NewTextHandler(w, opts)), nil
-	case "json":
-		return slog.New(slog.NewJSONHandler(w, opts)), nil
-	}
-	return nil, fmt.Errorf("--log-format %q: want text or json", g.logFormat)
-}
 
 // config builds the engine's configuration from the flags and the plan file.
 func (f *cutoverFlags) config(cmd *cobra.Command, g *globalFlags, file string) (cutover.Config, error) {

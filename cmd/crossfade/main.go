@@ -5,6 +5,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -53,7 +54,11 @@ func route53Flags(fs *pflag.FlagSet, c *route53.Config) {
 }
 
 // logger builds the structured logger the flags ask for.
-func (g *globalFlags) logger() (*slog.Logger, error) {
+func (g *globalFlags) logger() (*slog.Logger, error) { return g.loggerTo(os.Stderr) }
+
+// loggerTo builds the logger the --log-level and --log-format flags ask for, writing to w
+// (cutover run writes its logs away from the progress display).
+func (g *globalFlags) loggerTo(w io.Writer) (*slog.Logger, error) {
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(g.logLevel)); err != nil {
 		return nil, fmt.Errorf("--log-level %q: want debug, info, warn or error", g.logLevel)
@@ -61,9 +66,9 @@ func (g *globalFlags) logger() (*slog.Logger, error) {
 	opts := &slog.HandlerOptions{Level: level}
 	switch g.logFormat {
 	case "text":
-		return slog.New(slog.NewTextHandler(os.Stderr, opts)), nil
+		return slog.New(slog.NewTextHandler(w, opts)), nil
 	case "json":
-		return slog.New(slog.NewJSONHandler(os.Stderr, opts)), nil
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
 	}
 	return nil, fmt.Errorf("--log-format %q: want text or json", g.logFormat)
 }
