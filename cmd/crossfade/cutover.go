@@ -295,7 +295,6 @@ func (f *cutoverFlags) logger(g *globalFlags) (*slog.Logger, error) {
 	return g.loggerTo(f.logTo)
 }
 
-
 // config builds the engine's configuration from the flags and the plan file.
 func (f *cutoverFlags) config(cmd *cobra.Command, g *globalFlags, file string) (cutover.Config, error) {
 	log, err := f.logger(g)
