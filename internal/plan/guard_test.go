@@ -349,3 +349,22 @@ func TestHeldWeightIsRecorded(t *testing.T) {
 		t.Errorf("source agrees again: %q, want the label dropped", got)
 	}
 }
+
+// TestAliasOwnedUnderTheNewerForm: an alias A that external-dns ≥ 0.22 owns under "a-"
+// (v0.21 and crossfade write "cname-") is owned: unchanged, nothing is written; deleted,
+// its ownership record goes with it.
+func TestAliasOwnedUnderTheNewerForm(t *testing.T) {
+	reg, _ := registry.New(registry.Config{OwnerID: "blue"})
+	lb := alias(rec("app.example.com", "A", "lb.example.com"))
+	txt := rec("a-app.example.com", "TXT", payload("app"))
+	desired := []*endpoint.Endpoint{from(alias(rec("app.example.com", "A", "lb.example.com")), "service/default/app")}
+	if p := Calculate(Input{Desired: desired, Current: []*endpoint.Endpoint{lb, txt}, Registry: reg}); len(p.Batches) != 0 || len(p.Conflicts) != 0 {
+		t.Errorf("unchanged: %q, conflicts %v; want nothing", render(p), p.Conflicts)
+	}
+	lb, txt = alias(rec("app.example.com", "A", "lb.example.com")), rec("a-app.example.com", "TXT", payload("app"))
+	p := Calculate(Input{Current: []*endpoint.Endpoint{lb, txt}, Registry: reg})
+	want := []string{"0 DELETE app.example.com A  simple lb.example.com", "0 DELETE a-app.example.com TXT  simple " + payload("app")}
+	if got := render(p); !slices.Equal(got, want) {
+		t.Errorf("deleted: %q, want %q", got, want)
+	}
+}

@@ -123,7 +123,7 @@ func Calculate(in Input) *Plan {
 
 	pl := planner{owner: in.Registry.OwnerID(), policy: in.Policy, reg: in.Registry, legacy: zone.LegacyOnly,
 		held: registry.Authorities(in.Current), plan: p, managed: managed, apex: endpoint.NormalizeName(in.Zone),
-		atName: newNameIndex(in.Current, managed), keep: in.Keep, keepAll: in.KeepAll}
+		atName: newNameIndex(in.Current, managed), keep: in.Keep, keepAll: in.KeepAll, other: zone.Other}
 	var units []Unit
 	// Both lists are sorted by name: walk them together, one name at a time.
 	for i, j := 0, 0; i < len(current) || j < len(desired); {
@@ -282,6 +282,9 @@ type planner struct {
 	managed func(*endpoint.Endpoint) bool
 	// apex is the zone's name, "" when unknown.
 	apex string
+	// other are ownership records under a form the registry reads but does not write
+	// (registry.Zone.Other): deleted with their record.
+	other map[endpoint.Key]*endpoint.Endpoint
 	// keep and keepAll are Input.Keep and Input.KeepAll.
 	keep    []string
 	keepAll bool
@@ -622,6 +625,9 @@ func (pl *planner) deleteWithTXT(b *builder, cur, keep *endpoint.Endpoint) {
 		if have := pl.atName.find(t.Key()); have != nil && !b.gone.has(t.Key()) && !slices.Contains(kept, t.Key()) && pl.ours(have) {
 			b.delete(have)
 		}
+	}
+	if o := pl.other[cur.Key()]; o != nil && !b.gone.has(o.Key()) && !slices.Contains(kept, o.Key()) && pl.ours(o) {
+		b.delete(o)
 	}
 }
 

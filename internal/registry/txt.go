@@ -48,6 +48,10 @@ type Zone struct {
 	// LegacyOnly holds the keys of records owned only through the legacy same-name form,
 	// whose type-prefixed ownership record is still to be written.
 	LegacyOnly map[endpoint.Key]bool
+	// Other holds, by record key, an ownership record of an alias A under the form
+	// external-dns ≥ 0.22 writes ("a-"), which For does not render: it goes when its record
+	// goes.
+	Other map[endpoint.Key]*endpoint.Endpoint
 
 	mapper nameMapper
 	owners map[ownerKey]owned
@@ -107,6 +111,22 @@ func (r *TXT) Read(records []*endpoint.Endpoint) Zone {
 	z.Records = make([]*endpoint.Endpoint, 0, len(rest))
 	for _, rec := range rest {
 		o, ok := owners[r.ownerKey(rec, rec.Type)]
+		if rec.IsAlias() && rec.Type == endpoint.TypeA {
+			// external-dns ≥ 0.22 writes an alias A's ownership under "a-", where earlier
+			// releases (and crossfade, for them) write "cname-": both are read, so a zone
+			// written by either is adopted without churn.
+			k := r.ownerKey(rec, "")
+			k.typ = endpoint.TypeA
+			if a, found := owners[k]; found {
+				if !ok {
+					o, ok = a, true
+				}
+				if z.Other == nil {
+					z.Other = map[endpoint.Key]*endpoint.Endpoint{}
+				}
+				z.Other[rec.Key()] = a.txt
+			}
+		}
 		if !ok && rec.Type != endpoint.TypeAAAA {
 			if o, ok = owners[r.ownerKey(rec, "")]; ok {
 				if z.LegacyOnly == nil {
