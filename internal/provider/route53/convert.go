@@ -88,19 +88,7 @@ func (r aliasResolver) aliasZone(target string, private bool) (string, bool) {
 // private zone share that name, the one matching private wins; any other tie is
 // ambiguous and returns false, so the caller must say which zone it means.
 func (r aliasResolver) zoneFor(target string, private bool) (string, bool) {
-	target = endpoint.NormalizeName(target)
-	var best []provider.Zone
-	for _, z := range r.known {
-		if !endpoint.InDomain(target, z.Name) {
-			continue
-		}
-		switch {
-		case len(best) == 0 || len(z.Name) > len(best[0].Name):
-			best = []provider.Zone{z}
-		case len(z.Name) == len(best[0].Name):
-			best = append(best, z)
-		}
-	}
+	best := provider.Holding(r.known, endpoint.NormalizeName(target))
 	if len(best) > 1 {
 		best = slices.DeleteFunc(best, func(z provider.Zone) bool { return z.Private != private })
 	}
