@@ -103,31 +103,48 @@ func (p *Provider) holdsOutcome(ctx context.Context, zone provider.Zone, cb *typ
 	return true, nil
 }
 
-// listSets lists the zone's record sets from start (nil: the whole zone); with a start,
-// only the sets of its name and type, which Route 53 lists together.
-func (p *Provider) listSets(ctx context.Context, zone provider.Zone, start *route53.ListResourceRecordSetsInput) ([]types.ResourceRecordSet, error) {
+// eachSet pages through the zone's record sets, 300 a call (Route 53's largest page), from
+// start (nil: the whole zone) and hands each to visit until visit returns false. It
+// returns how many pages it read.
+func (p *Provider) eachSet(ctx context.Context, zone provider.Zone, start *route53.ListResourceRecordSetsInput, visit func(types.ResourceRecordSet) bool) (int, error) {
 	in := &route53.ListResourceRecordSetsInput{HostedZoneId: aws.String(zone.ID), MaxItems: aws.Int32(recordsPageSize)}
-	var name string
-	var typ types.RRType
 	if start != nil {
 		in.StartRecordName, in.StartRecordType = start.StartRecordName, start.StartRecordType
-		name, typ = UnescapeName(aws.ToString(start.StartRecordName)), start.StartRecordType
 	}
-	var out []types.ResourceRecordSet
 	pages := route53.NewListResourceRecordSetsPaginator(p.api, in)
+	n := 0
 	for pages.HasMorePages() {
 		page, err := pages.NextPage(ctx)
 		if err != nil {
-			return nil, fmt.Errorf("zone %s: list record sets: %w", zone, err)
+			return n, fmt.Errorf("zone %s: list record sets (page %d): %w", zone, n+1, err)
 		}
+		n++
 		for _, rs := range page.ResourceRecordSets {
-			if start != nil && (UnescapeName(aws.ToString(rs.Name)) != name || rs.Type != typ) {
-				return out, nil
+			if !visit(rs) {
+				return n, nil
 			}
-			out = append(out, rs)
 		}
 	}
-	return out, nil
+	return n, nil
+}
+
+// listSets lists the zone's record sets from start (nil: the whole zone); with a start,
+// only the sets of its name and type, which Route 53 lists together.
+func (p *Provider) listSets(ctx context.Context, zone provider.Zone, start *route53.ListResourceRecordSetsInput) ([]types.ResourceRecordSet, error) {
+	var name string
+	var typ types.RRType
+	if start != nil {
+		name, typ = UnescapeName(aws.ToString(start.StartRecordName)), start.StartRecordType
+	}
+	var out []types.ResourceRecordSet
+	_, err := p.eachSet(ctx, zone, start, func(rs types.ResourceRecordSet) bool {
+		if start != nil && (UnescapeName(aws.ToString(rs.Name)) != name || rs.Type != typ) {
+			return false
+		}
+		out = append(out, rs)
+		return true
+	})
+	return out, err
 }
 
 // setKey identifies a record set: name, type, set identifier.

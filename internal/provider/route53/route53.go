@@ -283,24 +283,17 @@ func (p *Provider) Records(ctx context.Context, zone provider.Zone) ([]*endpoint
 		return nil, fmt.Errorf("zone %s: %w", zone, err)
 	}
 	var out []*endpoint.Endpoint
-	calls := 0
-	pages := route53.NewListResourceRecordSetsPaginator(p.api, &route53.ListResourceRecordSetsInput{
-		HostedZoneId: aws.String(zone.ID), MaxItems: aws.Int32(recordsPageSize),
+	calls, err := p.eachSet(ctx, zone, nil, func(rs types.ResourceRecordSet) bool {
+		e := toEndpoint(rs, zone, r)
+		if pol, ok := e.Prop(PropRoutingPolicy); ok {
+			p.log.DebugContext(ctx, "record set with unsupported routing policy; read only",
+				"zone", zone.Name, "zone_id", zone.ID, "record", e.Key().String(), "policy", pol)
+		}
+		out = append(out, e)
+		return true
 	})
-	for pages.HasMorePages() {
-		page, err := pages.NextPage(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("zone %s: list record sets (page %d): %w", zone, calls+1, err)
-		}
-		calls++
-		for _, rs := range page.ResourceRecordSets {
-			e := toEndpoint(rs, zone, r)
-			if pol, ok := e.Prop(PropRoutingPolicy); ok {
-				p.log.DebugContext(ctx, "record set with unsupported routing policy; read only",
-					"zone", zone.Name, "zone_id", zone.ID, "record", e.Key().String(), "policy", pol)
-			}
-			out = append(out, e)
-		}
+	if err != nil {
+		return nil, err
 	}
 	p.log.DebugContext(ctx, "records listed", "zone", zone.Name, "zone_id", zone.ID, "records", len(out), "calls", calls)
 	return out, nil
