@@ -389,7 +389,7 @@ func (pl *planner) unit(g *group) Unit {
 			// member's ownership record the weight its source asks for now.
 			if (pl.legacy[cur.Key()] || cur.Labels[endpoint.WantsWeightLabel] != d.Labels[endpoint.WantsWeightLabel]) && pl.policy != CreateOnly {
 				m := b.mark()
-				if c := pl.ownership(&b, pl.owned(d)); c != nil {
+				if c := pl.ownership(&b, pl.owned(d), false); c != nil {
 					b.reset(m)
 					conflict(*c)
 				}
@@ -417,7 +417,7 @@ func (pl *planner) unit(g *group) Unit {
 				break
 			}
 			b.create(want)
-			if c = pl.ownership(&b, want); c == nil {
+			if c = pl.ownership(&b, want, true); c == nil {
 				if cur.Policy.Kind != want.Policy.Kind {
 					pl.plan.Summary.Replace++
 				} else {
@@ -428,7 +428,7 @@ func (pl *planner) unit(g *group) Unit {
 			var replaced int
 			if replaced, c = pl.clearWay(&b, g, want); c == nil {
 				b.create(want)
-				if c = pl.ownership(&b, want); c == nil {
+				if c = pl.ownership(&b, want, true); c == nil {
 					pl.plan.Summary.Create++
 					pl.plan.Summary.Replace += replaced
 				}
@@ -639,10 +639,17 @@ func (pl *planner) deleteWithTXT(b *builder, cur, keep *endpoint.Endpoint) {
 // ownership record, a TXT record of the other routing policy that is not ours) is a
 // conflict, and nothing of want is written. The optional legacy same-name form is only
 // left out, with a note, where such a record stands.
-func (pl *planner) ownership(b *builder, want *endpoint.Endpoint) *Conflict {
+//
+// When the unit also writes the record itself (recheck), an ownership record that is
+// already right is rewritten as it was read (DELETE exactly as read, CREATE the same):
+// the batch then lands only if the zone still says this owner owns the name. Without
+// it, a write planned from an out-of-date view of the zone (a controller's cache, a
+// listing another writer raced) could replace a record whose ownership was handed to
+// another owner in between, since the record's own DELETE still matches.
+func (pl *planner) ownership(b *builder, want *endpoint.Endpoint, recheck bool) *Conflict {
 	for i, t := range pl.reg.For(want) {
 		legacy := i > 0
-		c := pl.ownershipRecord(b, t)
+		c := pl.ownershipRecord(b, t, recheck)
 		switch {
 		case c == nil:
 		case legacy:
@@ -657,7 +664,7 @@ func (pl *planner) ownership(b *builder, want *endpoint.Endpoint) *Conflict {
 }
 
 // ownershipRecord writes one ownership record t, or says what stands in its way.
-func (pl *planner) ownershipRecord(b *builder, t *endpoint.Endpoint) *Conflict {
+func (pl *planner) ownershipRecord(b *builder, t *endpoint.Endpoint, recheck bool) *Conflict {
 	if pl.apex != "" && !endpoint.InDomain(t.Name, pl.apex) {
 		// external-dns issues 449 and 4234: the apex's "cname-example.com".
 		return &Conflict{Reason: fmt.Sprintf("its ownership record TXT %s would lie outside the zone %s, which Route 53 refuses", t.Name, pl.apex),
@@ -672,6 +679,10 @@ func (pl *planner) ownershipRecord(b *builder, t *endpoint.Endpoint) *Conflict {
 			Advice: "crossfade never overwrites a TXT record it does not own: the other owner must release the name, or the record must be removed"}
 	}
 	if have != nil && sameTXT(have, t) {
+		if recheck {
+			b.delete(have)
+			b.create(have)
+		}
 		return nil
 	}
 	// Route 53 holds no weighted TXT set beside a simple one at one name (nor the reverse).
