@@ -90,25 +90,54 @@ func Start(t testing.TB) *Cluster {
 	if testing.Short() {
 		t.Skip("kubetest: starts etcd and kube-apiserver; not under -short")
 	}
-	dir := BinDir()
-	requireBinaries(t, dir, os.Getenv("CI") == "true")
-	tmp := t.TempDir()
+	requireBinaries(t, BinDir(), os.Getenv("CI") == "true")
 	began := time.Now()
+	c, err := Launch(t.Context(), t.TempDir())
+	if err != nil {
+		t.Fatalf("kubetest: %v", err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("kubetest: kube-apiserver log (last lines):\n%s", c.apiserver.tail(30))
+			t.Logf("kubetest: etcd log (last lines):\n%s", c.etcd.tail(30))
+		}
+		if err := c.Stop(); err != nil {
+			t.Errorf("kubetest: %v", err)
+		}
+	})
+	t.Logf("kubetest: etcd + kube-apiserver ready at %s in %s", c.URL, time.Since(began).Round(time.Millisecond))
+	return c
+}
+
+// Launch runs etcd and kube-apiserver from BinDir with their files under work, for
+// programs that are not tests (benchmarks, `crossfade demo --kube`), and returns once the
+// API is ready, as Start does. The caller must Stop the cluster; a failed Launch leaves
+// nothing running.
+func Launch(ctx context.Context, work string) (*Cluster, error) {
+	bin := BinDir()
+	if missing := missingBinaries(bin); len(missing) > 0 {
+		return nil, fmt.Errorf("%w: %s not built in %s: `make test` builds them (scripts/deps.sh test)", ErrNotBuilt, strings.Join(missing, " and "), bin)
+	}
 	var err error
 	for attempt := 1; attempt <= portAttempts; attempt++ {
 		var c *Cluster
-		c, err = start(t, dir, filepath.Join(tmp, strconv.Itoa(attempt)))
+		c, err = launch(ctx, bin, filepath.Join(work, strconv.Itoa(attempt)))
 		if err == nil {
-			t.Logf("kubetest: etcd + kube-apiserver ready at %s in %s", c.URL, time.Since(began).Round(time.Millisecond))
-			return c
+			return c, nil
 		}
 		if !errors.Is(err, errPortTaken) {
 			break
 		}
-		t.Logf("kubetest: attempt %d: %v; trying other ports", attempt, err)
 	}
-	t.Fatalf("kubetest: %v", err)
-	return nil
+	return nil, err
+}
+
+// ErrNotBuilt is Launch's error when etcd or kube-apiserver is not in BinDir.
+var ErrNotBuilt = errors.New("kubetest: binaries not built")
+
+// Stop kills both servers and waits for them to exit.
+func (c *Cluster) Stop() error {
+	return errors.Join(c.apiserver.stop(), c.etcd.stop())
 }
 
 // BinDir is where `make test` builds etcd and kube-apiserver:
@@ -128,12 +157,7 @@ func BinDir() string {
 // pass as a skip), else with a skip that tells the developer how to get them.
 func requireBinaries(t testing.TB, dir string, ci bool) {
 	t.Helper()
-	var missing []string
-	for _, name := range []string{etcdBinary, apiserverBinary} {
-		if fi, err := os.Stat(filepath.Join(dir, name)); err != nil || fi.IsDir() || fi.Mode()&0o111 == 0 {
-			missing = append(missing, name)
-		}
-	}
+	missing := missingBinaries(dir)
 	if len(missing) == 0 {
 		return
 	}
@@ -144,11 +168,21 @@ func requireBinaries(t testing.TB, dir string, ci bool) {
 	t.Skip(msg)
 }
 
-// start makes one attempt to bring the pair up in dir. Each process's cleanup is
-// registered with t as soon as it runs; a failed attempt also stops its processes at
-// once, so that a retry does not run beside them.
-func start(t testing.TB, bin, dir string) (c *Cluster, err error) {
-	ctx, cancel := context.WithTimeout(t.Context(), startTimeout)
+// missingBinaries names the servers not built in dir.
+func missingBinaries(dir string) []string {
+	var missing []string
+	for _, name := range []string{etcdBinary, apiserverBinary} {
+		if fi, err := os.Stat(filepath.Join(dir, name)); err != nil || fi.IsDir() || fi.Mode()&0o111 == 0 {
+			missing = append(missing, name)
+		}
+	}
+	return missing
+}
+
+// launch makes one attempt to bring the pair up in dir. A failed attempt stops its
+// processes at once, so that a retry does not run beside them and nothing is left.
+func launch(ctx context.Context, bin, dir string) (c *Cluster, err error) {
+	ctx, cancel := context.WithTimeout(ctx, startTimeout)
 	defer cancel()
 
 	f, err := writeFiles(dir)
@@ -171,7 +205,7 @@ func start(t testing.TB, bin, dir string) (c *Cluster, err error) {
 			}
 		}
 	}()
-	etcd, err := startProcess(t, filepath.Join(bin, etcdBinary), filepath.Join(dir, "etcd.log"), etcdArgs(dir, etcdURL, peerURL)...)
+	etcd, err := startProcess(filepath.Join(bin, etcdBinary), filepath.Join(dir, "etcd.log"), etcdArgs(dir, etcdURL, peerURL)...)
 	if err != nil {
 		return nil, err
 	}
@@ -179,7 +213,7 @@ func start(t testing.TB, bin, dir string) (c *Cluster, err error) {
 	if err := waitEtcd(ctx, etcd, etcdURL); err != nil {
 		return nil, err
 	}
-	apiserver, err := startProcess(t, filepath.Join(bin, apiserverBinary), filepath.Join(dir, "kube-apiserver.log"), apiserverArgs(dir, etcdURL, apiPort, f)...)
+	apiserver, err := startProcess(filepath.Join(bin, apiserverBinary), filepath.Join(dir, "kube-apiserver.log"), apiserverArgs(dir, etcdURL, apiPort, f)...)
 	if err != nil {
 		return nil, err
 	}
@@ -247,7 +281,8 @@ func apiserverArgs(dir, etcdURL string, port int, f files) []string {
 		"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
 		"--service-account-key-file=" + f.saPublic,
 		"--service-account-signing-key-file=" + f.saPrivate,
-		"--service-cluster-ip-range=10.0.0.0/24",
+		// Room for the 10,000 Services of the controller benchmark.
+		"--service-cluster-ip-range=10.96.0.0/16",
 		// Nothing creates the default ServiceAccount without a controller-manager, and
 		// this admission plugin would refuse every Pod for the lack of it.
 		"--disable-admission-plugins=ServiceAccount",

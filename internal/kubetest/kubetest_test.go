@@ -70,8 +70,8 @@ func TestCluster(t *testing.T) {
 			t.Errorf("Service ports read back = %+v, want one port 80 → 8080", got.Spec.Ports)
 		}
 		// The API server allocates the cluster IP from --service-cluster-ip-range.
-		if ip, err := netip.ParseAddr(got.Spec.ClusterIP); err != nil || !netip.MustParsePrefix("10.0.0.0/24").Contains(ip) {
-			t.Errorf("Service cluster IP = %q, want one allocated from 10.0.0.0/24", got.Spec.ClusterIP)
+		if ip, err := netip.ParseAddr(got.Spec.ClusterIP); err != nil || !netip.MustParsePrefix("10.96.0.0/16").Contains(ip) {
+			t.Errorf("Service cluster IP = %q, want one allocated from 10.96.0.0/16", got.Spec.ClusterIP)
 		}
 
 		c.InstallCRDs(t, filepath.Join("testdata", "widgets-crd.yaml"))
@@ -349,10 +349,11 @@ func TestPortTaken(t *testing.T) {
 				// No etcd: the server binds its port before it needs one.
 				args = apiserverArgs(dir, "http://127.0.0.1:"+strconv.Itoa(free[0]), port, f)
 			}
-			p, err := startProcess(t, filepath.Join(bin, server), filepath.Join(dir, server+".log"), args...)
+			p, err := startProcess(filepath.Join(bin, server), filepath.Join(dir, server+".log"), args...)
 			if err != nil {
 				t.Fatal(err)
 			}
+			t.Cleanup(func() { _ = p.stop() })
 			ctx, cancel := context.WithTimeout(t.Context(), startTimeout)
 			defer cancel()
 			err = poll(ctx, p, server+" to exit", func(context.Context) (bool, error) { return false, nil })

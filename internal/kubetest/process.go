@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"testing"
 	"time"
 )
 
@@ -29,10 +28,9 @@ type process struct {
 	stop func() error
 }
 
-// startProcess runs path with args, output to log, and registers its stop with t's
-// cleanup at once, so that nothing the test does afterwards (a failure, a skip, a panic)
-// leaves it running. If t fails, the cleanup also logs the end of the output.
-func startProcess(t testing.TB, path, log string, args ...string) (*process, error) {
+// startProcess runs path with args, output to log. The caller stops it (Cluster.Stop,
+// or launch itself when a later step fails).
+func startProcess(path, log string, args ...string) (*process, error) {
 	name := filepath.Base(path)
 	out, err := os.Create(log)
 	if err != nil {
@@ -63,14 +61,6 @@ func startProcess(t testing.TB, path, log string, args ...string) (*process, err
 		// Anything the server forked is in its group and goes too.
 		killGroup(cmd.Process)
 		return nil
-	})
-	t.Cleanup(func() {
-		if err := p.stop(); err != nil {
-			t.Errorf("kubetest: %v", err)
-		}
-		if t.Failed() {
-			t.Logf("kubetest: %s log (last lines):\n%s", name, p.tail(30))
-		}
 	})
 	return p, nil
 }
