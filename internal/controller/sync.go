@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/crossfade-io/crossfade/internal/endpoint"
 	"github.com/crossfade-io/crossfade/internal/plan"
@@ -31,6 +32,9 @@ type Syncer struct {
 	DryRun bool
 	// Logger receives structured logs; nil discards them.
 	Logger *slog.Logger
+	// Refusals, when set, holds back names the provider refused until their backoff
+	// ends or their changes change; nil sends every planned name every sync.
+	Refusals *Refusals
 }
 
 // adjuster is a provider that stores some desired records in another form than sources
@@ -47,6 +51,11 @@ type ZoneReport struct {
 	// Applied is how many change batches were written (0 in a dry run): more than the
 	// plan's batches when a refused batch was split.
 	Applied int
+	// Written counts the changes of the batches written, by action (ownership records
+	// included).
+	Written map[plan.Action]int
+	// Desired is how many desired records the zone was asked to hold.
+	Desired int
 	// Refused are the names whose changes the provider refused (Route 53's
 	// InvalidChangeBatch) or could not build, each with the provider's reason: every other
 	// name of the zone was still written.
@@ -57,6 +66,13 @@ type ZoneReport struct {
 	// Err is the first failure in the zone other than a refusal (a throttled, failed or
 	// cancelled call); the batches after a failed one are still tried.
 	Err error
+
+	refusedUnits []refusedUnit
+}
+
+type refusedUnit struct {
+	unit   plan.Unit
+	reason string
 }
 
 // Report is the outcome of one sync.
@@ -160,7 +176,7 @@ func (s *Syncer) SyncKeeping(ctx context.Context, desired []*endpoint.Endpoint, 
 	byZone, unzoned := assign(desired, zones, s.DomainFilter)
 	rep := &Report{Unzoned: unzoned, KeptAll: keep.All}
 	for _, z := range zones {
-		zr := ZoneReport{Zone: z}
+		zr := ZoneReport{Zone: z, Desired: len(byZone[z.ID])}
 		current, err := s.Provider.Records(ctx, z)
 		if err != nil {
 			zr.Err = fmt.Errorf("zone %s: list records: %w", z, err)
@@ -192,15 +208,40 @@ func (s *Syncer) SyncKeeping(ctx context.Context, desired []*endpoint.Endpoint, 
 			}
 		} else {
 			for i, units := range zr.Plan.Units {
+				units = s.holdBack(&zr, units)
 				s.apply(ctx, &zr, units, log.With("zone", z.Name, "zone_id", z.ID, "batch", i))
 				if ctx.Err() != nil {
 					break
 				}
 			}
+			for _, r := range zr.refusedUnits {
+				s.Refusals.refused(z.ID, r.unit, r.reason)
+			}
 		}
 		rep.Zones = append(rep.Zones, zr)
 	}
+	s.Refusals.prune()
 	return rep, nil
+}
+
+// holdBack returns the units not held back by an earlier refusal; the held ones are
+// reported as refused again, with when they will be sent.
+func (s *Syncer) holdBack(zr *ZoneReport, units []plan.Unit) []plan.Unit {
+	if s.Refusals == nil {
+		return units
+	}
+	var out []plan.Unit
+	for _, u := range units {
+		held, reason, until := s.Refusals.held(zr.Zone.ID, u)
+		if !held {
+			out = append(out, u)
+			continue
+		}
+		c := refusal(u, "not sent again before "+until.UTC().Format(time.RFC3339)+": "+reason)
+		c.Advice = "held back after the provider refused it; fix the source object and it is sent at once"
+		zr.Refused = append(zr.Refused, c)
+	}
+	return out
 }
 
 // apply writes one batch of units. When the provider refuses it (Route 53 refuses a whole
@@ -214,9 +255,16 @@ func (s *Syncer) apply(ctx context.Context, zr *ZoneReport, units []plan.Unit, l
 		return
 	}
 	batch := plan.Changes(units)
+	log.Debug("writing batch", "names", len(units), "changes", len(batch))
 	err := s.Provider.Apply(ctx, zr.Zone, batch)
 	if err == nil {
 		zr.Applied++
+		if zr.Written == nil {
+			zr.Written = map[plan.Action]int{}
+		}
+		for _, c := range batch {
+			zr.Written[c.Action]++
+		}
 		log.Debug("applied batch", "names", len(units), "changes", len(batch))
 		return
 	}
@@ -253,6 +301,14 @@ func (s *Syncer) apply(ctx context.Context, zr *ZoneReport, units []plan.Unit, l
 
 // refuse reports a unit the provider would not take.
 func (zr *ZoneReport) refuse(u plan.Unit, reason string, log *slog.Logger) {
+	c := refusal(u, reason)
+	zr.Refused = append(zr.Refused, c)
+	zr.refusedUnits = append(zr.refusedUnits, refusedUnit{u, reason})
+	log.Error("change refused", "record", c.Key.String(), "name", u.Name, "resources", u.Resources, "reason", reason)
+}
+
+// refusal describes a refused unit as a conflict on its first non-TXT record.
+func refusal(u plan.Unit, reason string) plan.Conflict {
 	key := u.Changes[0].Endpoint.Key()
 	for _, c := range u.Changes {
 		if c.Endpoint.Type != endpoint.TypeTXT {
@@ -272,8 +328,7 @@ func (zr *ZoneReport) refuse(u plan.Unit, reason string, log *slog.Logger) {
 	if moved(reason) {
 		c.Advice = "another writer changed these record sets after this sync listed the zone, and nothing of theirs was overwritten; the next sync plans the name again from what it then reads"
 	}
-	zr.Refused = append(zr.Refused, c)
-	log.Error("change refused", "record", key.String(), "name", u.Name, "resources", u.Resources, "reason", reason)
+	return c
 }
 
 // moved reports whether a refusal says the zone is not as the sync listed it: the

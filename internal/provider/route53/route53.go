@@ -31,6 +31,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/route53"
 	"github.com/aws/aws-sdk-go-v2/service/route53/types"
 	"github.com/aws/smithy-go"
+	"github.com/aws/smithy-go/middleware"
 
 	"github.com/crossfade-io/crossfade/internal/endpoint"
 	"github.com/crossfade-io/crossfade/internal/plan"
@@ -84,6 +85,9 @@ type Config struct {
 	HTTPClient *http.Client
 	// Logger receives structured logs; nil discards them.
 	Logger *slog.Logger
+	// APIOptions are added to the SDK client's middleware stack, e.g. to count API calls
+	// for metrics.
+	APIOptions []func(*middleware.Stack) error
 }
 
 // API is the part of the Route 53 client the provider uses; *route53.Client implements it.
@@ -140,6 +144,7 @@ func New(ctx context.Context, cfg Config) (*Provider, error) {
 		if cfg.HTTPClient != nil {
 			o.HTTPClient = cfg.HTTPClient
 		}
+		o.APIOptions = append(o.APIOptions, cfg.APIOptions...)
 	})
 	return newProvider(client, cfg), nil
 }

@@ -1,0 +1,302 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"k8s.io/client-go/tools/record"
+
+	"github.com/crossfade-io/crossfade/internal/controller"
+	"github.com/crossfade-io/crossfade/internal/provider"
+	"github.com/crossfade-io/crossfade/internal/provider/cache"
+	"github.com/crossfade-io/crossfade/internal/provider/route53"
+)
+
+// controllerFlags are `crossfade controller`'s flags. Those external-dns also has keep
+// its names and meanings, so an external-dns Deployment switches by changing its image
+// and command.
+type controllerFlags struct {
+	publishFlags
+	kubeconfig string
+	master     string
+	sources    []string
+	registry   string
+	interval   time.Duration
+	once       bool
+	events     bool
+
+	debounce       time.Duration
+	maxDelay       time.Duration
+	resync         time.Duration
+	crdPoll        time.Duration
+	metricsAddress string
+
+	leaderElect    bool
+	leaseNamespace string
+	leaseName      string
+	leaseDuration  time.Duration
+	renewDeadline  time.Duration
+	retryPeriod    time.Duration
+}
+
+// ignoredFlags are external-dns flags that change nothing in crossfade: accepted, with a
+// warning, so that a copied command line does not crash-loop.
+var ignoredFlags = map[string]string{
+	"min-event-sync-interval":   "crossfade debounces events itself (--debounce, --max-delay)",
+	"txt-cache-interval":        "crossfade caches zones between reconciles and re-lists every --resync-interval",
+	"aws-batch-change-size":     "batches follow Route 53's limits",
+	"aws-batch-change-interval": "batches are written back to back",
+	"request-timeout":           "client-go's defaults apply",
+}
+
+func newControllerCmd(g *globalFlags) *cobra.Command {
+	f := &controllerFlags{}
+	cmd := &cobra.Command{
+		Use:   "controller",
+		Short: "Publish records from the cluster's live objects, continuously (a drop-in for external-dns)",
+		Long: `controller watches Services, Ingresses, DNSEndpoints, Istio Gateways/VirtualServices and
+Gateway API routes in one cluster and keeps the zones holding the records they ask for, as
+external-dns does and with its flags and annotations. It reconciles when objects change
+(debounced), keeps each zone's records cached between reconciles, and calls no DNS API while
+nothing changes. Invalid objects and conflicts get a Warning event on the object; their
+records are kept, never deleted. With several replicas, one leads (a coordination.k8s.io
+Lease) and writes.
+
+External-dns flags that mean nothing to crossfade are accepted with a warning.`,
+		Args: cobra.NoArgs,
+		// Unknown flags are warned about in run, not refused: see ignoredFlags.
+		FParseErrWhitelist: cobra.FParseErrWhitelist{UnknownFlags: true},
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			log, err := g.logger()
+			if err != nil {
+				return err
+			}
+			warnUnknownFlags(log, cmd.Flags(), os.Args[1:])
+			return f.run(cmd.Context(), log)
+		},
+	}
+	fl := cmd.Flags()
+	f.add(fl)
+	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig file (default: in-cluster, else $KUBECONFIG or ~/.kube/config)")
+	fl.StringVar(&f.master, "master", "", "Kubernetes API server URL, overriding the kubeconfig's")
+	fl.StringSliceVar(&f.sources, "source", nil, "kinds to publish from (repeatable): "+strings.Join(controller.Sources, ", "))
+	fl.StringVar(&f.registry, "registry", "txt", "ownership registry: txt (the only one crossfade writes)")
+	fl.DurationVar(&f.interval, "interval", controller.DefaultInterval, "reconcile at least this often without events (free while the zone cache is fresh)")
+	fl.BoolVar(&f.once, "once", false, "reconcile once and exit (no leader election)")
+	fl.BoolVar(&f.events, "events", true, "accepted for external-dns compatibility: crossfade always reconciles on events")
+	fl.BoolVar(&f.dryRun, "dry-run", false, "plan and log, send nothing")
+	fl.DurationVar(&f.debounce, "debounce", controller.DefaultDebounce, "quiet time after an object change before reconciling")
+	fl.DurationVar(&f.maxDelay, "max-delay", controller.DefaultMaxDelay, "longest wait for quiet after the first change")
+	fl.DurationVar(&f.resync, "resync-interval", time.Hour, "re-list each zone this often even if nothing failed")
+	fl.DurationVar(&f.crdPoll, "crd-poll-interval", controller.DefaultCRDPoll, "how often CRDs not installed yet are looked for")
+	fl.StringVar(&f.metricsAddress, "metrics-address", ":7979", "address of /metrics, /healthz and /readyz")
+	fl.BoolVar(&f.leaderElect, "leader-elect", true, "elect one writing replica through a coordination.k8s.io Lease")
+	fl.StringVar(&f.leaseNamespace, "leader-election-namespace", "", "namespace of the Lease (default: the pod's, else default)")
+	fl.StringVar(&f.leaseName, "leader-election-id", "crossfade-controller", "name of the Lease")
+	fl.DurationVar(&f.leaseDuration, "leader-election-lease-duration", controller.DefaultLeaseDuration, "how long a lease lasts unrenewed")
+	fl.DurationVar(&f.renewDeadline, "leader-election-renew-deadline", controller.DefaultRenewDeadline, "how long the leader tries to renew before giving up")
+	fl.DurationVar(&f.retryPeriod, "leader-election-retry-period", controller.DefaultRetryPeriod, "how often replicas try to acquire or renew")
+	fl.BoolVar(&f.source.IgnoreHostnameAnnotation, "ignore-hostname-annotation", false, "ignore the hostname annotation")
+	fl.BoolVar(&f.source.IgnoreIngressTLSSpec, "ignore-ingress-tls-spec", false, "ignore Ingress spec.tls hosts")
+	fl.BoolVar(&f.source.IgnoreIngressRulesSpec, "ignore-ingress-rules-spec", false, "ignore Ingress spec.rules hosts")
+	fl.StringSliceVar(&f.source.IngressClassNames, "ingress-class", nil, "only Ingresses of these classes (repeatable)")
+	fl.BoolVar(&f.source.PublishInternal, "publish-internal-services", false, "publish ClusterIP Services' cluster IPs")
+	fl.StringVar(&f.source.GatewayNamespace, "gateway-namespace", "", "only Gateway API Gateways in this namespace")
+	fl.StringVar(&f.source.GatewayName, "gateway-name", "", "only routes attached to Gateways of this name")
+	fl.StringVar(&f.source.GatewayLabelFilter, "gateway-label-filter", "", "only Gateway API Gateways whose labels match")
+	for name, why := range ignoredFlags {
+		if fl.Lookup(name) == nil {
+			fl.String(name, "", "accepted for external-dns compatibility, ignored: "+why)
+		}
+	}
+	_ = cmd.MarkFlagRequired("txt-owner-id")
+	_ = cmd.MarkFlagRequired("source")
+	return cmd
+}
+
+// warnUnknownFlags logs each flag on the command line crossfade does not know, and each
+// external-dns flag it accepts but ignores.
+func warnUnknownFlags(log *slog.Logger, fl *pflag.FlagSet, args []string) {
+	for _, a := range args {
+		name, ok := strings.CutPrefix(a, "--")
+		if !ok || name == "" {
+			continue
+		}
+		name, _, _ = strings.Cut(name, "=")
+		switch why, ignored := ignoredFlags[name]; {
+		case ignored && why != "" && fl.Changed(name):
+			log.Warn("flag accepted for external-dns compatibility and ignored", "flag", "--"+name, "why", why)
+		case fl.Lookup(name) == nil:
+			log.Warn("unknown flag ignored: crossfade has no such setting", "flag", "--"+name)
+		}
+	}
+}
+
+func (f *controllerFlags) run(ctx context.Context, log *slog.Logger) error {
+	if f.registry != "txt" {
+		return fmt.Errorf("--registry %q: crossfade keeps ownership in TXT records only (want txt)", f.registry)
+	}
+	var sources []string
+	for _, s := range f.sources {
+		if slices.Contains(controller.Sources, s) {
+			sources = append(sources, s)
+			continue
+		}
+		log.Warn("source not supported by crossfade, ignored", "source", s, "supported", controller.Sources)
+	}
+	if len(sources) == 0 {
+		return fmt.Errorf("--source %v: none crossfade reads; want one or more of %v", f.sources, controller.Sources)
+	}
+	restCfg, err := f.restConfig()
+	if err != nil {
+		return err
+	}
+	client, err := kubernetes.NewForConfig(restCfg)
+	if err != nil {
+		return fmt.Errorf("kubernetes client: %w", err)
+	}
+	dyn, err := dynamic.NewForConfig(restCfg)
+	if err != nil {
+		return fmt.Errorf("kubernetes client: %w", err)
+	}
+
+	var zones *cache.Provider
+	p, err := f.build(ctx, log, func(dns *route53.Provider) provider.Provider {
+		zones = cache.New(dns, cache.Config{Resync: f.resync, Logger: log})
+		return zones
+	})
+	if err != nil {
+		return err
+	}
+	// A name the provider refuses is not resent at every reconcile (each resend would
+	// also re-list its zone): it waits a minute, then two, … up to an hour, or until its
+	// object changes.
+	p.syncer.Refusals = &controller.Refusals{}
+	w, err := controller.NewWatcher(client, dyn, controller.WatchConfig{Sources: sources, Namespace: f.source.Namespace,
+		CRDPoll: f.crdPoll, Logger: log})
+	if err != nil {
+		return fmt.Errorf("--source: %w", err)
+	}
+
+	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
+	defer broadcaster.Shutdown()
+	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")})
+	recorder := broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "crossfade"})
+
+	var drop []string
+	if !slices.Contains(sources, controller.SourceService) {
+		drop = append(drop, "Service")
+	}
+	if !slices.Contains(sources, controller.SourceIngress) {
+		drop = append(drop, "Ingress")
+	}
+	ctl, err := controller.New(w, controller.Config{Syncer: p.syncer, Source: p.source, DropKinds: drop,
+		Debounce: f.debounce, MaxDelay: f.maxDelay, Interval: f.interval,
+		Events: controller.NewEventReporter(recorder, w, 0), Logger: log})
+	if err != nil {
+		return err
+	}
+
+	mux := http.NewServeMux()
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
+	if err := serve(ctx, f.metricsAddress, mux, log); err != nil {
+		return err
+	}
+	log.Info("starting", "sources", sources, "owner", f.publishFlags.registry.OwnerID, "dry_run", f.dryRun)
+	if err := w.Run(ctx); err != nil {
+		return err
+	}
+	if f.once {
+		_, err := ctl.ReconcileOnce(ctx)
+		return err
+	}
+	if !f.leaderElect {
+		return ctl.Run(ctx)
+	}
+	err = controller.Lead(ctx, controller.LeaderConfig{Client: client, Namespace: f.leaseNamespaceOrDefault(),
+		Name: f.leaseName, Identity: identity(), LeaseDuration: f.leaseDuration, RenewDeadline: f.renewDeadline,
+		RetryPeriod: f.retryPeriod, Logger: log},
+		func(ctx context.Context) { _ = ctl.Run(ctx) })
+	if errors.Is(err, controller.ErrLeadershipLost) {
+		log.Error("lost the lease: exiting so that only the new leader writes")
+	}
+	return err
+}
+
+// restConfig builds the Kubernetes client configuration: --kubeconfig, else in-cluster,
+// else the usual kubeconfig files.
+func (f *controllerFlags) restConfig() (*rest.Config, error) {
+	if f.kubeconfig == "" && f.master == "" {
+		if cfg, err := rest.InClusterConfig(); err == nil {
+			return cfg, nil
+		}
+	}
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	if f.kubeconfig != "" {
+		rules.ExplicitPath = f.kubeconfig
+	}
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules,
+		&clientcmd.ConfigOverrides{ClusterInfo: clientcmdapi.Cluster{Server: f.master}}).ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("--kubeconfig %q: %w", f.kubeconfig, err)
+	}
+	return cfg, nil
+}
+
+func (f *controllerFlags) leaseNamespaceOrDefault() string {
+	if f.leaseNamespace != "" {
+		return f.leaseNamespace
+	}
+	if b, err := os.ReadFile("/var/run/secrets/kubernetes.io/serviceaccount/namespace"); err == nil {
+		if ns := strings.TrimSpace(string(b)); ns != "" {
+			return ns
+		}
+	}
+	return "default"
+}
+
+// identity names this replica in the Lease: the pod's name (its host name in a pod) and
+// a random suffix, so a restarted pod never mistakes the old holder for itself.
+func identity() string {
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "crossfade"
+	}
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return host + "_" + hex.EncodeToString(b[:])
+}
+
+// serve answers addr with h until ctx ends. It logs the address it listens on, which is
+// how tests find a ":0" port.
+func serve(ctx context.Context, addr string, h http.Handler, log *slog.Logger) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("--metrics-address %q: %w", addr, err)
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	context.AfterFunc(ctx, func() { _ = srv.Close() })
+	log.Info("serving metrics", "addr", ln.Addr().String())
+	return nil
+}

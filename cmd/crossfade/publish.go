@@ -1,0 +1,96 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"github.com/spf13/pflag"
+
+	"github.com/crossfade-io/crossfade/internal/controller"
+	"github.com/crossfade-io/crossfade/internal/endpoint"
+	"github.com/crossfade-io/crossfade/internal/plan"
+	"github.com/crossfade-io/crossfade/internal/provider"
+	"github.com/crossfade-io/crossfade/internal/provider/route53"
+	"github.com/crossfade-io/crossfade/internal/registry"
+	"github.com/crossfade-io/crossfade/internal/source"
+)
+
+// publishFlags are the flags `sync` and `controller` share, named as external-dns names
+// them so that an external-dns command line works unchanged.
+type publishFlags struct {
+	providerName   string
+	policy         string
+	domains        []string
+	excludeDomains []string
+	managedTypes   []string
+	dryRun         bool
+	source         source.Config
+	registry       registry.Config
+	route53        route53.Config
+}
+
+func (f *publishFlags) add(fl *pflag.FlagSet) {
+	fl.StringVar(&f.providerName, "provider", "route53", "DNS provider: route53 (external-dns's name, aws, is accepted)")
+	fl.StringVar(&f.policy, "policy", string(plan.Sync), "what a sync may change: sync, upsert-only or create-only")
+	fl.StringSliceVar(&f.domains, "domain-filter", nil, "only manage names at or below these domains (repeatable)")
+	fl.StringSliceVar(&f.excludeDomains, "exclude-domains", nil, "never manage names at or below these domains (repeatable)")
+	fl.StringSliceVar(&f.managedTypes, "managed-record-types", plan.DefaultManagedTypes, "record types planned")
+
+	fl.StringVar(&f.registry.OwnerID, "txt-owner-id", "", "owner id written into and required of ownership TXT records (required)")
+	fl.StringVar(&f.registry.Prefix, "txt-prefix", "", "prefix on ownership TXT names; may hold %{record_type}")
+	fl.StringVar(&f.registry.Suffix, "txt-suffix", "", "suffix on the first label of ownership TXT names; may hold %{record_type}")
+	fl.StringVar(&f.registry.WildcardReplacement, "txt-wildcard-replacement", "", "replaces a leading * in ownership TXT names")
+	fl.BoolVar(&f.registry.WriteLegacy, "txt-write-legacy", false, "also write the same-name TXT form that external-dns < 0.18 reads")
+
+	fl.StringSliceVar(&f.source.AnnotationPrefixes, "annotation-prefix", nil, "annotation key prefixes read (default external-dns.kubernetes.io/ and external-dns.alpha.kubernetes.io/)")
+	fl.StringVar(&f.source.AnnotationFilter, "annotation-filter", "", "only read objects whose annotations match this selector")
+	fl.StringVar(&f.source.LabelFilter, "label-filter", "", "only read objects whose labels match this selector")
+	fl.StringVar(&f.source.Namespace, "namespace", "", "only read objects in this namespace (default: all)")
+
+	route53Flags(fl, &f.route53)
+	fl.StringSliceVar(&f.route53.ZoneIDs, "zone-id-filter", nil, "only manage these hosted zone ids (repeatable)")
+	fl.StringVar(&f.route53.ZoneType, "aws-zone-type", "", "only manage public or private zones (default: both)")
+	fl.IntVar(&f.route53.MaxRetries, "aws-max-retries", route53.DefaultMaxRetries, "retries of a throttled or failed Route 53 call")
+}
+
+// parts are what the flags build: the source, and a Syncer over the provider.
+type parts struct {
+	source *source.Source
+	syncer *controller.Syncer
+	dns    *route53.Provider
+}
+
+// build checks the flags and builds the source, registry and provider. wrap, when not
+// nil, wraps the provider the Syncer writes through (the controller's zone cache).
+func (f *publishFlags) build(ctx context.Context, log *slog.Logger, wrap func(*route53.Provider) provider.Provider) (*parts, error) {
+	switch f.providerName {
+	case "route53", "aws":
+	default:
+		return nil, fmt.Errorf("--provider %q: want route53 (or external-dns's name for it, aws)", f.providerName)
+	}
+	policy, err := plan.ParsePolicy(f.policy)
+	if err != nil {
+		return nil, fmt.Errorf("--policy: %w", err)
+	}
+	reg, err := registry.New(f.registry)
+	if err != nil {
+		return nil, err
+	}
+	src, err := source.New(f.source)
+	if err != nil {
+		return nil, err
+	}
+	filter := endpoint.NewDomainFilter(f.domains, f.excludeDomains)
+	f.route53.DomainFilter, f.route53.Logger = filter, log
+	dns, err := route53.New(ctx, f.route53)
+	if err != nil {
+		return nil, err
+	}
+	syncer := &controller.Syncer{Provider: dns, Registry: reg, Policy: policy, DomainFilter: filter,
+		ManagedTypes: f.managedTypes, DryRun: f.dryRun, Logger: log}
+	if wrap != nil {
+		syncer.Provider = wrap(dns)
+	}
+	return &parts{source: src, syncer: syncer, dns: dns}, nil
+}

@@ -1,0 +1,190 @@
+package controller
+
+import (
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/crossfade-io/crossfade/internal/endpoint"
+	"github.com/crossfade-io/crossfade/internal/plan"
+	"github.com/crossfade-io/crossfade/internal/source"
+)
+
+// Event reasons, as `kubectl describe` and `kubectl get events` show them.
+const (
+	// ReasonInvalid: an annotation or field cannot become a record; the object's
+	// records are kept as they are until it is fixed.
+	ReasonInvalid = "InvalidDNSInput"
+	// ReasonConflict: the record is held by another owner, or something else stands in
+	// its way; it is not written.
+	ReasonConflict = "DNSRecordConflict"
+	// ReasonRefused: the DNS provider refused the record's change.
+	ReasonRefused = "DNSRecordRefused"
+)
+
+// DefaultReemit is how long a problem that persists stays quiet before its event is
+// sent again: Kubernetes keeps events for an hour by default, so a problem older than
+// that would vanish from `kubectl describe` while it still stands.
+const DefaultReemit = 50 * time.Minute
+
+// recorder is where events go; client-go's record.EventRecorder implements it.
+type recorder interface {
+	Event(object runtime.Object, eventtype, reason, message string)
+}
+
+// objectIndex finds what an event about an object needs; *Watcher implements it.
+type objectIndex interface {
+	UID(kind, namespace, name string) types.UID
+	APIVersion(kind string) string
+}
+
+// EventReporter sends one Warning event per problem of an object when the problem
+// appears, again after Reemit while it stands, and never for a problem that is gone.
+// A reconcile every few seconds therefore does not flood the API with events.
+type EventReporter struct {
+	rec    recorder
+	index  objectIndex
+	reemit time.Duration
+
+	mu   sync.Mutex
+	sent map[string]time.Time // problem key → when its event was sent
+}
+
+// NewEventReporter returns a reporter sending through rec; reemit 0 means DefaultReemit.
+func NewEventReporter(rec recorder, index objectIndex, reemit time.Duration) *EventReporter {
+	if reemit <= 0 {
+		reemit = DefaultReemit
+	}
+	return &EventReporter{rec: rec, index: index, reemit: reemit, sent: map[string]time.Time{}}
+}
+
+type problem struct {
+	ref     endpoint.ObjectRef
+	reason  string
+	message string
+}
+
+// Report sends the events for one reconcile's problems.
+func (r *EventReporter) Report(res source.Result, rep *Report, now time.Time) {
+	var problems []problem
+	for _, e := range res.Invalid {
+		msg := e.Field + ": " + e.Reason
+		if e.Value != "" {
+			msg = e.Field + " " + quote(e.Value) + ": " + e.Reason
+		}
+		problems = append(problems, problem{e.Object, ReasonInvalid, msg + "; its records are kept as they are until it is fixed"})
+	}
+	if rep != nil {
+		wanters := resourcesByKey(res.Endpoints)
+		for _, z := range rep.Zones {
+			if z.Plan != nil {
+				for _, c := range z.Plan.Conflicts {
+					problems = append(problems, conflictProblems(c, ReasonConflict, z.Zone.Name, wanters)...)
+				}
+			}
+			for _, c := range z.Refused {
+				problems = append(problems, conflictProblems(c, ReasonRefused, z.Zone.Name, wanters)...)
+			}
+		}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	seen := map[string]bool{}
+	for _, p := range problems {
+		key := p.ref.String() + "\x00" + p.reason + "\x00" + p.message
+		seen[key] = true
+		if at, ok := r.sent[key]; ok && now.Sub(at) < r.reemit {
+			continue
+		}
+		r.sent[key] = now
+		r.rec.Event(r.reference(p.ref), corev1.EventTypeWarning, p.reason, p.message)
+	}
+	for k := range r.sent {
+		if !seen[k] {
+			delete(r.sent, k)
+		}
+	}
+}
+
+// conflictProblems attributes a record's conflict to every object that wants it.
+func conflictProblems(c plan.Conflict, reason, zone string, wanters map[endpoint.Key][]string) []problem {
+	var out []problem
+	msg := "zone " + zone + ": " + c.String()
+	for _, res := range wanters[c.Key] {
+		if ref, ok := refOfResource(res); ok {
+			out = append(out, problem{ref, reason, msg})
+		}
+	}
+	return out
+}
+
+func resourcesByKey(eps []*endpoint.Endpoint) map[endpoint.Key][]string {
+	out := map[endpoint.Key][]string{}
+	for _, e := range eps {
+		if res := e.Resource(); res != "" {
+			out[e.Key()] = append(out[e.Key()], res)
+		}
+	}
+	return out
+}
+
+func (r *EventReporter) reference(ref endpoint.ObjectRef) *corev1.ObjectReference {
+	// An ObjectReference is taken as it is by the recorder, which needs no scheme for
+	// the CRD kinds this way; the UID lets `kubectl describe` find the event.
+	out := &corev1.ObjectReference{Kind: ref.Kind, Namespace: ref.Namespace, Name: ref.Name}
+	if r.index != nil {
+		out.UID = r.index.UID(ref.Kind, ref.Namespace, ref.Name)
+		out.APIVersion = r.index.APIVersion(ref.Kind)
+	}
+	if out.Namespace == "" {
+		out.Namespace = "default"
+	}
+	return out
+}
+
+// resourceKinds maps external-dns's resource label kinds to the objects' kinds.
+var resourceKinds = map[string]string{
+	"service": "Service", "ingress": "Ingress", "crd": "DNSEndpoint", "gateway": "Gateway",
+	"virtualservice": "VirtualService", "httproute": "HTTPRoute", "grpcroute": "GRPCRoute",
+}
+
+// refOfResource parses a resource label, "service/default/web", into an object reference.
+func refOfResource(res string) (endpoint.ObjectRef, bool) {
+	parts := strings.SplitN(res, "/", 3)
+	if len(parts) != 3 {
+		return endpoint.ObjectRef{}, false
+	}
+	kind, ok := resourceKinds[parts[0]]
+	if !ok {
+		return endpoint.ObjectRef{}, false
+	}
+	return endpoint.ObjectRef{Kind: kind, Namespace: parts[1], Name: parts[2]}, true
+}
+
+var indexes = regexp.MustCompile(`\[[^\]]*\]`)
+
+// reasonOf turns an invalid field into a metric label of bounded cardinality: the
+// annotation's name without its prefix ("aws-weight"), or the field path without list
+// indexes ("spec.endpoints[].recordTTL").
+func reasonOf(field string) string {
+	if a, ok := strings.CutPrefix(field, "annotation "); ok {
+		if i := strings.LastIndex(a, "/"); i >= 0 {
+			return a[i+1:]
+		}
+		return a
+	}
+	return indexes.ReplaceAllString(field, "[]")
+}
+
+func quote(s string) string {
+	const limit = 200
+	if len(s) > limit {
+		s = s[:limit] + "…"
+	}
+	return `"` + s + `"`
+}

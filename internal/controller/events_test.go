@@ -1,0 +1,176 @@
+package controller
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/crossfade-io/crossfade/internal/endpoint"
+	"github.com/crossfade-io/crossfade/internal/plan"
+	"github.com/crossfade-io/crossfade/internal/provider"
+	"github.com/crossfade-io/crossfade/internal/source"
+)
+
+type sentEvent struct {
+	ref            corev1.ObjectReference
+	typ, reason, m string
+}
+
+type recorded struct{ events []sentEvent }
+
+func (r *recorded) Event(obj runtime.Object, typ, reason, msg string) {
+	r.events = append(r.events, sentEvent{*obj.(*corev1.ObjectReference), typ, reason, msg})
+}
+
+type uids map[string]types.UID
+
+func (u uids) UID(kind, ns, name string) types.UID { return u[kind+"/"+ns+"/"+name] }
+func (u uids) APIVersion(kind string) string {
+	if kind == "Service" {
+		return "v1"
+	}
+	return ""
+}
+
+func TestEventReporterSendsEachProblemOnce(t *testing.T) {
+	web := endpoint.ObjectRef{Kind: "Service", Namespace: "default", Name: "web"}
+	invalid := source.Result{Invalid: []*endpoint.InvalidError{{Object: web,
+		Field: "annotation external-dns.alpha.kubernetes.io/aws-weight", Value: "abc", Reason: "want an integer 0..255"}}}
+	api := &endpoint.Endpoint{Name: "api.example.com", Type: "A", Labels: endpoint.Labels{endpoint.ResourceLabel: "crd/team/api"}}
+	conflicted := source.Result{Endpoints: []*endpoint.Endpoint{api}}
+	rep := &Report{Zones: []ZoneReport{{Zone: provider.Zone{Name: "example.com"},
+		Plan: &plan.Plan{Conflicts: []plan.Conflict{{Key: api.Key(), Reason: "held by owner green"}}}}}}
+
+	rec := &recorded{}
+	r := NewEventReporter(rec, uids{"Service/default/web": "uid-web"}, time.Hour)
+	t0 := time.Unix(1_700_000_000, 0)
+	steps := []struct {
+		name string
+		res  source.Result
+		rep  *Report
+		at   time.Duration
+		want []string // reason kind/namespace/name
+	}{
+		{"new problem", invalid, nil, 0, []string{"InvalidDNSInput Service/default/web"}},
+		{"same problem, next reconcile", invalid, nil, time.Second, nil},
+		{"still there after reemit", invalid, nil, time.Hour + time.Second, []string{"InvalidDNSInput Service/default/web"}},
+		{"fixed", source.Result{}, nil, time.Hour + 2*time.Second, nil},
+		{"back again", invalid, nil, time.Hour + 3*time.Second, []string{"InvalidDNSInput Service/default/web"}},
+		{"conflict on the object that wants the record", conflicted, rep, time.Hour + 4*time.Second, []string{"DNSRecordConflict DNSEndpoint/team/api"}},
+	}
+	for _, s := range steps {
+		rec.events = nil
+		r.Report(s.res, s.rep, t0.Add(s.at))
+		var got []string
+		for _, e := range rec.events {
+			if e.typ != corev1.EventTypeWarning {
+				t.Errorf("%s: event type %s, want Warning", s.name, e.typ)
+			}
+			got = append(got, e.reason+" "+e.ref.Kind+"/"+e.ref.Namespace+"/"+e.ref.Name)
+		}
+		if !slices.Equal(got, s.want) {
+			t.Errorf("%s: sent %q, want %q", s.name, got, s.want)
+		}
+	}
+	rec2 := &recorded{}
+	NewEventReporter(rec2, uids{"Service/default/web": "uid-web"}, 0).Report(invalid, nil, t0)
+	first := rec2.events[0]
+	if first.ref.UID != "uid-web" || first.ref.APIVersion != "v1" {
+		t.Errorf("event reference %+v lacks the UID or API version kubectl describe needs", first.ref)
+	}
+	if want := `annotation external-dns.alpha.kubernetes.io/aws-weight "abc": want an integer 0..255`; !strings.Contains(first.m, want) {
+		t.Errorf("message %q does not name field, value and reason (%q)", first.m, want)
+	}
+}
+
+func TestReasonOf(t *testing.T) {
+	for field, want := range map[string]string{
+		"annotation external-dns.alpha.kubernetes.io/aws-weight": "aws-weight",
+		"annotation crossfade.io/weight":                         "weight",
+		"spec.endpoints[3].recordTTL":                            "spec.endpoints[].recordTTL",
+		"spec.rules[0].host":                                     "spec.rules[].host",
+	} {
+		if got := reasonOf(field); got != want {
+			t.Errorf("reasonOf(%q) = %q, want %q", field, got, want)
+		}
+	}
+}
+
+func TestRefOfResource(t *testing.T) {
+	for res, want := range map[string]string{
+		"service/default/web":  "Service default/web",
+		"crd/team/api":         "DNSEndpoint team/api",
+		"httproute/gw/shop":    "HTTPRoute gw/shop",
+		"virtualservice/a/b/c": "VirtualService a/b/c",
+		"pod/default/x":        "",
+		"service/web":          "",
+	} {
+		ref, ok := refOfResource(res)
+		got := ""
+		if ok {
+			got = ref.Kind + " " + ref.Namespace + "/" + ref.Name
+		}
+		if got != want {
+			t.Errorf("refOfResource(%q) = %q, want %q", res, got, want)
+		}
+	}
+}
+
+func TestDropKinds(t *testing.T) {
+	svc := &endpoint.Endpoint{Name: "a.example.com", Type: "A", Labels: endpoint.Labels{endpoint.ResourceLabel: "service/default/gw"}}
+	vs := &endpoint.Endpoint{Name: "b.example.com", Type: "A", Labels: endpoint.Labels{endpoint.ResourceLabel: "virtualservice/default/shop"}}
+	ref := endpoint.ObjectRef{Kind: "Service", Namespace: "default", Name: "gw"}
+	in := source.Result{Endpoints: []*endpoint.Endpoint{svc, vs}, Held: []string{"service/default/gw"},
+		Invalid: []*endpoint.InvalidError{{Object: ref, Field: "f"}}, Pending: []source.Pending{{Object: ref}}}
+	out := dropKinds(in, []string{"Service"})
+	if len(out.Endpoints) != 1 || out.Endpoints[0] != vs || len(out.Held)+len(out.Invalid)+len(out.Pending) != 0 {
+		t.Errorf("dropKinds kept %+v", out)
+	}
+	if got := dropKinds(in, nil); len(got.Endpoints) != 2 {
+		t.Errorf("dropKinds without kinds dropped records")
+	}
+}
+
+// changes is an objects source whose changes the test sends.
+type changes struct{ c chan struct{} }
+
+func (c changes) Changed() <-chan struct{}           { return c.c }
+func (c changes) Snapshot() (*source.Snapshot, bool) { return &source.Snapshot{}, true }
+
+// TestWaitConvergesUnderConstantChange: a cluster that never stops changing still gets
+// a reconcile, at the latest MaxDelay after the first change.
+func TestWaitConvergesUnderConstantChange(t *testing.T) {
+	ch := changes{make(chan struct{}, 1)}
+	c := &Controller{cfg: Config{Debounce: 50 * time.Millisecond, MaxDelay: 200 * time.Millisecond}, objects: ch}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		for ctx.Err() == nil {
+			select {
+			case ch.c <- struct{}{}:
+			default:
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}()
+	done := make(chan bool)
+	go func() { done <- c.wait(ctx, nil) }()
+	select {
+	case ok := <-done:
+		if !ok {
+			t.Fatal("wait reported a stop")
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("wait never returned while objects kept changing: no ceiling")
+	}
+	cancel()
+	if c.wait(ctx, nil) {
+		t.Error("wait after stop reported a change")
+	}
+}

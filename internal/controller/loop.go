@@ -1,0 +1,261 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/crossfade-io/crossfade/internal/endpoint"
+	"github.com/crossfade-io/crossfade/internal/plan"
+	"github.com/crossfade-io/crossfade/internal/source"
+)
+
+// Defaults of a Controller's timing.
+const (
+	// DefaultDebounce is how long the objects must be quiet before a reconcile: a rollout
+	// that touches fifty Services becomes one reconcile, not fifty.
+	DefaultDebounce = 300 * time.Millisecond
+	// DefaultMaxDelay caps the wait for quiet, so a cluster that never stops changing
+	// still converges.
+	DefaultMaxDelay = 3 * time.Second
+	// DefaultInterval is how often a reconcile runs without any event. It costs no DNS
+	// API call while the zone cache is fresh.
+	DefaultInterval = time.Minute
+	// DefaultGrace is how long the reconcile in flight may run on after a stop, so a
+	// batch is never cut off between its calls (Kubernetes' termination grace period
+	// is 30 s by default).
+	DefaultGrace = 25 * time.Second
+)
+
+// objects is what a Controller reads objects from; *Watcher implements it.
+type objects interface {
+	Changed() <-chan struct{}
+	Snapshot() (*source.Snapshot, bool)
+}
+
+// Observer receives each reconcile's outcome, e.g. to export metrics.
+type Observer interface {
+	Reconciled(Stats)
+}
+
+// Stats is one reconcile's outcome in numbers.
+type Stats struct {
+	Duration time.Duration
+	// Err is the reconcile's failure, nil when every zone was written.
+	Err error
+	// Invalid counts the invalid objects' problems by kind and reason (the field in
+	// error, e.g. "aws-weight").
+	Invalid map[InvalidKey]int
+	// Conflicts counts records not written because something stands in their way,
+	// including the names the provider refused.
+	Conflicts int
+	// Refused counts the names the provider refused.
+	Refused int
+	// Written counts the changes written, by action.
+	Written map[plan.Action]int
+	// Desired counts the records each zone (by name) was asked to hold.
+	Desired map[string]int
+}
+
+// InvalidKey labels a count of invalid objects.
+type InvalidKey struct{ Kind, Reason string }
+
+// Config holds a Controller's parts and timing.
+type Config struct {
+	// Syncer plans and writes; its provider should cache zones (internal/provider/cache)
+	// so that a reconcile with nothing to change calls no DNS API.
+	Syncer *Syncer
+	// Source turns objects into records.
+	Source *source.Source
+	// DropKinds are object kinds read only for lookups, whose own records are not
+	// published (Services read for Istio Gateways when Services are not a source).
+	DropKinds []string
+	// Debounce, MaxDelay, Interval and Grace default to the Default* values when 0.
+	Debounce, MaxDelay, Interval, Grace time.Duration
+	// Events receives a Warning for every invalid object and conflict; nil sends none.
+	Events *EventReporter
+	// Observer receives each reconcile's numbers; nil discards them.
+	Observer Observer
+	// Logger receives structured logs; nil discards them.
+	Logger *slog.Logger
+}
+
+// Controller reconciles whenever watched objects change: debounced, against cached
+// zones, one reconcile at a time.
+type Controller struct {
+	cfg     Config
+	objects objects
+	log     *slog.Logger
+}
+
+// New returns a Controller reading objects from w.
+func New(w objects, cfg Config) (*Controller, error) {
+	if cfg.Syncer == nil || cfg.Source == nil {
+		return nil, errors.New("controller: Syncer and Source are required")
+	}
+	for _, d := range []struct {
+		v   *time.Duration
+		def time.Duration
+	}{{&cfg.Debounce, DefaultDebounce}, {&cfg.MaxDelay, DefaultMaxDelay}, {&cfg.Interval, DefaultInterval}, {&cfg.Grace, DefaultGrace}} {
+		if *d.v <= 0 {
+			*d.v = d.def
+		}
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Controller{cfg: cfg, objects: w, log: log}, nil
+}
+
+// Run reconciles once, then after every burst of changes and every Interval, until ctx
+// ends. A reconcile in flight when ctx ends runs on for up to Grace, so its batches land
+// whole; Run then returns nil.
+func (c *Controller) Run(ctx context.Context) error {
+	tick := time.NewTicker(c.cfg.Interval)
+	defer tick.Stop()
+	for ctx.Err() == nil {
+		_, _ = c.ReconcileOnce(ctx) // logged and observed there; the next event or tick retries
+		if !c.wait(ctx, tick.C) {
+			break
+		}
+	}
+	return nil
+}
+
+// wait blocks until the objects have been quiet for Debounce after a change (at most
+// MaxDelay after the first one), or the interval ticks. It reports false when ctx ended.
+func (c *Controller) wait(ctx context.Context, tick <-chan time.Time) bool {
+	select {
+	case <-ctx.Done():
+		return false
+	case <-tick:
+		return true
+	case <-c.objects.Changed():
+	}
+	ceiling := time.NewTimer(c.cfg.MaxDelay)
+	defer ceiling.Stop()
+	quiet := time.NewTimer(c.cfg.Debounce)
+	defer quiet.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-ceiling.C:
+			return true
+		case <-quiet.C:
+			return true
+		case <-c.objects.Changed():
+			quiet.Reset(c.cfg.Debounce)
+		}
+	}
+}
+
+// ReconcileOnce reads the objects, plans and writes every zone, and reports: one
+// Warning event per new problem, logs and the observer's numbers. Stopping ctx lets the
+// reconcile finish within Grace.
+func (c *Controller) ReconcileOnce(ctx context.Context) (*Report, error) {
+	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancel()
+	stop := context.AfterFunc(ctx, func() {
+		t := time.AfterFunc(c.cfg.Grace, cancel)
+		context.AfterFunc(rctx, func() { t.Stop() })
+	})
+	defer stop()
+
+	start := time.Now()
+	snap, complete := c.objects.Snapshot()
+	res := c.cfg.Source.Endpoints(snap)
+	res = dropKinds(res, c.cfg.DropKinds)
+	if !complete {
+		c.log.Warn("some objects are not known yet: no record is deleted this time")
+	}
+	rep, err := c.cfg.Syncer.SyncKeeping(rctx, res.Endpoints, Keep{Resources: res.Held, All: !complete})
+	if err == nil {
+		err = rep.Err()
+	}
+	st := Stats{Duration: time.Since(start), Err: err, Invalid: map[InvalidKey]int{}, Written: map[plan.Action]int{}, Desired: map[string]int{}}
+	for _, e := range res.Invalid {
+		st.Invalid[InvalidKey{Kind: e.Object.Kind, Reason: reasonOf(e.Field)}]++
+		c.log.Error("invalid object", "kind", e.Object.Kind, "namespace", e.Object.Namespace, "name", e.Object.Name,
+			"field", e.Field, "value", e.Value, "reason", e.Reason)
+	}
+	if rep != nil {
+		st.Refused = rep.Refused()
+		st.Conflicts = len(rep.Conflicts())
+		for _, z := range rep.Zones {
+			if c.cfg.Syncer.DryRun && z.Plan != nil && len(z.Plan.Batches) > 0 {
+				c.log.Info("dry run: would change", "zone", z.Zone.Name, "plan", z.Summary())
+				for i, doc := range z.DryRun {
+					c.log.Debug("dry run: batch", "zone", z.Zone.Name, "batch", i, "change_batch", string(doc))
+				}
+			}
+			st.Desired[z.Zone.Name] += z.Desired
+			for a, n := range z.Written {
+				st.Written[a] += n
+			}
+		}
+	}
+	if c.cfg.Events != nil {
+		c.cfg.Events.Report(res, rep, time.Now())
+	}
+	if c.cfg.Observer != nil {
+		c.cfg.Observer.Reconciled(st)
+	}
+	attrs := []any{"records", len(res.Endpoints), "invalid", len(res.Invalid), "conflicts", st.Conflicts,
+		"refused", st.Refused, "written", st.Written, "took", st.Duration.Round(time.Millisecond)}
+	if err != nil {
+		c.log.Error("reconcile", append(attrs, "err", err)...)
+		return rep, fmt.Errorf("reconcile: %w", err)
+	}
+	if len(st.Written) > 0 {
+		c.log.Info("reconciled", attrs...)
+	} else {
+		c.log.Debug("reconciled", attrs...)
+	}
+	return rep, nil
+}
+
+// dropKinds removes everything objects of kinds yield or report.
+func dropKinds(r source.Result, kinds []string) source.Result {
+	if len(kinds) == 0 {
+		return r
+	}
+	drop := func(ref endpoint.ObjectRef) bool {
+		for _, k := range kinds {
+			if ref.Kind == k {
+				return true
+			}
+		}
+		return false
+	}
+	out := source.Result{}
+	for _, e := range r.Endpoints {
+		if ref, ok := refOfResource(e.Resource()); !ok || !drop(ref) {
+			out.Endpoints = append(out.Endpoints, e)
+		}
+	}
+	for _, e := range r.Invalid {
+		if !drop(e.Object) {
+			out.Invalid = append(out.Invalid, e)
+		}
+	}
+	for _, h := range r.Held {
+		if ref, ok := refOfResource(h); !ok || !drop(ref) {
+			out.Held = append(out.Held, h)
+		}
+	}
+	for _, p := range r.Pending {
+		if !drop(p.Object) {
+			out.Pending = append(out.Pending, p)
+		}
+	}
+	for _, s := range r.Skipped {
+		if !drop(s.Object) {
+			out.Skipped = append(out.Skipped, s)
+		}
+	}
+	return out
+}

@@ -1,0 +1,119 @@
+package controller
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/crossfade-io/crossfade/internal/plan"
+)
+
+// Defaults of Refusals: a refused change is sent again after a minute, then after two,
+// four, … up to an hour.
+const (
+	DefaultRefusalBackoff    = time.Minute
+	DefaultMaxRefusalBackoff = time.Hour
+)
+
+// Refusals remembers the changes the provider refused as invalid, so that a controller
+// reconciling every few seconds does not send the same doomed change (and list the zone
+// again after it) every time: each refused name is held back for a delay that doubles
+// with each refusal, and sent at once when what it would write changes (the object was
+// fixed). A refusal that says another writer moved the zone is not held back: the next
+// reconcile re-reads the zone and plans the name again.
+type Refusals struct {
+	// Min and Max bound the delay; 0 means the Default* values.
+	Min, Max time.Duration
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+
+	mu      sync.Mutex
+	byUnit  map[string]*refusalState
+	touched map[string]bool
+}
+
+type refusalState struct {
+	until  time.Time
+	delay  time.Duration
+	reason string
+}
+
+func (r *Refusals) now() time.Time {
+	if r.Now != nil {
+		return r.Now()
+	}
+	return time.Now()
+}
+
+// fingerprint identifies a unit by what it would write to which zone.
+func fingerprint(zoneID string, u plan.Unit) string {
+	var b strings.Builder
+	b.WriteString(zoneID)
+	for _, c := range u.Changes {
+		e := c.Endpoint
+		fmt.Fprintf(&b, "\x00%s %s %d %v %v %v", c.Action, e, e.TTL, e.Policy, e.Labels, e.ProviderSpecific)
+	}
+	return b.String()
+}
+
+// held reports whether u was refused recently and must not be sent yet, with the
+// earlier refusal's reason and when it will be sent again.
+func (r *Refusals) held(zoneID string, u plan.Unit) (bool, string, time.Time) {
+	if r == nil {
+		return false, "", time.Time{}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	fp := fingerprint(zoneID, u)
+	if r.touched == nil {
+		r.touched = map[string]bool{}
+	}
+	r.touched[fp] = true
+	f, ok := r.byUnit[fp]
+	if !ok || !r.now().Before(f.until) {
+		return false, "", time.Time{}
+	}
+	return true, f.reason, f.until
+}
+
+// refused records that u was refused for reason.
+func (r *Refusals) refused(zoneID string, u plan.Unit, reason string) {
+	if r == nil || moved(reason) {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.byUnit == nil {
+		r.byUnit = map[string]*refusalState{}
+	}
+	fp := fingerprint(zoneID, u)
+	f, ok := r.byUnit[fp]
+	if !ok {
+		f = &refusalState{}
+		r.byUnit[fp] = f
+	}
+	minDelay, maxDelay := orDefault(r.Min, DefaultRefusalBackoff), orDefault(r.Max, DefaultMaxRefusalBackoff)
+	f.delay = min(max(2*f.delay, minDelay), maxDelay)
+	f.until, f.reason = r.now().Add(f.delay), reason
+	if r.touched == nil {
+		r.touched = map[string]bool{}
+	}
+	r.touched[fp] = true
+}
+
+// prune forgets the refusals of units no sync since the last prune planned: their
+// object changed or went, so the change they remember will never be sent again.
+func (r *Refusals) prune() {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for fp := range r.byUnit {
+		if !r.touched[fp] {
+			delete(r.byUnit, fp)
+		}
+	}
+	r.touched = nil
+}

@@ -1,0 +1,63 @@
+package controller
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+)
+
+// lastApplied is kubectl's copy of the whole object as last applied: often the largest
+// thing in metadata, and never read.
+const lastApplied = "kubectl.kubernetes.io/last-applied-configuration"
+
+// strip drops what crossfade never reads from an object before the informer caches it:
+// managedFields (often half an object), kubectl's last-applied copy, and the large parts
+// of each kind that no source looks at (a Node's images and conditions, an Ingress's
+// paths, a route's rules). The memory of the cache then grows with what is published,
+// not with how busy the cluster is. It also makes update events that change only those
+// parts compare equal, so they trigger no reconcile.
+func strip(obj any) (any, error) {
+	if m, ok := obj.(metav1.Object); ok {
+		stripMeta(m)
+	}
+	switch o := obj.(type) {
+	case *corev1.Node:
+		// Sources read addresses, labels and unschedulable; the status heartbeat, images,
+		// capacity and conditions change every few seconds and weigh kilobytes.
+		o.Status = corev1.NodeStatus{Addresses: o.Status.Addresses}
+		o.Spec = corev1.NodeSpec{Unschedulable: o.Spec.Unschedulable}
+	case *corev1.Service:
+		o.Status.Conditions = nil
+	case *networkingv1.Ingress:
+		for i := range o.Spec.Rules {
+			o.Spec.Rules[i].HTTP = nil
+		}
+		o.Spec.DefaultBackend = nil
+	case *discoveryv1.EndpointSlice:
+		o.Ports = nil
+		for i := range o.Endpoints {
+			o.Endpoints[i].Hints = nil
+			o.Endpoints[i].DeprecatedTopology = nil
+		}
+	case *corev1.Namespace:
+		o.Spec, o.Status = corev1.NamespaceSpec{}, corev1.NamespaceStatus{}
+	case *gatewayv1.HTTPRoute:
+		o.Spec.Rules = nil
+	case *gatewayv1.GRPCRoute:
+		o.Spec.Rules = nil
+	}
+	return obj, nil
+}
+
+func stripMeta(m metav1.Object) {
+	m.SetManagedFields(nil)
+	if a := m.GetAnnotations(); a != nil {
+		if _, ok := a[lastApplied]; ok {
+			delete(a, lastApplied)
+		}
+	}
+	m.SetOwnerReferences(nil)
+	m.SetFinalizers(nil)
+}

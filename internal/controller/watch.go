@@ -1,0 +1,477 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/crossfade-io/crossfade/internal/source"
+)
+
+// The sources a controller can watch, named as external-dns's --source values.
+const (
+	SourceService             = "service"
+	SourceIngress             = "ingress"
+	SourceCRD                 = "crd"
+	SourceIstioGateway        = "istio-gateway"
+	SourceIstioVirtualService = "istio-virtualservice"
+	SourceHTTPRoute           = "gateway-httproute"
+	SourceGRPCRoute           = "gateway-grpcroute"
+)
+
+// Sources lists every --source value crossfade understands.
+var Sources = []string{SourceService, SourceIngress, SourceCRD, SourceIstioGateway,
+	SourceIstioVirtualService, SourceHTTPRoute, SourceGRPCRoute}
+
+// DefaultCRDPoll is how often a Watcher looks for the CRDs of kinds it was asked to watch
+// but the cluster does not serve yet.
+const DefaultCRDPoll = 30 * time.Second
+
+// WatchConfig selects what a Watcher watches.
+type WatchConfig struct {
+	// Sources are the kinds published, as Sources names them.
+	Sources []string
+	// Namespace limits the namespaced objects watched; "" watches all.
+	Namespace string
+	// CRDPoll is how often absent CRDs are looked for; 0 means DefaultCRDPoll.
+	CRDPoll time.Duration
+	// Logger receives structured logs; nil discards them.
+	Logger *slog.Logger
+}
+
+// Watcher keeps an informer cache of every object the configured sources read and
+// says when any of them changed. Kinds served by CRDs (DNSEndpoint, Istio, Gateway API)
+// are watched once the cluster serves them, so installing a CRD later needs no restart.
+type Watcher struct {
+	cfg     WatchConfig
+	client  kubernetes.Interface
+	dyn     dynamic.Interface
+	log     *slog.Logger
+	factory informers.SharedInformerFactory
+	typed   []cache.SharedIndexInformer
+	lists   typedLists
+	changed chan struct{}
+
+	mu   sync.Mutex
+	crds []*crdKind
+}
+
+// typedLists are the built-in kinds' informer stores; nil when not watched.
+type typedLists struct {
+	services, ingresses, slices, nodes, namespaces cache.Store
+}
+
+// crdKind is a kind served by a CRD, watched through the dynamic client once served.
+type crdKind struct {
+	kind     string
+	group    string
+	versions []string // preferred first
+	resource string
+	// convert turns the API's object into the typed one sources read, which also drops
+	// every field they do not.
+	convert func(*unstructured.Unstructured) (any, error)
+	// add puts the cached objects into a snapshot.
+	add func(*source.Snapshot, []any)
+
+	// state, under Watcher.mu
+	informer cache.SharedIndexInformer
+	stop     context.CancelFunc
+	version  string
+	absent   bool // the cluster said it does not serve the kind
+	unknown  error
+	logged   bool
+}
+
+// NewWatcher builds a Watcher; Run starts it.
+func NewWatcher(client kubernetes.Interface, dyn dynamic.Interface, cfg WatchConfig) (*Watcher, error) {
+	want := map[string]bool{}
+	for _, s := range cfg.Sources {
+		if !slices.Contains(Sources, s) {
+			return nil, fmt.Errorf("source %q: want one of %v", s, Sources)
+		}
+		want[s] = true
+	}
+	if len(want) == 0 {
+		return nil, fmt.Errorf("no source: want one or more of %v", Sources)
+	}
+	if cfg.CRDPoll <= 0 {
+		cfg.CRDPoll = DefaultCRDPoll
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	w := &Watcher{cfg: cfg, client: client, dyn: dyn, log: log, changed: make(chan struct{}, 1)}
+	w.factory = informers.NewSharedInformerFactoryWithOptions(client, 0,
+		informers.WithNamespace(cfg.Namespace), informers.WithTransform(strip))
+	typed := func(inf cache.SharedIndexInformer) cache.Store {
+		w.typed = append(w.typed, inf)
+		w.handle(inf)
+		return inf.GetStore()
+	}
+	// Istio Gateways find their load balancer through the Services their selector
+	// matches, so Services are read for them even when Services do not publish.
+	if want[SourceService] || want[SourceIstioGateway] {
+		w.lists.services = typed(w.factory.Core().V1().Services().Informer())
+	}
+	if want[SourceService] {
+		// NodePort Services publish node addresses; headless ones their endpoints'
+		// addresses, read from EndpointSlices rather than from a cluster-wide Pod
+		// informer (external-dns issue 5595: gigabytes in a large cluster).
+		w.lists.nodes = typed(w.factory.Core().V1().Nodes().Informer())
+		w.lists.slices = typed(w.factory.Discovery().V1().EndpointSlices().Informer())
+	}
+	if want[SourceIngress] || want[SourceIstioGateway] {
+		w.lists.ingresses = typed(w.factory.Networking().V1().Ingresses().Informer())
+	}
+	if want[SourceHTTPRoute] || want[SourceGRPCRoute] {
+		w.lists.namespaces = typed(w.factory.Core().V1().Namespaces().Informer())
+	}
+	w.crds = crdKinds(want)
+	return w, nil
+}
+
+// crdKinds returns the CRD-served kinds the wanted sources read.
+func crdKinds(want map[string]bool) []*crdKind {
+	var out []*crdKind
+	if want[SourceCRD] {
+		out = append(out, &crdKind{kind: "DNSEndpoint", group: "externaldns.k8s.io", versions: []string{"v1alpha1"},
+			resource: "dnsendpoints", convert: convertTo[source.DNSEndpoint],
+			add: func(s *source.Snapshot, objs []any) {
+				s.DNSEndpoints = appendAll[*source.DNSEndpoint](s.DNSEndpoints, objs)
+			}})
+	}
+	istio := []string{"v1", "v1beta1", "v1alpha3"}
+	if want[SourceIstioGateway] || want[SourceIstioVirtualService] {
+		// A VirtualService publishes through the Gateways it binds to.
+		out = append(out, &crdKind{kind: "Gateway", group: "networking.istio.io", versions: istio,
+			resource: "gateways", convert: convertTo[source.IstioGateway],
+			add: func(s *source.Snapshot, objs []any) {
+				s.IstioGateways = appendAll[*source.IstioGateway](s.IstioGateways, objs)
+			}})
+	}
+	if want[SourceIstioVirtualService] {
+		out = append(out, &crdKind{kind: "VirtualService", group: "networking.istio.io", versions: istio,
+			resource: "virtualservices", convert: convertTo[source.IstioVirtualService],
+			add: func(s *source.Snapshot, objs []any) {
+				s.IstioVirtualServices = appendAll[*source.IstioVirtualService](s.IstioVirtualServices, objs)
+			}})
+	}
+	gw := "gateway.networking.k8s.io"
+	if want[SourceHTTPRoute] || want[SourceGRPCRoute] {
+		out = append(out, &crdKind{kind: "Gateway", group: gw, versions: []string{"v1"}, resource: "gateways",
+			convert: convertTo[gatewayv1.Gateway],
+			add:     func(s *source.Snapshot, objs []any) { s.Gateways = appendAll[*gatewayv1.Gateway](s.Gateways, objs) }})
+	}
+	if want[SourceHTTPRoute] {
+		out = append(out, &crdKind{kind: "HTTPRoute", group: gw, versions: []string{"v1"}, resource: "httproutes",
+			convert: convertTo[gatewayv1.HTTPRoute],
+			add: func(s *source.Snapshot, objs []any) {
+				s.HTTPRoutes = appendAll[*gatewayv1.HTTPRoute](s.HTTPRoutes, objs)
+			}})
+	}
+	if want[SourceGRPCRoute] {
+		out = append(out, &crdKind{kind: "GRPCRoute", group: gw, versions: []string{"v1"}, resource: "grpcroutes",
+			convert: convertTo[gatewayv1.GRPCRoute],
+			add: func(s *source.Snapshot, objs []any) {
+				s.GRPCRoutes = appendAll[*gatewayv1.GRPCRoute](s.GRPCRoutes, objs)
+			}})
+	}
+	return out
+}
+
+// convertTo decodes an unstructured object into T, which keeps only T's fields, and
+// strips it.
+func convertTo[T any](u *unstructured.Unstructured) (any, error) {
+	out := new(T)
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, out); err != nil {
+		return nil, fmt.Errorf("%s %s/%s: %w", u.GetKind(), u.GetNamespace(), u.GetName(), err)
+	}
+	return strip(out)
+}
+
+func appendAll[T any](dst []T, objs []any) []T {
+	for _, o := range objs {
+		if t, ok := o.(T); ok {
+			dst = append(dst, t)
+		}
+	}
+	return dst
+}
+
+// Changed receives a value after any watched object changed (coalesced: one value may
+// stand for many changes).
+func (w *Watcher) Changed() <-chan struct{} { return w.changed }
+
+func (w *Watcher) notify() {
+	select {
+	case w.changed <- struct{}{}:
+	default:
+	}
+}
+
+// handle makes inf's events wake the reconciler.
+func (w *Watcher) handle(inf cache.SharedIndexInformer) {
+	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: func(any) { w.notify() },
+		UpdateFunc: func(oldObj, newObj any) {
+			if !sameForSources(oldObj, newObj) {
+				w.notify()
+			}
+		},
+		DeleteFunc: func(any) { w.notify() },
+	})
+}
+
+// sameForSources reports whether an update changed nothing a source reads. Nodes are
+// the case that matters: their status is rewritten every few seconds, and after strip
+// only the addresses, labels and unschedulable are left to compare.
+func sameForSources(oldObj, newObj any) bool {
+	o, ok1 := oldObj.(*corev1.Node)
+	n, ok2 := newObj.(*corev1.Node)
+	if !ok1 || !ok2 {
+		return false
+	}
+	return o.Spec.Unschedulable == n.Spec.Unschedulable && labels.Equals(o.Labels, n.Labels) &&
+		slices.Equal(o.Status.Addresses, n.Status.Addresses) && labels.Equals(o.Annotations, n.Annotations)
+}
+
+// Run starts the informers and waits for the first full list of the built-in kinds;
+// then it looks for the CRD-served kinds every CRDPoll until ctx ends. It returns once
+// the built-in kinds are synced, leaving the owned goroutines to stop with ctx.
+func (w *Watcher) Run(ctx context.Context) error {
+	w.factory.Start(ctx.Done())
+	for typ, ok := range w.factory.WaitForCacheSync(ctx.Done()) {
+		if !ok {
+			return fmt.Errorf("watch %v: cache not synced: %w", typ, context.Cause(ctx))
+		}
+	}
+	w.discover(ctx)
+	go func() {
+		t := time.NewTicker(w.cfg.CRDPoll)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				w.mu.Lock()
+				for _, k := range w.crds {
+					if k.stop != nil {
+						k.stop()
+					}
+				}
+				w.mu.Unlock()
+				return
+			case <-t.C:
+				w.discover(ctx)
+			}
+		}
+	}()
+	return nil
+}
+
+// discover starts an informer for every CRD-served kind the cluster now serves.
+func (w *Watcher) discover(ctx context.Context) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, k := range w.crds {
+		if k.informer != nil {
+			continue
+		}
+		version, err := w.served(k)
+		switch {
+		case err != nil:
+			if k.unknown == nil {
+				w.log.Error("cannot tell whether the cluster serves a kind; its records are kept until it can",
+					"kind", k.kind, "group", k.group, "err", err)
+			}
+			k.unknown = err
+			continue
+		case version == "":
+			k.absent, k.unknown = true, nil
+			if !k.logged {
+				w.log.Info("kind skipped: its CRD is not installed; it is picked up when it is",
+					"kind", k.kind, "group", k.group, "poll", w.cfg.CRDPoll)
+				k.logged = true
+			}
+			continue
+		}
+		k.absent, k.unknown, k.version = false, nil, version
+		w.start(ctx, k)
+		w.log.Info("watching kind", "kind", k.kind, "group", k.group, "version", version)
+	}
+}
+
+// served returns the preferred version of k the cluster serves, "" when it serves none.
+func (w *Watcher) served(k *crdKind) (string, error) {
+	for _, v := range k.versions {
+		list, err := w.client.Discovery().ServerResourcesForGroupVersion(k.group + "/" + v)
+		if apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return "", fmt.Errorf("discover %s/%s: %w", k.group, v, err)
+		}
+		for _, r := range list.APIResources {
+			if r.Name == k.resource {
+				return v, nil
+			}
+		}
+	}
+	return "", nil
+}
+
+// start runs a dynamic informer for k whose store holds k's typed, stripped objects.
+func (w *Watcher) start(ctx context.Context, k *crdKind) {
+	gvr := schema.GroupVersionResource{Group: k.group, Version: k.version, Resource: k.resource}
+	res := w.dyn.Resource(gvr).Namespace(w.cfg.Namespace)
+	inf := cache.NewSharedIndexInformer(&cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+			return res.List(ctx, opts)
+		},
+		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+			return res.Watch(ctx, opts)
+		},
+	}, &unstructured.Unstructured{}, 0, cache.Indexers{})
+	_ = inf.SetTransform(func(obj any) (any, error) {
+		u, ok := obj.(*unstructured.Unstructured)
+		if !ok {
+			return obj, nil
+		}
+		out, err := k.convert(u)
+		if err != nil {
+			// One object the typed form cannot hold must not stop the kind: it is
+			// kept as a bare object, which no source publishes from, and logged.
+			w.log.Error("cannot read object", "kind", k.kind, "namespace", u.GetNamespace(), "name", u.GetName(), "err", err)
+			return &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: u.GetNamespace(), Name: u.GetName(), UID: u.GetUID()}}, nil
+		}
+		return out, nil
+	})
+	w.handle(inf)
+	ictx, stop := context.WithCancel(ctx)
+	k.informer, k.stop = inf, stop
+	go inf.RunWithContext(ictx)
+}
+
+// Synced reports whether every started informer has its first full list, and why not.
+func (w *Watcher) Synced() error {
+	for _, inf := range w.typed {
+		if !inf.HasSynced() {
+			return fmt.Errorf("informer not synced yet")
+		}
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, k := range w.crds {
+		if k.informer != nil && !k.informer.HasSynced() {
+			return fmt.Errorf("%s (%s) not synced yet", k.kind, k.group)
+		}
+	}
+	return nil
+}
+
+// Snapshot returns the objects now cached. complete is false when some kind's objects
+// are not all known (an informer still listing, or discovery failing): the caller must
+// then keep records no object asks for, because the object may only be unread.
+func (w *Watcher) Snapshot() (snap *source.Snapshot, complete bool) {
+	snap = &source.Snapshot{}
+	complete = true
+	typed := func(st cache.Store) []any {
+		if st == nil {
+			return nil
+		}
+		return st.List()
+	}
+	snap.Services = appendAll[*corev1.Service](nil, typed(w.lists.services))
+	snap.Ingresses = appendAll[*networkingv1.Ingress](nil, typed(w.lists.ingresses))
+	snap.Nodes = appendAll[*corev1.Node](nil, typed(w.lists.nodes))
+	snap.Namespaces = appendAll[*corev1.Namespace](nil, typed(w.lists.namespaces))
+	_ = appendAll[*discoveryv1.EndpointSlice](nil, typed(w.lists.slices)) // TEMP until Snapshot.EndpointSlices
+	for _, inf := range w.typed {
+		complete = complete && inf.HasSynced()
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, k := range w.crds {
+		switch {
+		case k.informer != nil:
+			complete = complete && k.informer.HasSynced()
+			k.add(snap, k.informer.GetStore().List())
+		case k.unknown != nil || !k.absent:
+			complete = false
+		}
+	}
+	return snap, complete
+}
+
+// UID returns the UID of the cached object of kind (as sources name it) namespace/name,
+// which events need for `kubectl describe` to show them; "" when not cached.
+func (w *Watcher) UID(kind, namespace, name string) types.UID {
+	key := name
+	if namespace != "" {
+		key = namespace + "/" + name
+	}
+	var stores []cache.Store
+	switch kind {
+	case "Service":
+		stores = append(stores, w.lists.services)
+	case "Ingress":
+		stores = append(stores, w.lists.ingresses)
+	default:
+		w.mu.Lock()
+		for _, k := range w.crds {
+			if k.kind == kind && k.informer != nil {
+				stores = append(stores, k.informer.GetStore())
+			}
+		}
+		w.mu.Unlock()
+	}
+	for _, st := range stores {
+		if st == nil {
+			continue
+		}
+		if obj, ok, _ := st.GetByKey(key); ok {
+			if m, ok := obj.(metav1.Object); ok {
+				return m.GetUID()
+			}
+		}
+	}
+	return ""
+}
+
+// APIVersion returns the group/version events name for kind, "" when unknown.
+func (w *Watcher) APIVersion(kind string) string {
+	switch kind {
+	case "Service":
+		return "v1"
+	case "Ingress":
+		return "networking.k8s.io/v1"
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, k := range w.crds {
+		if k.kind == kind && k.version != "" {
+			return k.group + "/" + k.version
+		}
+	}
+	return ""
+}
