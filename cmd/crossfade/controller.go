@@ -8,10 +8,11 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -27,6 +28,7 @@ import (
 	"k8s.io/client-go/tools/record"
 
 	"github.com/crossfade-io/crossfade/internal/controller"
+	"github.com/crossfade-io/crossfade/internal/metrics"
 	"github.com/crossfade-io/crossfade/internal/provider"
 	"github.com/crossfade-io/crossfade/internal/provider/cache"
 	"github.com/crossfade-io/crossfade/internal/provider/route53"
@@ -180,6 +182,8 @@ func (f *controllerFlags) run(ctx context.Context, log *slog.Logger) error {
 		return fmt.Errorf("kubernetes client: %w", err)
 	}
 
+	m := metrics.New()
+	f.route53.APIOptions = append(f.route53.APIOptions, m.AWSAPIOption())
 	var zones *cache.Provider
 	p, err := f.build(ctx, log, func(dns *route53.Provider) provider.Provider {
 		zones = cache.New(dns, cache.Config{Resync: f.resync, Logger: log})
@@ -210,21 +214,40 @@ func (f *controllerFlags) run(ctx context.Context, log *slog.Logger) error {
 	if !slices.Contains(sources, controller.SourceIngress) {
 		drop = append(drop, "Ingress")
 	}
+	obs := &observer{m: m}
+	m.SetCacheAges(func() map[string]time.Duration { return obs.byName(zones.Ages()) })
 	ctl, err := controller.New(w, controller.Config{Syncer: p.syncer, Source: p.source, DropKinds: drop,
 		Debounce: f.debounce, MaxDelay: f.maxDelay, Interval: f.interval,
-		Events: controller.NewEventReporter(recorder, w, 0), Logger: log})
+		Events: controller.NewEventReporter(recorder, w, 0), Observer: obs, Logger: log})
 	if err != nil {
 		return err
 	}
 
-	mux := http.NewServeMux()
-	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
-	if err := serve(ctx, f.metricsAddress, mux, log); err != nil {
-		return err
+	// Ready once every informer has its first list and, on the leader, the first
+	// reconcile is done; a standby is ready, so that a rollout does not wait on it.
+	ready := func() error {
+		if err := w.Synced(); err != nil {
+			return err
+		}
+		if obs.leading.Load() && !obs.reconciled.Load() {
+			return errors.New("first reconcile not done yet")
+		}
+		return nil
 	}
+	ln, err := net.Listen("tcp", f.metricsAddress)
+	if err != nil {
+		return fmt.Errorf("--metrics-address %q: %w", f.metricsAddress, err)
+	}
+	served := make(chan error, 1)
+	go func() { served <- metrics.Serve(ctx, ln, m.Handler(ready), log) }()
+	defer func() { <-served }()
+	log.Info("serving metrics", "addr", ln.Addr().String(), "paths", []string{metrics.PathMetrics, metrics.PathHealthz, metrics.PathReadyz})
 	log.Info("starting", "sources", sources, "owner", f.publishFlags.registry.OwnerID, "dry_run", f.dryRun)
 	if err := w.Run(ctx); err != nil {
 		return err
+	}
+	if f.once || !f.leaderElect {
+		obs.setLeading(true)
 	}
 	if f.once {
 		_, err := ctl.ReconcileOnce(ctx)
@@ -235,7 +258,7 @@ func (f *controllerFlags) run(ctx context.Context, log *slog.Logger) error {
 	}
 	err = controller.Lead(ctx, controller.LeaderConfig{Client: client, Namespace: f.leaseNamespaceOrDefault(),
 		Name: f.leaseName, Identity: identity(), LeaseDuration: f.leaseDuration, RenewDeadline: f.renewDeadline,
-		RetryPeriod: f.retryPeriod, Logger: log},
+		RetryPeriod: f.retryPeriod, OnLeading: obs.setLeading, Logger: log},
 		func(ctx context.Context) { _ = ctl.Run(ctx) })
 	if errors.Is(err, controller.ErrLeadershipLost) {
 		log.Error("lost the lease: exiting so that only the new leader writes")
@@ -287,16 +310,46 @@ func identity() string {
 	return host + "_" + hex.EncodeToString(b[:])
 }
 
-// serve answers addr with h until ctx ends. It logs the address it listens on, which is
-// how tests find a ":0" port.
-func serve(ctx context.Context, addr string, h http.Handler, log *slog.Logger) error {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return fmt.Errorf("--metrics-address %q: %w", addr, err)
+// observer exports each reconcile's numbers as metrics and remembers what readiness and
+// the cache-age gauge need.
+type observer struct {
+	m          *metrics.Metrics
+	leading    atomic.Bool
+	reconciled atomic.Bool
+	mu         sync.Mutex
+	zoneNames  map[string]string // zone id → name
+}
+
+func (o *observer) Reconciled(s controller.Stats) {
+	o.m.ObserveReconcile(s.Duration, s.Err)
+	o.m.AddChanges(s.Written)
+	o.m.SetRecords(s.Desired)
+	inv := make(map[metrics.InvalidKey]int, len(s.Invalid))
+	for k, n := range s.Invalid {
+		inv[metrics.InvalidKey(k)] = n
 	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = srv.Serve(ln) }()
-	context.AfterFunc(ctx, func() { _ = srv.Close() })
-	log.Info("serving metrics", "addr", ln.Addr().String())
-	return nil
+	o.m.SetInvalid(inv)
+	o.m.SetConflicts(s.Conflicts, s.Refused)
+	o.mu.Lock()
+	o.zoneNames = s.ZoneNames
+	o.mu.Unlock()
+	o.reconciled.Store(true)
+}
+
+func (o *observer) setLeading(b bool) {
+	o.leading.Store(b)
+	o.m.SetLeader(b)
+}
+
+// byName keys the cache's ages (by zone id) by zone name, as the other zone metrics are.
+func (o *observer) byName(ages map[string]time.Duration) map[string]time.Duration {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	out := make(map[string]time.Duration, len(ages))
+	for id, age := range ages {
+		if name, ok := o.zoneNames[id]; ok {
+			out[name] = age
+		}
+	}
+	return out
 }

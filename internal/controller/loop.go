@@ -57,6 +57,8 @@ type Stats struct {
 	Written map[plan.Action]int
 	// Desired counts the records each zone (by name) was asked to hold.
 	Desired map[string]int
+	// ZoneNames are the names of the zones reconciled, by zone id.
+	ZoneNames map[string]string
 }
 
 // InvalidKey labels a count of invalid objects.
@@ -176,7 +178,8 @@ func (c *Controller) ReconcileOnce(ctx context.Context) (*Report, error) {
 	if err == nil {
 		err = rep.Err()
 	}
-	st := Stats{Duration: time.Since(start), Err: err, Invalid: map[InvalidKey]int{}, Written: map[plan.Action]int{}, Desired: map[string]int{}}
+	st := Stats{Duration: time.Since(start), Err: err, Invalid: map[InvalidKey]int{}, Written: map[plan.Action]int{}, Desired: map[string]int{},
+		ZoneNames: map[string]string{}}
 	for _, e := range res.Invalid {
 		st.Invalid[InvalidKey{Kind: e.Object.Kind, Reason: reasonOf(e.Field)}]++
 		c.log.Error("invalid object", "kind", e.Object.Kind, "namespace", e.Object.Namespace, "name", e.Object.Name,
@@ -193,6 +196,7 @@ func (c *Controller) ReconcileOnce(ctx context.Context) (*Report, error) {
 				}
 			}
 			st.Desired[z.Zone.Name] += z.Desired
+			st.ZoneNames[z.Zone.ID] = z.Zone.Name
 			for a, n := range z.Written {
 				st.Written[a] += n
 			}

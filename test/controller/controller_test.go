@@ -2,6 +2,7 @@ package controller_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -67,6 +68,10 @@ func TestControllerPublishesLiveObjects(t *testing.T) {
 	if !strings.Contains(ctl.logText(), `"msg":"invalid object"`) {
 		t.Errorf("no error log line for the invalid object")
 	}
+	eventually(t, 5*time.Second, "invalid object counted", func() (bool, string) {
+		v := ctl.metric(t, `crossfade_invalid_objects{kind="Service",reason="ttl"}`)
+		return v == 1, fmt.Sprint(v)
+	})
 	annotate(t, client, "web", alpha+"ttl", "60")
 
 	// A CRD installed after the start is picked up without a restart.
@@ -93,6 +98,34 @@ func TestControllerPublishesLiveObjects(t *testing.T) {
 	for op, n := range after {
 		if n != before[op] && !strings.Contains(op, "/_sandbox") {
 			t.Errorf("idle: %s went from %d to %d calls", op, before[op], n)
+		}
+	}
+
+	// Operability: ready, leading, and the Route 53 calls counted by operation.
+	if code, body := ctl.get(t, "/readyz"); code != 200 || body != "ok" {
+		t.Errorf("/readyz = %d %q, want 200 ok", code, body)
+	}
+	if code, _ := ctl.get(t, "/healthz"); code != 200 {
+		t.Errorf("/healthz = %d", code)
+	}
+	for series, want := range map[string]float64{
+		"crossfade_leader": 1,
+		`crossfade_invalid_objects{kind="Service",reason="ttl"}`: 0,
+		`crossfade_records_managed{zone="example.com"}`:          2,
+	} {
+		if got := ctl.metric(t, series); got != want {
+			t.Errorf("%s = %v, want %v", series, got, want)
+		}
+	}
+	for _, series := range []string{
+		`crossfade_provider_api_calls_total{operation="ListResourceRecordSets",result="ok"}`,
+		`crossfade_provider_api_calls_total{operation="ChangeResourceRecordSets",result="ok"}`,
+		`crossfade_changes_applied_total{action="create"}`,
+		`crossfade_zone_cache_age_seconds{zone="example.com"}`,
+		"crossfade_last_successful_reconcile_timestamp_seconds",
+	} {
+		if got := ctl.metric(t, series); got <= 0 {
+			t.Errorf("%s = %v, want > 0", series, got)
 		}
 	}
 

@@ -8,11 +8,13 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -259,3 +261,34 @@ func annotate(t *testing.T, kc kubernetes.Interface, name, key, value string) {
 const alpha = "external-dns.alpha.kubernetes.io/"
 
 var deleteNow = metav1.DeleteOptions{}
+
+// get fetches path from the controller's metrics address and returns status and body.
+func (p *proc) get(t *testing.T, path string) (int, string) {
+	t.Helper()
+	resp, err := http.Get("http://" + p.metrics + path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, string(body)
+}
+
+// metric returns the value of the sample line of /metrics that starts with series, or -1.
+func (p *proc) metric(t *testing.T, series string) float64 {
+	t.Helper()
+	_, body := p.get(t, "/metrics")
+	for _, line := range strings.Split(body, "\n") {
+		if rest, ok := strings.CutPrefix(line, series+" "); ok {
+			v, err := strconv.ParseFloat(strings.TrimSpace(rest), 64)
+			if err != nil {
+				t.Fatalf("metric %s: %v", line, err)
+			}
+			return v
+		}
+	}
+	return -1
+}
