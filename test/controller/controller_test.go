@@ -13,7 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 
-	"github.com/crossfade-io/crossfade/internal/kubetest"
 	"github.com/crossfade-io/crossfade/internal/sandbox/sandboxtest"
 )
 
@@ -22,13 +21,8 @@ import (
 // with a Warning event on it, picks up a CRD installed after it started, deletes the
 // record of a deleted object, and makes no Route 53 call while nothing changes.
 func TestControllerPublishesLiveObjects(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs a kube-apiserver")
-	}
-	kc := kubetest.Start(t)
-	client := kc.Clientset(t)
-	sb := sandboxtest.Start(t)
-	dns, z := zone(t, sb, "example.com")
+	e := setup(t)
+	kc, client, sb, dns, z := e.kc, e.client, e.sb, e.dns, e.zone
 
 	lbService(t, client, "web", "192.0.2.10", map[string]string{alpha + "hostname": "web.example.com", alpha + "ttl": "60"})
 	ctl := startController(t, "controller", kc.Kubeconfig, sb, "--source", "service", "--source", "crd",

@@ -4,22 +4,14 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/crossfade-io/crossfade/internal/kubetest"
-	"github.com/crossfade-io/crossfade/internal/sandbox/sandboxtest"
 )
 
 // TestExternalDNSCommandLine: an external-dns Deployment's arguments, copied unchanged
 // (flags crossfade has no use for included), run crossfade: the ones that mean nothing
 // to it are warned about, not refused, and the records are published.
 func TestExternalDNSCommandLine(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs a kube-apiserver")
-	}
-	kc := kubetest.Start(t)
-	client := kc.Clientset(t)
-	sb := sandboxtest.Start(t)
-	dns, z := zone(t, sb, "example.com")
+	e := setup(t)
+	kc, client, sb, dns, z := e.kc, e.client, e.sb, e.dns, e.zone
 	lbService(t, client, "web", "192.0.2.10", map[string]string{alpha + "hostname": "web.example.com"})
 
 	p := startController(t, "controller", kc.Kubeconfig, sb,

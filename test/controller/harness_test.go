@@ -27,9 +27,11 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/crossfade-io/crossfade/internal/endpoint"
+	"github.com/crossfade-io/crossfade/internal/kubetest"
 	"github.com/crossfade-io/crossfade/internal/provider"
 	"github.com/crossfade-io/crossfade/internal/provider/route53/route53test"
 	"github.com/crossfade-io/crossfade/internal/sandbox"
+	"github.com/crossfade-io/crossfade/internal/sandbox/sandboxtest"
 )
 
 var (
@@ -291,4 +293,25 @@ func (p *proc) metric(t *testing.T, series string) float64 {
 		}
 	}
 	return -1
+}
+
+// env is one cluster and one sandbox with the zone example.com.
+type env struct {
+	kc     *kubetest.Cluster
+	client kubernetes.Interface
+	sb     *sandbox.Sandbox
+	dns    provider.Provider
+	zone   provider.Zone
+}
+
+// setup starts a kube-apiserver and a sandbox holding example.com; both stop with t.
+func setup(t *testing.T) *env {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("runs a kube-apiserver")
+	}
+	e := &env{kc: kubetest.Start(t), sb: sandboxtest.Start(t)}
+	e.client = e.kc.Clientset(t)
+	e.dns, e.zone = zone(t, e.sb, "example.com")
+	return e
 }

@@ -9,7 +9,6 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/crossfade-io/crossfade/internal/kubetest"
 	"github.com/crossfade-io/crossfade/internal/sandbox/sandboxtest"
 )
 
@@ -17,13 +16,8 @@ import (
 // chance to release its Lease) the other writes a change within 15 s; a replica stopped
 // with SIGTERM releases the Lease on its way out.
 func TestLeaderFailover(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs a kube-apiserver")
-	}
-	kc := kubetest.Start(t)
-	client := kc.Clientset(t)
-	sb := sandboxtest.Start(t)
-	dns, z := zone(t, sb, "example.com")
+	e := setup(t)
+	kc, client, sb, dns, z := e.kc, e.client, e.sb, e.dns, e.zone
 	lbService(t, client, "web", "192.0.2.10", map[string]string{alpha + "hostname": "web.example.com"})
 
 	args := []string{"--source", "service", "--txt-owner-id", "blue", "--debounce", "100ms"}
