@@ -238,9 +238,14 @@ func (f *controllerFlags) run(ctx context.Context, log *slog.Logger) error {
 	if err != nil {
 		return fmt.Errorf("--metrics-address %q: %w", f.metricsAddress, err)
 	}
+	// The server stops when run returns (after --once too), and run waits for it.
+	serveCtx, stopServing := context.WithCancel(ctx)
 	served := make(chan error, 1)
-	go func() { served <- metrics.Serve(ctx, ln, m.Handler(ready), log) }()
-	defer func() { <-served }()
+	go func() { served <- metrics.Serve(serveCtx, ln, m.Handler(ready), log) }()
+	defer func() {
+		stopServing()
+		<-served
+	}()
 	log.Info("serving metrics", "addr", ln.Addr().String(), "paths", []string{metrics.PathMetrics, metrics.PathHealthz, metrics.PathReadyz})
 	log.Info("starting", "sources", sources, "owner", f.publishFlags.registry.OwnerID, "dry_run", f.dryRun)
 	if err := w.Run(ctx); err != nil {
