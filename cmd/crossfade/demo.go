@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 
 func newDemoCmd(g *globalFlags) *cobra.Command {
 	cfg := demo.Config{}
+	var kube bool
 	cmd := &cobra.Command{
 		Use:   "demo",
 		Short: "Run a real cutover between two simulated clusters under real traffic, with the live dashboard",
@@ -20,7 +22,14 @@ blue (app v1) and green (app v2), each publishing its member of app.demo.crossfa
 its own manifests, clients that resolve the name like caching resolvers and send real
 requests, and a gated cutover 0 → 10 → 50 → 100 % from blue to green. It prints the
 dashboard's URL, the report and where the traffic went, and exits 0 when every step
-passed, the final split is 0/100 and no request failed.`,
+passed, the final split is 0/100 and no request failed.
+
+With --kube each cluster is a real etcd + kube-apiserver holding the app's LoadBalancer
+Service, and its own 'crossfade controller' (this binary, owner id = cluster id)
+publishes the cluster's member from that Service; the cutover then runs over what the
+controllers published, and they hold its weights rather than revert them. It needs the
+binaries 'make test' (scripts/deps.sh test) builds into
+${XDG_CACHE_HOME:-$HOME/.cache}/crossfade/bin; plain demo needs nothing but Go.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			log, err := g.logger()
@@ -30,6 +39,14 @@ passed, the final split is 0/100 and no request failed.`,
 			out := cmd.OutOrStdout()
 			cfg.Logger, cfg.Out = log, out
 			cfg.Progress = cutover.NewProgress(out, isTerminal(out) && os.Getenv("CI") == "")
+			if kube {
+				// The controllers run as this very binary, as they would in a cluster.
+				exe, err := os.Executable()
+				if err != nil {
+					return fmt.Errorf("--kube: find the crossfade binary to run the controllers: %w", err)
+				}
+				cfg.Kube = &demo.KubeConfig{Crossfade: exe}
+			}
 			_, err = demo.Run(cmd.Context(), cfg)
 			return err
 		},
@@ -40,5 +57,6 @@ passed, the final split is 0/100 and no request failed.`,
 	f.DurationVar(&cfg.Pause, "pause", 5*time.Second, "how long each step holds (the TTL is 1s)")
 	f.IntVar(&cfg.Clients, "clients", 10, "simulated clients, each with its own DNS cache")
 	f.DurationVar(&cfg.Interval, "interval", 100*time.Millisecond, "time between one client's requests")
+	f.BoolVar(&kube, "kube", false, "run each cluster as a real kube-apiserver with its own crossfade controller publishing from a Service (needs the binaries `make test` builds)")
 	return cmd
 }

@@ -1,7 +1,8 @@
 // Package demo runs crossfade's whole job on a laptop: the embedded sandbox, two
 // simulated clusters each publishing its own member of a weighted name, real traffic from
 // clients that resolve the name like caching resolvers, and a gated cutover from one
-// cluster to the other, shown live on the dashboard.
+// cluster to the other, shown live on the dashboard. With Config.Kube each cluster is a
+// real kube-apiserver whose own `crossfade controller` publishes from a real Service.
 package demo
 
 import (
@@ -45,6 +46,10 @@ type Config struct {
 	Progress cutover.Progress
 	Out      io.Writer
 	Logger   *slog.Logger
+	// Kube, when set, runs the two clusters as real kube-apiservers, each with its own
+	// `crossfade controller` publishing from a real Service, instead of publishers that
+	// sync manifest files (demo --kube).
+	Kube *KubeConfig
 }
 
 const (
@@ -111,6 +116,16 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	defer os.RemoveAll(dir)
 
+	// The API servers come first: without their binaries the demo stops here, saying how
+	// to build them, before anything else starts.
+	var k *kube
+	if cfg.Kube != nil {
+		if k, err = startKube(ctx, *cfg.Kube, dir, []string{"blue", "green"}, out, log); err != nil {
+			return nil, err
+		}
+		defer k.close()
+	}
+
 	// A Route 53 change stays PENDING a moment, as in AWS, so that INSYNC means something.
 	quiet := slog.New(slog.DiscardHandler) // the sandbox and the provider log every call
 	sb, err := sandbox.Start(ctx, sandbox.Config{APIAddr: "127.0.0.1:0", DNSAddr: "127.0.0.1:0", ChangeDelay: 300 * time.Millisecond, Logger: quiet})
@@ -148,11 +163,21 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			}
 		})
 		defer c.close()
+		if k != nil {
+			continue // its controller publishes, from its Service (below)
+		}
 		if _, err := c.publish(ctx); err != nil {
 			return nil, err
 		}
 		fmt.Fprintf(out, "cluster %-5s app %s at %s, publishing %s from %s (owner %s, weight %d)\n", c.id, c.version, c.url("/"), appName, c.manifests, c.id, c.weight)
 		wg.Go(func() { c.publishLoop(ctx, 2*time.Second) })
+	}
+	if k != nil {
+		defer k.stopControllers() // before the sandbox and the backends go
+		if err := k.publish(ctx, clusters, sb.APIURL(), dns, out); err != nil {
+			return nil, err
+		}
+		wg.Go(func() { k.watchEvents(ctx, out) })
 	}
 
 	lg := newLoadgen(appName, sb.DNSAddr(), blue.port, cfg.Clients, cfg.Interval)
@@ -215,6 +240,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	if cfg.Keep && ctx.Err() == nil {
 		fmt.Fprint(out, keepHint(url, sb.APIURL(), zone.ID, sb.DNSAddr(), planFile))
+		if k != nil {
+			fmt.Fprint(out, k.hint())
+		}
 		<-ctx.Done()
 	}
 	return res, err
