@@ -196,6 +196,7 @@ func (f *controllerFlags) run(ctx context.Context, log *slog.Logger) error {
 	// also re-list its zone): it waits a minute, then two, … up to an hour, or until its
 	// object changes.
 	p.syncer.Refusals = &controller.Refusals{}
+	p.syncer.QuietConflicts = true
 	w, err := controller.NewWatcher(client, dyn, controller.WatchConfig{Sources: sources, Namespace: f.source.Namespace,
 		CRDPoll: f.crdPoll, Logger: log})
 	if err != nil {
@@ -218,7 +219,7 @@ func (f *controllerFlags) run(ctx context.Context, log *slog.Logger) error {
 	m.SetCacheAges(func() map[string]time.Duration { return obs.byName(zones.Ages()) })
 	ctl, err := controller.New(w, controller.Config{Syncer: p.syncer, Source: p.source, DropKinds: drop,
 		Debounce: f.debounce, MaxDelay: f.maxDelay, Interval: f.interval,
-		Events: controller.NewEventReporter(recorder, w, 0), Observer: obs, Logger: log})
+		Events: controller.NewEventReporter(recorder, w, 0, log), Observer: obs, Logger: log})
 	if err != nil {
 		return err
 	}

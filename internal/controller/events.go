@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"log/slog"
 	"regexp"
 	"strings"
 	"sync"
@@ -44,29 +45,36 @@ type objectIndex interface {
 }
 
 // EventReporter sends one Warning event per problem of an object when the problem
-// appears, again after Reemit while it stands, and never for a problem that is gone.
-// A reconcile every few seconds therefore does not flood the API with events.
+// appears, again after Reemit while it stands, and never for a problem that is gone,
+// and logs an error line each time it sends one. A reconcile every few seconds
+// therefore floods neither the API with events nor the log with repeats.
 type EventReporter struct {
 	rec    recorder
 	index  objectIndex
 	reemit time.Duration
+	log    *slog.Logger
 
 	mu   sync.Mutex
 	sent map[string]time.Time // problem key → when its event was sent
 }
 
-// NewEventReporter returns a reporter sending through rec; reemit 0 means DefaultReemit.
-func NewEventReporter(rec recorder, index objectIndex, reemit time.Duration) *EventReporter {
+// NewEventReporter returns a reporter sending through rec; reemit 0 means DefaultReemit,
+// a nil log discards the log lines.
+func NewEventReporter(rec recorder, index objectIndex, reemit time.Duration, log *slog.Logger) *EventReporter {
 	if reemit <= 0 {
 		reemit = DefaultReemit
 	}
-	return &EventReporter{rec: rec, index: index, reemit: reemit, sent: map[string]time.Time{}}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &EventReporter{rec: rec, index: index, reemit: reemit, log: log, sent: map[string]time.Time{}}
 }
 
 type problem struct {
 	ref     endpoint.ObjectRef
 	reason  string
 	message string
+	zone    string
 }
 
 // Report sends the events for one reconcile's problems.
@@ -77,7 +85,7 @@ func (r *EventReporter) Report(res source.Result, rep *Report, now time.Time) {
 		if e.Value != "" {
 			msg = e.Field + " " + quote(e.Value) + ": " + e.Reason
 		}
-		problems = append(problems, problem{e.Object, ReasonInvalid, msg + "; its records are kept as they are until it is fixed"})
+		problems = append(problems, problem{e.Object, ReasonInvalid, msg + "; its records are kept as they are until it is fixed", ""})
 	}
 	if rep != nil {
 		wanters := resourcesByKey(res.Endpoints)
@@ -103,6 +111,15 @@ func (r *EventReporter) Report(res source.Result, rep *Report, now time.Time) {
 		}
 		r.sent[key] = now
 		r.rec.Event(r.reference(p.ref), corev1.EventTypeWarning, p.reason, p.message)
+		attrs := []any{"kind", p.ref.Kind, "namespace", p.ref.Namespace, "name", p.ref.Name, "reason", p.reason, "message", p.message}
+		if p.zone != "" {
+			attrs = append(attrs, "zone", p.zone)
+		}
+		msg := "conflict"
+		if p.reason == ReasonInvalid {
+			msg = "invalid object"
+		}
+		r.log.Error(msg, attrs...)
 	}
 	for k := range r.sent {
 		if !seen[k] {
@@ -117,7 +134,7 @@ func conflictProblems(c plan.Conflict, reason, zone string, wanters map[endpoint
 	msg := "zone " + zone + ": " + c.String()
 	for _, res := range wanters[c.Key] {
 		if ref, ok := refOfResource(res); ok {
-			out = append(out, problem{ref, reason, msg})
+			out = append(out, problem{ref, reason, msg, zone})
 		}
 	}
 	return out

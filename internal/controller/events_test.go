@@ -48,7 +48,7 @@ func TestEventReporterSendsEachProblemOnce(t *testing.T) {
 		Plan: &plan.Plan{Conflicts: []plan.Conflict{{Key: api.Key(), Reason: "held by owner green"}}}}}}
 
 	rec := &recorded{}
-	r := NewEventReporter(rec, uids{"Service/default/web": "uid-web"}, time.Hour)
+	r := NewEventReporter(rec, uids{"Service/default/web": "uid-web"}, time.Hour, nil)
 	t0 := time.Unix(1_700_000_000, 0)
 	steps := []struct {
 		name string
@@ -79,7 +79,7 @@ func TestEventReporterSendsEachProblemOnce(t *testing.T) {
 		}
 	}
 	rec2 := &recorded{}
-	NewEventReporter(rec2, uids{"Service/default/web": "uid-web"}, 0).Report(invalid, nil, t0)
+	NewEventReporter(rec2, uids{"Service/default/web": "uid-web"}, 0, nil).Report(invalid, nil, t0)
 	first := rec2.events[0]
 	if first.ref.UID != "uid-web" || first.ref.APIVersion != "v1" {
 		t.Errorf("event reference %+v lacks the UID or API version kubectl describe needs", first.ref)

@@ -76,7 +76,8 @@ type Config struct {
 	DropKinds []string
 	// Debounce, MaxDelay, Interval and Grace default to the Default* values when 0.
 	Debounce, MaxDelay, Interval, Grace time.Duration
-	// Events receives a Warning for every invalid object and conflict; nil sends none.
+	// Events receives a Warning for every invalid object and conflict, and logs it when
+	// it is new; nil sends none, and every reconcile logs every invalid object.
 	Events *EventReporter
 	// Observer receives each reconcile's numbers; nil discards them.
 	Observer Observer
@@ -182,8 +183,10 @@ func (c *Controller) ReconcileOnce(ctx context.Context) (*Report, error) {
 		ZoneNames: map[string]string{}}
 	for _, e := range res.Invalid {
 		st.Invalid[InvalidKey{Kind: e.Object.Kind, Reason: reasonOf(e.Field)}]++
-		c.log.Error("invalid object", "kind", e.Object.Kind, "namespace", e.Object.Namespace, "name", e.Object.Name,
-			"field", e.Field, "value", e.Value, "reason", e.Reason)
+		if c.cfg.Events == nil {
+			c.log.Error("invalid object", "kind", e.Object.Kind, "namespace", e.Object.Namespace, "name", e.Object.Name,
+				"field", e.Field, "value", e.Value, "reason", e.Reason)
+		}
 	}
 	if rep != nil {
 		st.Refused = rep.Refused()

@@ -35,6 +35,9 @@ type Syncer struct {
 	// Refusals, when set, holds back names the provider refused until their backoff
 	// ends or their changes change; nil sends every planned name every sync.
 	Refusals *Refusals
+	// QuietConflicts logs conflicts at debug level: a controller reports each one once,
+	// through its EventReporter, rather than at every reconcile.
+	QuietConflicts bool
 }
 
 // adjuster is a provider that stores some desired records in another form than sources
@@ -196,8 +199,12 @@ func (s *Syncer) SyncKeeping(ctx context.Context, desired []*endpoint.Endpoint, 
 			Keep:         keep.Resources,
 			KeepAll:      keep.All,
 		})
+		conflictLevel := slog.LevelWarn
+		if s.QuietConflicts {
+			conflictLevel = slog.LevelDebug
+		}
 		for _, c := range zr.Plan.Conflicts {
-			log.Warn("conflict", "zone", z.Name, "record", c.Key.String(), "reason", c.Reason, "advice", c.Advice)
+			log.Log(ctx, conflictLevel, "conflict", "zone", z.Name, "record", c.Key.String(), "reason", c.Reason, "advice", c.Advice)
 		}
 		for _, c := range zr.Plan.Notes {
 			log.Warn("written otherwise than asked", "zone", z.Name, "record", c.Key.String(), "reason", c.Reason, "advice", c.Advice)
