@@ -43,7 +43,7 @@ func newRootCmd() *cobra.Command {
 	}
 	root.PersistentFlags().StringVar(&g.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	root.PersistentFlags().StringVar(&g.logFormat, "log-format", "text", "log format: text or json")
-	root.AddCommand(newSandboxCmd(g), newDemoCmd(g), newSyncCmd(g), newControllerCmd(g), newCutoverCmd(g), newVerifyCmd(g))
+	root.AddCommand(newSandboxCmd(g), newDemoCmd(g), newSyncCmd(g), newControllerCmd(g), newHandoverCmd(g), newCutoverCmd(g), newVerifyCmd(g))
 	return root
 }
 

@@ -79,7 +79,7 @@ func (r *Refusals) held(zoneID string, u plan.Unit) (bool, string, time.Time) {
 
 // refused records that u was refused for reason.
 func (r *Refusals) refused(zoneID string, u plan.Unit, reason string) {
-	if r == nil || moved(reason) {
+	if r == nil || Moved(reason) {
 		return
 	}
 	r.mu.Lock()

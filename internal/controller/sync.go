@@ -251,28 +251,55 @@ func (s *Syncer) holdBack(zr *ZoneReport, units []plan.Unit) []plan.Unit {
 	return out
 }
 
-// apply writes one batch of units. When the provider refuses it (Route 53 refuses a whole
-// batch for one bad change), the units at fault are found and reported, and the others
-// are written in the same sync: one bad name must never keep a zone from being published,
-// sync after sync. The units Route 53's reasons name are set aside first; what is still
-// refused is halved until each refused unit stands alone, which keeps the number of calls
-// near the floor of one per bad name plus one.
+// apply writes one batch of units into the zone's report.
 func (s *Syncer) apply(ctx context.Context, zr *ZoneReport, units []plan.Unit, log *slog.Logger) {
+	WriteUnits(ctx, s.Provider, zr.Zone, units, UnitOutcomes{
+		Applied: func(_ []plan.Unit, batch plan.Batch) {
+			zr.Applied++
+			if zr.Written == nil {
+				zr.Written = map[plan.Action]int{}
+			}
+			for _, c := range batch {
+				zr.Written[c.Action]++
+			}
+		},
+		Refused: func(u plan.Unit, reason string) { zr.refuse(u, reason, log) },
+		Failed: func(units []plan.Unit, batch plan.Batch, err error) {
+			if zr.Err == nil {
+				zr.Err = fmt.Errorf("zone %s: %d changes of %d names: %w", zr.Zone, len(batch), len(units), err)
+			}
+		},
+	}, log)
+}
+
+// UnitOutcomes are told what became of each unit WriteUnits was given: each unit ends up
+// in exactly one Applied batch, one Refused call, or one Failed batch.
+type UnitOutcomes struct {
+	// Applied is called for each batch the provider accepted.
+	Applied func(units []plan.Unit, batch plan.Batch)
+	// Refused is called for each unit the provider refused alone, or could not build.
+	Refused func(u plan.Unit, reason string)
+	// Failed is called for a batch whose write failed otherwise (throttled, failed,
+	// cancelled): its units may or may not have landed.
+	Failed func(units []plan.Unit, batch plan.Batch, err error)
+}
+
+// WriteUnits writes units to zone as one batch. When the provider refuses it (Route 53
+// refuses a whole batch for one bad change), the units at fault are found and reported,
+// and the others are written in the same call: one bad name must never keep a zone from
+// being published, sync after sync. The units Route 53's reasons name are set aside
+// first; what is still refused is halved until each refused unit stands alone, which
+// keeps the number of calls near the floor of one per bad name plus one.
+func WriteUnits(ctx context.Context, p provider.Provider, zone provider.Zone, units []plan.Unit, out UnitOutcomes, log *slog.Logger) {
 	if len(units) == 0 || ctx.Err() != nil {
 		return
 	}
 	batch := plan.Changes(units)
 	log.Debug("writing batch", "names", len(units), "changes", len(batch))
-	err := s.Provider.Apply(ctx, zr.Zone, batch)
+	err := p.Apply(ctx, zone, batch)
 	if err == nil {
-		zr.Applied++
-		if zr.Written == nil {
-			zr.Written = map[plan.Action]int{}
-		}
-		for _, c := range batch {
-			zr.Written[c.Action]++
-		}
 		log.Debug("applied batch", "names", len(units), "changes", len(batch))
+		out.Applied(units, batch)
 		return
 	}
 	var inv *provider.InvalidChangeError
@@ -280,29 +307,27 @@ func (s *Syncer) apply(ctx context.Context, zr *ZoneReport, units []plan.Unit, l
 	switch {
 	case errors.As(err, &inv):
 		at := unitAt(units, inv.Index)
-		zr.refuse(units[at], "cannot be sent: "+inv.Err.Error(), log)
-		s.apply(ctx, zr, slices.Delete(slices.Clone(units), at, at+1), log)
+		out.Refused(units[at], "cannot be sent: "+inv.Err.Error())
+		WriteUnits(ctx, p, zone, slices.Delete(slices.Clone(units), at, at+1), out, log)
 	case !errors.As(err, &rej):
 		log.Error("apply batch", "names", len(units), "changes", len(batch), "err", err)
-		if zr.Err == nil {
-			zr.Err = fmt.Errorf("zone %s: %d changes of %d names: %w", zr.Zone, len(batch), len(units), err)
-		}
+		out.Failed(units, batch, err)
 	case len(units) == 1:
-		zr.refuse(units[0], "refused by the provider: "+rej.Error(), log)
+		out.Refused(units[0], "refused by the provider: "+rej.Error())
 	default:
 		hit, rest := named(units, rej.Messages)
 		if len(hit) > 0 && len(rest) > 0 {
-			s.apply(ctx, zr, rest, log)
+			WriteUnits(ctx, p, zone, rest, out, log)
 			// Each named unit alone: Route 53 may name a unit that is refused only
 			// beside another one.
 			for _, u := range hit {
-				s.apply(ctx, zr, []plan.Unit{u}, log)
+				WriteUnits(ctx, p, zone, []plan.Unit{u}, out, log)
 			}
 			return
 		}
 		half := len(units) / 2
-		s.apply(ctx, zr, units[:half], log)
-		s.apply(ctx, zr, units[half:], log)
+		WriteUnits(ctx, p, zone, units[:half], out, log)
+		WriteUnits(ctx, p, zone, units[half:], out, log)
 	}
 }
 
@@ -332,15 +357,15 @@ func refusal(u plan.Unit, reason string) plan.Conflict {
 		Reason: fmt.Sprintf("the %d changes of %s were not written%s: %s", len(u.Changes), u.Name, by, reason),
 		Advice: "every other name of the zone was written; fix the source object or the record in the zone, and the next sync sends this name again",
 	}
-	if moved(reason) {
+	if Moved(reason) {
 		c.Advice = "another writer changed these record sets after this sync listed the zone, and nothing of theirs was overwritten; the next sync plans the name again from what it then reads"
 	}
 	return c
 }
 
-// moved reports whether a refusal says the zone is not as the sync listed it: the
+// Moved reports whether a refusal says the zone is not as the writer read it: the
 // compare-and-swap of a replacement lost a race, rather than the change being invalid.
-func moved(reason string) bool {
+func Moved(reason string) bool {
 	for _, m := range []string{"values provided do not match", "but it was not found", "but it already exists"} {
 		if strings.Contains(reason, m) {
 			return true

@@ -162,10 +162,16 @@ func TestRefusedBeforeSending(t *testing.T) {
 				from(withTTL(weighted(rec("app.example.com", "A", "192.0.2.2"), "green", 1), 60), "service/default/app"),
 			},
 			want: []string{
+				// Each ownership record is rewritten as read beside its record: the
+				// batch lands only if blue still owns both.
 				"0 DELETE app.example.com A blue weighted(1) 192.0.2.1 ttl=300",
+				`0 DELETE a-app.example.com TXT blue weighted(1) "heritage=external-dns,external-dns/owner=blue,external-dns/resource=service/default/app" ttl=0`,
 				"0 DELETE app.example.com A green weighted(1) 192.0.2.2 ttl=300",
+				`0 DELETE a-app.example.com TXT green weighted(1) "heritage=external-dns,external-dns/owner=blue,external-dns/resource=service/default/app" ttl=0`,
 				"0 CREATE app.example.com A blue weighted(1) 192.0.2.1 ttl=60",
+				`0 CREATE a-app.example.com TXT blue weighted(1) "heritage=external-dns,external-dns/owner=blue,external-dns/resource=service/default/app" ttl=0`,
 				"0 CREATE app.example.com A green weighted(1) 192.0.2.2 ttl=60",
+				`0 CREATE a-app.example.com TXT green weighted(1) "heritage=external-dns,external-dns/owner=blue,external-dns/resource=service/default/app" ttl=0`,
 			},
 		},
 		{

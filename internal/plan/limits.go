@@ -45,8 +45,9 @@ func (l Limits) Fits(records, chars int) bool {
 	return (l.MaxRecords <= 0 || records <= l.MaxRecords) && (l.MaxValueChars <= 0 || chars <= l.MaxValueChars)
 }
 
-// pack fills batches with whole units in order; a unit never straddles two batches.
-func pack(units []Unit, lim Limits) (batches [][]Unit, tooBig []Unit) {
+// Pack fills batches with whole units in order; a unit never straddles two batches. The
+// units too big for any batch are returned apart.
+func Pack(units []Unit, lim Limits) (batches [][]Unit, tooBig []Unit) {
 	var cur []Unit
 	curN, curChars := 0, 0
 	for _, u := range units {

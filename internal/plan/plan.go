@@ -150,7 +150,7 @@ func Calculate(in Input) *Plan {
 		}
 		i, j = i2, j2
 	}
-	batches, tooBig := pack(units, in.Limits)
+	batches, tooBig := Pack(units, in.Limits)
 	for _, b := range batches {
 		p.Batches = append(p.Batches, Changes(b))
 	}

@@ -165,9 +165,12 @@ func TestCalculate(t *testing.T) {
 			want: []string{
 				// A compare-and-swap: the DELETE must match the set as read, so a set
 				// someone changed since makes Route 53 refuse instead of overwriting it.
-				// The ownership record says the same as before and is left alone.
+				// The ownership record says the same as before and is rewritten exactly
+				// as read, so that the write lands only while blue still owns the name.
 				"0 DELETE app.example.com A  simple 192.0.2.1",
+				`0 DELETE a-app.example.com TXT  simple "heritage=external-dns,external-dns/owner=blue,external-dns/resource=service/default/app"`,
 				"0 CREATE app.example.com A  simple 192.0.2.7",
+				`0 CREATE a-app.example.com TXT  simple "heritage=external-dns,external-dns/owner=blue,external-dns/resource=service/default/app"`,
 			},
 			summary: Summary{Update: 1},
 		},
@@ -343,7 +346,8 @@ func TestDomainFilterKeepsOutsideRecords(t *testing.T) {
 		from(rec("new.other.example.com", "A", "192.0.2.3"), "service/default/new"),
 	}
 	const payload = "\"heritage=external-dns,external-dns/owner=blue,external-dns/resource=service/default/"
-	update := []string{"0 DELETE app.example.com A  simple 192.0.2.1", "0 CREATE app.example.com A  simple 192.0.2.2"}
+	update := []string{"0 DELETE app.example.com A  simple 192.0.2.1", "0 DELETE a-app.example.com TXT  simple " + payload + "app\"",
+		"0 CREATE app.example.com A  simple 192.0.2.2", "0 CREATE a-app.example.com TXT  simple " + payload + "app\""}
 	for _, tt := range []struct {
 		filter endpoint.DomainFilter
 		want   []string
