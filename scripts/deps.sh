@@ -20,6 +20,9 @@ STATICCHECK_VERSION=v0.8.2
 KUBERNETES_VERSION=v1.31.4
 KUBERNETES_STAGING_VERSION=v0.31.4
 ETCD_VERSION=v3.5.16
+# The external-dns release crossfade is compared with (../shared/DESIGN.md: the newest that
+# builds from the Go module proxy).
+EXTERNAL_DNS_VERSION=v0.21.0
 
 case $what in
   demo)  pkgs=() ;;  # the demo needs nothing but Go
@@ -117,6 +120,23 @@ GO
   echo "deps.sh: etcd $ETCD_VERSION built in $((SECONDS - start)) s"
 }
 
+# build_external_dns installs external-dns $EXTERNAL_DNS_VERSION, the peer crossfade must
+# interoperate with and beat (internal/externaldnstest runs it; test/sidebyside and the
+# controller benchmark compare against it). Its go.mod has no replace directives, so a
+# plain `go install module@version` builds it with exactly the dependency versions it
+# pins, outside any module: nothing of it enters crossfade's go.mod.
+build_external_dns() {
+  local stamp=$bin/.external-dns-$EXTERNAL_DNS_VERSION
+  if [ -x "$bin/external-dns" ] && [ -e "$stamp" ]; then return; fi
+  echo "deps.sh: building external-dns $EXTERNAL_DNS_VERSION into $bin (a few minutes, once)"
+  local start=$SECONDS
+  # Flags as its release build sets them: the version it reports (--version, its user agent).
+  local ldflags="-s -w -X sigs.k8s.io/external-dns/pkg/apis/externaldns.Version=$EXTERNAL_DNS_VERSION"
+  (cd "$cache" && CGO_ENABLED=0 GOWORK=off GOFLAGS=-mod=mod GOBIN=$bin go install -trimpath -ldflags "$ldflags" "sigs.k8s.io/external-dns@$EXTERNAL_DNS_VERSION")
+  rm -f "$bin"/.external-dns-* && touch "$stamp"
+  echo "deps.sh: external-dns $EXTERNAL_DNS_VERSION built in $((SECONDS - start)) s"
+}
+
 if [ "$what" = test ]; then
   # Throwaway build directories go when the script ends, however it ends.
   throwaway=()
@@ -128,4 +148,12 @@ if [ "$what" = test ]; then
   for d in "$cache"/build-*; do [ -e "$d" ] && chmod -R u+w "$d" && rm -rf "$d"; done
   build_etcd
   build_kube_apiserver
+fi
+if [ "$what" = test ] || [ "$what" = bench ]; then
+  # `test` holds the build lock already; `bench` takes it here.
+  if [ "$what" = bench ]; then
+    exec 9>"$cache/.build.lock"
+    flock -n 9 || { echo "deps.sh: waiting for another deps.sh building into $cache"; flock 9; }
+  fi
+  build_external_dns
 fi

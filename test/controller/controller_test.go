@@ -59,11 +59,11 @@ func TestControllerPublishesLiveObjects(t *testing.T) {
 	if got := records(t, dns, z); !strings.Contains(strings.Join(got, "\n"), "www.example.com A 192.0.2.10") {
 		t.Fatalf("the invalid object's record was not kept: %q", got)
 	}
-	if !strings.Contains(ctl.logText(), `"msg":"invalid object"`) {
+	if !strings.Contains(ctl.Log(), `"msg":"invalid object"`) {
 		t.Errorf("no error log line for the invalid object")
 	}
 	eventually(t, 5*time.Second, "invalid object counted", func() (bool, string) {
-		v := ctl.metric(t, `crossfade_invalid_objects{kind="Service",reason="ttl"}`)
+		v := ctl.Metric(t, `crossfade_invalid_objects{kind="Service",reason="ttl"}`)
 		return v == 1, fmt.Sprint(v)
 	})
 	annotate(t, client, "web", alpha+"ttl", "60")
@@ -96,10 +96,10 @@ func TestControllerPublishesLiveObjects(t *testing.T) {
 	}
 
 	// Operability: ready, leading, and the Route 53 calls counted by operation.
-	if code, body := ctl.get(t, "/readyz"); code != 200 || body != "ok" {
+	if code, body := ctl.Get(t, "/readyz"); code != 200 || body != "ok" {
 		t.Errorf("/readyz = %d %q, want 200 ok", code, body)
 	}
-	if code, _ := ctl.get(t, "/healthz"); code != 200 {
+	if code, _ := ctl.Get(t, "/healthz"); code != 200 {
 		t.Errorf("/healthz = %d", code)
 	}
 	for series, want := range map[string]float64{
@@ -107,7 +107,7 @@ func TestControllerPublishesLiveObjects(t *testing.T) {
 		`crossfade_invalid_objects{kind="Service",reason="ttl"}`: 0,
 		`crossfade_records_managed{zone="example.com"}`:          2,
 	} {
-		if got := ctl.metric(t, series); got != want {
+		if got := ctl.Metric(t, series); got != want {
 			t.Errorf("%s = %v, want %v", series, got, want)
 		}
 	}
@@ -118,7 +118,7 @@ func TestControllerPublishesLiveObjects(t *testing.T) {
 		`crossfade_zone_cache_age_seconds{zone="example.com"}`,
 		"crossfade_last_successful_reconcile_timestamp_seconds",
 	} {
-		if got := ctl.metric(t, series); got <= 0 {
+		if got := ctl.Metric(t, series); got <= 0 {
 			t.Errorf("%s = %v, want > 0", series, got)
 		}
 	}

@@ -17,22 +17,22 @@ func TestExternalDNSCommandLine(t *testing.T) {
 	p := startController(t, "controller", kc.Kubeconfig, sb,
 		"--source=service", "--source=ingress", "--source=node", "--domain-filter=example.com", "--provider=aws",
 		"--policy=upsert-only", "--aws-zone-type=public", "--registry=txt", "--txt-owner-id=my-identifier",
-		"--txt-prefix=", "--interval=1m", "--events", "--aws-prefer-cname", "--txt-cache-interval=1h",
+		"--txt-prefix=", "--interval=1m", "--events", "--aws-sd-service-cleanup", "--txt-cache-interval=1h",
 		"--min-event-sync-interval", "5s", "--aws-zones-cache-duration=3h", "--once")
 	select {
-	case <-p.done:
+	case <-p.Done:
 	case <-time.After(60 * time.Second):
-		t.Fatalf("--once did not exit:\n%s", p.logText())
+		t.Fatalf("--once did not exit:\n%s", p.Log())
 	}
-	if code := p.cmd.ProcessState.ExitCode(); code != 0 {
-		t.Fatalf("exit status %d:\n%s", code, p.logText())
+	if code := p.Cmd.ProcessState.ExitCode(); code != 0 {
+		t.Fatalf("exit status %d:\n%s", code, p.Log())
 	}
 	if got := records(t, dns, z); !strings.Contains(strings.Join(got, "\n"), "web.example.com A 192.0.2.10") {
 		t.Errorf("not published: %q", got)
 	}
-	log := p.logText()
+	log := p.Log()
 	for _, want := range []string{
-		`"msg":"unknown flag ignored: crossfade has no such setting","flag":"--aws-prefer-cname"`,
+		`"msg":"unknown flag ignored: crossfade has no such setting","flag":"--aws-sd-service-cleanup"`,
 		`"msg":"unknown flag ignored: crossfade has no such setting","flag":"--aws-zones-cache-duration"`,
 		`"msg":"flag accepted for external-dns compatibility and ignored","flag":"--txt-cache-interval"`,
 		`"msg":"flag accepted for external-dns compatibility and ignored","flag":"--min-event-sync-interval"`,

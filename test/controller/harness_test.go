@@ -4,19 +4,10 @@
 package controller_test
 
 import (
-	"bufio"
 	"context"
-	"fmt"
-	"io"
-	"net/http"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"regexp"
 	"slices"
-	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -26,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/crossfade-io/crossfade/internal/controllertest"
 	"github.com/crossfade-io/crossfade/internal/endpoint"
 	"github.com/crossfade-io/crossfade/internal/kubetest"
 	"github.com/crossfade-io/crossfade/internal/provider"
@@ -34,126 +26,20 @@ import (
 	"github.com/crossfade-io/crossfade/internal/sandbox/sandboxtest"
 )
 
-var (
-	buildOnce sync.Once
-	binPath   string
-	buildErr  error
-)
-
-// binary builds cmd/crossfade once per test run.
-func binary(t *testing.T) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "crossfade-controller-bin-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "crossfade")
-		out, err := exec.Command("go", "build", "-o", binPath, "../../cmd/crossfade").CombinedOutput()
-		if err != nil {
-			buildErr = fmt.Errorf("go build: %v: %s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return binPath
-}
-
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if binPath != "" {
-		os.RemoveAll(filepath.Dir(binPath))
-	}
+	controllertest.Cleanup()
 	os.Exit(code)
 }
 
 // proc is a running `crossfade controller`.
-type proc struct {
-	t       *testing.T
-	cmd     *exec.Cmd
-	name    string
-	metrics string // host:port of /metrics
-	mu      sync.Mutex
-	log     strings.Builder
-	done    chan struct{}
-}
+type proc = controllertest.Process
 
-var metricsLine = regexp.MustCompile(`"msg":"serving metrics".*"addr":"([^"]+)"`)
-
-// startController runs the controller with the given extra flags; it is killed when the
-// test ends.
+// startController runs the controller against kubeconfig's cluster and sb with the given
+// extra flags; it is killed when the test ends.
 func startController(t *testing.T, name, kubeconfig string, sb *sandbox.Sandbox, args ...string) *proc {
 	t.Helper()
-	base := []string{"controller", "--kubeconfig", kubeconfig, "--aws-endpoint", sb.APIURL(), "--aws-region", "us-east-1",
-		"--metrics-address", "127.0.0.1:0", "--log-format", "json", "--log-level", "debug"}
-	cmd := exec.Command(binary(t), append(base, args...)...)
-	cmd.Env = append(os.Environ(), "AWS_ACCESS_KEY_ID=test", "AWS_SECRET_ACCESS_KEY=test", "AWS_EC2_METADATA_DISABLED=true")
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	p := &proc{t: t, cmd: cmd, name: name, done: make(chan struct{})}
-	addr := make(chan string, 1)
-	go func() {
-		lines := bufio.NewScanner(stderr)
-		lines.Buffer(make([]byte, 1<<20), 1<<20)
-		for lines.Scan() {
-			line := lines.Text()
-			p.mu.Lock()
-			p.log.WriteString(line + "\n")
-			p.mu.Unlock()
-			if m := metricsLine.FindStringSubmatch(line); m != nil {
-				select {
-				case addr <- m[1]:
-				default:
-				}
-			}
-		}
-		_, _ = io.Copy(io.Discard, stderr)
-		_ = cmd.Wait()
-		close(p.done)
-	}()
-	t.Cleanup(func() {
-		p.kill()
-		if t.Failed() {
-			t.Logf("%s log:\n%s", p.name, p.logText())
-		}
-	})
-	select {
-	case p.metrics = <-addr:
-	case <-p.done:
-		t.Fatalf("%s exited at start:\n%s", name, p.logText())
-	case <-time.After(30 * time.Second):
-		t.Fatalf("%s: no metrics address logged in 30s:\n%s", name, p.logText())
-	}
-	return p
-}
-
-func (p *proc) logText() string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.log.String()
-}
-
-func (p *proc) kill() {
-	_ = p.cmd.Process.Kill()
-	<-p.done
-}
-
-// stop sends SIGTERM and waits for the exit.
-func (p *proc) stop(t *testing.T) {
-	t.Helper()
-	_ = p.cmd.Process.Signal(os.Interrupt)
-	select {
-	case <-p.done:
-	case <-time.After(40 * time.Second):
-		t.Fatalf("%s did not exit 40s after SIGTERM:\n%s", p.name, p.logText())
-	}
+	return controllertest.Start(t, controllertest.Options{Name: name, Kubeconfig: kubeconfig, Route53URL: sb.APIURL(), Args: args})
 }
 
 // zone creates a hosted zone in the sandbox and returns a provider reading it.
@@ -263,37 +149,6 @@ func annotate(t *testing.T, kc kubernetes.Interface, name, key, value string) {
 const alpha = "external-dns.alpha.kubernetes.io/"
 
 var deleteNow = metav1.DeleteOptions{}
-
-// get fetches path from the controller's metrics address and returns status and body.
-func (p *proc) get(t *testing.T, path string) (int, string) {
-	t.Helper()
-	resp, err := http.Get("http://" + p.metrics + path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp.StatusCode, string(body)
-}
-
-// metric returns the value of the sample line of /metrics that starts with series, or -1.
-func (p *proc) metric(t *testing.T, series string) float64 {
-	t.Helper()
-	_, body := p.get(t, "/metrics")
-	for _, line := range strings.Split(body, "\n") {
-		if rest, ok := strings.CutPrefix(line, series+" "); ok {
-			v, err := strconv.ParseFloat(strings.TrimSpace(rest), 64)
-			if err != nil {
-				t.Fatalf("metric %s: %v", line, err)
-			}
-			return v
-		}
-	}
-	return -1
-}
 
 // env is one cluster and one sandbox with the zone example.com.
 type env struct {

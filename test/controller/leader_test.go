@@ -25,7 +25,7 @@ func TestLeaderFailover(t *testing.T) {
 	b := startController(t, "replica-b", kc.Kubeconfig, sb, args...)
 	eventually(t, 30*time.Second, "first sync", hasRecord(t, dns, z, "web.example.com A 192.0.2.10"))
 
-	leading := func(p *proc) bool { return strings.Contains(p.logText(), `"msg":"leading: this replica writes"`) }
+	leading := func(p *proc) bool { return strings.Contains(p.Log(), `"msg":"leading: this replica writes"`) }
 	var leader, standby *proc
 	eventually(t, 10*time.Second, "exactly one leader", func() (bool, string) {
 		switch {
@@ -38,15 +38,15 @@ func TestLeaderFailover(t *testing.T) {
 		}
 		return true, ""
 	})
-	if strings.Contains(standby.logText(), `"msg":"reconciled"`) {
-		t.Fatalf("the standby replica reconciled while the other led:\n%s", standby.logText())
+	if strings.Contains(standby.Log(), `"msg":"reconciled"`) {
+		t.Fatalf("the standby replica reconciled while the other led:\n%s", standby.Log())
 	}
 
 	// SIGKILL: the Lease stays held until it expires.
-	if err := leader.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+	if err := leader.Cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	<-leader.done
+	<-leader.Done
 	killed := time.Now()
 	annotate(t, client, "web", alpha+"hostname", "www.example.com")
 	eventually(t, 15*time.Second, "the standby writes after the leader's SIGKILL", hasRecord(t, dns, z, "www.example.com A 192.0.2.10"))
@@ -59,19 +59,19 @@ func TestLeaderFailover(t *testing.T) {
 	// lands, the process exits 0 and releases the Lease, so a successor need not wait
 	// for it to expire.
 	sandboxtest.SetFaults(t, sb, `{"latency":"3s","latencyRate":1,"operations":["ChangeResourceRecordSets"]}`)
-	writing := func() int { return strings.Count(standby.logText(), `"msg":"writing batch"`) }
+	writing := func() int { return strings.Count(standby.Log(), `"msg":"writing batch"`) }
 	before := writing()
 	annotate(t, client, "web", alpha+"hostname", "api.example.com")
 	eventually(t, 10*time.Second, "the write is in flight", func() (bool, string) {
-		return writing() > before, standby.logText()
+		return writing() > before, standby.Log()
 	})
-	standby.stop(t)
+	standby.Stop(t)
 	sandboxtest.SetFaults(t, sb, `{}`)
 	if got := strings.Join(records(t, dns, z), "\n"); !strings.Contains(got, "api.example.com A 192.0.2.10") {
 		t.Errorf("the batch in flight at SIGTERM did not land:\n%s", got)
 	}
-	if code := standby.cmd.ProcessState.ExitCode(); code != 0 {
-		t.Errorf("exit status %d after SIGTERM, want 0:\n%s", code, standby.logText())
+	if code := standby.Cmd.ProcessState.ExitCode(); code != 0 {
+		t.Errorf("exit status %d after SIGTERM, want 0:\n%s", code, standby.Log())
 	}
 	lease, err := client.CoordinationV1().Leases("default").Get(context.Background(), "crossfade-controller", metav1.GetOptions{})
 	if err != nil {

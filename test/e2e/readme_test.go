@@ -16,6 +16,10 @@ func TestReadmeSyncExample(t *testing.T) {
 		mustSync(t, sb, "../../examples/"+c, c)
 	}
 	want := []string{
+		// As external-dns v0.21 does, an alias to a load balancer gets an alias AAAA
+		// beside it, owned under aaaa- (zoneSets lists A and TXT sets).
+		"aaaa-app.example.com. TXT [blue] w=100 " + payload("blue", "service/shop/app"),
+		"aaaa-app.example.com. TXT [green] w=0 " + payload("green", "service/shop/app"),
 		"app.example.com. A [blue] w=100 alias k8s-shop-appblue-1234567890.us-east-1.elb.amazonaws.com.",
 		"app.example.com. A [green] w=0 alias k8s-shop-appgreen-0987654321.elb.us-east-1.amazonaws.com.",
 		"cname-app.example.com. TXT [blue] w=100 " + payload("blue", "service/shop/app"),

@@ -1,6 +1,9 @@
 package route53
 
 import (
+	"fmt"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -89,6 +92,93 @@ func TestAdjustedLoadBalancerAliasRoundTrip(t *testing.T) {
 			}
 			if _, ok := got.Prop(endpoint.PropAliasZoneID); ok {
 				t.Fatalf("read back with a zone id: %v", got.ProviderSpecific)
+			}
+		})
+	}
+}
+
+// TestAdjustEndpointsLoadBalancer: what external-dns v0.21's AWS provider makes of a CNAME
+// to an AWS load balancer, crossfade makes too — an alias A and an alias AAAA with the
+// same target and properties, whether or not the source said `alias` — so that a zone
+// either wrote is the zone the other wants. Only a CNAME to a load balancer gets the AAAA.
+func TestAdjustEndpointsLoadBalancer(t *testing.T) {
+	const (
+		alb = "k8s-default-web-0123456789-1234567890.us-east-1.elb.amazonaws.com"
+		nlb = "k8s-default-tcp-0123456789-0123456789abcdef.elb.eu-west-1.amazonaws.com"
+	)
+	rec := func(typ, target string, kv ...string) *endpoint.Endpoint {
+		e := &endpoint.Endpoint{Name: "app.example.com", Type: typ, Targets: endpoint.Targets{target}, TTL: 60}
+		for i := 0; i+1 < len(kv); i += 2 {
+			e.SetProp(kv[i], kv[i+1])
+		}
+		return e
+	}
+	weighted := func(e *endpoint.Endpoint) *endpoint.Endpoint {
+		e.SetIdentifier, e.Policy = "blue", endpoint.WeightedPolicy(100)
+		return e
+	}
+	tests := []struct {
+		name        string
+		preferCNAME bool
+		in          []*endpoint.Endpoint
+		want        []string
+	}{
+		{"CNAME to an ALB, no alias annotation: alias A and AAAA", false,
+			[]*endpoint.Endpoint{rec("CNAME", alb)},
+			[]string{"app.example.com A " + alb + " ttl=0 map[alias:true]", "app.example.com AAAA " + alb + " ttl=0 map[alias:true]"}},
+		{"dualstack. prefix is a load balancer too", false,
+			[]*endpoint.Endpoint{rec("CNAME", "dualstack."+alb)},
+			[]string{"app.example.com A dualstack." + alb + " ttl=0 map[alias:true]", "app.example.com AAAA dualstack." + alb + " ttl=0 map[alias:true]"}},
+		{"alias stated, weighted NLB, target health off: both carry it all", false,
+			[]*endpoint.Endpoint{weighted(rec("CNAME", nlb, endpoint.PropAlias, "true", endpoint.PropEvaluateTargetHealth, "false"))},
+			[]string{"app.example.com A [blue] " + nlb + " ttl=0 map[alias:true aws/evaluate-target-health:false]",
+				"app.example.com AAAA [blue] " + nlb + " ttl=0 map[alias:true aws/evaluate-target-health:false]"}},
+		{"--aws-prefer-cname keeps an unmarked CNAME", true,
+			[]*endpoint.Endpoint{rec("CNAME", alb)},
+			[]string{"app.example.com CNAME " + alb + " ttl=60 map[]"}},
+		{"--aws-prefer-cname does not override alias: true", true,
+			[]*endpoint.Endpoint{rec("CNAME", alb, endpoint.PropAlias, "true")},
+			[]string{"app.example.com A " + alb + " ttl=0 map[alias:true]", "app.example.com AAAA " + alb + " ttl=0 map[alias:true]"}},
+		{"alias: false keeps the CNAME, without the property", false,
+			[]*endpoint.Endpoint{rec("CNAME", alb, endpoint.PropAlias, "false")},
+			[]string{"app.example.com CNAME " + alb + " ttl=60 map[]"}},
+		{"alias to a name in a zone: no AAAA", false,
+			[]*endpoint.Endpoint{rec("CNAME", "origin.example.com", endpoint.PropAlias, "true")},
+			[]string{"app.example.com A origin.example.com ttl=0 map[alias:true]"}},
+		{"an unmarked CNAME elsewhere stays", false,
+			[]*endpoint.Endpoint{rec("CNAME", "origin.example.net")},
+			[]string{"app.example.com CNAME origin.example.net ttl=60 map[]"}},
+		{"a look-alike of a load balancer name is not one", false,
+			[]*endpoint.Endpoint{rec("CNAME", alb+".example.net")},
+			[]string{"app.example.com CNAME " + alb + ".example.net ttl=60 map[]"}},
+		{"two load balancers: a CNAME, which an alias cannot hold", false,
+			[]*endpoint.Endpoint{{Name: "app.example.com", Type: "CNAME", Targets: endpoint.Targets{alb, nlb}}},
+			[]string{"app.example.com CNAME " + alb + "," + nlb + " ttl=0 map[]"}},
+		{"an alias A stated as A gets no AAAA (external-dns adds it to CNAMEs only)", false,
+			[]*endpoint.Endpoint{rec("A", alb, endpoint.PropAlias, "true")},
+			[]string{"app.example.com A " + alb + " ttl=0 map[alias:true]"}},
+		{"an AAAA the source states is not doubled", false,
+			[]*endpoint.Endpoint{rec("CNAME", alb), rec("AAAA", "2001:db8::1")},
+			[]string{"app.example.com A " + alb + " ttl=0 map[alias:true]", "app.example.com AAAA 2001:db8::1 ttl=60 map[]"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := &Provider{cfg: Config{PreferCNAME: tt.preferCNAME}}
+			before := make([]string, len(tt.in))
+			for i, e := range tt.in {
+				before[i] = fmt.Sprintf("%v ttl=%d %v", e, e.TTL, e.ProviderSpecific)
+			}
+			var got []string
+			for _, e := range p.AdjustEndpoints(tt.in) {
+				got = append(got, fmt.Sprintf("%v ttl=%d %v", e, e.TTL, e.ProviderSpecific))
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("got\n  %s\nwant\n  %s", strings.Join(got, "\n  "), strings.Join(tt.want, "\n  "))
+			}
+			for i, e := range tt.in {
+				if now := fmt.Sprintf("%v ttl=%d %v", e, e.TTL, e.ProviderSpecific); now != before[i] {
+					t.Errorf("input modified: %s, was %s", now, before[i])
+				}
 			}
 		})
 	}

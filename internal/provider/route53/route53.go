@@ -88,6 +88,10 @@ type Config struct {
 	// APIOptions are added to the SDK client's middleware stack, e.g. to count API calls
 	// for metrics.
 	APIOptions []func(*middleware.Stack) error
+	// PreferCNAME publishes a CNAME to an AWS load balancer as the CNAME the source states
+	// instead of the alias A and AAAA external-dns writes for it (external-dns's
+	// --aws-prefer-cname). See AdjustEndpoints.
+	PreferCNAME bool
 }
 
 // API is the part of the Route 53 client the provider uses; *route53.Client implements it.
