@@ -47,6 +47,8 @@ func (f *publishFlags) add(fl *pflag.FlagSet) {
 	fl.StringVar(&f.source.AnnotationFilter, "annotation-filter", "", "only read objects whose annotations match this selector")
 	fl.StringVar(&f.source.LabelFilter, "label-filter", "", "only read objects whose labels match this selector")
 	fl.StringVar(&f.source.Namespace, "namespace", "", "only read objects in this namespace (default: all)")
+	fl.BoolVar(&f.source.PublishHostIP, "publish-host-ip", false, "headless Services publish their endpoints' Node host IPs, not their own addresses")
+	fl.BoolVar(&f.source.AlwaysPublishNotReadyAddresses, "always-publish-not-ready-addresses", false, "headless Services publish endpoints that are not ready too")
 
 	route53Flags(fl, &f.route53)
 	fl.StringSliceVar(&f.route53.ZoneIDs, "zone-id-filter", nil, "only manage these hosted zone ids (repeatable)")

@@ -405,7 +405,7 @@ func (w *Watcher) Snapshot() (snap *source.Snapshot, complete bool) {
 	snap.Ingresses = appendAll[*networkingv1.Ingress](nil, typed(w.lists.ingresses))
 	snap.Nodes = appendAll[*corev1.Node](nil, typed(w.lists.nodes))
 	snap.Namespaces = appendAll[*corev1.Namespace](nil, typed(w.lists.namespaces))
-	_ = appendAll[*discoveryv1.EndpointSlice](nil, typed(w.lists.slices)) // TEMP until Snapshot.EndpointSlices
+	snap.EndpointSlices = appendAll[*discoveryv1.EndpointSlice](nil, typed(w.lists.slices))
 	for _, inf := range w.typed {
 		complete = complete && inf.HasSynced()
 	}

@@ -48,6 +48,16 @@ type Config struct {
 	// PublishInternal publishes ClusterIP Services' cluster IPs under their hostname
 	// annotation (--publish-internal-services).
 	PublishInternal bool
+	// PublishHostIP publishes, for a headless Service's endpoints, the address of the
+	// Node each runs on instead of the endpoint's own address (--publish-host-ip): the
+	// Node's first InternalIP, else its first ExternalIP, which is the host IP the kubelet
+	// gives its Pods. An endpoints-type annotation of NodeExternalIP takes precedence, as
+	// in external-dns.
+	PublishHostIP bool
+	// AlwaysPublishNotReadyAddresses publishes headless Services' endpoints that are not
+	// ready as well, as if every such Service set spec.publishNotReadyAddresses
+	// (--always-publish-not-ready-addresses).
+	AlwaysPublishNotReadyAddresses bool
 	// GatewayNamespace limits the Gateway API Gateways read (--gateway-namespace).
 	GatewayNamespace string
 	// GatewayName limits routes to parents of this name (--gateway-name).

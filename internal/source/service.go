@@ -5,15 +5,18 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 
 	"github.com/crossfade-io/crossfade/internal/endpoint"
 )
 
 // services converts Services as external-dns's service source does, from the hostname and
-// internal-hostname annotations. Differences, all reported rather than silent: headless
-// Services and NodePort Services with externalTrafficPolicy Local need Pods and
-// EndpointSlices, which crossfade does not read yet, so they are Skipped with the reason.
+// internal-hostname annotations. Headless Services publish their endpoints, and NodePort
+// Services with externalTrafficPolicy Local the Nodes running them, read from
+// EndpointSlices where external-dns reads Pods (see headlessTargets and localNodes for
+// what that changes).
 func (s *Source) services(snap *Snapshot, r *Result) {
+	idx := &endpointIndex{snap: snap}
 	for _, svc := range snap.Services {
 		if svc == nil || !s.selects(&svc.ObjectMeta) {
 			continue
@@ -41,6 +44,8 @@ func (s *Source) services(snap *Snapshot, r *Result) {
 			}
 			continue
 		}
+		// Read once for both annotations: their endpoints are the same.
+		var hl *headless
 		for i, list := range [2][]string{hosts, internal} {
 			if len(list) == 0 {
 				continue
@@ -50,7 +55,18 @@ func (s *Source) services(snap *Snapshot, r *Result) {
 			if useClusterIP {
 				nameFrom = a.field(annInternalHostname)
 			}
-			targets, targetsFrom, skip := s.serviceTargets(o, svc, a, useClusterIP, snap.Nodes)
+			// A headless Service publishes its endpoints under both annotations, as in
+			// external-dns; its target annotation, when set, wins as for any Service.
+			if isHeadless(svc) && len(a.targets) == 0 {
+				if hl == nil {
+					hl = s.headlessTargets(o, svc, a, idx)
+				}
+				for _, h := range list {
+					hl.add(o, h, nameFrom, a)
+				}
+				continue
+			}
+			targets, targetsFrom, skip := s.serviceTargets(o, svc, a, useClusterIP, idx)
 			if skip != "" {
 				if len(o.invalid) == 0 {
 					r.Skipped = append(r.Skipped, Skipped{Object: ref, Reason: skip})
@@ -70,6 +86,11 @@ func (s *Source) services(snap *Snapshot, r *Result) {
 	}
 }
 
+// isHeadless reports whether a Service is headless: of type ClusterIP with clusterIP None.
+func isHeadless(svc *corev1.Service) bool {
+	return serviceType(svc) == corev1.ServiceTypeClusterIP && svc.Spec.ClusterIP == corev1.ClusterIPNone
+}
+
 func serviceType(svc *corev1.Service) corev1.ServiceType {
 	if svc.Spec.Type == "" {
 		return corev1.ServiceTypeClusterIP
@@ -77,9 +98,10 @@ func serviceType(svc *corev1.Service) corev1.ServiceType {
 	return svc.Spec.Type
 }
 
-// serviceTargets returns a Service's targets and where they came from. An empty target
-// list has been filed as pending or invalid on o; skip says why the Service is left out.
-func (s *Source) serviceTargets(o *object, svc *corev1.Service, a *objectAnnotations, useClusterIP bool, nodes []*corev1.Node) (targets []string, from, skip string) {
+// serviceTargets returns the targets of a Service that is not headless (or has the target
+// annotation) and where they came from. An empty target list has been filed as pending or
+// invalid on o; skip says why the Service is left out.
+func (s *Source) serviceTargets(o *object, svc *corev1.Service, a *objectAnnotations, useClusterIP bool, idx *endpointIndex) (targets []string, from, skip string) {
 	if len(a.targets) > 0 {
 		return a.targets, a.field(annTarget), ""
 	}
@@ -104,15 +126,12 @@ func (s *Source) serviceTargets(o *object, svc *corev1.Service, a *objectAnnotat
 		}
 		return targets, "status.loadBalancer.ingress", ""
 	case corev1.ServiceTypeClusterIP:
-		if svc.Spec.ClusterIP == corev1.ClusterIPNone {
-			return nil, "", "headless Service: its records come from its Pods' addresses, which crossfade does not read yet"
-		}
 		if useClusterIP || s.cfg.PublishInternal {
 			return clusterIP(o, svc)
 		}
 		return nil, "", "ClusterIP Service: the hostname annotation publishes nothing unless internal Services are published (PublishInternal, --publish-internal-services), as in external-dns; use internal-hostname"
 	case corev1.ServiceTypeNodePort:
-		return s.nodeTargets(o, svc, a, nodes)
+		return s.nodeTargets(o, svc, a, idx)
 	case corev1.ServiceTypeExternalName:
 		if len(svc.Spec.ExternalIPs) > 0 {
 			return svc.Spec.ExternalIPs, "spec.externalIPs", ""
@@ -138,16 +157,22 @@ func clusterIP(o *object, svc *corev1.Service) ([]string, string, string) {
 
 // nodeTargets picks Node addresses for a NodePort Service by the access annotation, as
 // external-dns does: public takes ExternalIPs, private InternalIPs, and without the
-// annotation ExternalIPs when any Node has one. Unschedulable Nodes are left out, as with
-// external-dns's default --exclude-unschedulable.
-func (s *Source) nodeTargets(o *object, svc *corev1.Service, a *objectAnnotations, nodes []*corev1.Node) ([]string, string, string) {
+// annotation ExternalIPs when any Node has one. The Nodes are all Nodes, or with
+// externalTrafficPolicy Local those running the Service's endpoints (localNodes).
+// Unschedulable Nodes are left out, as with external-dns's default
+// --exclude-unschedulable.
+func (s *Source) nodeTargets(o *object, svc *corev1.Service, a *objectAnnotations, idx *endpointIndex) ([]string, string, string) {
 	access, bad := a.enum(annAccess, false, "public", "private")
 	if bad != nil {
 		o.invalid = append(o.invalid, bad)
 		return nil, "", ""
 	}
+	nodes := idx.snap.Nodes
 	if svc.Spec.ExternalTrafficPolicy == corev1.ServiceExternalTrafficPolicyLocal {
-		return nil, "", "NodePort Service with externalTrafficPolicy Local: its Nodes are those running its Pods, which crossfade does not read yet"
+		if nodes = localNodes(svc, idx); len(nodes) == 0 {
+			o.wait("externalTrafficPolicy Local: no endpoint in the EndpointSlices labelled " + discoveryv1.LabelServiceName + "=" + svc.Name + " runs on a known Node yet")
+			return nil, "Node status.addresses", ""
+		}
 	}
 	var external, internal []string
 	for _, n := range nodes {

@@ -2,6 +2,7 @@ package source
 
 import (
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
@@ -19,8 +20,15 @@ type Snapshot struct {
 	Gateways   []*gatewayv1.Gateway
 	HTTPRoutes []*gatewayv1.HTTPRoute
 	GRPCRoutes []*gatewayv1.GRPCRoute
-	// Nodes supply the addresses of NodePort Services.
+	// Nodes supply the addresses of NodePort Services, and of headless Services' endpoints
+	// under PublishHostIP or the endpoints-type annotation.
 	Nodes []*corev1.Node
+	// EndpointSlices supply the endpoints of headless Services and the Nodes of NodePort
+	// Services with externalTrafficPolicy Local. A slice belongs to the Service its
+	// kubernetes.io/service-name label names, in its own namespace; slices without the
+	// label are not read. They stand in for the Pods external-dns reads, so that no Pod
+	// is ever cached (external-dns issue 5595).
+	EndpointSlices []*discoveryv1.EndpointSlice
 	// Namespaces supply the labels that Gateway listeners' allowedRoutes selectors match.
 	Namespaces []*corev1.Namespace
 }
@@ -29,7 +37,7 @@ type Snapshot struct {
 func (s *Snapshot) Len() int {
 	return len(s.Services) + len(s.Ingresses) + len(s.DNSEndpoints) + len(s.IstioGateways) +
 		len(s.IstioVirtualServices) + len(s.Gateways) + len(s.HTTPRoutes) + len(s.GRPCRoutes) +
-		len(s.Nodes) + len(s.Namespaces)
+		len(s.Nodes) + len(s.Namespaces) + len(s.EndpointSlices)
 }
 
 // Append adds o's objects to s.
@@ -44,4 +52,5 @@ func (s *Snapshot) Append(o *Snapshot) {
 	s.GRPCRoutes = append(s.GRPCRoutes, o.GRPCRoutes...)
 	s.Nodes = append(s.Nodes, o.Nodes...)
 	s.Namespaces = append(s.Namespaces, o.Namespaces...)
+	s.EndpointSlices = append(s.EndpointSlices, o.EndpointSlices...)
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -24,6 +25,7 @@ const (
 	groupNetworking  = "networking.k8s.io"
 	groupExternalDNS = "externaldns.k8s.io"
 	groupGateway     = "gateway.networking.k8s.io"
+	groupDiscovery   = "discovery.k8s.io"
 )
 
 // defaultNamespace is where kubectl puts a namespaced object that names none.
@@ -135,6 +137,8 @@ func (l *Loaded) object(js []byte, h *header, file string, index, item int) {
 		err = add(js, &s.Nodes, clusterScoped)
 	case group == groupCore && h.Kind == "Namespace":
 		err = add(js, &s.Namespaces, clusterScoped)
+	case group == groupDiscovery && h.Kind == "EndpointSlice":
+		err = add(js, &s.EndpointSlices, namespaced)
 	default:
 		l.Ignored = append(l.Ignored, Ignored{File: file, Index: index, Item: item, APIVersion: h.APIVersion, Kind: h.Kind})
 		return
@@ -187,4 +191,5 @@ var (
 	_ object = (*gatewayv1.HTTPRoute)(nil)
 	_ object = (*source.DNSEndpoint)(nil)
 	_ object = (*source.IstioGateway)(nil)
+	_ object = (*discoveryv1.EndpointSlice)(nil)
 )

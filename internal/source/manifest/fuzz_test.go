@@ -24,6 +24,7 @@ func FuzzDecode(f *testing.F) {
 	f.Add([]byte(`{"apiVersion":"v1","kind":"List","items":[1,"a",null]}`))
 	f.Add([]byte("apiVersion: v1\nkind: Service\nmetadata: {name: a, annotations: {external-dns.alpha.kubernetes.io/hostname: 'a.b', external-dns.alpha.kubernetes.io/target: '::1'}}\nspec: {type: NodePort, ports: [{nodePort: 30000}]}\n"))
 	f.Add([]byte("a: &a [*a, *a]\n"))
+	f.Add([]byte(headlessManifest))
 	src, err := source.New(source.Config{})
 	if err != nil {
 		f.Fatal(err)
