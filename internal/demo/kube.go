@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/crossfade-io/crossfade/internal/child"
 	"github.com/crossfade-io/crossfade/internal/endpoint"
 	"github.com/crossfade-io/crossfade/internal/kubetest"
 	"github.com/crossfade-io/crossfade/internal/provider/route53"
@@ -75,7 +76,7 @@ type kubeCluster struct {
 	client kubernetes.Interface
 	// app is the cluster's backend, set by publish; ctl its controller.
 	app *cluster
-	ctl *controllerProc
+	ctl *child.Process
 }
 
 // startKube launches one etcd + kube-apiserver per cluster id, side by side, under dir,
@@ -146,7 +147,7 @@ func (k *kube) publish(ctx context.Context, apps []*cluster, apiURL string, dns 
 			return fmt.Errorf("cluster %s: %w", c.id, err)
 		}
 		kc.ctl = ctl
-		fmt.Fprintf(out, "cluster %-5s crossfade controller pid %d (owner %s, --source service), log %s\n", c.id, ctl.pid(), c.id, logPath)
+		fmt.Fprintf(out, "cluster %-5s crossfade controller pid %d (owner %s, --source service), log %s\n", c.id, ctl.Pid(), c.id, logPath)
 	}
 	members, err := k.waitPublished(ctx, dns)
 	if err != nil {
@@ -252,8 +253,8 @@ func (k *kube) waitPublished(ctx context.Context, dns *route53.Provider) (map[st
 				problems = append(problems, fmt.Sprintf("cluster %s: %s", kc.id, p))
 			}
 			select {
-			case <-kc.ctl.done:
-				return nil, fmt.Errorf("cluster %s: its controller exited (%v) before publishing; log %s (last lines):\n%s", kc.id, kc.ctl.err, kc.ctl.logPath, tail(kc.ctl.logPath, 30))
+			case <-kc.ctl.Done():
+				return nil, fmt.Errorf("cluster %s: its controller exited (%v) before publishing; log %s (last lines):\n%s", kc.id, kc.ctl.Err(), kc.ctl.LogPath, child.Tail(kc.ctl.LogPath, 30))
 			default:
 			}
 		}
@@ -264,7 +265,7 @@ func (k *kube) waitPublished(ctx context.Context, dns *route53.Provider) (map[st
 		case <-ctx.Done():
 			var logs strings.Builder
 			for _, kc := range k.clusters {
-				fmt.Fprintf(&logs, "\ncluster %s controller log %s (last lines):\n%s", kc.id, kc.ctl.logPath, tail(kc.ctl.logPath, 20))
+				fmt.Fprintf(&logs, "\ncluster %s controller log %s (last lines):\n%s", kc.id, kc.ctl.LogPath, child.Tail(kc.ctl.LogPath, 20))
 			}
 			return nil, fmt.Errorf("the controllers did not publish within %s (%v): %s%s", publishTimeout, context.Cause(ctx), strings.Join(problems, "; "), logs.String())
 		case <-tick.C:
@@ -356,7 +357,7 @@ func (k *kube) hint() string {
 	}
 	for _, kc := range k.clusters {
 		if kc.ctl != nil {
-			fmt.Fprintf(&b, "  %-12s%s\n", kc.id+" log", kc.ctl.logPath)
+			fmt.Fprintf(&b, "  %-12s%s\n", kc.id+" log", kc.ctl.LogPath)
 		}
 	}
 	return b.String()
@@ -369,7 +370,7 @@ func (k *kube) stopControllers() {
 	for _, kc := range k.clusters {
 		if kc != nil && kc.ctl != nil {
 			wg.Go(func() {
-				if err := kc.ctl.stop(stopGrace); err != nil {
+				if err := kc.ctl.Stop(stopGrace); err != nil {
 					k.log.Error("stop controller", "cluster", kc.id, "err", err)
 				}
 			})

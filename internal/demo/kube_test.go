@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -109,54 +107,6 @@ func TestMemberProblem(t *testing.T) {
 			got := memberProblem(tc.change(good()), c)
 			if tc.want == "" && got != "" || !strings.Contains(got, tc.want) {
 				t.Errorf("memberProblem = %q, want %q", got, tc.want)
-			}
-		})
-	}
-}
-
-// TestControllerProcStop: stop lets a controller that heeds SIGTERM exit by itself, and
-// kills one that does not once the grace is over, saying so. Real processes: sh and sleep.
-func TestControllerProcStop(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs processes")
-	}
-	if _, err := exec.LookPath("sh"); err != nil {
-		t.Skip("no sh")
-	}
-	for _, tc := range []struct {
-		name, script string
-		grace        time.Duration
-		wantErr      bool
-	}{
-		// The grace is a failure bound here: sleep dies of SIGTERM at once.
-		{"heeds SIGTERM", "echo ready; exec sleep 300", time.Minute, false},
-		// SIGTERM ignored, and still ignored after exec: only the kill ends it.
-		{"ignores SIGTERM", `trap "" TERM; echo ready; exec sleep 300`, 200 * time.Millisecond, true},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			log := filepath.Join(t.TempDir(), "log")
-			p, err := startController("sh", []string{"-c", tc.script}, nil, log)
-			if err != nil {
-				t.Fatal(err)
-			}
-			// The trap must be in place before the SIGTERM.
-			for deadline := time.Now().Add(time.Minute); !strings.Contains(tail(log, 1), "ready"); time.Sleep(10 * time.Millisecond) {
-				if time.Now().After(deadline) {
-					p.stop(0)
-					t.Fatalf("the script never got ready: %s", tail(log, 5))
-				}
-			}
-			err = p.stop(tc.grace)
-			if (err != nil) != tc.wantErr {
-				t.Errorf("stop = %v, want error %v", err, tc.wantErr)
-			}
-			select {
-			case <-p.done:
-			default:
-				t.Fatal("stop returned before the process exited")
-			}
-			if again := p.stop(tc.grace); !errors.Is(again, err) && again != err {
-				t.Errorf("a second stop = %v, the first said %v", again, err)
 			}
 		})
 	}

@@ -23,7 +23,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -32,6 +31,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/route53"
 	"github.com/aws/aws-sdk-go-v2/service/route53/types"
 
+	"github.com/crossfade-io/crossfade/internal/child"
 	"github.com/crossfade-io/crossfade/internal/kubetest"
 )
 
@@ -55,8 +55,6 @@ const (
 	waitTimeout = 3 * time.Minute
 	// pollInterval is how often WaitZone lists the zone and WaitLoops reads the log.
 	pollInterval = 100 * time.Millisecond
-	// stopTimeout bounds the wait for the killed process to be reaped.
-	stopTimeout = 30 * time.Second
 	// logTail is how many lines of external-dns's log a failed test shows.
 	logTail = 80
 )
@@ -98,10 +96,7 @@ type Process struct {
 	Args []string
 
 	route53URL string
-	cmd        *exec.Cmd
-	done       chan struct{} // closed when the process has exited and been reaped
-	err        error         // Wait's result, set before done is closed
-	stop       func() error
+	proc       *child.Process
 }
 
 // Start runs external-dns from kubetest.BinDir() with opts. It skips under -short; when
@@ -229,49 +224,29 @@ func env(base []string, home, route53URL string) []string {
 
 // start runs bin in its own process group with its output in logPath.
 func start(bin, logPath string, args, env []string) (*Process, error) {
-	out, err := os.Create(logPath)
+	cmd := exec.Command(bin, args...)
+	cmd.Env = env
+	c, err := child.Start(cmd, logPath)
 	if err != nil {
 		return nil, err
 	}
-	defer out.Close() // the child holds its own descriptor
-	cmd := exec.Command(bin, args...)
-	cmd.Stdout, cmd.Stderr = out, out
-	cmd.Env = env
-	cmd.SysProcAttr = sysProcAttr()
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start %s: %w", bin, err)
-	}
-	p := &Process{Log: logPath, Args: args, cmd: cmd, done: make(chan struct{})}
-	go func() {
-		p.err = cmd.Wait()
-		close(p.done)
-	}()
-	p.stop = sync.OnceValue(func() error {
-		// SIGKILL: a test stops external-dns between loops it has waited for, and a
-		// batch in flight is atomic in the sandbox anyway; nothing is gained by waiting
-		// for a graceful exit.
-		killGroup(cmd.Process)
-		select {
-		case <-p.done:
-			return nil
-		case <-time.After(stopTimeout):
-			return fmt.Errorf("external-dns (pid %d) did not exit %s after SIGKILL", cmd.Process.Pid, stopTimeout)
-		}
-	})
-	return p, nil
+	return &Process{Log: logPath, Args: args, proc: c}, nil
 }
 
 // Stop kills external-dns and waits until it has exited. It may be called more than
 // once; the test's cleanup calls it too.
+//
+// SIGKILL: a test stops external-dns between loops it has waited for, and a batch in
+// flight is atomic in the sandbox anyway; nothing is gained by a graceful exit.
 func (p *Process) Stop() error {
-	return p.stop()
+	return p.proc.Kill()
 }
 
 // exited reports whether the process has ended, and how.
 func (p *Process) exited() (bool, error) {
 	select {
-	case <-p.done:
-		return true, p.err
+	case <-p.proc.Done():
+		return true, p.proc.Err()
 	default:
 		return false, nil
 	}
@@ -368,17 +343,7 @@ func (p *Process) wait(t testing.TB, what string, ready func() (bool, string)) {
 }
 
 // tail returns the last n lines of the log.
-func (p *Process) tail(n int) string {
-	data, err := os.ReadFile(p.Log)
-	if err != nil {
-		return fmt.Sprintf("(log %s: %v)", p.Log, err)
-	}
-	lines := bytes.Split(bytes.TrimRight(data, "\n"), []byte("\n"))
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return string(bytes.Join(lines, []byte("\n")))
-}
+func (p *Process) tail(n int) string { return child.Tail(p.Log, n) }
 
 // ListSets returns every record set of the hosted zone zoneID, as Route 53 returns them.
 func ListSets(ctx context.Context, api *route53.Client, zoneID string) ([]types.ResourceRecordSet, error) {

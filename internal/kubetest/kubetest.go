@@ -98,8 +98,8 @@ func Start(t testing.TB) *Cluster {
 	}
 	t.Cleanup(func() {
 		if t.Failed() {
-			t.Logf("kubetest: kube-apiserver log (last lines):\n%s", c.apiserver.tail(30))
-			t.Logf("kubetest: etcd log (last lines):\n%s", c.etcd.tail(30))
+			t.Logf("kubetest: kube-apiserver log (last lines):\n%s", c.apiserver.Tail(30))
+			t.Logf("kubetest: etcd log (last lines):\n%s", c.etcd.Tail(30))
 		}
 		if err := c.Stop(); err != nil {
 			t.Errorf("kubetest: %v", err)
@@ -376,8 +376,8 @@ func poll(ctx context.Context, p *process, what string, ready func(context.Conte
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("waiting for %s: %w\n%s log (last lines):\n%s", what, context.Cause(ctx), p.name, p.tail(40))
-		case <-p.done:
+			return fmt.Errorf("waiting for %s: %w\n%s log (last lines):\n%s", what, context.Cause(ctx), p.name, p.Tail(40))
+		case <-p.Done():
 			return p.exitError(what)
 		case <-tick.C:
 		}

@@ -25,6 +25,8 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/crossfade-io/crossfade/internal/child"
 )
 
 // TestCluster starts a real etcd + kube-apiserver, uses it as a client would (a Service
@@ -37,7 +39,7 @@ func TestCluster(t *testing.T) {
 	)
 	ok := t.Run("use", func(t *testing.T) {
 		c := Start(t)
-		pids = []int{c.etcd.cmd.Process.Pid, c.apiserver.cmd.Process.Pid}
+		pids = []int{c.etcd.Pid(), c.apiserver.Pid()}
 		dir = c.dir
 		ctx := t.Context()
 
@@ -110,7 +112,7 @@ func TestCluster(t *testing.T) {
 		return
 	}
 	for _, pid := range pids {
-		if groupAlive(pid) {
+		if child.GroupAlive(pid) {
 			t.Errorf("process group %d still has a process after the subtest's cleanup", pid)
 		}
 	}

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package kubetest
+package child
 
 import (
 	"errors"
@@ -8,7 +8,7 @@ import (
 	"syscall"
 )
 
-// sysProcAttr has no process group outside Linux: the servers fork nothing, so killing
+// sysProcAttr has no process group outside Linux: the children fork nothing, so killing
 // the process is enough.
 func sysProcAttr() *syscall.SysProcAttr { return nil }
 
@@ -17,8 +17,12 @@ func killGroup(p *os.Process) {
 	_ = p.Kill()
 }
 
-// groupAlive says whether the process pid still exists.
-func groupAlive(pid int) bool {
+// terminate sends SIGTERM to p; where there are no signals (Windows) it fails, and Stop
+// kills p instead.
+func terminate(p *os.Process) error { return p.Signal(syscall.SIGTERM) }
+
+// GroupAlive says whether the process pid still exists.
+func GroupAlive(pid int) bool {
 	p, err := os.FindProcess(pid)
 	if err != nil {
 		return false
