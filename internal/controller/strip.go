@@ -53,11 +53,7 @@ func strip(obj any) (any, error) {
 
 func stripMeta(m metav1.Object) {
 	m.SetManagedFields(nil)
-	if a := m.GetAnnotations(); a != nil {
-		if _, ok := a[lastApplied]; ok {
-			delete(a, lastApplied)
-		}
-	}
+	delete(m.GetAnnotations(), lastApplied)
 	m.SetOwnerReferences(nil)
 	m.SetFinalizers(nil)
 }
