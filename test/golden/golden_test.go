@@ -45,7 +45,7 @@ var intendedDifferences = map[string]string{
 	"10-issue1411-simple-to-weighted-upsert-only":    "external-dns drops the DELETE under upsert-only, so Route 53 rejects its CREATE; crossfade replaces its own simple record atomically (DESIGN.md)",
 	"16-legacy-same-name-txt-update":                 "external-dns UPSERTs the missing type-prefixed TXT; crossfade CREATEs it, so that one another writer put there meanwhile is never overwritten (Route 53 refuses the CREATE instead)",
 	"22-legacy-same-name-txt-no-change":              "external-dns force-UPSERTs the unchanged A to add the type-prefixed TXT; crossfade writes only the TXT",
-	"27-cname-elb-becomes-alias":                     "external-dns's AWS provider turns a CNAME to an ELB into alias A+AAAA; crossfade publishes what the source asked for (alias only with the alias annotation)",
+	"27-cname-elb-becomes-alias":                     "external-dns's AWS provider turns a CNAME to an ELB into alias A+AAAA; so does crossfade's route53 provider (AdjustEndpoints, before planning), which this test, running the planner alone, leaves out",
 	"31-two-owners-blue-joins-existing-simple-other": "external-dns sends a weighted CREATE beside green's simple A, which Route 53 rejects; crossfade reports the conflict and sends nothing",
 	"35-alias-a-with-a-prefixed-txt":                 "external-dns v0.21 does not read the a- form v0.22 writes for an alias A; crossfade reads both (DESIGN.md), so it adopts the record and moves its ownership record to the cname- form v0.21 reads",
 	"36-simple-a-to-alias-owned":                     "external-dns leaves the old a- TXT behind; crossfade deletes it with the record it owned",
