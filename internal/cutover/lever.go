@@ -202,6 +202,7 @@ func readLive(ctx context.Context, dns DNS, reg *registry.TXT, p *spec.Plan, o r
 			}
 		}
 	}
+	problems = append(problems, unlistedTwins(p, groups)...)
 	l.measure()
 	types := map[string][]string{}
 	var names []string
@@ -804,4 +805,39 @@ func (e *ReleaseRefusedError) Error() string {
 	}
 	b.WriteString("\nset each source to the weight the zone holds and sync it, then release again; or `crossfade cutover release --force` to let those weights apply")
 	return b.String()
+}
+
+// unlistedTwins finds the weighted members of from or to that share a listed record's
+// name in the other address family (an AAAA beside an A, or the reverse) but are not in
+// the plan: external-dns and crossfade publish an alias to a load balancer as an A and
+// an AAAA twin, and a cutover of the A alone would leave IPv6 clients where they were.
+func unlistedTwins(p *spec.Plan, groups map[spec.Record][]*endpoint.Endpoint) []string {
+	listed := map[spec.Record]bool{}
+	for _, r := range p.Records {
+		listed[r] = true
+	}
+	var problems []string
+	for _, r := range p.Records {
+		twin := spec.Record{Name: r.Name}
+		switch r.Type {
+		case endpoint.TypeA:
+			twin.Type = endpoint.TypeAAAA
+		case endpoint.TypeAAAA:
+			twin.Type = endpoint.TypeA
+		default:
+			continue
+		}
+		if listed[twin] {
+			continue
+		}
+		for _, e := range groups[twin] {
+			if e.SetIdentifier == p.From || e.SetIdentifier == p.To {
+				problems = append(problems, fmt.Sprintf("%s %s: weighted members of %s and %s stand at this name too, and the plan does not list them: moving only the %s records would leave the other address family's clients where they are; add `- name: %s` with `type: %s` to records",
+					r.Name, twin.Type, p.From, p.To, r.Type, r.Name, twin.Type))
+				listed[twin] = true
+				break
+			}
+		}
+	}
+	return problems
 }
