@@ -1,0 +1,293 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"path/filepath"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/crossfade-io/crossfade/internal/kubetest"
+	"github.com/crossfade-io/crossfade/internal/sandbox"
+)
+
+// bed is what every tool runs against: one kube-apiserver (with its etcd) and one sandbox,
+// both on loopback.
+type bed struct {
+	sb      *sandbox.Sandbox
+	cluster *kubetest.Cluster
+	kube    kubernetes.Interface
+}
+
+// startBed starts the sandbox in process and the API server as processes, with their
+// files under dir. A failed start leaves nothing running.
+func startBed(ctx context.Context, dir string, log *slog.Logger) (_ *bed, err error) {
+	sb, err := sandbox.Start(ctx, sandbox.Config{APIAddr: "127.0.0.1:0", DNSAddr: "127.0.0.1:0"})
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			_ = sb.Close()
+		}
+	}()
+	began := time.Now()
+	cluster, err := kubetest.Launch(ctx, filepath.Join(dir, "kube"))
+	if err != nil {
+		return nil, fmt.Errorf("kube-apiserver: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			_ = cluster.Stop()
+		}
+	}()
+	log.Info("kube-apiserver ready", "url", cluster.URL, "took", time.Since(began).Round(time.Millisecond),
+		"sandbox_api", sb.APIURL(), "sandbox_dns", sb.DNSAddr())
+	// Config has no client-side rate limit: the fixtures are created at full speed.
+	kube, err := kubernetes.NewForConfig(cluster.Config())
+	if err != nil {
+		return nil, fmt.Errorf("kubernetes client: %w", err)
+	}
+	if err := ensureNamespace(ctx, kube); err != nil {
+		return nil, err
+	}
+	return &bed{sb: sb, cluster: cluster, kube: kube}, nil
+}
+
+// close stops the API server and the sandbox.
+func (b *bed) close(log *slog.Logger) {
+	if err := b.cluster.Stop(); err != nil {
+		log.Warn("stop kube-apiserver", "err", err)
+	}
+	if err := b.sb.Close(); err != nil {
+		log.Warn("stop sandbox", "err", err)
+	}
+}
+
+// result is what one tool measured. A zero duration or count with a non-nil err means the
+// step was not reached.
+type result struct {
+	tool    tool
+	version string
+	// create is how long creating the Services took (before the tool started).
+	create time.Duration
+	// synced says the first sync completed; firstSync is from process start to every
+	// record in the zone, syncCalls the Route 53 calls meanwhile, syncCPU the tool's CPU
+	// time then, records the record sets in the zone then.
+	synced    bool
+	firstSync time.Duration
+	syncCalls callCounts
+	syncCPU   time.Duration
+	records   int
+	// idle is the window measured (0: not reached); idleCalls the calls in it.
+	idle      time.Duration
+	idleCalls callCounts
+	// samples are the change-to-answer times measured; missed counts the changes not
+	// answered within --sample-timeout.
+	samples []time.Duration
+	missed  int
+	// peakRSS is VmHWM in bytes at the end; rssAnon and rssFile split the RSS at the end
+	// into heap-like memory and mapped files (the binary's pages); cpu is the tool's CPU
+	// time at the end.
+	peakRSS, rssAnon, rssFile uint64
+	cpu                       time.Duration
+	err                       error
+}
+
+// measure runs one tool through every measurement. It always stops the tool and deletes
+// the Services before it returns; the error, if any, is in the result.
+func (b *bed) measure(ctx context.Context, o options, t tool, logPath string, log *slog.Logger) *result {
+	r := &result{tool: t, version: t.version(ctx, o)}
+	r.err = b.measureInto(ctx, o, t, logPath, log, r)
+	// The next tool starts on its own Services only. After Ctrl-C there is no next
+	// tool, and the API server goes with the run.
+	if ctx.Err() == nil {
+		if err := deleteServices(ctx, b.kube, o.services, o.workers); err != nil {
+			r.err = errors.Join(r.err, err)
+		}
+	}
+	return r
+}
+
+func (b *bed) measureInto(ctx context.Context, o options, t tool, logPath string, log *slog.Logger, r *result) (err error) {
+	store := b.sb.Store()
+	z, _, err := store.CreateZone(t.zone(), fmt.Sprintf("kubebench-%s-%d", t.name, time.Now().UnixNano()), "kubebench "+t.title, false)
+	if err != nil {
+		return fmt.Errorf("create zone %s: %w", t.zone(), err)
+	}
+	began := time.Now()
+	if err := createServices(ctx, b.kube, o.services, t.zone(), o.workers); err != nil {
+		return err
+	}
+	r.create = time.Since(began)
+	log.Info("services created", "tool", t.title, "services", o.services, "took", r.create.Round(time.Millisecond))
+
+	callsBefore, err := readCalls(ctx, b.sb.APIURL())
+	if err != nil {
+		return err
+	}
+	args, env := t.command(o, b.cluster.Kubeconfig, b.sb.APIURL())
+	c, err := startChild(t.title, logPath, env, args...)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if serr := c.stop(log); serr != nil {
+			err = errors.Join(err, serr)
+		}
+	}()
+	pid := c.cmd.Process.Pid
+
+	// 1. First sync: from process start until every record is in the zone.
+	syncCtx, cancel := context.WithTimeout(ctx, o.syncTimeout)
+	defer cancel()
+	tick := time.NewTicker(pollEvery)
+	defer tick.Stop()
+	for {
+		ok, err := converged(store, z.ID, z.Name, o.services)
+		if err != nil {
+			return err
+		}
+		if ok {
+			r.firstSync = time.Since(c.started)
+			break
+		}
+		if c.exited() {
+			return c.exitError()
+		}
+		select {
+		case <-syncCtx.Done():
+			return fmt.Errorf("first sync: not every record in zone %s after %s: %w", z.Name, o.syncTimeout, context.Cause(syncCtx))
+		case <-tick.C:
+		}
+	}
+	r.synced = true
+	r.syncCPU, _ = processCPU(pid)
+	if zz, err := store.Zone(z.ID); err == nil {
+		r.records = zz.RecordCount
+	}
+	callsSynced, err := readCalls(ctx, b.sb.APIURL())
+	if err != nil {
+		return err
+	}
+	r.syncCalls = callsSynced.since(callsBefore)
+	log.Info("first sync", "tool", t.title, "took", r.firstSync.Round(time.Millisecond), "calls", r.syncCalls.total(),
+		"cpu", r.syncCPU, "record_sets", r.records)
+
+	// 2. Idle: nothing changes; count the Route 53 calls.
+	if err := sleep(ctx, o.settle); err != nil {
+		return err
+	}
+	if o.idle > 0 {
+		idleBefore, err := readCalls(ctx, b.sb.APIURL())
+		if err != nil {
+			return err
+		}
+		log.Info("idle window", "tool", t.title, "length", o.idle)
+		if err := sleep(ctx, o.idle); err != nil {
+			return err
+		}
+		idleAfter, err := readCalls(ctx, b.sb.APIURL())
+		if err != nil {
+			return err
+		}
+		if c.exited() {
+			return c.exitError()
+		}
+		r.idle, r.idleCalls = o.idle, idleAfter.since(idleBefore)
+		log.Info("idle calls", "tool", t.title, "calls", r.idleCalls.total(), "by_operation", r.idleCalls.String())
+	}
+
+	// 3. Change to answer: one Service's target at a time, spread over the Services.
+	if t.samples > 0 {
+		log.Info("change-to-answer samples", "tool", t.title, "samples", t.samples)
+	}
+	// Every tool gets the same Services changed, in the same order.
+	pick := rand.New(rand.NewPCG(o.seed, 0))
+	gaps := rand.New(rand.NewPCG(o.seed, 1))
+	for s := range t.samples {
+		i := pick.IntN(o.services)
+		ip := changedIP(s)
+		d, err := b.changeToAnswer(ctx, o, i, hostname(i, z.Name), ip)
+		switch {
+		case ctx.Err() != nil:
+			return context.Cause(ctx)
+		case err != nil:
+			r.missed++
+			log.Warn("sample not answered", "tool", t.title, "sample", s, "service", serviceName(i), "err", err)
+			if c.exited() {
+				return c.exitError()
+			}
+		default:
+			r.samples = append(r.samples, d)
+			log.Debug("sample", "tool", t.title, "sample", s, "service", serviceName(i), "took", d)
+		}
+		gap := sampleGap(o.sampleGap, t.cycle, gaps)
+		if err := sleep(ctx, gap); err != nil {
+			return err
+		}
+	}
+	if p50, ok := percentile(r.samples, 50); ok {
+		p99, _ := percentile(r.samples, 99)
+		log.Info("change to answer", "tool", t.title, "samples", len(r.samples), "p50", p50, "p99", p99, "missed", r.missed)
+	}
+
+	// 4. Peak memory and CPU over the whole run, read before the stop.
+	st, err := procStatus(pid)
+	if err != nil {
+		return fmt.Errorf("%s: read /proc/%d/status: %w", t.title, pid, err)
+	}
+	r.peakRSS, r.rssAnon, r.rssFile = st["VmHWM"], st["RssAnon"], st["RssFile"]
+	r.cpu, _ = processCPU(pid)
+	if r.missed > 0 {
+		return fmt.Errorf("%d of %d change-to-answer samples not answered within %s", r.missed, t.samples, o.sampleTimeout)
+	}
+	return nil
+}
+
+// sampleGap is the pause before the next change: base, plus a random part uniform over
+// the tool's cycle (at least base), so that the change lands at a random point of it.
+// The answer to the last change came right after the tool's last sync; with a fixed gap,
+// every change of a periodic tool would land just after a sync and wait a whole interval.
+func sampleGap(base, cycle time.Duration, rng *rand.Rand) time.Duration {
+	span := max(base, cycle)
+	if span <= 0 {
+		return base
+	}
+	return base + time.Duration(rng.Int64N(int64(span)))
+}
+
+// changeToAnswer sets the i-th Service's target to ip and returns the time from just
+// before the change request until the DNS server answers name with ip.
+func (b *bed) changeToAnswer(ctx context.Context, o options, i int, name, ip string) (time.Duration, error) {
+	ctx, cancel := context.WithTimeout(ctx, o.sampleTimeout)
+	defer cancel()
+	start := time.Now()
+	if err := setTarget(ctx, b.kube, i, ip); err != nil {
+		return 0, err
+	}
+	at, err := waitAnswer(ctx, b.sb.DNSAddr(), name, ip)
+	if err != nil {
+		return 0, err
+	}
+	return at.Sub(start), nil
+}
+
+// sleep waits for d or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	case <-t.C:
+		return nil
+	}
+}
