@@ -137,7 +137,7 @@ build_external_dns() {
   echo "deps.sh: external-dns $EXTERNAL_DNS_VERSION built in $((SECONDS - start)) s"
 }
 
-if [ "$what" = test ]; then
+if [ "$what" = test ] || [ "$what" = bench ]; then
   # Throwaway build directories go when the script ends, however it ends.
   throwaway=()
   trap 'for d in "${throwaway[@]}"; do chmod -R u+w "$d" && rm -rf "$d"; done' EXIT
@@ -146,14 +146,8 @@ if [ "$what" = test ]; then
   flock -n 9 || { echo "deps.sh: waiting for another deps.sh building into $cache"; flock 9; }
   # Holding the lock, any build directory left is from a run that was killed.
   for d in "$cache"/build-*; do [ -e "$d" ] && chmod -R u+w "$d" && rm -rf "$d"; done
+  # bench/kubebench runs the controller and external-dns on a real kube-apiserver too.
   build_etcd
   build_kube_apiserver
-fi
-if [ "$what" = test ] || [ "$what" = bench ]; then
-  # `test` holds the build lock already; `bench` takes it here.
-  if [ "$what" = bench ]; then
-    exec 9>"$cache/.build.lock"
-    flock -n 9 || { echo "deps.sh: waiting for another deps.sh building into $cache"; flock 9; }
-  fi
   build_external_dns
 fi
