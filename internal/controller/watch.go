@@ -130,8 +130,11 @@ func NewWatcher(client kubernetes.Interface, dyn dynamic.Interface, cfg WatchCon
 		return inf.GetStore()
 	}
 	// Istio Gateways find their load balancer through the Services their selector
-	// matches, so Services are read for them even when Services do not publish.
-	if want[SourceService] || want[SourceIstioGateway] {
+	// matches (or an Ingress an annotation names), so Services and Ingresses are read for
+	// them, and for the VirtualServices that publish through them, even when Services and
+	// Ingresses do not publish.
+	istio := want[SourceIstioGateway] || want[SourceIstioVirtualService]
+	if want[SourceService] || istio {
 		w.lists.services = typed(w.factory.Core().V1().Services().Informer())
 	}
 	if want[SourceService] {
@@ -141,7 +144,7 @@ func NewWatcher(client kubernetes.Interface, dyn dynamic.Interface, cfg WatchCon
 		w.lists.nodes = typed(w.factory.Core().V1().Nodes().Informer())
 		w.lists.slices = typed(w.factory.Discovery().V1().EndpointSlices().Informer())
 	}
-	if want[SourceIngress] || want[SourceIstioGateway] {
+	if want[SourceIngress] || istio {
 		w.lists.ingresses = typed(w.factory.Networking().V1().Ingresses().Informer())
 	}
 	if want[SourceHTTPRoute] || want[SourceGRPCRoute] {
