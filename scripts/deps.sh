@@ -4,7 +4,8 @@
 #   - Go tools pinned by version into ${XDG_CACHE_HOME:-$HOME/.cache}/crossfade/bin, outside
 #     the checkout, so every clone on this machine reuses them.
 #   - for `test`, a real Kubernetes API (kube-apiserver and etcd), built from the Go module
-#     proxy at pinned versions into the same directory (internal/kubetest starts them).
+#     proxy at pinned versions into the same directory (internal/kubetest starts them), and
+#     helm (test/chart lints, renders and installs deploy/chart/crossfade with it).
 # Usage: scripts/deps.sh [demo|test|bench]   (default: test)
 set -euo pipefail
 
@@ -23,10 +24,14 @@ ETCD_VERSION=v3.5.16
 # The external-dns release crossfade is compared with (../shared/DESIGN.md: the newest that
 # builds from the Go module proxy).
 EXTERNAL_DNS_VERSION=v0.21.0
+# helm v3, for the chart's tests. It is built against k8s.io/client-go v0.31, so it
+# renders for Kubernetes 1.31 (HELM_KUBE_MINOR), as its release build does.
+HELM_VERSION=v3.16.4
+HELM_KUBE_MINOR=31
 
 case $what in
   demo)  pkgs=() ;;  # the demo needs nothing but Go
-  test)  pkgs=(awscli bind9-dnsutils prometheus chromium) ;;
+  test)  pkgs=(awscli bind9-dnsutils prometheus chromium buildah) ;;
   bench) pkgs=(awscli bind9-dnsutils dnsperf knot) ;;
   *) echo "deps.sh: unknown target '$what' (want demo, test or bench)" >&2; exit 2 ;;
 esac
@@ -137,6 +142,25 @@ build_external_dns() {
   echo "deps.sh: external-dns $EXTERNAL_DNS_VERSION built in $((SECONDS - start)) s"
 }
 
+# build_helm installs helm $HELM_VERSION for test/chart. Its go.mod has no replace
+# directives, so, as external-dns, a plain `go install module@version` builds it outside any
+# module. The -X flags are those of helm's own Makefile: without them `helm version` says
+# v3.16 and `helm template`/`helm lint` assume Kubernetes 1.20, not the 1.31 it is built for.
+build_helm() {
+  local stamp=$bin/.helm-$HELM_VERSION
+  if [ -x "$bin/helm" ] && [ -e "$stamp" ]; then return; fi
+  echo "deps.sh: building helm $HELM_VERSION into $bin (about a minute, once)"
+  local start=$SECONDS v=helm.sh/helm/v3/internal/version
+  local ldflags="-s -w -X $v.version=$HELM_VERSION -X $v.gitTreeState=clean"
+  local p
+  for p in helm.sh/helm/v3/pkg/lint/rules helm.sh/helm/v3/pkg/chartutil; do
+    ldflags+=" -X $p.k8sVersionMajor=1 -X $p.k8sVersionMinor=$HELM_KUBE_MINOR"
+  done
+  (cd "$cache" && CGO_ENABLED=0 GOWORK=off GOFLAGS=-mod=mod GOBIN=$bin go install -trimpath -ldflags "$ldflags" "helm.sh/helm/v3/cmd/helm@$HELM_VERSION")
+  rm -f "$bin"/.helm-* && touch "$stamp"
+  echo "deps.sh: helm $HELM_VERSION built in $((SECONDS - start)) s"
+}
+
 if [ "$what" = test ] || [ "$what" = bench ]; then
   # Throwaway build directories go when the script ends, however it ends.
   throwaway=()
@@ -150,4 +174,5 @@ if [ "$what" = test ] || [ "$what" = bench ]; then
   build_etcd
   build_kube_apiserver
   build_external_dns
+  if [ "$what" = test ]; then build_helm; fi
 fi

@@ -1,0 +1,79 @@
+{{/*
+Names and labels shared by every template. crossfade.fullname, crossfade.labels,
+crossfade.selectorLabels and crossfade.serviceAccountName are used by the ClusterRole
+templates too: keep their names.
+*/}}
+
+{{/* The chart's name, or nameOverride. */}}
+{{- define "crossfade.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/*
+The name of every object: fullnameOverride, else <release>-<name>, or the release name
+alone when it already contains the chart name. 63 characters at most: label values and
+DNS-1123 labels (the Service) allow no more.
+*/}}
+{{- define "crossfade.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/* The helm.sh/chart label: name-version. */}}
+{{- define "crossfade.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* Labels on every object. */}}
+{{- define "crossfade.labels" -}}
+helm.sh/chart: {{ include "crossfade.chart" . }}
+{{ include "crossfade.selectorLabels" . }}
+{{- if .Chart.AppVersion }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+{{- end }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- with .Values.commonLabels }}
+{{ toYaml . }}
+{{- end }}
+{{- end }}
+
+{{/* Labels that select the controller's pods: they never change over upgrades. */}}
+{{- define "crossfade.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "crossfade.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end }}
+
+{{/* The ServiceAccount the pods run as. */}}
+{{- define "crossfade.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create }}
+{{- default (include "crossfade.fullname" .) .Values.serviceAccount.name }}
+{{- else }}
+{{- default "default" .Values.serviceAccount.name }}
+{{- end }}
+{{- end }}
+
+{{/* The controller image. */}}
+{{- define "crossfade.image" -}}
+{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
+{{- end }}
+
+{{/*
+"true" when the replicas elect a leader: with more than one. A single replica runs
+without a Lease and is replaced with strategy Recreate, so two never write at once.
+*/}}
+{{- define "crossfade.leaderElection" -}}
+{{- if gt (int .Values.replicas) 1 }}true{{ end }}
+{{- end }}
+
+{{/* The Lease the replicas contend for, in the release namespace. */}}
+{{- define "crossfade.leaseName" -}}
+{{- include "crossfade.fullname" . }}
+{{- end }}
