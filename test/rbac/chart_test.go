@@ -1,0 +1,270 @@
+package rbac_test
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/yaml"
+
+	"github.com/crossfade-io/crossfade/internal/kubetest"
+)
+
+// chartDir is the chart under test, from this package's directory.
+const chartDir = "../../deploy/chart/crossfade"
+
+// kubeVersion is the kube-apiserver internal/kubetest runs (scripts/deps.sh pins it).
+const kubeVersion = "v1.31.4"
+
+// helmBinary is where scripts/deps.sh builds helm: beside etcd and kube-apiserver.
+func helmBinary() string { return filepath.Join(kubetest.BinDir(), "helm") }
+
+// requireHelm stops the test unless helm is built: a failure under CI=true (CI builds
+// it, so its absence is a broken setup), else a skip naming what builds it.
+func requireHelm(t *testing.T) string {
+	t.Helper()
+	bin := helmBinary()
+	if fi, err := os.Stat(bin); err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0 {
+		return bin
+	}
+	msg := "helm not built at " + bin + ": `make test` builds it (scripts/deps.sh test)"
+	if os.Getenv("CI") == "true" {
+		t.Fatal(msg + "; under CI=true a missing helm fails the test")
+	}
+	t.Skip(msg)
+	return ""
+}
+
+// release is what the chart renders that RBAC is made of, for one release namespace.
+type release struct {
+	namespace      string
+	serviceAccount *corev1.ServiceAccount
+	clusterRole    *rbacv1.ClusterRole
+	clusterBinding *rbacv1.ClusterRoleBinding
+	// role and roleBinding grant the leader-election Lease in the release namespace.
+	role        *rbacv1.Role
+	roleBinding *rbacv1.RoleBinding
+	// leaseName is the Lease the rendered Deployment's controller contends for.
+	leaseName string
+}
+
+// render runs `helm template` over the chart with sources enabled and two replicas, in
+// release namespace ns, and returns its RBAC objects.
+func render(t *testing.T, helm, ns string, sources ...string) *release {
+	t.Helper()
+	list := `["` + strings.Join(sources, `","`) + `"]`
+	// --kube-version: the API server the test runs (helm template assumes an older one,
+	// which the chart's kubeVersion refuses).
+	cmd := exec.Command(helm, "template", "crossfade", chartDir, "--namespace", ns, "--kube-version", kubeVersion,
+		// Two replicas: leader election, and with it the Lease's Role, is on only then.
+		"--set", "rbac.create=true", "--set", "serviceAccount.create=true", "--set", "replicas=2",
+		"--set", "txtOwnerId=rbac-test", "--set-json", "sources="+list)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("helm template: %v\n%s", err, stderr.String())
+	}
+	rel, err := decodeRelease(out, ns)
+	if err != nil {
+		t.Fatalf("helm template: %v\n%s", err, out)
+	}
+	return rel
+}
+
+// decodeRelease picks the RBAC objects (and the Lease name) out of rendered manifests.
+func decodeRelease(manifests []byte, ns string) (*release, error) {
+	rel := &release{namespace: ns, leaseName: "crossfade-controller"}
+	dec := yaml.NewYAMLOrJSONDecoder(bytes.NewReader(manifests), 4096)
+	for doc := 1; ; doc++ {
+		var obj map[string]any
+		if err := dec.Decode(&obj); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			return nil, fmt.Errorf("document %d: %w", doc, err)
+		}
+		kind, _ := obj["kind"].(string)
+		var into any
+		switch kind {
+		case "ServiceAccount":
+			rel.serviceAccount = &corev1.ServiceAccount{}
+			into = rel.serviceAccount
+		case "ClusterRole":
+			rel.clusterRole = &rbacv1.ClusterRole{}
+			into = rel.clusterRole
+		case "ClusterRoleBinding":
+			rel.clusterBinding = &rbacv1.ClusterRoleBinding{}
+			into = rel.clusterBinding
+		case "Role":
+			rel.role = &rbacv1.Role{}
+			into = rel.role
+		case "RoleBinding":
+			rel.roleBinding = &rbacv1.RoleBinding{}
+			into = rel.roleBinding
+		case "Deployment":
+			if id := deploymentArg(obj, "--leader-election-id"); id != "" {
+				rel.leaseName = id
+			}
+			continue
+		default:
+			continue
+		}
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj, into); err != nil {
+			return nil, fmt.Errorf("document %d (%s): %w", doc, kind, err)
+		}
+	}
+	var missing []string
+	for name, ok := range map[string]bool{"ServiceAccount": rel.serviceAccount != nil, "ClusterRole": rel.clusterRole != nil,
+		"ClusterRoleBinding": rel.clusterBinding != nil, "Role (the leader-election Lease)": rel.role != nil,
+		"RoleBinding (the leader-election Lease)": rel.roleBinding != nil} {
+		if !ok {
+			missing = append(missing, name)
+		}
+	}
+	if len(missing) > 0 {
+		slices.Sort(missing)
+		return nil, fmt.Errorf("the chart renders no %s", strings.Join(missing, ", no "))
+	}
+	return rel, nil
+}
+
+// deploymentArg returns the value of flag in the Deployment's first container's args
+// ("--flag=value" or "--flag value"), "" when absent.
+func deploymentArg(obj map[string]any, flag string) string {
+	var d struct {
+		Spec struct {
+			Template struct {
+				Spec corev1.PodSpec `json:"spec"`
+			} `json:"template"`
+		} `json:"spec"`
+	}
+	if runtime.DefaultUnstructuredConverter.FromUnstructured(obj, &d) != nil || len(d.Spec.Template.Spec.Containers) == 0 {
+		return ""
+	}
+	c := d.Spec.Template.Spec.Containers[0]
+	args := append(slices.Clone(c.Command), c.Args...)
+	for i, a := range args {
+		if v, ok := strings.CutPrefix(a, flag+"="); ok {
+			return v
+		}
+		if a == flag && i+1 < len(args) {
+			return args[i+1]
+		}
+	}
+	return ""
+}
+
+// atom is the smallest grant of an RBAC rule: one verb on one resource of one API group
+// (or on one non-resource URL), under the rule's resource names if it has any.
+type atom struct {
+	// role is "ClusterRole" or "Role": which of the two the rule is in.
+	role     string
+	rule     int
+	group    string
+	resource string // "" for a non-resource URL
+	url      string
+	verb     string
+}
+
+func (a atom) String() string {
+	what := a.url
+	if a.resource != "" {
+		what = a.resource
+		if a.group != "" {
+			what = a.group + "/" + a.resource
+		}
+	}
+	return a.role + "/" + what + "/" + a.verb
+}
+
+// atoms lists every atom of rules, in rule order.
+func atoms(role string, rules []rbacv1.PolicyRule) []atom {
+	var out []atom
+	for i, r := range rules {
+		for _, v := range r.Verbs {
+			for _, g := range r.APIGroups {
+				for _, res := range r.Resources {
+					out = append(out, atom{role: role, rule: i, group: g, resource: res, verb: v})
+				}
+			}
+			for _, u := range r.NonResourceURLs {
+				out = append(out, atom{role: role, rule: i, url: u, verb: v})
+			}
+		}
+	}
+	return out
+}
+
+// without returns rules with exactly a taken away: its rule is split into one rule per
+// group and resource (or URL), each keeping its verbs and resource names, and a's verb
+// is dropped from a's own. What every other atom grants is unchanged.
+func without(rules []rbacv1.PolicyRule, a atom) []rbacv1.PolicyRule {
+	var out []rbacv1.PolicyRule
+	for i, r := range rules {
+		if i != a.rule {
+			out = append(out, *r.DeepCopy())
+			continue
+		}
+		verbs := func(match bool) []string {
+			if !match {
+				return slices.Clone(r.Verbs)
+			}
+			return slices.DeleteFunc(slices.Clone(r.Verbs), func(v string) bool { return v == a.verb })
+		}
+		add := func(rule rbacv1.PolicyRule) {
+			if len(rule.Verbs) > 0 {
+				out = append(out, rule)
+			}
+		}
+		for _, g := range r.APIGroups {
+			for _, res := range r.Resources {
+				add(rbacv1.PolicyRule{APIGroups: []string{g}, Resources: []string{res}, ResourceNames: slices.Clone(r.ResourceNames),
+					Verbs: verbs(a.url == "" && g == a.group && res == a.resource)})
+			}
+		}
+		for _, u := range r.NonResourceURLs {
+			add(rbacv1.PolicyRule{NonResourceURLs: []string{u}, Verbs: verbs(u == a.url)})
+		}
+	}
+	return out
+}
+
+// TestAtomsAndWithout: the helpers above split and remove exactly one grant (no
+// apiserver needed).
+func TestAtomsAndWithout(t *testing.T) {
+	rules := []rbacv1.PolicyRule{
+		{APIGroups: []string{""}, Resources: []string{"services", "nodes"}, Verbs: []string{"list", "watch"}},
+		{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, ResourceNames: []string{"x"}, Verbs: []string{"get"}},
+		{NonResourceURLs: []string{"/metrics"}, Verbs: []string{"get"}},
+	}
+	all := atoms("ClusterRole", rules)
+	if len(all) != 6 {
+		t.Fatalf("atoms: %d, want 6: %v", len(all), all)
+	}
+	for _, a := range all {
+		rest := atoms("ClusterRole", without(rules, a))
+		if len(rest) != len(all)-1 {
+			t.Errorf("without %v: %d atoms left, want %d: %v", a, len(rest), len(all)-1, rest)
+		}
+		key := func(x atom) string { return x.group + "|" + x.resource + "|" + x.url + "|" + x.verb }
+		for _, b := range rest {
+			if key(b) == key(a) {
+				t.Errorf("without %v: still granted", a)
+			}
+		}
+	}
+	got := without(rules, atom{role: "ClusterRole", rule: 1, group: "coordination.k8s.io", resource: "leases", verb: "get"})
+	if len(got) != 2 {
+		t.Errorf("removing a rule's only atom leaves the rule: %v", got)
+	}
+}
