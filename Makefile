@@ -69,3 +69,23 @@ bench-controller:
 
 clean:
 	rm -rf bin BENCHMARKS.latest.md BENCHMARKS.controller.md
+
+# The container image (Dockerfile): the static binary and the host's CA bundle staged in
+# bin/image/, then `buildah bud` (Debian package buildah). FROM scratch with no RUN step:
+# no registry, daemon or container runtime is needed, and chroot isolation works as root.
+IMAGE_NAME ?= crossfade
+IMAGE_TAG  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+IMAGE_ARCH ?= $(shell $(GO) env GOARCH)
+CA_BUNDLE  ?= /etc/ssl/certs/ca-certificates.crt
+BUILDAH    ?= buildah
+
+.PHONY: image
+image:
+	@command -v $(BUILDAH) >/dev/null || { echo "make image: $(BUILDAH) not found: install the Debian package buildah" >&2; exit 1; }
+	@test -r $(CA_BUNDLE) || { echo "make image: no CA bundle at $(CA_BUNDLE): install the Debian package ca-certificates" >&2; exit 1; }
+	@mkdir -p bin/image
+	CGO_ENABLED=0 GOOS=linux GOARCH=$(IMAGE_ARCH) $(GO) build -trimpath -ldflags "-s -w" -o bin/image/crossfade-linux-$(IMAGE_ARCH) ./cmd/crossfade
+	cp $(CA_BUNDLE) bin/image/ca-certificates.crt
+	$(BUILDAH) bud --isolation chroot --os linux --arch $(IMAGE_ARCH) \
+	  --build-arg TARGETARCH=$(IMAGE_ARCH) --build-arg VERSION=$(IMAGE_TAG) \
+	  -f Dockerfile -t $(IMAGE_NAME):$(IMAGE_TAG) .
