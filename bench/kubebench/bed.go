@@ -13,6 +13,7 @@ import (
 
 	"github.com/crossfade-io/crossfade/internal/kubetest"
 	"github.com/crossfade-io/crossfade/internal/sandbox"
+	"github.com/crossfade-io/crossfade/internal/sandbox/zones"
 )
 
 // bed is what every tool runs against: one kube-apiserver (with its etcd) and one sandbox,
@@ -71,8 +72,11 @@ func (b *bed) close(log *slog.Logger) {
 // result is what one tool measured. A zero duration or count with a non-nil err means the
 // step was not reached.
 type result struct {
-	tool    tool
-	version string
+	tool     tool
+	scenario string
+	version  string
+	// zoneID is the sandbox's ID of the tool's zone, once created.
+	zoneID string
 	// create is how long creating the Services took (before the tool started).
 	create time.Duration
 	// synced says the first sync completed; firstSync is from process start to every
@@ -83,7 +87,8 @@ type result struct {
 	syncCalls callCounts
 	syncCPU   time.Duration
 	records   int
-	// idle is the window measured (0: not reached); idleCalls the calls in it.
+	// idle is the window measured (0: not reached); idleCalls the calls in it. In the
+	// cluster scenario it is the --cluster-hold window.
 	idle      time.Duration
 	idleCalls callCounts
 	// samples are the change-to-answer times measured; missed counts the changes not
@@ -98,11 +103,12 @@ type result struct {
 	err                       error
 }
 
-// measure runs one tool through every measurement. It always stops the tool and deletes
-// the Services before it returns; the error, if any, is in the result.
-func (b *bed) measure(ctx context.Context, o options, t tool, logPath string, log *slog.Logger) *result {
-	r := &result{tool: t, version: t.version(ctx, o)}
-	r.err = b.measureInto(ctx, o, t, logPath, log, r)
+// measure runs one tool through every measurement of the scenario. It always stops the
+// tool, deletes the Services and removes the tool's zone before it returns; the error, if
+// any, is in the result.
+func (b *bed) measure(ctx context.Context, o options, scenario string, t tool, logPath string, log *slog.Logger) *result {
+	r := &result{tool: t, scenario: scenario, version: t.version(ctx, o)}
+	r.err = b.measureInto(ctx, o, scenario, t, logPath, log, r)
 	// The next tool starts on its own Services only. After Ctrl-C there is no next
 	// tool, and the API server goes with the run.
 	if ctx.Err() == nil {
@@ -110,17 +116,32 @@ func (b *bed) measure(ctx context.Context, o options, t tool, logPath string, lo
 			r.err = errors.Join(r.err, err)
 		}
 	}
+	// The next scenario gives this tool a zone of the same name again: with two, the tool
+	// could find its records in the old one and never write the new one.
+	if r.zoneID != "" {
+		if err := dropZone(b.sb.Store(), r.zoneID); err != nil {
+			r.err = errors.Join(r.err, err)
+		}
+	}
 	return r
 }
 
-func (b *bed) measureInto(ctx context.Context, o options, t tool, logPath string, log *slog.Logger, r *result) (err error) {
+func (b *bed) measureInto(ctx context.Context, o options, scenario string, t tool, logPath string, log *slog.Logger, r *result) (err error) {
 	store := b.sb.Store()
-	z, _, err := store.CreateZone(t.zone(), fmt.Sprintf("kubebench-%s-%d", t.name, time.Now().UnixNano()), "kubebench "+t.title, false)
+	z, _, err := store.CreateZone(t.zone(), fmt.Sprintf("kubebench-%s-%s-%d", scenario, t.name, time.Now().UnixNano()), "kubebench "+t.title, false)
 	if err != nil {
 		return fmt.Errorf("create zone %s: %w", t.zone(), err)
 	}
+	r.zoneID = z.ID
+	// The cluster scenario measures what the Pods cost: the first sync and the memory.
+	// Change-to-answer and the idle calls do not depend on them; its hold window only
+	// lets each tool run one periodic sync before its peak RSS is read.
+	idle, samples := o.idle, t.samples
+	if scenario == scenarioCluster {
+		idle, samples = o.clusterHold, 0
+	}
 	began := time.Now()
-	if err := createServices(ctx, b.kube, o.services, t.zone(), o.workers); err != nil {
+	if err := createServices(ctx, b.kube, o.services, t.zone(), o.workers, scenario == scenarioCluster); err != nil {
 		return err
 	}
 	r.create = time.Since(began)
@@ -182,13 +203,13 @@ func (b *bed) measureInto(ctx context.Context, o options, t tool, logPath string
 	if err := sleep(ctx, o.settle); err != nil {
 		return err
 	}
-	if o.idle > 0 {
+	if idle > 0 {
 		idleBefore, err := readCalls(ctx, b.sb.APIURL())
 		if err != nil {
 			return err
 		}
-		log.Info("idle window", "tool", t.title, "length", o.idle)
-		if err := sleep(ctx, o.idle); err != nil {
+		log.Info("idle window", "tool", t.title, "length", idle)
+		if err := sleep(ctx, idle); err != nil {
 			return err
 		}
 		idleAfter, err := readCalls(ctx, b.sb.APIURL())
@@ -198,18 +219,18 @@ func (b *bed) measureInto(ctx context.Context, o options, t tool, logPath string
 		if c.exited() {
 			return c.exitError()
 		}
-		r.idle, r.idleCalls = o.idle, idleAfter.since(idleBefore)
+		r.idle, r.idleCalls = idle, idleAfter.since(idleBefore)
 		log.Info("idle calls", "tool", t.title, "calls", r.idleCalls.total(), "by_operation", r.idleCalls.String())
 	}
 
 	// 3. Change to answer: one Service's target at a time, spread over the Services.
-	if t.samples > 0 {
-		log.Info("change-to-answer samples", "tool", t.title, "samples", t.samples)
+	if samples > 0 {
+		log.Info("change-to-answer samples", "tool", t.title, "samples", samples)
 	}
 	// Every tool gets the same Services changed, in the same order.
 	pick := rand.New(rand.NewPCG(o.seed, 0))
 	gaps := rand.New(rand.NewPCG(o.seed, 1))
-	for s := range t.samples {
+	for s := range samples {
 		i := pick.IntN(o.services)
 		ip := changedIP(s)
 		d, err := b.changeToAnswer(ctx, o, i, hostname(i, z.Name), ip)
@@ -244,7 +265,7 @@ func (b *bed) measureInto(ctx context.Context, o options, t tool, logPath string
 	r.peakRSS, r.rssAnon, r.rssFile = st["VmHWM"], st["RssAnon"], st["RssFile"]
 	r.cpu, _ = processCPU(pid)
 	if r.missed > 0 {
-		return fmt.Errorf("%d of %d change-to-answer samples not answered within %s", r.missed, t.samples, o.sampleTimeout)
+		return fmt.Errorf("%d of %d change-to-answer samples not answered within %s", r.missed, samples, o.sampleTimeout)
 	}
 	return nil
 }
@@ -290,4 +311,59 @@ func sleep(ctx context.Context, d time.Duration) error {
 	case <-t.C:
 		return nil
 	}
+}
+
+// dropZone empties the zone in the sandbox's store (in process: no API call is counted)
+// and deletes it.
+func dropZone(store *zones.Store, id string) error {
+	z, err := store.Zone(id)
+	if err != nil {
+		return fmt.Errorf("drop zone %s: %w", id, err)
+	}
+	apex := zones.CanonicalName(z.Name)
+	var dels []zones.Change
+	var next *zones.RRSet
+	for {
+		var p zones.Page
+		if next == nil {
+			p, err = store.ListRecords(id, "", "", "", 1000)
+		} else {
+			p, err = store.ListRecords(id, next.Name, next.Type, next.SetIdentifier, 1000)
+		}
+		if err != nil {
+			return fmt.Errorf("drop zone %s: list: %w", z.Name, err)
+		}
+		for _, set := range p.Sets {
+			if set.Name == apex && (set.Type == "SOA" || set.Type == "NS") && set.SetIdentifier == "" {
+				continue
+			}
+			dels = append(dels, zones.Change{Action: zones.Delete, Set: *set})
+		}
+		if next = p.Next; next == nil {
+			break
+		}
+	}
+	// Batches within Route 53's limits on records and characters, which the store keeps.
+	for len(dels) > 0 {
+		n, records, chars := 0, 0, 0
+		for ; n < len(dels); n++ {
+			set := dels[n].Set
+			size := 0
+			for _, v := range set.Records {
+				size += len(v)
+			}
+			if n > 0 && (records+max(len(set.Records), 1) > zones.MaxRecordsPerBatch || chars+size > zones.MaxValueCharsPerBatch) {
+				break
+			}
+			records, chars = records+max(len(set.Records), 1), chars+size
+		}
+		if _, err := store.Apply(id, "kubebench: drop the zone", dels[:n]); err != nil {
+			return fmt.Errorf("drop zone %s: delete records: %w", z.Name, err)
+		}
+		dels = dels[n:]
+	}
+	if _, err := store.DeleteZone(id); err != nil {
+		return fmt.Errorf("drop zone %s: %w", z.Name, err)
+	}
+	return nil
 }

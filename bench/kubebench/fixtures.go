@@ -60,19 +60,11 @@ func ensureNamespace(ctx context.Context, kube kubernetes.Interface) error {
 	return nil
 }
 
-// createServices creates n LoadBalancer Services svc-0 … svc-(n-1) whose hostname
-// annotation names svc-N.<zone>, and sets each one's load-balancer status as a cloud
-// controller would (none runs here). They allocate no node ports: 30,000–32,767 would run
-// out long before 10,000 Services.
-func createServices(ctx context.Context, kube kubernetes.Interface, n int, zone string, workers int) error {
+// createServices creates n LoadBalancer Services svc-0 … svc-(n-1) (serviceObject), and
+// sets each one's load-balancer status as a cloud controller would (none runs here).
+func createServices(ctx context.Context, kube kubernetes.Interface, n int, zone string, workers int, selector bool) error {
 	return parallel(ctx, n, workers, func(ctx context.Context, i int) error {
-		no := false
-		svc, err := kube.CoreV1().Services(namespace).Create(ctx, &corev1.Service{
-			ObjectMeta: metav1.ObjectMeta{Name: serviceName(i), Namespace: namespace,
-				Annotations: map[string]string{hostnameAnnotation: hostname(i, zone)}},
-			Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, AllocateLoadBalancerNodePorts: &no,
-				Ports: []corev1.ServicePort{{Name: "http", Port: 80}}},
-		}, metav1.CreateOptions{})
+		svc, err := kube.CoreV1().Services(namespace).Create(ctx, serviceObject(i, zone, selector), metav1.CreateOptions{})
 		if err != nil {
 			return fmt.Errorf("create service %s/%s: %w", namespace, serviceName(i), err)
 		}
@@ -82,6 +74,24 @@ func createServices(ctx context.Context, kube kubernetes.Interface, n int, zone 
 		}
 		return nil
 	})
+}
+
+// serviceObject is the i-th LoadBalancer Service, whose hostname annotation names
+// svc-N.<zone>; with selector, it selects the Pods labelled app=svc-N (the cluster
+// scenario's). It allocates no node ports: 30,000–32,767 would run out long before 10,000
+// Services.
+func serviceObject(i int, zone string, selector bool) *corev1.Service {
+	no := false
+	svc := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: serviceName(i), Namespace: namespace,
+			Annotations: map[string]string{hostnameAnnotation: hostname(i, zone)}},
+		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, AllocateLoadBalancerNodePorts: &no,
+			Ports: []corev1.ServicePort{{Name: "http", Port: 80}}},
+	}
+	if selector {
+		svc.Spec.Selector = map[string]string{appLabel: serviceName(i)}
+	}
+	return svc
 }
 
 // deleteServices deletes the Services svc-0 … svc-(n-1) (the API has no delete-collection

@@ -260,6 +260,30 @@ func TestParseFlags(t *testing.T) {
 		{name: "no services", args: []string{"--services", "0"}, wantErr: "--services 0"},
 		{name: "more Services than cluster IPs", args: []string{"--services", "70000"}, wantErr: "service CIDR"},
 		{name: "stray argument", args: []string{"now"}, wantErr: "unexpected arguments"},
+		{name: "both scenarios and the cluster's defaults", check: func(o options) bool {
+			return slices.Equal(o.scenarios, []string{scenarioServices, scenarioCluster}) && o.podsPerService == 3 && o.nodes == 20 &&
+				o.clusterHold == 70*time.Second && o.has(scenarioCluster) && o.has(scenarioServices)
+		}},
+		{name: "cluster scenario alone", args: []string{"--scenarios", "cluster", "--pods-per-service", "5", "--nodes", "50"}, check: func(o options) bool {
+			return slices.Equal(o.scenarios, []string{scenarioCluster}) && !o.has(scenarioServices) && o.podsPerService == 5 && o.nodes == 50
+		}},
+		{name: "scenarios run in their fixed order", args: []string{"--scenarios", " cluster, services "}, check: func(o options) bool {
+			return slices.Equal(o.scenarios, []string{scenarioServices, scenarioCluster})
+		}},
+		{name: "unknown scenario", args: []string{"--scenarios", "services,pods"}, wantErr: `unknown scenario "pods"`},
+		{name: "scenario twice", args: []string{"--scenarios", "cluster,cluster"}, wantErr: "twice"},
+		{name: "no scenario", args: []string{"--scenarios", " , "}, wantErr: "want one or more"},
+		{name: "no Pods per Service", args: []string{"--pods-per-service", "0"}, wantErr: "--pods-per-service 0"},
+		{name: "more Pods per Service than one slice holds", args: []string{"--pods-per-service", "101"}, wantErr: "--pods-per-service 101"},
+		{name: "no Nodes", args: []string{"--nodes", "0"}, wantErr: "--nodes 0"},
+		{name: "too many Nodes", args: []string{"--nodes", "5001"}, wantErr: "--nodes 5001"},
+		{name: "negative hold", args: []string{"--cluster-hold", "-1s"}, wantErr: "--cluster-hold"},
+		{name: "more Pods than the Pod network holds", args: []string{"--services", "30000", "--pods-per-service", "3"}, wantErr: "10.244.0.0/16 holds 65534"},
+		{name: "the Pod network's limit only binds the cluster scenario", args: []string{"--services", "30000", "--pods-per-service", "3", "--scenarios", "services"},
+			check: func(o options) bool { return o.services == 30000 }},
+		{name: "the whole Pod network", args: []string{"--services", "32767", "--pods-per-service", "2"}, check: func(o options) bool {
+			return o.layout().pods() == maxPods
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o, err := parseFlags(tc.args)
@@ -361,7 +385,7 @@ func TestRunLeavesNothingRunning(t *testing.T) {
 		}
 	}
 	o, err := parseFlags([]string{"--services", "20", "--idle", "2s", "--settle", "1s", "--samples", "2", "--sample-gap", "100ms",
-		"--tools", "crossfade"})
+		"--tools", "crossfade", "--nodes", "3", "--pods-per-service", "2", "--cluster-hold", "1s"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -372,8 +396,12 @@ func TestRunLeavesNothingRunning(t *testing.T) {
 	// this dir, so a process still running with it in its command line is a leak.
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp)
-	if o.crossfade, err = buildCrossfade(t.Context(), tmp, discard()); err != nil {
-		t.Fatal(err)
+	// KUBEBENCH_CROSSFADE names a crossfade binary built before, for a checkout whose
+	// source others are editing meanwhile.
+	if o.crossfade = os.Getenv("KUBEBENCH_CROSSFADE"); o.crossfade == "" {
+		if o.crossfade, err = buildCrossfade(t.Context(), tmp, discard()); err != nil {
+			t.Fatal(err)
+		}
 	}
 	var out strings.Builder
 	if err := runTo(t.Context(), o, discard(), &out); err != nil {
@@ -385,6 +413,17 @@ func TestRunLeavesNothingRunning(t *testing.T) {
 	}
 	if !strings.Contains(rep, "| Route 53 API calls in a 2s idle window (goal 0) | 0 ✓ |") {
 		t.Errorf("crossfade made Route 53 calls while idle, or the row is missing:\n%s", rep)
+	}
+	// The cluster scenario ran too: the API server took every fixture (a Pod or slice it
+	// refused would have failed the run), and every tool synced over them.
+	for _, want := range []string{
+		"## crossfade controller vs external-dns in a cluster: 20 LoadBalancer Services, 40 Running Pods, 20 EndpointSlices, 3 Nodes",
+		"| CPU time at the first sync (user + system) |",
+		"40 Pods, 2 per Service, in ",
+	} {
+		if !strings.Contains(rep, want) {
+			t.Errorf("report lacks %q:\n%s", want, rep)
+		}
 	}
 	if left := processesMentioning(tmp); len(left) > 0 {
 		t.Errorf("still running after run returned: %q", left)

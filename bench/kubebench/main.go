@@ -13,7 +13,15 @@
 // It measures crossfade, external-dns at its default --interval=1m, and external-dns with
 // --events, each on a fresh zone with the same owner id, on freshly created Services.
 //
-//	go run ./bench/kubebench                                           # the full run (~45 min)
+// That is the "services" scenario: the API server holds the Services and nothing else. The
+// "cluster" scenario runs every tool again on Services that select Pods, with --nodes Nodes,
+// --pods-per-service Running Pods per Service and one EndpointSlice per Service created
+// once before its first tool, as a real cluster holds them (external-dns v0.21.0's service
+// source keeps an informer over every Pod; crossfade watches no Pods). It measures the
+// first sync, the peak RSS after a --cluster-hold window and the CPU time at the first sync.
+//
+//	go run ./bench/kubebench                                           # both scenarios (~55 min)
+//	go run ./bench/kubebench --scenarios cluster                       # the cluster one (~11 min)
 //	go run ./bench/kubebench --services 1000 --idle 30s --samples 5    # a quick one
 //
 // Every process it starts (etcd, kube-apiserver, the controllers) runs on loopback only and
@@ -52,6 +60,10 @@ type options struct {
 	syncTimeout     time.Duration
 	workers         int
 	tools           []string
+	scenarios       []string
+	podsPerService  int
+	nodes           int
+	clusterHold     time.Duration
 	crossfade       string
 	externalDNS     string
 	out             string
@@ -72,7 +84,12 @@ func parseFlags(args []string) (options, error) {
 	fs.DurationVar(&o.sampleGap, "sample-gap", time.Second, "least pause between samples; a random extra, uniform over the tool's cycle (1 m for external-dns, 5 s with --events, this much for crossfade), lands each change at a random point of it")
 	fs.DurationVar(&o.settle, "settle", 10*time.Second, "wait after convergence before the idle window starts, for the write in flight to finish")
 	fs.DurationVar(&o.syncTimeout, "sync-timeout", 15*time.Minute, "give up on a first sync after this long")
-	fs.IntVar(&o.workers, "workers", 16, "concurrent API requests while creating and deleting the Services")
+	fs.IntVar(&o.workers, "workers", 16, "concurrent API requests while creating and deleting the Services and creating the cluster scenario's objects")
+	scenarios := fs.String("scenarios", strings.Join(scenarioNames, ","), "scenarios to run (comma-separated; run in this order whatever the order given): "+
+		"services (the Services alone), cluster (Services selecting Running Pods, with their EndpointSlices and Nodes)")
+	fs.IntVar(&o.podsPerService, "pods-per-service", 3, "cluster scenario: Running Pods behind each Service")
+	fs.IntVar(&o.nodes, "nodes", 20, "cluster scenario: Nodes the Pods run on")
+	fs.DurationVar(&o.clusterHold, "cluster-hold", 70*time.Second, "cluster scenario: keep each tool running this long after the first sync (and --settle) before its peak RSS is read, so that it goes through one periodic sync (both tools' interval is 1m)")
 	tools := fs.String("tools", strings.Join(toolNames, ","), "tools to run, in order (comma-separated): "+strings.Join(toolNames, ", "))
 	fs.StringVar(&o.crossfade, "crossfade", "", "crossfade binary (default: go build ./cmd/crossfade into the temp dir)")
 	fs.StringVar(&o.externalDNS, "external-dns", filepath.Join(kubetest.BinDir(), "external-dns"), "external-dns v0.21.0 binary (scripts/deps.sh builds it)")
@@ -81,7 +98,8 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of this process (the sandbox, the fixtures and the polls) to this file")
 	fs.StringVar(&o.memProfile, "memprofile", "", "write a heap profile of this process at the end to this file")
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the sample order and gaps")
-	if err := fs.Parse(args); err != nil {
+	err := fs.Parse(args)
+	if err != nil {
 		return o, err
 	}
 	if fs.NArg() > 0 {
@@ -97,6 +115,9 @@ func parseFlags(args []string) (options, error) {
 		}
 		o.tools = append(o.tools, t)
 	}
+	if o.scenarios, err = parseScenarios(*scenarios); err != nil {
+		return o, err
+	}
 	switch {
 	case o.services < 1 || o.services > maxServices:
 		return o, fmt.Errorf("--services %d: want 1..%d (the API server's service CIDR holds %d cluster IPs)", o.services, maxServices, maxServices)
@@ -110,8 +131,62 @@ func parseFlags(args []string) (options, error) {
 		return o, errors.New("--sample-gap and --settle: want 0 or more")
 	case o.workers < 1:
 		return o, fmt.Errorf("--workers %d: want at least 1", o.workers)
+	case o.podsPerService < 1 || o.podsPerService > maxPodsPerService:
+		return o, fmt.Errorf("--pods-per-service %d: want 1..%d (one EndpointSlice per Service holds them)", o.podsPerService, maxPodsPerService)
+	case o.nodes < 1 || o.nodes > maxNodes:
+		return o, fmt.Errorf("--nodes %d: want 1..%d", o.nodes, maxNodes)
+	case o.clusterHold < 0:
+		return o, fmt.Errorf("--cluster-hold %s: want 0 or more", o.clusterHold)
+	case o.has(scenarioCluster) && o.services*o.podsPerService > maxPods:
+		return o, fmt.Errorf("--services %d × --pods-per-service %d = %d Pods: the Pod network 10.244.0.0/16 holds %d",
+			o.services, o.podsPerService, o.services*o.podsPerService, maxPods)
 	}
 	return o, nil
+}
+
+// The scenarios, as --scenarios names them, in the order they run. cluster runs last:
+// its Pods, EndpointSlices and Nodes stay until the API server goes.
+const (
+	scenarioServices = "services"
+	scenarioCluster  = "cluster"
+)
+
+var scenarioNames = []string{scenarioServices, scenarioCluster}
+
+// parseScenarios reads --scenarios: known names, each once, at least one; returned in
+// the order they run.
+func parseScenarios(s string) ([]string, error) {
+	var asked []string
+	for _, name := range strings.Split(s, ",") {
+		name = strings.TrimSpace(name)
+		switch {
+		case name == "":
+			continue
+		case !slices.Contains(scenarioNames, name):
+			return nil, fmt.Errorf("--scenarios: unknown scenario %q; want some of %s", name, strings.Join(scenarioNames, ", "))
+		case slices.Contains(asked, name):
+			return nil, fmt.Errorf("--scenarios: %q twice", name)
+		}
+		asked = append(asked, name)
+	}
+	if len(asked) == 0 {
+		return nil, fmt.Errorf("--scenarios %q: want one or more of %s", s, strings.Join(scenarioNames, ", "))
+	}
+	var out []string
+	for _, name := range scenarioNames {
+		if slices.Contains(asked, name) {
+			out = append(out, name)
+		}
+	}
+	return out, nil
+}
+
+// has reports whether --scenarios asks for scenario.
+func (o options) has(scenario string) bool { return slices.Contains(o.scenarios, scenario) }
+
+// layout is the cluster scenario's shape as the flags ask for it.
+func (o options) layout() clusterLayout {
+	return clusterLayout{services: o.services, podsPerService: o.podsPerService, nodes: o.nodes}
 }
 
 func main() {
@@ -202,23 +277,31 @@ func runTo(ctx context.Context, o options, log *slog.Logger, w io.Writer) (err e
 	}
 	defer bed.close(log)
 
-	var results []*result
 	var failed []error
-	for _, t := range tools {
-		log.Info("benchmarking", "tool", t.title, "services", o.services)
-		r := bed.measure(ctx, o, t, filepath.Join(dir, t.name+".log"), log)
-		results = append(results, r)
-		if ctx.Err() != nil {
-			break // reported once, below
-		}
-		if r.err != nil {
-			failed = append(failed, fmt.Errorf("%s: %w", t.title, r.err))
-			log.Error("tool failed (--keep keeps its log)", "tool", t.title, "err", r.err)
+	// nil: the scenario did not run.
+	var services []*result
+	var cluster *clusterRun
+	if o.has(scenarioServices) {
+		services, failed = bed.runTools(ctx, o, scenarioServices, tools, dir, log)
+	}
+	if o.has(scenarioCluster) && ctx.Err() == nil {
+		cluster = &clusterRun{}
+		l := o.layout()
+		log.Info("creating the cluster's objects", "nodes", l.nodes, "pods", l.pods(), "endpointslices", l.services)
+		// Left in place at the end: the cluster scenario runs last, and the API server
+		// goes with the run.
+		cluster.fixtures, cluster.err = createCluster(ctx, bed.kube, l, o.workers, log)
+		if cluster.err != nil {
+			failed = append(failed, fmt.Errorf("cluster scenario: %w", cluster.err))
+		} else {
+			var fails []error
+			cluster.results, fails = bed.runTools(ctx, o, scenarioCluster, tools, dir, log)
+			failed = append(failed, fails...)
 		}
 	}
 
 	env.loadAfter = loadAverage()
-	rep := renderReport(o, env, results)
+	rep := renderRun(o, env, services, cluster)
 	if _, werr := io.WriteString(w, rep); werr != nil {
 		failed = append(failed, fmt.Errorf("write the report: %w", werr))
 	}
@@ -231,6 +314,37 @@ func runTo(ctx context.Context, o options, log *slog.Logger, w io.Writer) (err e
 		failed = append(failed, context.Cause(ctx))
 	}
 	return errors.Join(failed...)
+}
+
+// clusterRun is what the cluster scenario made and measured.
+type clusterRun struct {
+	fixtures *clusterFixtures
+	err      error // creating the fixtures failed: no tool ran
+	results  []*result
+}
+
+// runTools measures every tool in one scenario, one after the other, and returns their
+// results and the failures. It stops early once ctx ends.
+func (b *bed) runTools(ctx context.Context, o options, scenario string, tools []tool, dir string, log *slog.Logger) ([]*result, []error) {
+	results := []*result{}
+	var failed []error
+	for _, t := range tools {
+		log.Info("benchmarking", "scenario", scenario, "tool", t.title, "services", o.services)
+		logName := t.name + ".log"
+		if scenario != scenarioServices {
+			logName = t.name + "-" + scenario + ".log"
+		}
+		r := b.measure(ctx, o, scenario, t, filepath.Join(dir, logName), log)
+		results = append(results, r)
+		if ctx.Err() != nil {
+			break // reported once, by the caller
+		}
+		if r.err != nil {
+			failed = append(failed, fmt.Errorf("%s (%s): %w", t.title, scenario, r.err))
+			log.Error("tool failed (--keep keeps its log)", "scenario", scenario, "tool", t.title, "err", r.err)
+		}
+	}
+	return results, failed
 }
 
 // maxServices is what the API server's service CIDR (10.96.0.0/16, kubetest) holds, less

@@ -70,7 +70,7 @@ func newProfileBed(b *testing.B) *profileBed {
 		b.Fatal(err)
 	}
 	began := time.Now()
-	if err := createServices(b.Context(), kube, n, pb.zone, 16); err != nil {
+	if err := createServices(b.Context(), kube, n, pb.zone, 16, false); err != nil {
 		b.Fatal(err)
 	}
 	b.Logf("%d Services created in %s", n, time.Since(began).Round(time.Millisecond))
