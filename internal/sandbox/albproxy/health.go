@@ -1,0 +1,408 @@
+package albproxy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// State is a target's health state, named as DescribeTargetHealth names it.
+type State string
+
+// The ELBv2 target health states.
+const (
+	StateInitial     State = "initial"
+	StateHealthy     State = "healthy"
+	StateUnhealthy   State = "unhealthy"
+	StateUnused      State = "unused"
+	StateDraining    State = "draining"
+	StateUnavailable State = "unavailable"
+)
+
+// The ELBv2 target health reason codes the proxy reports.
+const (
+	ReasonRegistrationInProgress   = "Elb.RegistrationInProgress"
+	ReasonInitialHealthChecking    = "Elb.InitialHealthChecking"
+	ReasonResponseCodeMismatch     = "Target.ResponseCodeMismatch"
+	ReasonTimeout                  = "Target.Timeout"
+	ReasonFailedHealthChecks       = "Target.FailedHealthChecks"
+	ReasonNotRegistered            = "Target.NotRegistered"
+	ReasonNotInUse                 = "Target.NotInUse"
+	ReasonDeregistrationInProgress = "Target.DeregistrationInProgress"
+	ReasonHealthCheckDisabled      = "Target.HealthCheckDisabled"
+)
+
+// Health is one target's TargetHealth: State, and for every state but healthy a Reason
+// code and a Description in ELBv2's words.
+type Health struct {
+	State       State
+	Reason      string
+	Description string
+}
+
+var (
+	hInitial   = Health{StateInitial, ReasonRegistrationInProgress, "Target registration is in progress"}
+	hChecking  = Health{StateInitial, ReasonInitialHealthChecking, "Initial health checking in progress"}
+	hHealthy   = Health{State: StateHealthy}
+	hNotInUse  = Health{StateUnused, ReasonNotInUse, "Target group is not configured to receive traffic from the load balancer"}
+	hDraining  = Health{StateDraining, ReasonDeregistrationInProgress, "Target deregistration is in progress"}
+	hHCOff     = Health{StateUnavailable, ReasonHealthCheckDisabled, "Health checks disabled"}
+	hTimeout   = Health{StateUnhealthy, ReasonTimeout, "Request timed out"}
+	hConnError = Health{StateUnhealthy, ReasonFailedHealthChecks, "Health checks failed"}
+)
+
+// target is one registration of an address in a group. A re-registration after a
+// deregistration is a new target, so a late health check result or an in-flight request
+// of the old one cannot touch the new one's state.
+type target struct {
+	addr     string
+	inflight atomic.Int64
+
+	// Guarded by group.mu.
+	health     Health
+	okRun      int // consecutive passed checks
+	failRun    int // consecutive failed checks
+	checked    bool
+	drainUntil time.Time // set once deregistered
+}
+
+// routeSet is what the request path reads, swapped whole whenever a state changes.
+type routeSet struct {
+	// healthy are the targets in service: healthy, or unavailable (checks disabled).
+	healthy []*target
+	// failOpen are all registered targets that are not draining, used when no target is
+	// healthy (ALB "fails open").
+	failOpen []*target
+}
+
+// group is the long-lived runtime of one target group: it outlives Apply calls that keep
+// the group, so health state, round-robin position and stickiness survive them.
+type group struct {
+	id  string
+	log *slog.Logger
+	bg  *background
+
+	routes atomic.Pointer[routeSet]
+	rr     atomic.Uint64
+
+	mu       sync.Mutex
+	cfg      TargetGroup
+	hc       HealthCheck // cfg.HealthCheck with defaults
+	match    matcher
+	inUse    bool
+	targets  map[string]*target // registered and draining, by address
+	stopWork context.CancelFunc // the health check worker's, nil when none runs
+	nudge    chan struct{}      // asks the worker to check never-checked targets now
+}
+
+func newGroup(id string, log *slog.Logger, bg *background) *group {
+	g := &group{id: id, log: log, bg: bg, targets: map[string]*target{}, nudge: make(chan struct{}, 1)}
+	g.routes.Store(&routeSet{})
+	return g
+}
+
+// pick chooses the next target round-robin among the healthy ones, or among all
+// registered ones when none is healthy; nil when the group has nothing to route to.
+func (g *group) pick() *target {
+	rs := g.routes.Load()
+	list := rs.healthy
+	if len(list) == 0 {
+		list = rs.failOpen
+	}
+	if len(list) == 0 {
+		return nil
+	}
+	return list[(g.rr.Add(1)-1)%uint64(len(list))]
+}
+
+// routable reports whether the group has any target a request could go to.
+func (g *group) routable() bool {
+	rs := g.routes.Load()
+	return len(rs.healthy)+len(rs.failOpen) > 0
+}
+
+// rebuildLocked recomputes the route set from the targets' states. Caller holds g.mu.
+func (g *group) rebuildLocked() {
+	rs := &routeSet{}
+	if g.inUse {
+		for _, addr := range g.cfg.Targets { // registration order keeps round-robin stable
+			t := g.targets[addr]
+			if t == nil || !t.drainUntil.IsZero() {
+				continue
+			}
+			if t.health.State == StateHealthy || t.health.State == StateUnavailable {
+				rs.healthy = append(rs.healthy, t)
+			}
+			rs.failOpen = append(rs.failOpen, t)
+		}
+	}
+	g.routes.Store(rs)
+}
+
+// update applies a target group's new settings and registrations and whether a listener
+// uses it. New targets start initial, removed ones drain. Caller must not hold g.mu.
+func (g *group) update(cfg TargetGroup, inUse bool, now time.Time) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	hc := cfg.HealthCheck.withDefaults()
+	m, _ := parseMatcher(hc.Matcher) // validated
+	g.cfg, g.hc, g.match = cfg, hc, m
+
+	fresh := func() Health {
+		switch {
+		case !inUse:
+			return hNotInUse
+		case hc.Disabled:
+			return hHCOff
+		}
+		return hInitial
+	}
+	want := make(map[string]bool, len(cfg.Targets))
+	added := false
+	for _, addr := range cfg.Targets {
+		want[addr] = true
+		t := g.targets[addr]
+		if t == nil || !t.drainUntil.IsZero() {
+			// New, or re-registered while draining: a new registration.
+			g.targets[addr] = &target{addr: addr, health: fresh()}
+			added = true
+			continue
+		}
+		switch {
+		case !inUse:
+			t.health, t.okRun, t.failRun, t.checked = hNotInUse, 0, 0, false
+		case hc.Disabled:
+			t.health, t.okRun, t.failRun = hHCOff, 0, 0
+		case !g.inUse || t.health.State == StateUnavailable:
+			// Coming into use, or checks turned back on: health is unknown again.
+			t.health, t.okRun, t.failRun, t.checked = hInitial, 0, 0, false
+			added = true
+		}
+	}
+	for addr, t := range g.targets {
+		if want[addr] || !t.drainUntil.IsZero() {
+			continue
+		}
+		if cfg.DeregistrationDelay <= 0 {
+			delete(g.targets, addr)
+			continue
+		}
+		t.drainUntil = now.Add(cfg.DeregistrationDelay)
+		t.health = hDraining
+	}
+	g.purgeLocked(now)
+	g.inUse = inUse
+	g.rebuildLocked()
+
+	needWorker := inUse && !hc.Disabled
+	switch {
+	case !needWorker && g.stopWork != nil:
+		g.stopWork()
+		g.stopWork = nil
+	case needWorker && g.stopWork == nil:
+		ctx, cancel := context.WithCancel(g.bg.ctx)
+		g.stopWork = cancel
+		g.bg.wg.Add(1)
+		go g.work(ctx, g.bg.checker, g.bg.wg.Done)
+	case added && needWorker:
+		select {
+		case g.nudge <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// purgeLocked forgets draining targets whose deregistration delay has passed.
+func (g *group) purgeLocked(now time.Time) {
+	for addr, t := range g.targets {
+		if !t.drainUntil.IsZero() && !now.Before(t.drainUntil) {
+			delete(g.targets, addr)
+		}
+	}
+}
+
+// health reports every target the group knows: registered and still draining.
+func (g *group) health(now time.Time) map[string]Health {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.purgeLocked(now)
+	out := make(map[string]Health, len(g.targets))
+	for addr, t := range g.targets {
+		out[addr] = t.health
+	}
+	return out
+}
+
+// stop ends the health check worker, if one runs.
+func (g *group) stop() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.stopWork != nil {
+		g.stopWork()
+		g.stopWork = nil
+	}
+}
+
+// background is what the proxy's goroutines share: the context that Close cancels, the
+// group Close waits for, and the health check client.
+type background struct {
+	ctx     context.Context
+	wg      sync.WaitGroup
+	checker *checker
+}
+
+// checker sends the health check requests: a client that opens a new connection for
+// every check and closes it after, as ALB does.
+type checker struct {
+	client *http.Client
+}
+
+func newChecker() *checker {
+	return &checker{client: &http.Client{
+		Transport: &http.Transport{
+			Proxy:             nil,
+			DisableKeepAlives: true,
+			DialContext:       (&net.Dialer{}).DialContext,
+		},
+		// Health checks report redirects as the status they are, like ALB.
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}}
+}
+
+// probe runs one health check against addr and returns the health it indicates on its
+// own (before thresholds).
+func (c *checker) probe(ctx context.Context, addr string, hc HealthCheck, m matcher) (ok bool, fail Health) {
+	ctx, cancel := context.WithTimeout(ctx, hc.Timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+hc.Path, nil)
+	if err != nil {
+		return false, hConnError
+	}
+	req.Header.Set("User-Agent", "ELB-HealthChecker/2.0")
+	resp, err := c.client.Do(req)
+	if err != nil {
+		var ne net.Error
+		if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, os.ErrDeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()) {
+			return false, hTimeout
+		}
+		return false, hConnError
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	_ = resp.Body.Close()
+	if !m.match(resp.StatusCode) {
+		return false, Health{StateUnhealthy, ReasonResponseCodeMismatch,
+			fmt.Sprintf("Health checks failed with these codes: [%d]", resp.StatusCode)}
+	}
+	return true, Health{}
+}
+
+// work is the group's health check loop: every interval it checks every registered
+// target concurrently, each with the timeout; a nudge checks new targets at once, off the
+// regular schedule.
+func (g *group) work(ctx context.Context, c *checker, done func()) {
+	defer done()
+	g.round(ctx, c, false)
+	next := time.Now().Add(g.interval())
+	timer := time.NewTimer(time.Until(next))
+	defer timer.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-g.nudge:
+			g.round(ctx, c, true)
+			continue
+		case <-timer.C:
+		}
+		g.round(ctx, c, false)
+		next = next.Add(g.interval())
+		if now := time.Now(); next.Before(now) {
+			next = now // fell behind: do not fire a burst of rounds
+		}
+		timer.Reset(time.Until(next))
+	}
+}
+
+func (g *group) interval() time.Duration {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.hc.Interval
+}
+
+// round checks the group's registered targets (only never-checked ones when onlyNew) and
+// moves their states by the thresholds.
+func (g *group) round(ctx context.Context, c *checker, onlyNew bool) {
+	g.mu.Lock()
+	hc, m := g.hc, g.match
+	var todo []*target
+	for _, t := range g.targets {
+		if t.drainUntil.IsZero() && (!onlyNew || !t.checked) {
+			todo = append(todo, t)
+		}
+	}
+	g.mu.Unlock()
+	if len(todo) == 0 {
+		return
+	}
+
+	type result struct {
+		ok   bool
+		fail Health
+	}
+	results := make([]result, len(todo))
+	var wg sync.WaitGroup
+	for i, t := range todo {
+		wg.Go(func() {
+			ok, fail := c.probe(ctx, t.addr, hc, m)
+			results[i] = result{ok, fail}
+		})
+	}
+	wg.Wait()
+	if ctx.Err() != nil {
+		return // stopped mid-round: a cancelled check says nothing about the target
+	}
+
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	changed := false
+	for i, t := range todo {
+		if g.targets[t.addr] != t || !t.drainUntil.IsZero() || !g.inUse || g.hc.Disabled {
+			continue // deregistered, re-registered or out of use meanwhile
+		}
+		before := t.health.State
+		t.checked = true
+		r := results[i]
+		if r.ok {
+			t.okRun, t.failRun = t.okRun+1, 0
+			// A new target needs one passed check to be healthy (ALB user guide); an
+			// unhealthy one needs HealthyThreshold in a row.
+			if before == StateInitial || t.okRun >= g.hc.HealthyThreshold {
+				t.health = hHealthy
+			}
+		} else {
+			t.okRun, t.failRun = 0, t.failRun+1
+			switch {
+			case t.failRun >= g.hc.UnhealthyThreshold || before == StateUnhealthy:
+				t.health = r.fail
+			case before == StateInitial:
+				t.health = hChecking
+			}
+		}
+		if t.health.State != before {
+			changed = true
+			g.log.Debug("target health changed", "targetGroup", g.id, "target", t.addr,
+				"from", before, "to", t.health.State, "reason", t.health.Reason)
+		}
+	}
+	if changed {
+		g.rebuildLocked()
+	}
+}
