@@ -38,8 +38,12 @@ func strip(obj any) (any, error) {
 	case *discoveryv1.EndpointSlice:
 		o.Ports = nil
 		for i := range o.Endpoints {
-			o.Endpoints[i].Hints = nil
-			o.Endpoints[i].DeprecatedTopology = nil
+			e := &o.Endpoints[i]
+			e.Hints, e.DeprecatedTopology, e.Zone = nil, nil, nil
+			// Sources read what the reference points at, never its UID or version.
+			if r := e.TargetRef; r != nil {
+				e.TargetRef = &corev1.ObjectReference{APIVersion: r.APIVersion, Kind: r.Kind, Name: r.Name}
+			}
 		}
 	case *corev1.Namespace:
 		o.Spec, o.Status = corev1.NamespaceSpec{}, corev1.NamespaceStatus{}

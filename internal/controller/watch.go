@@ -20,7 +20,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -67,7 +66,6 @@ type Watcher struct {
 	client  kubernetes.Interface
 	dyn     dynamic.Interface
 	log     *slog.Logger
-	factory informers.SharedInformerFactory
 	typed   []cache.SharedIndexInformer
 	lists   typedLists
 	changed chan struct{}
@@ -122,33 +120,66 @@ func NewWatcher(client kubernetes.Interface, dyn dynamic.Interface, cfg WatchCon
 		log = slog.New(slog.DiscardHandler)
 	}
 	w := &Watcher{cfg: cfg, client: client, dyn: dyn, log: log, changed: make(chan struct{}, 1)}
-	w.factory = informers.NewSharedInformerFactoryWithOptions(client, 0,
-		informers.WithNamespace(cfg.Namespace), informers.WithTransform(strip))
-	typed := func(inf cache.SharedIndexInformer) cache.Store {
+	ns := cfg.Namespace
+	typed := func(example runtime.Object, list listFunc, watchFn watchFunc) cache.Store {
+		inf := cache.NewSharedIndexInformer(pagedListWatch(list, watchFn), example, 0, cache.Indexers{})
+		// Objects that arrive by watch are stripped here; listed ones already were.
+		_ = inf.SetTransform(strip)
 		w.typed = append(w.typed, inf)
 		w.handle(inf)
 		return inf.GetStore()
 	}
+	core, disc, netv1 := client.CoreV1(), client.DiscoveryV1(), client.NetworkingV1()
 	// Istio Gateways find their load balancer through the Services their selector
 	// matches (or an Ingress an annotation names), so Services and Ingresses are read for
 	// them, and for the VirtualServices that publish through them, even when Services and
 	// Ingresses do not publish.
 	istio := want[SourceIstioGateway] || want[SourceIstioVirtualService]
 	if want[SourceService] || istio {
-		w.lists.services = typed(w.factory.Core().V1().Services().Informer())
+		w.lists.services = typed(&corev1.Service{},
+			func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+				return core.Services(ns).List(ctx, o)
+			},
+			func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+				return core.Services(ns).Watch(ctx, o)
+			})
 	}
 	if want[SourceService] {
 		// NodePort Services publish node addresses; headless ones their endpoints'
 		// addresses, read from EndpointSlices rather than from a cluster-wide Pod
 		// informer (external-dns issue 5595: gigabytes in a large cluster).
-		w.lists.nodes = typed(w.factory.Core().V1().Nodes().Informer())
-		w.lists.slices = typed(w.factory.Discovery().V1().EndpointSlices().Informer())
+		w.lists.nodes = typed(&corev1.Node{},
+			func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+				return core.Nodes().List(ctx, o)
+			},
+			func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+				return core.Nodes().Watch(ctx, o)
+			})
+		w.lists.slices = typed(&discoveryv1.EndpointSlice{},
+			func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+				return disc.EndpointSlices(ns).List(ctx, o)
+			},
+			func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+				return disc.EndpointSlices(ns).Watch(ctx, o)
+			})
 	}
 	if want[SourceIngress] || istio {
-		w.lists.ingresses = typed(w.factory.Networking().V1().Ingresses().Informer())
+		w.lists.ingresses = typed(&networkingv1.Ingress{},
+			func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+				return netv1.Ingresses(ns).List(ctx, o)
+			},
+			func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+				return netv1.Ingresses(ns).Watch(ctx, o)
+			})
 	}
 	if want[SourceHTTPRoute] || want[SourceGRPCRoute] {
-		w.lists.namespaces = typed(w.factory.Core().V1().Namespaces().Informer())
+		w.lists.namespaces = typed(&corev1.Namespace{},
+			func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+				return core.Namespaces().List(ctx, o)
+			},
+			func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+				return core.Namespaces().Watch(ctx, o)
+			})
 	}
 	w.crds = crdKinds(want)
 	return w, nil
@@ -263,11 +294,15 @@ func sameForSources(oldObj, newObj any) bool {
 // then it looks for the CRD-served kinds every CRDPoll until ctx ends. It returns once
 // the built-in kinds are synced, leaving the owned goroutines to stop with ctx.
 func (w *Watcher) Run(ctx context.Context) error {
-	w.factory.Start(ctx.Done())
-	for typ, ok := range w.factory.WaitForCacheSync(ctx.Done()) {
-		if !ok {
-			return fmt.Errorf("watch %v: cache not synced: %w", typ, context.Cause(ctx))
-		}
+	for _, inf := range w.typed {
+		go inf.RunWithContext(ctx)
+	}
+	synced := make([]cache.InformerSynced, len(w.typed))
+	for i, inf := range w.typed {
+		synced[i] = inf.HasSynced
+	}
+	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
+		return fmt.Errorf("watch: caches not synced: %w", context.Cause(ctx))
 	}
 	w.discover(ctx)
 	go func() {
