@@ -10,6 +10,7 @@ import (
 	"os/user"
 	"path/filepath"
 
+	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/spf13/cobra"
 
 	"github.com/crossfade-io/crossfade/internal/cutover"
@@ -40,6 +41,8 @@ type cutoverFlags struct {
 	logTo   io.Writer
 	// json makes `status` print JSON.
 	json bool
+	// elbv2Endpoint is the ELBv2 API URL for a plan with spec.alb; "" uses route53's.
+	elbv2Endpoint string
 }
 
 func newCutoverCmd(g *globalFlags) *cobra.Command {
@@ -51,7 +54,11 @@ func newCutoverCmd(g *globalFlags) *cobra.Command {
 from one set identifier (cluster) to another, step by step, as a plan file says. A step
 holds for at least the records' TTL, with every gate passing; a failing gate rolls back.
 Every action is journaled before and after it is taken, so a killed run continues with
-'run --resume'.`,
+'run --resume'.
+
+With spec.alb the plan moves the target-group weights of ALB listener rules instead (the
+ALB lever): no DNS record changes, a weight applies to the next request, and each step
+holds for its pause.`,
 	}
 	pf := cmd.PersistentFlags()
 	pf.StringVar(&f.stateDir, "state-dir", defaultStateDir(), "directory of the journal, lock, control and report files")
@@ -59,6 +66,7 @@ Every action is journaled before and after it is taken, so a killed run continue
 	pf.StringVar(&f.txtPrefix, "txt-prefix", "", "prefix of the ownership TXT names, as the publishers write them")
 	pf.StringVar(&f.txtSuffix, "txt-suffix", "", "suffix of the ownership TXT names, as the publishers write them")
 	route53Flags(pf, &f.route53)
+	pf.StringVar(&f.elbv2Endpoint, "elbv2-endpoint", "", "ELBv2 API URL for a plan with spec.alb (default: --aws-endpoint's, e.g. the sandbox's)")
 
 	planCmd := &cobra.Command{
 		Use:   "plan FILE",
@@ -310,14 +318,35 @@ func (f *cutoverFlags) config(cmd *cobra.Command, g *globalFlags, file string) (
 	if err != nil {
 		return cutover.Config{}, err
 	}
+	cfg := cutover.Config{Plan: p, Registry: reg, StateDir: f.stateDir, By: whoAmI(), DNSServers: f.dnsServers, Logger: log}
+	if p.ALB != nil {
+		// The ALB lever: listener rules, through the standard AWS configuration chain.
+		var opts []func(*config.LoadOptions) error
+		if f.route53.Region != "" {
+			opts = append(opts, config.WithRegion(f.route53.Region))
+		}
+		awsCfg, err := config.LoadDefaultConfig(cmd.Context(), opts...)
+		if err != nil {
+			return cutover.Config{}, fmt.Errorf("load AWS configuration: %w", err)
+		}
+		if awsCfg.Region == "" {
+			awsCfg.Region = route53.DefaultRegion
+		}
+		endpoint := f.elbv2Endpoint
+		if endpoint == "" {
+			endpoint = f.route53.Endpoint
+		}
+		cfg.ELB = cutover.NewELBv2(awsCfg, endpoint)
+		return cfg, nil
+	}
 	r53 := f.route53
 	r53.Logger = log
 	dns, err := route53.New(cmd.Context(), r53)
 	if err != nil {
 		return cutover.Config{}, err
 	}
-	return cutover.Config{Plan: p, DNS: dns, Registry: reg, StateDir: f.stateDir, By: whoAmI(),
-		DNSServers: f.dnsServers, Logger: log}, nil
+	cfg.DNS = dns
+	return cfg, nil
 }
 
 // defaultStateDir follows the XDG base directory spec: cutover state is state, not cache.

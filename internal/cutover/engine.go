@@ -18,7 +18,6 @@ import (
 	"github.com/crossfade-io/crossfade/internal/cutover/gate"
 	"github.com/crossfade-io/crossfade/internal/cutover/journal"
 	"github.com/crossfade-io/crossfade/internal/cutover/spec"
-	"github.com/crossfade-io/crossfade/internal/endpoint"
 	"github.com/crossfade-io/crossfade/internal/plan"
 	"github.com/crossfade-io/crossfade/internal/provider"
 	"github.com/crossfade-io/crossfade/internal/registry"
@@ -56,10 +55,16 @@ const (
 type Config struct {
 	// Plan is the validated plan file.
 	Plan *spec.Plan
-	// DNS reads and writes the zone.
+	// DNS reads and writes the zone: the Route 53 lever, for a plan with records.
 	DNS DNS
-	// Registry finds the members' ownership records.
+	// Registry finds the members' ownership records (the Route 53 lever).
 	Registry *registry.TXT
+	// ELB reads and writes the listener rules: the ALB lever, for a plan with spec.alb
+	// (NewELBv2 builds one).
+	ELB ELBv2
+	// Lever, when set, is pulled instead of the one the plan names (DNS or ELB): for
+	// tests and embedders with a lever of their own.
+	Lever Lever
 	// StateDir holds the journal, lock, control and report files, one set per cutover.
 	StateDir string
 	// By names who runs it (user@host), for the journal and report.
@@ -105,7 +110,10 @@ type runner struct {
 	j     *journal.Journal
 	log   *slog.Logger
 	gates [][]Gate // per step
-	live  *live
+	// lever is what the cutover pulls; live is the lever as last read (or as the last
+	// write left it).
+	lever Lever
+	live  Snapshot
 	start map[string]int64
 	// startTTL is the members' TTL when the cutover started: waited out after lowering
 	// it. startTTLs are each record's, restored at the end (nil for a journal from
@@ -142,7 +150,7 @@ type runner struct {
 	// expect is each member's weight as this run last wrote it (or, before its first
 	// write, found it), by key: a weight in the zone that differs is drift. nil compares
 	// nothing: the next write overwrites what it finds (after a resume from a drift pause).
-	expect map[endpoint.Key]int64
+	expect map[string]int64
 	// expected says what expect is, for the drift error: "the cutover wrote" or the like.
 	expected string
 	// pauseWhy is shown while paused for another reason than a pause command.
@@ -262,8 +270,9 @@ func (r *runner) finish(runErr error) (*Report, error) {
 	return rep, runErr
 }
 
-// planHash identifies what a plan moves: zone, records, members and weights. Pauses,
-// gates and timeouts may be edited between an interruption and its resume; these not.
+// planHash identifies what a plan moves: zone, records (or listener rules and target
+// groups), members and weights. Pauses, gates and timeouts may be edited between an
+// interruption and its resume; these not.
 func planHash(p *spec.Plan) string {
 	var steps []spec.Weights
 	for _, s := range p.Steps {
@@ -275,7 +284,9 @@ func planHash(p *spec.Plan) string {
 		Steps, RollbackSteps   []spec.Weights
 		RollbackMode           string
 		LowerTTL               int64
-	}{p.Zone, p.ZoneID, p.From, p.To, p.Records, steps, p.Rollback.Steps, p.Rollback.Mode, p.LowerTTL})
+		// Left out when nil, so that a Route 53 plan hashes as before the ALB lever.
+		ALB *spec.ALB `json:",omitempty"`
+	}{p.Zone, p.ZoneID, p.From, p.To, p.Records, steps, p.Rollback.Steps, p.Rollback.Mode, p.LowerTTL, p.ALB})
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:8])
 }
@@ -287,6 +298,7 @@ func open(cfg Config) (*runner, []journal.Entry, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	lv := newLever(cfg)
 	lock, err := journal.Acquire(paths.Lock, journal.Holder{By: cfg.By, Cutover: p.Name})
 	if err != nil {
 		return nil, nil, err
@@ -309,7 +321,7 @@ func open(cfg Config) (*runner, []journal.Entry, error) {
 		servers := cfg.DNSServers
 		cfg.NewGate = func(g spec.Gate) (Gate, error) { return NewGate(g, servers) }
 	}
-	r := &runner{cfg: cfg, p: p, paths: paths, j: j, log: log.With("cutover", p.Name), seen: map[string]bool{}, tookOver: map[registry.Runner]bool{}}
+	r := &runner{cfg: cfg, p: p, paths: paths, j: j, lever: lv, log: log.With("cutover", p.Name), seen: map[string]bool{}, tookOver: map[registry.Runner]bool{}}
 	r.closeFn = func() { j.Close(); lock.Release() }
 	return r, entries, nil
 }
@@ -501,6 +513,10 @@ type Released struct {
 // meanwhile fails the batch, and the zone is read and judged again.
 func Release(ctx context.Context, cfg Config, force bool) (Released, error) {
 	p := cfg.Plan
+	if p.ALB != nil {
+		return Released{}, fmt.Errorf("cutover %s moves ALB listener rules, which carry no authority record: nothing to release; "+
+			"the rules keep the weights written (the report prints them as the Terraform forward block, for the module that owns the rules)", p.Name)
+	}
 	paths := PathsFor(cfg.StateDir, p.Name)
 	entries, err := journal.Read(paths.Journal)
 	exists := !errors.Is(err, os.ErrNotExist)
@@ -519,7 +535,7 @@ func Release(ctx context.Context, cfg Config, force bool) (Released, error) {
 		return Released{}, err
 	}
 	defer lock.Release()
-	o := readOpts{partial: true, runner: registry.Runner{Token: st.token}, takeover: force}
+	o := ReadOptions{Partial: true, Runner: registry.Runner{Token: st.token}, Takeover: force}
 	var rel Released
 	var id string
 	for attempt := 1; ; attempt++ {
@@ -619,6 +635,11 @@ func thisRunner(token string) registry.Runner {
 type startData struct {
 	// TTLs maps "name type" to the TTL the record's weighted sets had.
 	TTLs map[string]int64 `json:"ttls,omitempty"`
+	// Lever is the lever the cutover pulls; "" is LeverRoute53 (and every journal from
+	// before the ALB lever).
+	Lever string `json:"lever,omitempty"`
+	// Rules are the ALB lever's rules as found: their forward actions' target groups.
+	Rules []RuleWeights `json:"rules,omitempty"`
 }
 
 func newStartData(ttls map[spec.Record]int64) json.RawMessage {

@@ -2,255 +2,273 @@ package cutover
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"log/slog"
 	"maps"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/crossfade-io/crossfade/internal/cutover/spec"
-	"github.com/crossfade-io/crossfade/internal/endpoint"
-	"github.com/crossfade-io/crossfade/internal/plan"
-	"github.com/crossfade-io/crossfade/internal/provider"
 	"github.com/crossfade-io/crossfade/internal/registry"
 )
 
-// DNS is what the cutover needs of a DNS provider: read a zone, write one batch and
-// follow it to INSYNC. The Route 53 provider implements it.
-type DNS interface {
-	Zones(ctx context.Context) ([]provider.Zone, error)
-	Records(ctx context.Context, zone provider.Zone) ([]*endpoint.Endpoint, error)
-	ApplyChange(ctx context.Context, zone provider.Zone, batch plan.Batch, comment string) (string, error)
-	InSync(ctx context.Context, changeID string) (bool, error)
-	DryRun(ctx context.Context, zone provider.Zone, batch plan.Batch) ([]byte, error)
+// Lever is what a cutover pulls to move traffic from one cluster to the other: Route 53
+// weighted record sets (lever_dns.go) or the target-group weights of ALB listener rules
+// (lever_alb.go). The runner, the journal, the control commands, the rollback, the
+// report, the progress table and the dashboard see the lever through this seam only, and
+// speak of weights as the plan does: from and to (spec.Plan.From, To) → weight.
+//
+// A lever is used by one runner at a time; it may keep what it resolved once (a zone, a
+// target group's ARN) between calls.
+type Lever interface {
+	// Kind names the lever in the journal and the report: LeverRoute53 or LeverALB.
+	Kind() string
+	// Read reads what the plan moves, as it stands now, and checks that a cutover can move
+	// it: a *ReadError when it could not be read at all, a *NotReadyError (or another
+	// error, e.g. *HeldError) when what it read refuses the cutover.
+	Read(ctx context.Context, o ReadOptions) (Snapshot, error)
+	// StartProblems lists why a cutover may not start from s (e.g. members whose weights
+	// differ between records or rules, a step that would send a rule's traffic nowhere);
+	// nil when it may.
+	StartProblems(s Snapshot) []string
+	// Check lists why c may not be written on s: a run refuses the write, a rollback
+	// writes what it can and logs them.
+	Check(s Snapshot, c Change) []string
+	// Write sends c, built on s (read just before, its drift checked), as one step: in
+	// one atomic request where the API has one (a Route 53 change batch), else as the
+	// lever says (ALB: one call per rule, in the plan's order; a write interrupted half
+	// way is redone whole, rules already at the weights skipped). It returns what it
+	// sent, for the journal and to wait on.
+	Write(ctx context.Context, s Snapshot, c Change, env WriteEnv) (Written, error)
+	// InEffect reports whether w is in effect: Route 53's change INSYNC, every ALB rule
+	// describing the weights written.
+	InEffect(ctx context.Context, w Written) (bool, error)
+	// DryRun renders c built on s exactly as Write would send it (for `cutover plan`),
+	// and what s becomes once it is.
+	DryRun(ctx context.Context, s Snapshot, c Change) (Rendered, error)
+	// Describe fills the lever's part of a preview: where it writes, what it moves as
+	// it stands, and the lever's own warnings.
+	Describe(ctx context.Context, s Snapshot, pv *Preview) error
+	// Summary says, for the start entry, what the cutover moves: "zone example.com (Z1),
+	// 1 records, from blue to green, TTL 60s".
+	Summary(s Snapshot) string
+	// DriftCause says what usually moves a weight this lever holds, for DriftError.
+	DriftCause() string
 }
 
-// member is one weighted record set a cutover writes, with its ownership TXT records.
-type member struct {
-	record spec.Record
-	setID  string
-	ep     *endpoint.Endpoint
-	// txt are the ownership records of this member that carry its weight, kept in step
-	// so that a publisher re-reading them sees the weight the cutover wrote (another
-	// cluster's are read, for release, never written).
-	txt []*endpoint.Endpoint
+// Lever kinds, as Lever.Kind and the journal name them.
+const (
+	LeverRoute53 = "route53"
+	LeverALB     = "alb"
+)
+
+// Snapshot is a lever as read at one moment (or as a write leaves it).
+type Snapshot interface {
+	// Weights are from and to → weight as they stand. Every record (every rule) of a
+	// plan moves together, so the first one's speak for all.
+	Weights() map[string]int64
+	// Members are every weight the cutover writes or must see unchanged, as read: drift
+	// is a member whose weight is not the one last written.
+	Members() []Member
+	// TTL is the least time, in seconds, a step holds its weights: how long clients may
+	// still act on the weights before them (the records' TTL; 0 for the ALB, whose weights
+	// apply to the next request).
+	TTL() int64
+	// RecordTTLs are, per record, the TTL its weighted sets share (the Route 53 lever,
+	// for spec.ttl.lower and its restore); nil for a lever without TTLs.
+	RecordTTLs() map[spec.Record]int64
+	// Targets are, per record, set identifier → the member's values, for the DNS gate;
+	// nil for a lever without records.
+	Targets() map[spec.Record]map[string][]string
+	// NoTraffic names a place where weights w (from/to → weight; others as read) would
+	// leave every weight 0 ("app.example.com A", a rule), "" when there is none: Route 53
+	// answers such a group evenly, an ALB forwards such a rule nowhere.
+	NoTraffic(w map[string]int64) string
+	// Skipped says which members a partial read (ReadOptions.Partial) left out, and why.
+	Skipped() []string
+	// TakenOver are the runners whose authority records the next write replaces (an
+	// abort or a forced release taking the weights over); nil for a lever without them.
+	TakenOver() []registry.Runner
+	// StartData is what the start entry keeps of the snapshot for the report and a resume
+	// (the records' TTLs, the rules' forward actions).
+	StartData() json.RawMessage
+	// LogAttr names where it was read, for logs: the zone, the load balancer's rules.
+	LogAttr() slog.Attr
 }
 
-// live is the part of the zone a cutover touches, as read at one moment.
-type live struct {
-	zone provider.Zone
-	// members are the from and to members of every record: the sets whose weights move.
-	members []member
-	// others are the other weighted sets of each record's name and type (a third
-	// cluster's). Their weights are never written, but Route 53 gives every weighted set
-	// of a name and type one TTL, so a TTL change moves them with the members.
-	others []member
-	// maxTTL is the largest TTL among the members and others: the least time a step must
-	// hold.
-	maxTTL int64
-	// groupTTL is, per record, the TTL its weighted sets share (the largest, should a
-	// zone hold several); records whose sets are all aliases, which have no TTL, have none.
-	groupTTL map[spec.Record]int64
-	// authority are the records by which this cutover holds the weights, one per name,
-	// as they should be; current holds those the zone has (nil where missing).
-	authority, current []*endpoint.Endpoint
-	// takenOver are the runners whose authority records of this cutover the next batch
-	// replaces: an abort or a forced release taking the weights over, never a run.
-	takenOver []registry.Runner
-	// skipped says which members a partial read left out, and why.
-	skipped []string
+// Member is one weight a lever holds, as read.
+type Member struct {
+	// Key identifies the member across reads: "app.example.com A [blue]", or a rule's ARN
+	// and a target group's ARN.
+	Key string
+	// Name shows it in messages: the key, or "rule …/9683b2d02a6cabee: target group green".
+	Name string
+	// Weight is its weight as read.
+	Weight int64
+	// Source says who else writes it, e.g. "published by owner blue from service/x".
+	Source string
 }
 
-// weights returns set identifier → weight as the zone holds it. Every record of a plan
-// moves together (differingWeights refuses a start where they do not), so the first
-// record's members speak for all.
-func (l *live) weights() map[string]int64 {
-	out := map[string]int64{}
-	for _, m := range l.members {
-		if _, ok := out[m.setID]; !ok {
-			out[m.setID] = m.ep.Policy.Weight
-		}
+// Change is one write a runner asks of a lever.
+type Change struct {
+	// Weights are from and to → weight; nil leaves the weights as they are.
+	Weights map[string]int64
+	// TTLs set each record's TTL (spec.ttl.lower and its restore); nil leaves the TTLs.
+	// Only the Route 53 lever has TTLs; the ALB lever refuses a change that sets them.
+	TTLs map[spec.Record]int64
+}
+
+// ReadOptions say how strict a read is, and for whom it reads.
+type ReadOptions struct {
+	// Partial skips members that are missing or cannot be moved, instead of refusing:
+	// a rollback or a release does what it still can.
+	Partial bool
+	// Runner is the run that writes: an authority record of this cutover that carries
+	// another runner token is another runner's, and refused (*HeldError).
+	Runner registry.Runner
+	// Takeover lets the write replace another runner's authority record of this cutover
+	// instead: an abort or a forced release taking the weights over, explicitly.
+	Takeover bool
+	// Held says this process has written the authority records already: finding them
+	// gone means someone released the weights meanwhile, and the runner stops rather
+	// than take them again behind that person's back.
+	Held bool
+}
+
+// WriteEnv is what a lever's Write needs of the runner that calls it.
+type WriteEnv struct {
+	// What names the write in logs and errors: "step 2 of 4".
+	What string
+	// Comment names it to the provider, e.g. as a Route 53 change's comment.
+	Comment string
+	// Read reads the lever afresh as the runner reads before a write, and Drift returns
+	// the drift a read shows (nil when none): a lever that retries a refused write reads
+	// again, and stops on drift rather than write over it.
+	Read  func(ctx context.Context) (Snapshot, error)
+	Drift func(s Snapshot) error
+	// BeforeSend is called with the snapshot each attempt is built on, before it is sent:
+	// the runner keeps it, and journals a takeover it makes.
+	BeforeSend func(s Snapshot) error
+	// Log receives the lever's logs.
+	Log *slog.Logger
+}
+
+// Written is what a lever's Write sent.
+type Written struct {
+	// ID is the provider's change id to follow (Route 53); "" where there is none.
+	ID string
+	// Detail says what was sent, for the journal: "5 changes", "1 ModifyRule, 1
+	// ModifyListener".
+	Detail string
+	// Calls counts the changes or calls sent.
+	Calls int
+	// Data is what the journal keeps of the write for the report: for the ALB, every
+	// rule's forward action as written (the Terraform block at the end).
+	Data json.RawMessage
+	// Pending says, in an error, what was not reached in time: "change C2 not INSYNC".
+	Pending string
+	// After is the lever as it is once the write is in effect.
+	After Snapshot
+}
+
+// Rendered is a write as DryRun renders it.
+type Rendered struct {
+	// Doc is the request exactly as it would be sent: Route 53's --change-batch JSON, or
+	// one `aws elbv2` command per call.
+	Doc []byte
+	// Calls counts the changes (Route 53) or calls (ALB) in it; 0 sends nothing.
+	Calls int
+	// After is the lever once it is written.
+	After Snapshot
+}
+
+// newLever builds the lever the plan pulls: its ALB listener rules with cfg.ELB, else its
+// Route 53 records with cfg.DNS and cfg.Registry. What a lever lacks is found when it is
+// pulled: a runner that only replays its journal (or takes commands) needs none.
+func newLever(cfg Config) Lever {
+	p := cfg.Plan
+	switch {
+	case cfg.Lever != nil:
+		return cfg.Lever
+	case p.ALB != nil:
+		return newALBLever(p, cfg.ELB)
+	}
+	return &dnsLever{p: p, dns: cfg.DNS, reg: cfg.Registry}
+}
+
+// memberWeights returns each member's weight by key: what a write leaves (after it is in
+// effect) or what a run starts from, for drift to compare against.
+func memberWeights(s Snapshot) map[string]int64 {
+	ms := s.Members()
+	out := make(map[string]int64, len(ms))
+	for _, m := range ms {
+		out[m.Key] = m.Weight
 	}
 	return out
 }
 
-// measure sets maxTTL and groupTTL from the members and others. A member that is an
-// alias counts with the default TTL (its answers carry its target's); another cluster's
-// alias is left out: it has no TTL of its own to hold for, nor to change.
-func (l *live) measure() {
-	l.maxTTL, l.groupTTL = 0, map[spec.Record]int64{}
-	for _, m := range l.members {
-		l.maxTTL = max(l.maxTTL, memberTTL(m.ep))
-		if !m.ep.IsAlias() {
-			l.groupTTL[m.record] = max(l.groupTTL[m.record], memberTTL(m.ep))
-		}
-	}
-	for _, o := range l.others {
-		if !o.ep.IsAlias() {
-			l.maxTTL = max(l.maxTTL, memberTTL(o.ep))
-			l.groupTTL[o.record] = max(l.groupTTL[o.record], memberTTL(o.ep))
-		}
-	}
-}
-
-// findZone picks the plan's zone among the provider's.
-func findZone(ctx context.Context, dns DNS, p *spec.Plan) (provider.Zone, error) {
-	zones, err := dns.Zones(ctx)
-	if err != nil {
-		return provider.Zone{}, fmt.Errorf("list zones: %w", err)
-	}
-	var found []provider.Zone
-	for _, z := range zones {
-		if (p.ZoneID == "" || strings.TrimPrefix(p.ZoneID, "/hostedzone/") == z.ID) && (p.Zone == "" || endpoint.NormalizeName(p.Zone) == z.Name) {
-			found = append(found, z)
-		}
-	}
-	switch len(found) {
-	case 0:
-		return provider.Zone{}, fmt.Errorf("zone %s%s: not found among the %d zones the provider manages", p.Zone, p.ZoneID, len(zones))
-	case 1:
-		return found[0], nil
-	}
-	return provider.Zone{}, fmt.Errorf("zone %s: %d zones have this name: set spec.zoneID", p.Zone, len(found))
-}
-
-// readOpts say how strict readLive is, and for whom it reads.
-type readOpts struct {
-	// partial skips members that are missing or cannot be moved, instead of refusing:
-	// a rollback or a release does what it still can.
-	partial bool
-	// runner is the run that writes: an authority record of this cutover that carries
-	// another runner token is another runner's, and refused (*HeldError).
-	runner registry.Runner
-	// takeover lets the batch replace another runner's authority record of this cutover
-	// instead: an abort or a forced release taking the weights over, explicitly.
-	takeover bool
-	// held says this process has written the authority records already: finding them
-	// gone means someone released the weights meanwhile, and the runner stops rather
-	// than take them again behind that person's back.
-	held bool
-}
-
-// readLive reads the plan's members from the zone and checks that the cutover can move
-// them: each record has a weighted member for from and to, each member is owned, and no
-// other cutover, nor another runner of this one, holds the weights of its names.
-func readLive(ctx context.Context, dns DNS, reg *registry.TXT, p *spec.Plan, o readOpts) (*live, error) {
-	zone, err := findZone(ctx, dns, p)
-	if err != nil {
-		return nil, &ReadError{Err: err}
-	}
-	recs, err := dns.Records(ctx, zone)
-	if err != nil {
-		return nil, &ReadError{Err: fmt.Errorf("zone %s: %w", zone, err)}
-	}
-	z := reg.Read(recs)
-	txts := map[endpoint.Key]*endpoint.Endpoint{}
-	for _, e := range recs {
-		if e.Type == endpoint.TypeTXT {
-			txts[e.Key()] = e
-		}
-	}
-	byKey := map[endpoint.Key]*endpoint.Endpoint{}
-	groups := map[spec.Record][]*endpoint.Endpoint{} // every weighted set of a record's name and type
-	for _, e := range z.Records {
-		byKey[e.Key()] = e
-		if e.Policy.Kind == endpoint.Weighted {
-			r := spec.Record{Name: e.Name, Type: e.Type}
-			groups[r] = append(groups[r], e)
-		}
-	}
-	l := &live{zone: zone}
-	var problems []string
-	for _, r := range p.Records {
-		for _, id := range []string{p.From, p.To} {
-			key := endpoint.Key{Name: r.Name, Type: r.Type, SetIdentifier: id}
-			ep := byKey[key]
-			problem := ""
-			switch {
-			case ep == nil:
-				problem = fmt.Sprintf("%s: no such record set in zone %s: the member must be published before a cutover moves it", key, zone.Name)
-			case ep.Policy.Kind != endpoint.Weighted:
-				problem = fmt.Sprintf("%s: is %s, not weighted", key, ep.Policy)
-			case ep.Owner() == "":
-				problem = fmt.Sprintf("%s: has no ownership TXT record: crossfade only moves weights of published, owned members", key)
-			}
-			if problem != "" {
-				if o.partial {
-					l.skipped = append(l.skipped, problem)
-				} else {
-					problems = append(problems, problem)
-				}
-				continue
-			}
-			m := member{record: r, setID: id, ep: ep}
-			for _, want := range reg.For(ep) {
-				if t := txts[want.Key()]; t != nil && t.Policy.Kind == endpoint.Weighted {
-					m.txt = append(m.txt, t)
-				}
-			}
-			l.members = append(l.members, m)
-		}
-		for _, e := range groups[r] {
-			if e.SetIdentifier != p.From && e.SetIdentifier != p.To {
-				o := member{record: r, setID: e.SetIdentifier, ep: e}
-				for _, want := range reg.For(e) {
-					if t := txts[want.Key()]; t != nil && t.Policy.Kind == endpoint.Weighted {
-						o.txt = append(o.txt, t)
-					}
-				}
-				l.others = append(l.others, o)
-			}
-		}
-	}
-	problems = append(problems, unlistedTwins(p, groups)...)
-	l.measure()
-	types := map[string][]string{}
-	var names []string
-	for _, r := range p.Records {
-		if types[r.Name] == nil {
-			names = append(names, r.Name)
-		}
-		types[r.Name] = append(types[r.Name], r.Type)
-	}
-	for _, n := range names {
-		want := registry.Authority{Name: n, Cutover: p.Name, Types: types[n], Runner: o.runner}.Record()
-		cur := txts[want.Key()]
-		a, isAuthority := registry.ParseAuthority(cur)
-		// One authority per weight (safety rule 3): another cutover's record is never
-		// taken over, by a run, a rollback or a release; another runner's of this
-		// cutover only by an abort or a forced release, which say so.
-		switch {
-		case cur == nil && o.held:
-			return nil, fmt.Errorf("cutover %s: its authority record %s is gone: someone released the weights (cutover release --force?) while this runner held them, and it does not take them back on its own: `crossfade cutover run --resume` takes them again, `crossfade cutover abort` rolls back",
-				p.Name, want.Name)
-		case cur == nil:
-		case !isAuthority:
-			problems = append(problems, fmt.Sprintf("%s: a TXT record that is not a crossfade authority record has this name: not overwriting it", want.Name))
+// drift lists the members of s whose weight differs from expect (key → weight, as
+// memberWeights returns it). A member expect does not know counts as written 0: weighing
+// nothing, it is no drift; weighing more, it takes traffic nobody chose (a target group
+// added to an ALB rule). (A Route 53 read has the same members every time.)
+func drift(s Snapshot, expect map[string]int64) []Drift {
+	var out []Drift
+	for _, m := range s.Members() {
+		want := expect[m.Key]
+		if want == m.Weight {
 			continue
-		case a.Cutover != p.Name:
-			problems = append(problems, fmt.Sprintf("%s %s: its weights are held by cutover %s (record %s): finish or release that cutover first", n, strings.Join(types[n], ","), a.Cutover, want.Name))
-			continue
-		case a.Runner.Token != o.runner.Token && !o.takeover:
-			return nil, &HeldError{Cutover: p.Name, Record: want.Name, Holder: a.Runner}
-		case a.Runner.Token != o.runner.Token:
-			l.takenOver = append(l.takenOver, a.Runner)
 		}
-		l.authority = append(l.authority, want)
-		l.current = append(l.current, cur)
+		out = append(out, Drift{Member: m.Name, Found: m.Weight, Wrote: want, Source: m.Source})
 	}
-	// Until the cutover holds the weights (none of its authority records is in the zone
-	// yet), the weights read are the ones it would start from, and roll back to.
-	if !o.partial && !o.held && !slices.ContainsFunc(l.current, func(c *endpoint.Endpoint) bool { return c != nil }) {
-		problems = append(problems, l.evenSplits(p)...)
-	}
-	if len(problems) > 0 {
-		return nil, &NotReadyError{Problems: problems}
-	}
-	return l, nil
+	return out
 }
 
-// ReadError is a zone that could not be read at all (the provider failed, or the zone is
-// not found), as opposed to one read whose records refuse the cutover.
+// Drift is one member whose weight is not the one the cutover last wrote.
+type Drift struct {
+	// Member names the member, e.g. "app.example.com A [blue]".
+	Member string `json:"member"`
+	// Found is the weight the lever holds; Wrote the one the cutover expected.
+	Found int64 `json:"found"`
+	Wrote int64 `json:"wrote"`
+	// Source names the member's publisher: its owner and the object it comes from.
+	Source string `json:"source,omitempty"`
+}
+
+// DriftError is weights found that the cutover did not write: while it holds them, only a
+// writer that ignores it (crossfade's publishers keep the weights while its authority
+// record is there; nothing guards an ALB rule) can have moved them, and the step's gates
+// would be judging traffic at weights nobody chose.
+type DriftError struct {
+	// Expected says what the weights compared against are, followed by the weight in
+	// messages: "the cutover wrote", or, before a run's first write, "the cutover started
+	// from" or "the cutover resumed at".
+	Expected string
+	// Members are the members that moved.
+	Members []Drift
+	// Cause says what usually moves them; "" is driftCause, the Route 53 lever's.
+	Cause string
+}
+
+// driftCause is what usually moves a held Route 53 weight.
+const driftCause = "another publisher that ignores crossfade's authority record, e.g. external-dns with an aws-weight annotation, is writing this record"
+
+// Error names every member that moved, with the weight found, the weight written and the
+// likely cause.
+func (e *DriftError) Error() string {
+	var parts []string
+	for _, d := range e.Members {
+		parts = append(parts, fmt.Sprintf("%s has weight %d, %s %d (%s)", d.Member, d.Found, e.Expected, d.Wrote, d.Source))
+	}
+	cause := e.Cause
+	if cause == "" {
+		cause = driftCause
+	}
+	return fmt.Sprintf("weights drifted: %s: %s", strings.Join(parts, "; "), cause)
+}
+
+// ReadError is a lever that could not be read at all (the provider failed, or the zone is
+// not found), as opposed to one read whose state refuses the cutover.
 type ReadError struct {
 	Err error
 }
@@ -261,386 +279,24 @@ func (e *ReadError) Error() string { return e.Err.Error() }
 // Unwrap gives the provider's error.
 func (e *ReadError) Unwrap() error { return e.Err }
 
-// evenSplit reports whether every weighted set of r would have weight 0 with the members
-// at w (set identifier → weight; a member not in w keeps the weight read). Route 53
-// answers such a group evenly, every set alike: a 0 does not mean "off" there.
-func (l *live) evenSplit(r spec.Record, w map[string]int64) bool {
-	found := false
-	for _, ms := range [][]member{l.members, l.others} {
-		for _, m := range ms {
-			if m.record != r {
-				continue
-			}
-			found = true
-			weight, ok := w[m.setID]
-			if !ok {
-				weight = m.ep.Policy.Weight
-			}
-			if weight != 0 {
-				return false
-			}
-		}
-	}
-	return found
-}
-
-// evenSplits lists why the weights read cannot start a cutover, and the plan's steps that
-// would make an even split of a record: every weighted set at 0, which Route 53 answers
-// evenly. A cutover starting there would hand half the traffic to the cluster it has not
-// yet checked, and roll back onto that split when a gate fails; a step that writes both
-// weights 0 where no other set of the record carries traffic does not take the traffic
-// off both members, it splits it between them (a step of percent 50 says that plainly).
-func (l *live) evenSplits(p *spec.Plan) []string {
-	var out []string
-	for _, r := range p.Records {
-		if !l.evenSplit(r, nil) {
-			continue
-		}
-		out = append(out, fmt.Sprintf("%s %s: every weighted set has weight 0 (%s): Route 53 answers a group whose weights are all 0 evenly, every set alike, "+
-			"so a cutover from here would start at a split nobody chose, and roll back onto it; set a start first: %s",
-			r.Name, r.Type, l.recordWeights(r), l.howToStart(r, p.From)))
-	}
-	for i, st := range p.Steps {
-		w := map[string]int64{p.From: st.Weights.From, p.To: st.Weights.To}
-		if st.Weights.From != 0 || st.Weights.To != 0 {
-			continue
-		}
-		for _, r := range p.Records {
-			if l.evenSplit(r, w) {
-				out = append(out, fmt.Sprintf("spec.steps[%d]: weights from 0, to 0 leave every weighted set of %s %s at 0, which Route 53 answers evenly (0 does not mean \"off\" there): "+
-					"for an even split write percent: 50; to take traffic off %s, write percent: 100", i, r.Name, r.Type, p.From))
-				break
-			}
-		}
-	}
-	return out
-}
-
-// recordWeights renders the weights of r's weighted sets: "blue=0 green=0".
-func (l *live) recordWeights(r spec.Record) string {
-	w := map[string]int64{}
-	for _, ms := range [][]member{l.members, l.others} {
-		for _, m := range ms {
-			if m.record == r {
-				w[m.setID] = m.ep.Policy.Weight
-			}
-		}
-	}
-	return FormatWeights(w)
-}
-
-// howToStart says how to give the from member of r its traffic before a cutover: through
-// the source its publisher reads, named by its ownership record.
-func (l *live) howToStart(r spec.Record, from string) string {
-	for _, m := range l.members {
-		if m.record == r && m.setID == from {
-			return fmt.Sprintf("%s, so that %s has all the traffic (a weight written by hand is put back by the next sync of a source that asks for 0), then plan again",
-				setWeightAdvice(m.ep, 100), from)
-		}
-	}
-	return fmt.Sprintf("publish %s's member with weight 100, so that it has all the traffic, then plan again", from)
-}
-
-// sourceOf names who publishes e: its owner and, when its ownership record says, the object.
-func sourceOf(e *endpoint.Endpoint) string {
-	s := "published by owner " + e.Owner()
-	if r := e.Resource(); r != "" {
-		s += " from " + r
-	}
-	return s
-}
-
-// weightAnnotation is the annotation external-dns and crossfade read a member's weight
-// from (with the prefix most clusters carry; external-dns.kubernetes.io/ works alike).
-const weightAnnotation = "external-dns.alpha.kubernetes.io/aws-weight"
-
-// setWeightAdvice says how to make the source of e ask for weight w and publish it: the
-// annotation of a Kubernetes object, a DNSEndpoint's providerSpecific property, or, when
-// the ownership record names no object, the source of its owner.
-func setWeightAdvice(e *endpoint.Endpoint, w int64) string {
-	res := e.Resource()
-	kind, _, _ := strings.Cut(res, "/")
-	switch {
-	case res == "":
-		return fmt.Sprintf("set the weight of %s's source for %s to %d and sync it", e.Owner(), e.Key(), w)
-	case kind == "crd":
-		return fmt.Sprintf("%s: set the providerSpecific aws/weight of its endpoint %s to %d and sync it", res, e.Name, w)
-	}
-	return fmt.Sprintf("%s: set %s to %d and sync it", res, weightAnnotation, w)
-}
-
-// HeldError is a cutover whose weights another runner of it holds: its authority record
-// carries another runner token. Two runners of one cutover (two machines, two state
-// directories) would write over each other's steps; the one that came second stops.
-type HeldError struct {
-	// Cutover is the cutover's name.
-	Cutover string
-	// Record is the authority record's name.
-	Record string
-	// Holder is the runner the record names; zero for a record written before runners
-	// were recorded.
-	Holder registry.Runner
-}
-
-// Error names the holder and what can be done.
-func (e *HeldError) Error() string {
-	who := "runner " + e.Holder.String()
-	if e.Holder.Token == "" {
-		who = "a runner that records no token (crossfade before runner tokens, or its journal from then)"
-		if e.Holder.Host != "" {
-			who += " at " + e.Holder.Host
-		}
-	}
-	return fmt.Sprintf("cutover %s: its weights are held by another runner, %s (record %s): a cutover runs from one place at a time; "+
-		"if that runner is gone, or its run ended without `crossfade cutover release`, take the weights over from here with `crossfade cutover abort` (rolls back) or `crossfade cutover release --force`",
-		e.Cutover, who, e.Record)
-}
-
-// untouchable lists the weighted sets a batch setting ttls would have to rewrite but may
-// not: another cluster's member that nobody owns (safety rule 1: never overwrite a record
-// this owner does not own). Route 53 gives every weighted set of a name and type one TTL,
-// so the TTL of the others cannot change without theirs.
-func (l *live) untouchable(ttls map[spec.Record]int64) []string {
-	var out []string
-	for _, o := range l.others {
-		t, ok := ttls[o.record]
-		if !ok || o.ep.IsAlias() || o.ep.Owner() != "" || o.ep.TTL == endpoint.NewTTL(t) {
-			continue
-		}
-		out = append(out, fmt.Sprintf("%s: has no ownership TXT record, and lowering the TTL of %s %s to %ds rewrites every weighted set of the name and type (Route 53 gives them one TTL); "+
-			"publish or adopt it with an owner, delete it, or drop spec.ttl.lower", o.ep.Key(), o.record.Name, o.record.Type, t))
-	}
-	return out
-}
-
-// differingWeights lists the set identifiers whose members carry different weights on
-// different records: a cutover moves all its records together from one starting point.
-func (l *live) differingWeights() []string {
-	seen := map[string]*member{}
-	var out []string
-	for i := range l.members {
-		m := &l.members[i]
-		first, ok := seen[m.setID]
-		if !ok {
-			seen[m.setID] = m
-			continue
-		}
-		if first.ep.Policy.Weight != m.ep.Policy.Weight {
-			out = append(out, fmt.Sprintf("%s has weight %d but %s has %d: a cutover starts from one weight per member; make them equal first",
-				first.ep.Key(), first.ep.Policy.Weight, m.ep.Key(), m.ep.Policy.Weight))
-		}
-	}
-	return out
-}
-
-// memberTTL is the TTL resolvers get for e.
-func memberTTL(e *endpoint.Endpoint) int64 {
-	if !e.TTL.IsConfigured() {
-		return defaultTTL
-	}
-	return e.TTL.Seconds()
-}
-
-// defaultTTL is what Route 53 records written without a TTL get (crossfade writes 300).
-const defaultTTL = 300
-
-// lowerTTLs returns the TTL writes that lower every record whose weighted sets have a TTL
-// above lower (from ttls, a record's TTL) to lower; a record already at or below it keeps
-// its own.
-func lowerTTLs(ttls map[spec.Record]int64, lower int64) map[spec.Record]int64 {
-	out := map[spec.Record]int64{}
-	for r, t := range ttls {
-		if t > lower {
-			out[r] = lower
-		}
-	}
-	return out
-}
-
-// NotReadyError lists why the zone does not hold what the plan moves.
+// NotReadyError lists why the zone (or the listener rules) does not hold what the plan
+// moves.
 type NotReadyError struct {
 	Problems []string
+	// Lever is the lever whose state refuses the cutover ("" is LeverRoute53): it names
+	// what is not ready.
+	Lever string
 }
 
 // Error lists the problems, one per line.
 func (e *NotReadyError) Error() string {
-	return "the zone is not ready for this cutover:\n  " + strings.Join(e.Problems, "\n  ")
-}
-
-// batch is the one batch that sets every member to w (set identifier → weight; nil
-// leaves weights) and every weighted set of a record to ttls[record] (nil leaves TTLs),
-// with the members' ownership records; sets already so are left out.
-//
-// Each set is rewritten as DELETE, exactly as read, and CREATE: Route 53 has no
-// conditional write, but refuses the whole batch when a DELETE does not match the set
-// it finds, so the pair is a compare-and-swap. A publisher that changed a member's
-// targets after the read makes the batch fail instead of being reverted (the caller
-// reads again and retries). Every DELETE comes before every CREATE, so a batch that
-// changes a group's TTL is valid however Route 53 checks that every weighted set of a
-// name and type has one TTL, change by change or for the whole batch.
-//
-// Every batch carries the authority records: CREATE where the zone has none (failing
-// when another runner created one since the read), else DELETE as read and CREATE. From
-// the first write on no publisher reverts what the cutover wrote, and every batch, even
-// one redone after a crash whose weights had already landed, has a change of its own to
-// follow to INSYNC (Route 53 applies a zone's changes in order, so its INSYNC covers the
-// earlier).
-func (l *live) batch(w map[string]int64, ttls map[spec.Record]int64) plan.Batch {
-	var dels, creates plan.Batch
-	swap := func(old, now *endpoint.Endpoint) {
-		dels = append(dels, plan.Change{Action: plan.Delete, Endpoint: old})
-		creates = append(creates, plan.Change{Action: plan.Create, Endpoint: now})
+	what := "the zone"
+	if e.Lever == LeverALB {
+		what = "the listener rules are"
+	} else {
+		what += " is"
 	}
-	for i, a := range l.authority {
-		if cur := l.current[i]; cur != nil {
-			dels = append(dels, plan.Change{Action: plan.Delete, Endpoint: cur})
-		}
-		creates = append(creates, plan.Change{Action: plan.Create, Endpoint: a})
-	}
-	for _, m := range l.members {
-		want, ok := w[m.setID]
-		if !ok {
-			want = m.ep.Policy.Weight
-		}
-		wantTTL := m.ep.TTL
-		if t, ok := ttls[m.record]; ok && !m.ep.IsAlias() {
-			wantTTL = endpoint.NewTTL(t)
-		}
-		if m.ep.Policy.Weight == want && m.ep.TTL == wantTTL {
-			continue
-		}
-		e := withWeight(m.ep, want)
-		e.TTL = wantTTL
-		swap(m.ep, e)
-		for _, t := range m.txt {
-			if t.Policy.Weight != want {
-				swap(t, withWeight(t, want))
-			}
-		}
-	}
-	for _, o := range l.others {
-		t, ok := ttls[o.record]
-		// untouchable refuses a write that would have to rewrite an unowned one; in a
-		// partial rollback it is left out, and Route 53 judges the batch.
-		if !ok || o.ep.IsAlias() || o.ep.Owner() == "" || o.ep.TTL == endpoint.NewTTL(t) {
-			continue
-		}
-		e := o.ep.Clone()
-		e.TTL = endpoint.NewTTL(t)
-		swap(o.ep, e)
-	}
-	return append(dels, creates...)
-}
-
-// after returns the zone as it will be once b is applied: for `cutover plan`, which
-// renders each batch against what the ones before it leave, and for the hold after a
-// write, which paces on the TTL just written.
-func (l *live) after(b plan.Batch) *live {
-	written := map[endpoint.Key]*endpoint.Endpoint{}
-	for _, c := range b {
-		if c.Action != plan.Delete { // a batch's DELETE is followed by the CREATE of the set
-			written[c.Endpoint.Key()] = c.Endpoint
-		}
-	}
-	update := func(ms []member) []member {
-		out := slices.Clone(ms)
-		for i := range out {
-			m := &out[i]
-			if e := written[m.ep.Key()]; e != nil {
-				m.ep = e
-			}
-			m.txt = slices.Clone(m.txt)
-			for j, t := range m.txt {
-				if e := written[t.Key()]; e != nil {
-					m.txt[j] = e
-				}
-			}
-		}
-		return out
-	}
-	n := *l
-	n.members, n.others = update(l.members), update(l.others)
-	n.current = slices.Clone(l.authority)
-	n.takenOver = nil
-	n.measure()
-	return &n
-}
-
-// moved lists what differs between l and a later read of the zone, now, among the sets a
-// batch built on l deletes exactly as read: the members and their ownership records, the
-// other weighted sets of their names, and the authority records. Empty when nothing did:
-// a batch refused then was refused for another reason than a concurrent change.
-func (l *live) moved(now *live) []string {
-	was, is := l.sets(), now.sets()
-	keys := slices.Collect(maps.Keys(was))
-	for k := range is {
-		if was[k] == nil {
-			keys = append(keys, k)
-		}
-	}
-	slices.SortFunc(keys, func(a, b endpoint.Key) int { return strings.Compare(a.String(), b.String()) })
-	var out []string
-	for _, k := range keys {
-		a, b := was[k], is[k]
-		switch {
-		case a == nil:
-			out = append(out, fmt.Sprintf("%s appeared (%s)", k, describeSet(b)))
-		case b == nil:
-			out = append(out, fmt.Sprintf("%s is gone (was %s)", k, describeSet(a)))
-		case !a.SameRecord(b) || a.TTL != b.TTL:
-			out = append(out, fmt.Sprintf("%s: %s, now %s", k, describeSet(a), describeSet(b)))
-		}
-	}
-	return out
-}
-
-// sets returns what l read, by key.
-func (l *live) sets() map[endpoint.Key]*endpoint.Endpoint {
-	out := map[endpoint.Key]*endpoint.Endpoint{}
-	for _, ms := range [][]member{l.members, l.others} {
-		for _, m := range ms {
-			out[m.ep.Key()] = m.ep
-			for _, t := range m.txt {
-				out[t.Key()] = t
-			}
-		}
-	}
-	for _, c := range l.current {
-		if c != nil {
-			out[c.Key()] = c
-		}
-	}
-	return out
-}
-
-// describeSet renders a set's values, weight and TTL for messages.
-func describeSet(e *endpoint.Endpoint) string {
-	s := strings.Join(e.Targets, " ")
-	if e.Policy.Kind == endpoint.Weighted {
-		s += fmt.Sprintf(" weight %d", e.Policy.Weight)
-	}
-	if e.TTL.IsConfigured() {
-		s += fmt.Sprintf(" TTL %d", e.TTL.Seconds())
-	}
-	return s
-}
-
-func withWeight(e *endpoint.Endpoint, w int64) *endpoint.Endpoint {
-	c := e.Clone()
-	c.Policy = endpoint.WeightedPolicy(w)
-	return c
-}
-
-// targets returns, per record, set identifier → the member's values, for the DNS gate.
-func (l *live) targets() map[spec.Record]map[string][]string {
-	out := map[spec.Record]map[string][]string{}
-	for _, m := range l.members {
-		if out[m.record] == nil {
-			out[m.record] = map[string][]string{}
-		}
-		out[m.record][m.setID] = slices.Clone(m.ep.Targets)
-	}
-	return out
+	return what + " not ready for this cutover:\n  " + strings.Join(e.Problems, "\n  ")
 }
 
 // FormatWeights renders "blue=90 green=10" in set identifier order.
@@ -650,194 +306,4 @@ func FormatWeights(w map[string]int64) string {
 		parts = append(parts, fmt.Sprintf("%s=%d", k, w[k]))
 	}
 	return strings.Join(parts, " ")
-}
-
-// memberWeights returns each member's weight as read, by its key: what a write leaves
-// (after applying its batch) or what a run starts from, for drift to compare against.
-func (l *live) memberWeights() map[endpoint.Key]int64 {
-	out := make(map[endpoint.Key]int64, len(l.members))
-	for _, m := range l.members {
-		out[m.ep.Key()] = m.ep.Policy.Weight
-	}
-	return out
-}
-
-// Drift is one member whose weight in the zone is not the one the cutover last wrote.
-type Drift struct {
-	// Member is the member's key, e.g. "app.example.com A [blue]".
-	Member string `json:"member"`
-	// Found is the weight the zone holds; Wrote the one the cutover expected.
-	Found int64 `json:"found"`
-	Wrote int64 `json:"wrote"`
-	// Source names the member's publisher: its owner and the object it comes from.
-	Source string `json:"source,omitempty"`
-}
-
-// drift lists the members whose weight differs from expect (key → weight, as memberWeights
-// returns it); a member expect does not know is not compared.
-func (l *live) drift(expect map[endpoint.Key]int64) []Drift {
-	var out []Drift
-	for _, m := range l.members {
-		want, ok := expect[m.ep.Key()]
-		if !ok || want == m.ep.Policy.Weight {
-			continue
-		}
-		out = append(out, Drift{Member: m.ep.Key().String(), Found: m.ep.Policy.Weight, Wrote: want, Source: sourceOf(m.ep)})
-	}
-	return out
-}
-
-// DriftError is weights found in the zone that the cutover did not write: while it holds
-// them, only a writer that ignores its authority record (crossfade's publishers keep the
-// weights while the record is there) can have moved them, and the step's gates would be
-// judging traffic at weights nobody chose.
-type DriftError struct {
-	// Expected says what the weights compared against are, followed by the weight in
-	// messages: "the cutover wrote", or, before a run's first write, "the cutover started
-	// from" or "the cutover resumed at".
-	Expected string
-	// Members are the members that moved.
-	Members []Drift
-}
-
-// driftCause is what usually moves a held weight.
-const driftCause = "another publisher that ignores crossfade's authority record, e.g. external-dns with an aws-weight annotation, is writing this record"
-
-// Error names every member that moved, with the weight found, the weight written and the
-// likely cause.
-func (e *DriftError) Error() string {
-	var parts []string
-	for _, d := range e.Members {
-		parts = append(parts, fmt.Sprintf("%s has weight %d, %s %d (%s)", d.Member, d.Found, e.Expected, d.Wrote, d.Source))
-	}
-	return fmt.Sprintf("weights drifted: %s: %s", strings.Join(parts, "; "), driftCause)
-}
-
-// HandBack is a weighted set whose publisher asks for another weight than the zone holds:
-// the weight that publisher writes at its next sync once the weights are released. The
-// publisher records what its source asks for, while a cutover holds the weight, in the
-// set's ownership record (endpoint.WantsWeightLabel).
-type HandBack struct {
-	// Member is the set's key, e.g. "app.example.com A [blue]".
-	Member string
-	// Wants is the weight the source asks for; Holds the one the zone holds.
-	Wants, Holds int64
-	// Advice says which source to change, and how, for the weight to stay as it is.
-	Advice string
-}
-
-// String says how source and zone differ.
-func (h HandBack) String() string {
-	if h.Wants < 0 {
-		return fmt.Sprintf("%s: its ownership record does not say which weight its source asks for, the zone holds %d", h.Member, h.Holds)
-	}
-	return fmt.Sprintf("%s: its source asks for weight %d, the zone holds %d", h.Member, h.Wants, h.Holds)
-}
-
-// Effect says what a release lets happen to the set.
-func (h HandBack) Effect() string {
-	if h.Wants < 0 {
-		return fmt.Sprintf("%s goes to whatever weight its source asks for at its publisher's next sync", h.Member)
-	}
-	return fmt.Sprintf("%s goes from weight %d to %d at its publisher's next sync", h.Member, h.Holds, h.Wants)
-}
-
-// handBack lists the weighted sets of the plan's records (the members and a third
-// cluster's, whose publishers the authority record holds alike) whose ownership record
-// says their source asks for another weight than the zone holds. A set whose record says
-// nothing is taken to agree: its publisher drops the label once source and zone agree,
-// and writes it at every sync while they differ.
-func (l *live) handBack() []HandBack {
-	var out []HandBack
-	for _, ms := range [][]member{l.members, l.others} {
-		for _, m := range ms {
-			v, ok := m.ep.Labels[endpoint.WantsWeightLabel]
-			if !ok {
-				continue
-			}
-			holds := m.ep.Policy.Weight
-			wants, err := strconv.ParseInt(v, 10, 64)
-			if err != nil {
-				// Not what a publisher writes: say what is there rather than guess.
-				out = append(out, HandBack{Member: m.ep.Key().String(), Wants: -1, Holds: holds,
-					Advice: fmt.Sprintf("its ownership record says %s=%q, not a weight: sync its publisher (%s) again", endpoint.WantsWeightLabel, v, sourceOf(m.ep))})
-				continue
-			}
-			if wants != holds {
-				out = append(out, HandBack{Member: m.ep.Key().String(), Wants: wants, Holds: holds, Advice: setWeightAdvice(m.ep, holds)})
-			}
-		}
-	}
-	return out
-}
-
-// ownershipSwaps rewrites every ownership record of the plan's weighted sets exactly as
-// read: a DELETE of it as read and a CREATE of the same. It changes nothing, but makes a
-// batch a compare-and-swap of what the publishers recorded: a publisher that records
-// another wanted weight after the read makes the batch fail, to be read again.
-func (l *live) ownershipSwaps() (dels, creates plan.Batch) {
-	for _, ms := range [][]member{l.members, l.others} {
-		for _, m := range ms {
-			for _, t := range m.txt {
-				dels = append(dels, plan.Change{Action: plan.Delete, Endpoint: t})
-				creates = append(creates, plan.Change{Action: plan.Create, Endpoint: t.Clone()})
-			}
-		}
-	}
-	return dels, creates
-}
-
-// ReleaseRefusedError is a release that would change traffic: publishers ask for other
-// weights than the zone holds, and would write them at their next sync.
-type ReleaseRefusedError struct {
-	// Cutover is the cutover's name.
-	Cutover string
-	// Sets are the weighted sets whose weight would change.
-	Sets []HandBack
-}
-
-// Error names each set, both weights and what to change.
-func (e *ReleaseRefusedError) Error() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "cutover %s: release would change traffic: once released, each publisher writes the weight its source asks for at its next sync, and these sources ask for other weights than the zone holds:", e.Cutover)
-	for _, h := range e.Sets {
-		fmt.Fprintf(&b, "\n  %s: %s", h, h.Advice)
-	}
-	b.WriteString("\nset each source to the weight the zone holds and sync it, then release again; or `crossfade cutover release --force` to let those weights apply")
-	return b.String()
-}
-
-// unlistedTwins finds the weighted members of from or to that share a listed record's
-// name in the other address family (an AAAA beside an A, or the reverse) but are not in
-// the plan: external-dns and crossfade publish an alias to a load balancer as an A and
-// an AAAA twin, and a cutover of the A alone would leave IPv6 clients where they were.
-func unlistedTwins(p *spec.Plan, groups map[spec.Record][]*endpoint.Endpoint) []string {
-	listed := map[spec.Record]bool{}
-	for _, r := range p.Records {
-		listed[r] = true
-	}
-	var problems []string
-	for _, r := range p.Records {
-		twin := spec.Record{Name: r.Name}
-		switch r.Type {
-		case endpoint.TypeA:
-			twin.Type = endpoint.TypeAAAA
-		case endpoint.TypeAAAA:
-			twin.Type = endpoint.TypeA
-		default:
-			continue
-		}
-		if listed[twin] {
-			continue
-		}
-		for _, e := range groups[twin] {
-			if e.SetIdentifier == p.From || e.SetIdentifier == p.To {
-				problems = append(problems, fmt.Sprintf("%s %s: weighted members of %s and %s stand at this name too, and the plan does not list them: moving only the %s records would leave the other address family's clients where they are; add `- name: %s` with `type: %s` to records",
-					r.Name, twin.Type, p.From, p.To, r.Type, r.Name, twin.Type))
-				listed[twin] = true
-				break
-			}
-		}
-	}
-	return problems
 }

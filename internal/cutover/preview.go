@@ -14,17 +14,27 @@ import (
 	"github.com/crossfade-io/crossfade/internal/registry"
 )
 
-// Preview is what `cutover plan` shows: the plan checked against the live zone, every
-// batch each step and the rollback would send, and one check of every gate.
+// Preview is what `cutover plan` shows: the plan checked against the live zone (or
+// listener rules), every batch (or call) each step and the rollback would send, and one
+// check of every gate.
 type Preview struct {
 	// Cutover is the plan's name; From and To its clusters (set identifiers).
 	Cutover, From, To string
-	Zone              provider.Zone
-	// TTL is the members' largest TTL in seconds: the floor of every hold.
+	// Lever is the lever the plan pulls: "" or LeverRoute53 (Zone, Owners), or LeverALB
+	// (Rules, Health).
+	Lever string
+	Zone  provider.Zone
+	// TTL is the members' largest TTL in seconds: the floor of every hold (0 for the ALB).
 	TTL     int64
 	Current map[string]int64
 	// Owners maps "name type [set-id]" to its owner.
 	Owners []string
+	// Rules are the ALB lever's listener rules, one line each with its weights now;
+	// Health is each of their target groups' target health.
+	Rules, Health []string
+	// Notes are what the lever wants known that is no warning (e.g. Terraform's
+	// ignore_changes for a rule it manages).
+	Notes  []string
 	Writes []PreviewWrite
 	// Gates are one check of each distinct gate at the current weights; a gate whose
 	// check could not run (Err) makes the preview fail.
@@ -58,10 +68,12 @@ type PreviewStep struct {
 type PreviewWrite struct {
 	Name    string
 	Weights map[string]int64
-	// Batch is the provider's request document (for Route 53, --change-batch JSON).
+	// Batch is the provider's request document (for Route 53, --change-batch JSON; for
+	// the ALB, one `aws elbv2 modify-rule` or `modify-listener` command per line).
 	Batch []byte
 	// Changes counts the changes in the batch: a set rewritten is a DELETE of it as read
-	// and a CREATE (a compare-and-swap), the authority record's first write a CREATE.
+	// and a CREATE (a compare-and-swap), the authority record's first write a CREATE. For
+	// the ALB it counts the calls: one per rule whose weights change.
 	Changes int
 }
 
@@ -83,62 +95,52 @@ func previewRunner() registry.Runner {
 // plan's pacing would refuse a run.
 func Plan(ctx context.Context, cfg Config) (*Preview, error) {
 	p := cfg.Plan
-	l, err := readLive(ctx, cfg.DNS, cfg.Registry, p, readOpts{runner: previewRunner()})
+	lv := newLever(cfg)
+	l, err := lv.Read(ctx, ReadOptions{Runner: previewRunner()})
 	if err != nil {
 		return nil, err
 	}
-	if err := checkPacing(p, l.maxTTL); err != nil {
+	if err := checkPacing(p, l.TTL()); err != nil {
 		return nil, err
 	}
-	problems := l.differingWeights()
-	if p.LowerTTL > 0 {
-		problems = append(problems, l.untouchable(lowerTTLs(l.groupTTL, p.LowerTTL))...)
+	if problems := lv.StartProblems(l); len(problems) > 0 {
+		return nil, &NotReadyError{Problems: problems, Lever: lv.Kind()}
 	}
-	if len(problems) > 0 {
-		return nil, &NotReadyError{Problems: problems}
-	}
-	pv := &Preview{Cutover: p.Name, From: p.From, To: p.To, Zone: l.zone, TTL: l.maxTTL, Current: l.weights(), RollbackMode: p.Rollback.Mode}
+	pv := &Preview{Cutover: p.Name, From: p.From, To: p.To, TTL: l.TTL(), Current: l.Weights(), RollbackMode: p.Rollback.Mode}
 	for _, w := range p.Warnings {
 		pv.Warnings = append(pv.Warnings, w.Error())
 	}
-	for _, m := range l.members {
-		pv.Owners = append(pv.Owners, fmt.Sprintf("%s owned by %s (%s)", m.ep.Key(), m.ep.Owner(), m.ep.Resource()))
+	if err := lv.Describe(ctx, l, pv); err != nil {
+		return nil, err
 	}
-	lowers := lowerTTLs(l.groupTTL, p.LowerTTL)
-	for _, o := range l.others {
-		if _, ok := lowers[o.record]; ok && p.LowerTTL > 0 && !o.ep.IsAlias() {
-			pv.Owners = append(pv.Owners, fmt.Sprintf("%s owned by %s (%s): its weight stays, its TTL moves with its group's (Route 53 gives a name and type's weighted sets one TTL)",
-				o.ep.Key(), o.ep.Owner(), o.ep.Resource()))
-		}
-	}
-	// add renders the batch that takes cur to w and ttls, and returns the zone after it.
-	add := func(cur *live, name string, w map[string]int64, ttls map[spec.Record]int64) (*live, error) {
-		b := cur.batch(w, ttls)
-		doc, err := cfg.DNS.DryRun(ctx, cur.zone, b)
+	// add renders the write that takes cur to w and ttls, and returns the lever after it.
+	add := func(cur Snapshot, name string, w map[string]int64, ttls map[spec.Record]int64) (Snapshot, error) {
+		rd, err := lv.DryRun(ctx, cur, Change{Weights: w, TTLs: ttls})
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
-		pv.Writes = append(pv.Writes, PreviewWrite{Name: name, Weights: w, Batch: doc, Changes: len(b)})
-		return cur.after(b), nil
+		pv.Writes = append(pv.Writes, PreviewWrite{Name: name, Weights: w, Batch: rd.Doc, Changes: rd.Calls})
+		return rd.After, nil
 	}
+	lowers := lowerTTLs(l.RecordTTLs(), p.LowerTTL)
 	cur := l
-	lowered := p.LowerTTL > 0 && l.maxTTL > p.LowerTTL
+	lowered := p.LowerTTL > 0 && l.TTL() > p.LowerTTL
 	// A hold is never shorter than the TTL resolvers hold the weights for: the one the
 	// steps are written with.
-	floor := time.Duration(l.maxTTL) * time.Second
+	floor := time.Duration(l.TTL()) * time.Second
 	if lowered {
 		pv.LowerTTL = p.LowerTTL
 		floor = time.Duration(p.LowerTTL) * time.Second
 	}
 	pv.RollbackHold = max(p.Rollback.Pause, floor)
 	if lowered {
-		if cur, err = add(cur, fmt.Sprintf("lower TTL to %ds, then wait out the old %ds", p.LowerTTL, l.maxTTL), nil, lowers); err != nil {
+		if cur, err = add(cur, fmt.Sprintf("lower TTL to %ds, then wait out the old %ds", p.LowerTTL, l.TTL()), nil, lowers); err != nil {
 			return nil, err
 		}
 	}
-	restore := func(cur *live, when string) error {
+	restore := func(cur Snapshot, when string) error {
 		if lowered {
-			_, err := add(cur, fmt.Sprintf("restore TTL to %ds %s", l.maxTTL, when), nil, l.groupTTL)
+			_, err := add(cur, fmt.Sprintf("restore TTL to %ds %s", l.TTL(), when), nil, l.RecordTTLs())
 			return err
 		}
 		return nil
@@ -159,7 +161,7 @@ func Plan(ctx context.Context, cfg Config) (*Preview, error) {
 	if err := restore(cur, "once completed"); err != nil {
 		return nil, err
 	}
-	stops := rollbackStops(p, cur.weights(), pv.Current)
+	stops := rollbackStops(p, cur.Weights(), pv.Current)
 	for k, st := range stops {
 		if cur, err = add(cur, fmt.Sprintf("rollback %d of %d (from the last step)", k+1, len(stops)), st, nil); err != nil {
 			return nil, err
@@ -182,11 +184,11 @@ func Plan(ctx context.Context, cfg Config) (*Preview, error) {
 			seen[g.Name] = true
 			built, err := newGate(g)
 			if err != nil {
-				return nil, &NotReadyError{Problems: []string{fmt.Sprintf("gate %s: %v", g.Name, err)}}
+				return nil, &NotReadyError{Problems: []string{fmt.Sprintf("gate %s: %v", g.Name, err)}, Lever: lv.Kind()}
 			}
 			s := gate.Step{Index: -1, From: p.From, To: p.To, Weights: pv.Current}
 			for _, rec := range p.Records {
-				s.Records = append(s.Records, gate.Record{Name: rec.Name, Type: rec.Type, Members: l.targets()[rec]})
+				s.Records = append(s.Records, gate.Record{Name: rec.Name, Type: rec.Type, Members: l.Targets()[rec]})
 			}
 			res := built.Check(ctx, s)
 			pv.Gates = append(pv.Gates, res)
@@ -205,7 +207,7 @@ func Plan(ctx context.Context, cfg Config) (*Preview, error) {
 		}
 	}
 	if len(unreachable) > 0 {
-		return pv, &NotReadyError{Problems: unreachable}
+		return pv, &NotReadyError{Problems: unreachable, Lever: lv.Kind()}
 	}
 	return pv, nil
 }
@@ -261,7 +263,11 @@ func (pv *Preview) WriteSummary(w io.Writer) error {
 		fmt.Fprintf(&b, "TTL: lowered to %ds before step 1, then the old %ds is waited out; restored to %ds at the end (completed or rolled back)\n",
 			pv.LowerTTL, pv.TTL, pv.TTL)
 	}
-	fmt.Fprintf(&b, "steps (each holds with every gate passing at every check, never shorter than the TTL):\n")
+	if pv.Lever == LeverALB {
+		fmt.Fprintf(&b, "steps (each holds with every gate passing at every check, for its pause: an ALB weight applies to the next request):\n")
+	} else {
+		fmt.Fprintf(&b, "steps (each holds with every gate passing at every check, never shorter than the TTL):\n")
+	}
 	wcol := 0
 	for _, s := range pv.Steps {
 		wcol = max(wcol, len(FormatWeights(s.Weights)))
@@ -298,8 +304,13 @@ func (pv *Preview) WriteSummary(w io.Writer) error {
 			batches, changes = batches+1, changes+wr.Changes
 		}
 	}
-	fmt.Fprintf(&b, "writes: %s (%s in all) for the run and its longest rollback; `cutover plan --batches` prints each one as `aws route53 change-resource-record-sets` takes it\n",
-		plural(batches, "batch", "batches"), plural(changes, "change", "changes"))
+	if pv.Lever == LeverALB {
+		fmt.Fprintf(&b, "writes: %s (%s in all) for the run and its longest rollback; `cutover plan --batches` prints each call as the AWS CLI takes it (`aws elbv2 modify-rule`, `modify-listener`)\n",
+			plural(batches, "write", "writes"), plural(changes, "ModifyRule or ModifyListener call", "ModifyRule and ModifyListener calls"))
+	} else {
+		fmt.Fprintf(&b, "writes: %s (%s in all) for the run and its longest rollback; `cutover plan --batches` prints each one as `aws route53 change-resource-record-sets` takes it\n",
+			plural(batches, "batch", "batches"), plural(changes, "change", "changes"))
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -312,17 +323,30 @@ func plural(n int, one, many string) string {
 }
 
 // writeHead writes where the cutover starts from: zone, TTL, weights, the members'
-// owners and the plan's warnings.
+// owners (or the listener rules and their target groups' health) and the warnings.
 func (pv *Preview) writeHead(b *strings.Builder) {
 	if pv.Cutover != "" {
 		fmt.Fprintf(b, "cutover %s: %s → %s\n", pv.Cutover, pv.From, pv.To)
 	}
-	fmt.Fprintf(b, "zone %s, TTL %ds, current weights %s\n", pv.Zone, pv.TTL, FormatWeights(pv.Current))
+	if pv.Lever == LeverALB {
+		fmt.Fprintf(b, "ALB listener rules: %d, current weights %s (each applies to the next request: no TTL)\n", len(pv.Rules), FormatWeights(pv.Current))
+	} else {
+		fmt.Fprintf(b, "zone %s, TTL %ds, current weights %s\n", pv.Zone, pv.TTL, FormatWeights(pv.Current))
+	}
 	for _, o := range pv.Owners {
 		fmt.Fprintf(b, "  %s\n", o)
 	}
+	for _, r := range pv.Rules {
+		fmt.Fprintf(b, "  %s\n", r)
+	}
+	for _, h := range pv.Health {
+		fmt.Fprintf(b, "  %s\n", h)
+	}
 	for _, wr := range pv.Warnings {
 		fmt.Fprintf(b, "warning: %s\n", wr)
+	}
+	for _, n := range pv.Notes {
+		fmt.Fprintf(b, "note: %s\n", n)
 	}
 }
 
@@ -346,7 +370,12 @@ func (pv *Preview) WriteText(w io.Writer) error {
 	for _, rb := range pv.Rollbacks {
 		fmt.Fprintf(&b, "%s\n", rb)
 	}
-	if len(pv.Writes) > 0 {
+	switch {
+	case len(pv.Writes) > 0 && pv.Lever == LeverALB:
+		b.WriteString("each call replaces the rule's actions with those read, only the forward action's target-group weights changed; " +
+			"the calls of a write go in the plan's order after the run journals it, and a write interrupted half way is written again by `run --resume`, " +
+			"rules already at its weights skipped (ELBv2 has no transaction over several rules)\n")
+	case len(pv.Writes) > 0:
 		fmt.Fprintf(&b, "each batch replaces what it changes as read (DELETE, then CREATE: refused, and read again, if it changed meanwhile); "+
 			"the authority record names its runner as crossfade/runner=TOKEN@HOST:PID, and `run` makes the %s\n", previewToken)
 	}
@@ -354,6 +383,15 @@ func (pv *Preview) WriteText(w io.Writer) error {
 		fmt.Fprintf(&b, "%s: ", wr.Name)
 		if len(wr.Weights) > 0 {
 			fmt.Fprintf(&b, "%s, ", FormatWeights(wr.Weights))
+		}
+		if pv.Lever == LeverALB {
+			fmt.Fprintf(&b, "%d calls", wr.Changes)
+			if wr.Changes == 0 {
+				b.WriteString(" (every rule is at these weights already: nothing to send)\n")
+				continue
+			}
+			fmt.Fprintf(&b, ", as the AWS CLI takes them:\n%s\n", wr.Batch)
+			continue
 		}
 		fmt.Fprintf(&b, "%d changes", wr.Changes)
 		if wr.Changes == 0 {

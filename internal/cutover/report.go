@@ -17,6 +17,9 @@ import (
 // measured answer shares among them), and who acted when.
 type Report struct {
 	Cutover string `json:"cutover"`
+	// Lever is the lever the cutover pulled: LeverRoute53 or LeverALB ("" before it
+	// started).
+	Lever string `json:"lever,omitempty"`
 	// Outcome is "completed", "rolled-back", or "" while unfinished.
 	Outcome string    `json:"outcome"`
 	By      string    `json:"by"`
@@ -36,6 +39,10 @@ type Report struct {
 	// Resumes are the times an interrupted run was continued (`run --resume`), each with
 	// the write it took up.
 	Resumes []ResumeReport `json:"resumes,omitempty"`
+	// Rules are, for the ALB lever, every listener rule's forward action as last written
+	// (as found at the start, before the first write): the weights the rules hold, which
+	// WriteText prints as Terraform's forward block for the module that owns the rules.
+	Rules []RuleWeights `json:"rules,omitempty"`
 }
 
 // ResumeReport is one `run --resume` of an interrupted cutover: when, by whom, and where
@@ -102,14 +109,21 @@ func (r ResumeReport) String() string {
 	if len(w.Weights) > 0 {
 		what += " (" + FormatWeights(w.Weights) + ")"
 	}
-	switch w.Stage {
-	case StageIntent:
+	// A write without a change id is one whose lever has none (the ALB's): it is in
+	// effect once every rule shows it, not INSYNC.
+	noID := w.ChangeID == ""
+	switch {
+	case w.Stage == StageIntent:
 		fmt.Fprintf(&b, "redoing the write of %s, which the run before it had begun but not seen sent (it may have landed: weights are absolute, so sending them again is safe)", what)
-	case StageSent:
+	case w.Stage == StageSent && noID:
+		fmt.Fprintf(&b, "redoing the write of %s, which the run before it had sent but not seen in effect", what)
+	case w.Stage == StageSent:
 		fmt.Fprintf(&b, "redoing the write of %s, which the run before it had sent (change %s) but not seen INSYNC", what, w.ChangeID)
-	case StageInSync:
+	case w.Stage == StageInSync && noID:
+		fmt.Fprintf(&b, "redoing the write of %s, which the run before it had seen in effect but not held to its end; its hold starts again", what)
+	case w.Stage == StageInSync:
 		fmt.Fprintf(&b, "redoing the write of %s, which the run before it had seen INSYNC (change %s) but not held to its end; its hold starts again", what, w.ChangeID)
-	case StageFailed:
+	case w.Stage == StageFailed:
 		fmt.Fprintf(&b, "after %s failed: going on with its rollback", what)
 	default:
 		fmt.Fprintf(&b, "after %s %s: going on from there", what, w.Stage)
@@ -147,6 +161,11 @@ func BuildReport(name string, entries []journal.Entry) *Report {
 		switch e.Kind {
 		case kindStart:
 			r.Started, r.By, r.StartWeights = e.Time, e.By, e.Weights
+			d := readStartData(e.Data)
+			r.Lever, r.Rules = d.Lever, d.Rules
+			if r.Lever == "" {
+				r.Lever = LeverRoute53
+			}
 		case kindIntent:
 			byStep[e.Step] = len(r.Steps)
 			r.Steps = append(r.Steps, StepReport{Name: e.Detail, Weights: e.Weights, Outcome: "written"})
@@ -162,6 +181,12 @@ func BuildReport(name string, entries []journal.Entry) *Report {
 			switch e.Kind {
 			case kindWritten:
 				s.ChangeID, s.Written = e.ChangeID, e.Time
+				if r.Lever == LeverALB && len(e.Data) > 0 {
+					var rules []RuleWeights
+					if json.Unmarshal(e.Data, &rules) == nil {
+						r.Rules = rules
+					}
+				}
 			case kindInSync:
 				s.InSyncAfter, s.Outcome = e.Detail, "in sync"
 			case kindStepPassed:
@@ -247,7 +272,14 @@ func (r *Report) WriteText(w io.Writer) error {
 			fmt.Fprintf(&b, "  %s\n", resumes[0])
 			resumes = resumes[1:]
 		}
-		fmt.Fprintf(&b, "  %-16s %-22s %-8s change %s, INSYNC after %s", s.Name, FormatWeights(s.Weights), s.Outcome, s.ChangeID, s.InSyncAfter)
+		switch {
+		case r.Lever == LeverALB && s.InSyncAfter == "":
+			fmt.Fprintf(&b, "  %-16s %-22s %-8s not seen in effect", s.Name, FormatWeights(s.Weights), s.Outcome)
+		case r.Lever == LeverALB:
+			fmt.Fprintf(&b, "  %-16s %-22s %-8s in effect after %s", s.Name, FormatWeights(s.Weights), s.Outcome, s.InSyncAfter)
+		default:
+			fmt.Fprintf(&b, "  %-16s %-22s %-8s change %s, INSYNC after %s", s.Name, FormatWeights(s.Weights), s.Outcome, s.ChangeID, s.InSyncAfter)
+		}
 		if s.Detail != "" {
 			fmt.Fprintf(&b, "; %s", s.Detail)
 		}
@@ -271,6 +303,15 @@ func (r *Report) WriteText(w io.Writer) error {
 	}
 	if r.Retire != nil {
 		fmt.Fprintf(&b, "  retire: %s\n", r.Retire.Detail)
+	}
+	if r.Lever == LeverALB && len(r.Rules) > 0 {
+		b.WriteString("  the listener rules' weights now, as Terraform's forward block (for the module that owns the rules):\n")
+		for _, line := range strings.Split(strings.TrimRight(TerraformForward(r.Rules), "\n"), "\n") {
+			if line != "" {
+				line = "    " + line
+			}
+			b.WriteString(line + "\n")
+		}
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -7,14 +7,11 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
-	"strings"
 	"time"
 
 	"github.com/crossfade-io/crossfade/internal/cutover/gate"
 	"github.com/crossfade-io/crossfade/internal/cutover/journal"
 	"github.com/crossfade-io/crossfade/internal/cutover/spec"
-	"github.com/crossfade-io/crossfade/internal/plan"
-	"github.com/crossfade-io/crossfade/internal/provider"
 	"github.com/crossfade-io/crossfade/internal/registry"
 )
 
@@ -25,28 +22,28 @@ func (r *runner) restore(st state) {
 	r.seen, r.ttlTouched = st.seen, st.ttlTouched
 }
 
-// prepare reads the zone and checks the plan against it; unless rolling back (which only
+// prepare reads the lever and checks the plan against it; unless rolling back (which only
 // returns to the starting weights and does what it can), it checks pacing, builds the
 // gates and, on a first run, journals the starting weights and TTL.
 func (r *runner) prepare(ctx context.Context, st state, rollingBack bool) error {
 	r.rollingBack = rollingBack
-	l, err := readLive(ctx, r.cfg.DNS, r.cfg.Registry, r.p, r.readOpts())
+	l, err := r.lever.Read(ctx, r.readOpts())
 	if err != nil {
 		return err
 	}
 	r.live = l
-	for _, s := range l.skipped {
-		r.log.Warn("rollback leaves a member out", "zone", l.zone.Name, "problem", s)
+	for _, s := range l.Skipped() {
+		r.log.Warn("rollback leaves a member out", l.LogAttr(), "problem", s)
 	}
 	if rollingBack {
 		return nil
 	}
-	if err := checkPacing(r.p, l.maxTTL); err != nil {
+	if err := checkPacing(r.p, l.TTL()); err != nil {
 		return err
 	}
 	// Drift is measured against the weights found now until this run writes its own: on
 	// a resume, the step it continues writes them again anyway.
-	r.expect, r.expected = l.memberWeights(), "the cutover resumed at"
+	r.expect, r.expected = memberWeights(l), "the cutover resumed at"
 	if !st.started {
 		r.expected = "the cutover started from"
 	}
@@ -64,17 +61,13 @@ func (r *runner) prepare(ctx context.Context, st state, rollingBack bool) error 
 	if st.started {
 		return nil
 	}
-	problems := l.differingWeights()
-	if r.p.LowerTTL > 0 {
-		problems = append(problems, l.untouchable(lowerTTLs(l.groupTTL, r.p.LowerTTL))...)
+	if problems := r.lever.StartProblems(l); len(problems) > 0 {
+		return &NotReadyError{Problems: problems, Lever: r.lever.Kind()}
 	}
-	if len(problems) > 0 {
-		return &NotReadyError{Problems: problems}
-	}
-	r.start, r.startTTL, r.startTTLs = l.weights(), l.maxTTL, maps.Clone(l.groupTTL)
-	e, err := r.append(journal.Entry{Kind: kindStart, Step: stepNone, Weights: r.start, TTL: l.maxTTL, PlanHash: planHash(r.p),
-		Token: r.id.Token, Data: newStartData(r.startTTLs),
-		Detail: fmt.Sprintf("zone %s, %d records, from %s to %s, TTL %ds, runner %s", l.zone, len(r.p.Records), r.p.From, r.p.To, l.maxTTL, r.id)})
+	r.start, r.startTTL, r.startTTLs = l.Weights(), l.TTL(), maps.Clone(l.RecordTTLs())
+	e, err := r.append(journal.Entry{Kind: kindStart, Step: stepNone, Weights: r.start, TTL: l.TTL(), PlanHash: planHash(r.p),
+		Token: r.id.Token, Data: l.StartData(),
+		Detail: fmt.Sprintf("%s, runner %s", r.lever.Summary(l), r.id)})
 	if err != nil {
 		return err
 	}
@@ -122,9 +115,10 @@ func checkPacing(p *spec.Plan, ttl int64) error {
 	return nil
 }
 
-// ttl is the hold floor: the members' TTL as last read (the lowered one once lowered).
+// ttl is the hold floor: the members' TTL as last read (the lowered one once lowered); 0
+// for a lever whose weights apply to the next request.
 func (r *runner) ttl() time.Duration {
-	t := r.live.maxTTL
+	t := r.live.TTL()
 	if t == 0 {
 		t = r.startTTL // a partial read found no member
 	}
@@ -169,7 +163,7 @@ func (r *runner) forward(ctx context.Context, st state) (*rollbackDue, error) {
 	for i := st.next; i <= last; i++ {
 		// Commands sent between steps act before the next write: a pause holds the
 		// weights where they are, an abort writes nothing more forward.
-		if due, err := r.heed(ctx, i, r.live.weights()); due != nil || err != nil {
+		if due, err := r.heed(ctx, i, r.live.Weights()); due != nil || err != nil {
 			return due, err
 		}
 		if r.promoted && i < last {
@@ -226,40 +220,34 @@ func (r *runner) stepWeights(i int) map[string]int64 {
 }
 
 // readOpts are the reads this runner makes: partial while rolling back, as its runner.
-func (r *runner) readOpts() readOpts {
-	return readOpts{partial: r.rollingBack, runner: r.id, takeover: r.takeover, held: r.held}
+func (r *runner) readOpts() ReadOptions {
+	return ReadOptions{Partial: r.rollingBack, Runner: r.id, Takeover: r.takeover, Held: r.held}
 }
 
-// read reads the zone for a write that sets ttls (nil: no TTL), refusing one that would
-// have to rewrite a set nobody owns; a rollback leaves such a set out and lets Route 53
-// judge the batch.
-func (r *runner) read(ctx context.Context, ttls map[spec.Record]int64) (*live, error) {
-	l, err := readLive(ctx, r.cfg.DNS, r.cfg.Registry, r.p, r.readOpts())
+// read reads the lever for a write of c, refusing one the lever says may not be written
+// (a TTL write that would have to rewrite a set nobody owns); a rollback leaves such a set
+// out and lets the provider judge the write.
+func (r *runner) read(ctx context.Context, c Change) (Snapshot, error) {
+	l, err := r.lever.Read(ctx, r.readOpts())
 	if err != nil {
 		return nil, err
 	}
-	if bad := l.untouchable(ttls); len(bad) > 0 {
+	if bad := r.lever.Check(l, c); len(bad) > 0 {
 		if !r.rollingBack {
-			return nil, &NotReadyError{Problems: bad}
+			return nil, &NotReadyError{Problems: bad, Lever: r.lever.Kind()}
 		}
 		for _, b := range bad {
-			r.log.Warn("the TTL write leaves a set out", "zone", l.zone.Name, "problem", b)
+			r.log.Warn("the write leaves a set out", l.LogAttr(), "problem", b)
 		}
 	}
 	return l, nil
 }
 
-// casAttempts bounds how many times a write is built again from a fresh read after Route
-// 53 refused it because something it read changed before it landed (a publisher's new
-// targets for a member): the compare-and-swap lost a race, and the next try usually wins.
-const casAttempts = 8
-
-// write journals the intent, sends the weights (and each record's TTL in ttls) in one
-// batch, journals the change and waits for INSYNC. Redone after a crash, it sends the
-// batch again, whatever already landed: the batch always has a change to follow to
-// INSYNC. The batch is built from a fresh read and is a compare-and-swap of every set it
-// rewrites (see live.batch): refused because the zone changed since the read, it is
-// built again from another read, up to casAttempts times, then fails naming what moved.
+// write journals the intent, has the lever send the weights (and each record's TTL in
+// ttls) as one step, journals what it sent and waits until it is in effect. Redone after
+// a crash, it sends the step again, whatever already landed: weights are absolute. The
+// write is built on a fresh read; the lever retries or refuses as it can (Route 53: a
+// compare-and-swap batch, built again on a refusal; see dnsLever.Write, albLever.Write).
 // Refused because another runner now holds the weights, it fails with *HeldError.
 // what names the write in the change's comment, the journal and errors; ev is the
 // progress event that shows it (its phase and step say which stage writes; its message
@@ -269,9 +257,10 @@ func (r *runner) write(ctx context.Context, step int, w map[string]int64, ttls m
 	for _, t := range ttls {
 		ttl = max(ttl, t)
 	}
+	c := Change{Weights: w, TTLs: ttls}
 	// Read the members afresh: a publisher may have changed their targets since, and a
 	// writer that ignores the authority record their weights (drift: nothing is sent).
-	l, err := r.read(ctx, ttls)
+	l, err := r.read(ctx, c)
 	if err != nil {
 		return fmt.Errorf("%s: %w", what, err)
 	}
@@ -286,93 +275,51 @@ func (r *runner) write(ctx context.Context, step int, w map[string]int64, ttls m
 		ev.Message = what
 	}
 	r.cfg.Progress.Event(ev)
-	comment := fmt.Sprintf("crossfade cutover %s: %s", r.p.Name, what)
-	desc := "write"
-	if len(w) > 0 {
-		desc += " " + FormatWeights(w)
-	}
-	var batch plan.Batch
-	var id string
-	for attempt := 1; ; attempt++ {
-		r.live = l
-		batch = l.batch(w, ttls)
-		if err := r.noteTakeover(l); err != nil {
-			return err
-		}
-		id, err = r.cfg.DNS.ApplyChange(ctx, l.zone, batch, comment)
-		if err == nil && id == "" && len(batch) > 0 && attempt < casAttempts {
-			// The batch landed but its answer was lost, and with it the change id to
-			// follow to INSYNC. Write again from a fresh read: the weights already stand,
-			// so the batch is the authority record's alone, and Route 53 applies a zone's
-			// changes in order, so its INSYNC covers the lost one.
-			r.log.Warn("write landed but its change id was lost: writing the authority record again to follow one to INSYNC", "zone", l.zone.Name, "step", what, "attempt", attempt)
-			fresh, rerr := r.read(ctx, ttls)
-			if rerr != nil {
-				return fmt.Errorf("%s: %w", what, rerr)
+	env := WriteEnv{What: what, Comment: fmt.Sprintf("crossfade cutover %s: %s", r.p.Name, what), Log: r.log,
+		Read: func(ctx context.Context) (Snapshot, error) { return r.read(ctx, c) },
+		Drift: func(s Snapshot) error {
+			if d := r.driftIn(s, w); d != nil {
+				return d
 			}
-			l = fresh
-			continue
-		}
-		if err == nil {
-			break
-		}
-		var rej *provider.RejectedError
-		if !errors.As(err, &rej) {
-			return fmt.Errorf("%s: %s: %w", what, desc, err)
-		}
-		// Read again after the pause, not before it: the next batch is built on the read.
-		if err := backoff(ctx, attempt); err != nil {
-			return err
-		}
-		fresh, rerr := r.read(ctx, ttls)
-		if rerr != nil {
-			r.log.Warn("write refused; the zone read again refuses the cutover", "zone", l.zone.Name, "step", what, "refusal", err)
-			return fmt.Errorf("%s: %w", what, rerr)
-		}
-		if d := r.driftIn(fresh, w); d != nil {
-			// A weight moved between the read and the write: the compare-and-swap kept
-			// it from being overwritten unseen.
-			return d
-		}
-		moved := l.moved(fresh)
-		switch {
-		case len(moved) == 0:
-			return fmt.Errorf("%s: %s: refused, though nothing it read has changed since: %w", what, desc, err)
-		case attempt == casAttempts:
-			return fmt.Errorf("%s: %s: the zone changed under the cutover before each of %d attempts landed (a publisher writing the same record sets?); last: %s: %w",
-				what, desc, casAttempts, strings.Join(moved, "; "), err)
-		}
-		r.log.Warn("the zone changed under the write: writing again from a fresh read", "zone", l.zone.Name, "step", what, "attempt", attempt, "moved", moved)
-		l = fresh
+			return nil
+		},
+		BeforeSend: func(s Snapshot) error {
+			r.live = s
+			return r.noteTakeover(s)
+		},
+	}
+	wr, err := r.lever.Write(ctx, l, c, env)
+	if err != nil {
+		return err
 	}
 	r.held = true
 	sent := time.Now()
-	if _, err := r.append(journal.Entry{Kind: kindWritten, Step: step, Weights: w, ChangeID: id, Detail: fmt.Sprintf("%d changes", len(batch))}); err != nil {
+	if _, err := r.append(journal.Entry{Kind: kindWritten, Step: step, Weights: w, ChangeID: wr.ID, Detail: wr.Detail, Data: wr.Data}); err != nil {
 		return err
 	}
-	r.log.Info("weights written", "zone", l.zone.Name, "step", what, "weights", FormatWeights(w), "change_id", id, "changes", len(batch))
-	if err := r.waitInSync(ctx, id); err != nil {
+	r.log.Info("weights written", wr.After.LogAttr(), "step", what, "weights", FormatWeights(w), "change_id", wr.ID, "changes", wr.Calls)
+	if err := r.waitInEffect(ctx, wr); err != nil {
 		return fmt.Errorf("%s: %w", what, err)
 	}
-	// Apply the batch to what we know, so that the hold paces on the TTL just written,
-	// and compares the weights just written.
-	r.live = l.after(batch)
+	// What the write left is what we know now, so that the hold paces on the TTL just
+	// written, and compares the weights just written.
+	r.live = wr.After
 	if w != nil {
-		r.expect, r.expected = r.live.memberWeights(), "the cutover wrote"
+		r.expect, r.expected = memberWeights(r.live), "the cutover wrote"
 	}
-	_, err = r.append(journal.Entry{Kind: kindInSync, Step: step, ChangeID: id, Detail: time.Since(sent).Round(time.Millisecond).String()})
+	_, err = r.append(journal.Entry{Kind: kindInSync, Step: step, ChangeID: wr.ID, Detail: time.Since(sent).Round(time.Millisecond).String()})
 	return err
 }
 
-// noteTakeover journals, before the batch that does it is sent, that this run takes the
+// noteTakeover journals, before the write that does it is sent, that this run takes the
 // weights over from another runner (an abort may), once per runner.
-func (r *runner) noteTakeover(l *live) error {
-	for _, from := range l.takenOver {
+func (r *runner) noteTakeover(l Snapshot) error {
+	for _, from := range l.TakenOver() {
 		if r.tookOver[from] {
 			continue
 		}
 		detail := "took the weights over from " + formatRunners([]registry.Runner{from})
-		r.log.Warn(detail, "zone", l.zone.Name, "runner", r.id.String())
+		r.log.Warn(detail, l.LogAttr(), "runner", r.id.String())
 		if _, err := r.append(journal.Entry{Kind: kindTakeover, Step: stepNone, Detail: detail}); err != nil {
 			return err
 		}
@@ -394,18 +341,20 @@ func backoff(ctx context.Context, attempt int) error {
 	}
 }
 
-func (r *runner) waitInSync(ctx context.Context, id string) error {
+// waitInEffect polls the lever until w is in effect (Route 53: INSYNC), for at most the
+// plan's inSync timeout.
+func (r *runner) waitInEffect(ctx context.Context, w Written) error {
 	ctx, cancel := context.WithTimeout(ctx, r.p.InSyncTimeout)
 	defer cancel()
 	for {
-		ok, err := r.cfg.DNS.InSync(ctx, id)
+		ok, err := r.lever.InEffect(ctx, w)
 		if err == nil && ok {
 			return nil
 		}
 		select {
 		case <-ctx.Done():
 			if ctx.Err() == context.DeadlineExceeded {
-				return fmt.Errorf("change %s not INSYNC after %s (last error: %v)", id, r.p.InSyncTimeout, err)
+				return fmt.Errorf("%s after %s (last error: %v)", w.Pending, r.p.InSyncTimeout, err)
 			}
 			return ctx.Err()
 		case <-time.After(r.cfg.PollInterval):
@@ -531,12 +480,12 @@ func (r *runner) hold(ctx context.Context, i int, w map[string]int64) (stepResul
 // nothing is compared: a rollback (which runs to its end whatever it finds), a write of
 // TTLs alone, and the first write after a resume from a drift pause, which overwrites
 // what it finds as the resume asked.
-func (r *runner) driftIn(l *live, w map[string]int64) *DriftError {
+func (r *runner) driftIn(l Snapshot, w map[string]int64) *DriftError {
 	if w == nil || r.rollingBack || r.expect == nil {
 		return nil
 	}
-	if d := l.drift(r.expect); len(d) > 0 {
-		return &DriftError{Expected: r.expected, Members: d}
+	if d := drift(l, r.expect); len(d) > 0 {
+		return &DriftError{Expected: r.expected, Members: d, Cause: r.lever.DriftCause()}
 	}
 	return nil
 }
@@ -549,7 +498,7 @@ func (r *runner) checkDrift(ctx context.Context) (*DriftError, error) {
 	if r.expect == nil {
 		return nil, nil
 	}
-	l, err := readLive(ctx, r.cfg.DNS, r.cfg.Registry, r.p, r.readOpts())
+	l, err := r.lever.Read(ctx, r.readOpts())
 	var rerr *ReadError
 	switch {
 	case err != nil && ctx.Err() != nil:
@@ -560,8 +509,8 @@ func (r *runner) checkDrift(ctx context.Context) (*DriftError, error) {
 	case err != nil:
 		return nil, err
 	}
-	if d := l.drift(r.expect); len(d) > 0 {
-		return &DriftError{Expected: r.expected, Members: d}, nil
+	if d := drift(l, r.expect); len(d) > 0 {
+		return &DriftError{Expected: r.expected, Members: d, Cause: r.lever.DriftCause()}, nil
 	}
 	return nil, nil
 }
@@ -581,7 +530,7 @@ func (r *runner) onDrift(ctx context.Context, step int, w map[string]int64, d *D
 	if _, err := r.append(journal.Entry{Kind: kindDrift, Step: step, Detail: d.Error(), Data: data}); err != nil {
 		return stepResult{}, false, err
 	}
-	r.log.Error("weights drifted during the cutover", "zone", r.live.zone.Name, "step", step+1, "on_drift", action, "err", d)
+	r.log.Error("weights drifted during the cutover", r.live.LogAttr(), "step", step+1, "on_drift", action, "err", d)
 	if action == spec.DriftRollback {
 		return stepResult{outcome: stepFailed, reason: d.Error()}, false, nil
 	}
@@ -615,7 +564,7 @@ func errSuffix(e string) string {
 // gateStep describes step i to the gates: weights written and each record's members.
 func (r *runner) gateStep(i int, w map[string]int64) gate.Step {
 	s := gate.Step{Index: i, From: r.p.From, To: r.p.To, Weights: w}
-	targets := r.live.targets()
+	targets := r.live.Targets()
 	for _, rec := range r.p.Records {
 		s.Records = append(s.Records, gate.Record{Name: rec.Name, Type: rec.Type, Members: targets[rec]})
 	}
@@ -647,13 +596,11 @@ func rollbackStops(p *spec.Plan, current, start map[string]int64) []map[string]i
 // must not hand half the traffic to the cluster whose step failed, so it returns all of
 // it to from then, with the weights a step of percent 0 writes.
 func (r *runner) home() map[string]int64 {
-	for _, rec := range r.p.Records {
-		if r.live.evenSplit(rec, r.start) {
-			w := map[string]int64{r.p.From: 100, r.p.To: 0}
-			r.log.Warn("the starting weights split the traffic evenly (every weighted set 0): rolling back to all traffic on from instead",
-				"record", rec.Name+" "+rec.Type, "start", FormatWeights(r.start), "rollback_to", FormatWeights(w))
-			return w
-		}
+	if at := r.live.NoTraffic(r.start); at != "" {
+		w := map[string]int64{r.p.From: 100, r.p.To: 0}
+		r.log.Warn("the starting weights split the traffic evenly (every weighted set 0): rolling back to all traffic on from instead",
+			"record", at, "start", FormatWeights(r.start), "rollback_to", FormatWeights(w))
+		return w
 	}
 	return r.start
 }
@@ -664,7 +611,7 @@ func (r *runner) home() map[string]int64 {
 func (r *runner) rollback(ctx context.Context, due *rollbackDue) error {
 	r.rollingBack = true
 	if !due.begun {
-		due.stops = rollbackStops(r.p, r.live.weights(), r.home())
+		due.stops = rollbackStops(r.p, r.live.Weights(), r.home())
 		data, _ := json.Marshal(due.stops)
 		if _, err := r.append(journal.Entry{Kind: kindRollback, Step: due.step, Detail: due.reason, Data: data}); err != nil {
 			return err

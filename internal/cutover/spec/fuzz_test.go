@@ -82,14 +82,22 @@ func checkPlan(t *testing.T, data []byte, p *Plan) {
 		t.Helper()
 		t.Fatalf("Parse(%q): "+format, append([]any{data}, args...)...)
 	}
-	if !isLabel(p.Name) || (p.Zone == "" && p.ZoneID == "") || len(p.Records) == 0 || p.From == "" || p.To == "" || p.From == p.To || len(p.Steps) == 0 {
+	// A plan pulls one lever: Route 53 records in a zone, or ALB listener rules.
+	dnsLever := p.ALB == nil && (p.Zone != "" || p.ZoneID != "") && len(p.Records) > 0
+	albLever := p.ALB != nil && len(p.ALB.ListenerRules) > 0 && p.ALB.From != "" && p.ALB.To != "" &&
+		p.Zone == "" && p.ZoneID == "" && len(p.Records) == 0 && p.LowerTTL == 0
+	if !isLabel(p.Name) || !(dnsLever || albLever) || p.From == "" || p.To == "" || p.From == p.To || len(p.Steps) == 0 {
 		fail("incomplete plan %+v", p)
+	}
+	maxW := int64(maxWeight)
+	if p.ALB != nil {
+		maxW = maxALBWeight
 	}
 	if p.InSyncTimeout <= 0 || p.StepTimeout <= 0 || p.TotalTimeout < 0 || p.LowerTTL < 0 {
 		fail("timeouts %v %v %v, ttl %d", p.InSyncTimeout, p.StepTimeout, p.TotalTimeout, p.LowerTTL)
 	}
 	for i, s := range p.Steps {
-		if s.Weights.From < 0 || s.Weights.From > 255 || s.Weights.To < 0 || s.Weights.To > 255 || s.Pause < 0 {
+		if s.Weights.From < 0 || s.Weights.From > maxW || s.Weights.To < 0 || s.Weights.To > maxW || s.Pause < 0 {
 			fail("step %d: %+v", i, s)
 		}
 		names := map[string]bool{}

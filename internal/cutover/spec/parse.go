@@ -424,7 +424,15 @@ func unknownField(t reflect.Type, key string) string {
 
 // suggest returns the key of t that key is probably a misspelling of: the same but for
 // case, or one edit away (two for keys longer than four letters); "" when none is close.
+//
+// A key with a character no field name has (a space, a quote) is not taken for a
+// misspelling: listing the keys helps more than a guess at one.
 func suggest(t reflect.Type, key string) string {
+	if strings.ContainsFunc(key, func(c rune) bool {
+		return !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.')
+	}) {
+		return ""
+	}
 	best, bestDist := "", 0
 	for _, n := range jsonNames(t) {
 		if strings.EqualFold(n, key) {

@@ -7,11 +7,15 @@ import "time"
 type Plan struct {
 	// Name is metadata.name.
 	Name string
-	// Zone and ZoneID are as written; at least one is set.
+	// Zone and ZoneID are as written; at least one is set, unless ALB is.
 	Zone, ZoneID string
 	// Records have their Type defaulted (A) and names normalised (lower case, no trailing dot).
 	Records []Record
-	// From and To are the set identifiers.
+	// ALB is the ALB lever's rules and target groups, as written; nil for the Route 53
+	// lever (Zone and Records).
+	ALB *ALB
+	// From and To are the set identifiers; with ALB, the clusters' names (spec.from and
+	// spec.to, else the target groups' names).
 	From, To string
 	// Steps are in order, each with its weights, pause and gates (Spec.Gates first).
 	Steps []PlanStep
@@ -43,7 +47,7 @@ type FieldError struct {
 
 // PlanStep is one resolved step.
 type PlanStep struct {
-	// Weights are the Route 53 weights written for From and To.
+	// Weights are the Route 53 (or, with ALB, the ALB) weights written for From and To.
 	Weights Weights
 	// Pause is how long the step holds with all gates passing; 0 means "the record TTL",
 	// which the engine enforces as the floor anyway.

@@ -24,6 +24,10 @@ func resolve(c *Cutover) *Plan {
 		StepTimeout:   s.Timeouts.Step.Duration,
 		TotalTimeout:  s.Timeouts.Total.Duration,
 	}
+	if a := s.ALB; a != nil {
+		p.ALB = &ALB{ListenerRules: slices.Clone(a.ListenerRules), From: a.From, To: a.To}
+		p.From, p.To = clusterNames(s)
+	}
 	if p.InSyncTimeout == 0 {
 		p.InSyncTimeout = DefaultInSyncTimeout
 	}

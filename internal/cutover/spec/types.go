@@ -3,7 +3,10 @@
 // steps the cutover engine runs; it does no I/O beyond reading the file.
 package spec
 
-import "time"
+import (
+	"strings"
+	"time"
+)
 
 // APIVersion and Kind identify a plan file.
 const (
@@ -32,7 +35,13 @@ type Spec struct {
 	ZoneID string `json:"zoneID,omitempty"`
 	// Records are the weighted record sets shifted together, in one change batch per step.
 	Records []Record `json:"records"`
-	// From and To are the set identifiers (cluster ids) losing and gaining traffic.
+	// ALB moves the target-group weights of ALB listener rules instead of Route 53
+	// records (the ALB lever): no DNS answer changes, so no resolver cache keeps clients
+	// on the old cluster. With it, zone, zoneID, records and ttl are not set.
+	ALB *ALB `json:"alb,omitempty"`
+	// From and To are the set identifiers (cluster ids) losing and gaining traffic. With
+	// alb they are optional names for the clusters behind alb.from and alb.to (default:
+	// the target groups' names), used in weights, gates, the journal and the report.
 	From string `json:"from"`
 	To   string `json:"to"`
 	// Steps are the stops on the way, in order.
@@ -83,6 +92,50 @@ type RetireQuery struct {
 	Query string `json:"query"`
 }
 
+// ALB names the listener rules whose forward actions a cutover moves, and the target
+// groups it moves traffic between. Every rule is written at each step, in this order, one
+// ModifyRule (or, for a listener, ModifyListener) call each: ELBv2 has no multi-rule
+// transaction.
+type ALB struct {
+	// ListenerRules are listener-rule ARNs (the rule's forward action), or listener ARNs
+	// (the listener's default action), of Application Load Balancers: e.g. the HTTP and
+	// the HTTPS listener's rule for one host, shifted together.
+	ListenerRules []string `json:"listenerRules"`
+	// From and To are the target groups losing and gaining traffic: an ARN or a name.
+	// Another target group of a rule's forward action keeps its weight.
+	From string `json:"from"`
+	To   string `json:"to"`
+}
+
+// TargetGroupName is the name a target group reference (an ARN or a name) carries: the
+// name part of a targetgroup ARN, else the reference itself.
+func TargetGroupName(ref string) string {
+	if res, ok := arnResource(ref); ok {
+		if kind, rest, _ := strings.Cut(res, "/"); kind == "targetgroup" {
+			name, _, _ := strings.Cut(rest, "/")
+			return name
+		}
+	}
+	return ref
+}
+
+// arnResource returns the resource part of an ELBv2 ARN
+// (arn:PARTITION:elasticloadbalancing:REGION:ACCOUNT:RESOURCE), and whether ref is one.
+func arnResource(ref string) (string, bool) {
+	f := strings.SplitN(ref, ":", 6)
+	if len(f) != 6 || f[0] != "arn" || f[1] == "" || f[2] != "elasticloadbalancing" || f[3] == "" || f[4] == "" {
+		return "", false
+	}
+	return f[5], true
+}
+
+// IsListenerARN reports whether an ELBv2 ARN names a listener (its default action), not
+// a listener rule.
+func IsListenerARN(arn string) bool {
+	res, _ := arnResource(arn)
+	return strings.HasPrefix(res, "listener/")
+}
+
 // Record is one record set name and type whose members are shifted.
 type Record struct {
 	Name string `json:"name"`
@@ -95,7 +148,8 @@ type Record struct {
 type Step struct {
 	// Percent to `to`: weights become from=100-p, to=p.
 	Percent *int64 `json:"percent,omitempty"`
-	// Weights sets both members' Route 53 weights (0..255) explicitly.
+	// Weights sets both members' Route 53 weights (0..255), or with alb both target
+	// groups' ALB weights (0..999), explicitly.
 	Weights *Weights `json:"weights,omitempty"`
 	// Pause overrides Spec.Pause for this step.
 	Pause *Duration `json:"pause,omitempty"`

@@ -25,6 +25,7 @@ const (
 	wantPercent     = "want an integer 0..100"
 	wantBarePercent = "want a percent 0..100"
 	wantWeight      = "want an integer 0..255"
+	wantALBWeight   = "want an integer 0..999 (an ALB target group weight)"
 	wantRequests    = "want an integer 1..10000"
 	wantStatus      = "want an HTTP status code 100..599"
 	wantRatio       = "want a number 0..1"
@@ -42,6 +43,14 @@ const (
 	wantGateKind    = "want exactly one of http, prometheus, dns"
 )
 
+// What the ALB lever's fields want.
+const (
+	wantRuleARN = "want the ARN of an Application Load Balancer's listener rule (arn:aws:elasticloadbalancing:REGION:ACCOUNT:listener-rule/app/…), " +
+		"or of a listener for its default action (…:listener/app/…)"
+	wantTargetGroup = "want a target group's ARN (arn:aws:elasticloadbalancing:REGION:ACCOUNT:targetgroup/NAME/ID) " +
+		"or its name (1 to 32 of a-z, A-Z, 0-9 and '-', not starting or ending with '-')"
+)
+
 // Limits and defaults the engine and Route 53 impose.
 const (
 	maxSetIDLength    = 128 // Route 53's limit on SetIdentifier
@@ -49,6 +58,8 @@ const (
 	maxSamples        = 100000
 	maxTTL            = 2147483647 // Route 53's limit on TTL
 	maxWeight         = 255        // Route 53's limit on Weight
+	maxALBWeight      = 999        // ELBv2's limit on a target group's weight
+	maxTargetGroupLen = 32         // ELBv2's limit on a target group's name
 	noDataFail        = "fail"
 	noDataPass        = "pass"
 	defaultMinRatio   = 1.0
@@ -62,6 +73,7 @@ var wants = map[reflect.Type]map[string]string{
 	reflect.TypeFor[Metadata]():       {"name": wantName},
 	reflect.TypeFor[Spec]():           {"onDrift": wantOnDrift},
 	reflect.TypeFor[Record]():         {"type": wantRecordType},
+	reflect.TypeFor[ALB]():            {"listenerRules": wantRuleARN, "from": wantTargetGroup, "to": wantTargetGroup},
 	reflect.TypeFor[Step]():           {"percent": wantPercent},
 	reflect.TypeFor[Weights]():        {"from": wantWeight, "to": wantWeight},
 	reflect.TypeFor[HTTPGate]():       {"url": wantURL, "resolver": wantHostPort, "requests": wantRequests, "expectStatus": wantStatus, "minSuccessRatio": wantRatio, "latencySlack": wantSlack},
@@ -109,8 +121,12 @@ func validate(c *Cutover, ps *problems) {
 		ps.add(sp, "", "required: want zone, records, from, to and steps")
 		return
 	}
-	zone := v.zone(sp)
-	v.records(sp, zone)
+	if c.Spec.ALB != nil {
+		v.alb(sp)
+	} else {
+		zone := v.zone(sp)
+		v.records(sp, zone)
+	}
 	v.setIDs(sp)
 	v.steps(sp)
 	v.gates(sp)
@@ -127,6 +143,8 @@ func validate(c *Cutover, ps *problems) {
 	if t := c.Spec.TTL; t != nil {
 		lp := sp.field("ttl").field("lower")
 		switch {
+		case c.Spec.ALB != nil:
+			ps.add(sp.field("ttl"), "", "not with spec.alb: an ALB weight change takes effect for new requests at once, there is no TTL to lower")
 		case !ps.present(lp):
 			ps.add(lp, "", "required: "+wantTTL)
 		case t.Lower < 1 || t.Lower > maxTTL:
@@ -227,7 +245,9 @@ func (v validator) setIDs(sp path) {
 	}{{"from", s.From, "losing"}, {"to", s.To, "gaining"}} {
 		p := sp.field(m.key)
 		if m.value == "" {
-			v.ps.add(p, "", "required: want the set identifier of the cluster "+m.role+" traffic")
+			if s.ALB == nil {
+				v.ps.add(p, "", "required: want the set identifier of the cluster "+m.role+" traffic")
+			}
 			continue
 		}
 		if n := utf8.RuneCountInString(m.value); n > maxSetIDLength {
@@ -237,6 +257,126 @@ func (v validator) setIDs(sp path) {
 	if s.From != "" && s.From == s.To {
 		v.ps.add(sp.field("to"), s.To, "same as spec.from: want the set identifier of another cluster")
 	}
+	if a := s.ALB; a != nil && (s.From == "" || s.To == "") && a.From != "" && a.To != "" {
+		// A name left out is the target group's: the two must still differ.
+		if from, to := clusterNames(s); from == to && TargetGroupName(a.From) != TargetGroupName(a.To) {
+			key := "to"
+			if s.To != "" {
+				key = "from"
+			}
+			v.ps.add(sp.field(key), "", fmt.Sprintf("required here: the other cluster's name is %q, the same as this target group's name; name both clusters", from))
+		}
+	}
+}
+
+// clusterNames are the names a plan gives its clusters: spec.from and spec.to, which an
+// ALB plan may leave out for its target groups' names.
+func clusterNames(s *Spec) (from, to string) {
+	from, to = s.From, s.To
+	if a := s.ALB; a != nil {
+		if from == "" {
+			from = TargetGroupName(a.From)
+		}
+		if to == "" {
+			to = TargetGroupName(a.To)
+		}
+	}
+	return from, to
+}
+
+// alb checks the ALB lever's rules and target groups, and that nothing of the Route 53
+// lever is set beside it.
+func (v validator) alb(sp path) {
+	s := &v.c.Spec
+	const notDNS = "not with spec.alb: an ALB cutover moves listener-rule weights and changes no DNS record; set one of them"
+	if s.Zone != "" {
+		v.ps.add(sp.field("zone"), s.Zone, notDNS)
+	}
+	if s.ZoneID != "" {
+		v.ps.add(sp.field("zoneID"), s.ZoneID, notDNS)
+	}
+	if len(s.Records) > 0 {
+		v.ps.add(sp.field("records"), "", notDNS)
+	}
+	ap := sp.field("alb")
+	a := s.ALB
+	rp := ap.field("listenerRules")
+	if len(a.ListenerRules) == 0 {
+		v.ps.add(rp, "", "required: want at least one listener rule ARN (or listener ARN, for its default action)")
+	}
+	seen := map[string]int{}
+	for i, arn := range a.ListenerRules {
+		p := rp.index(i)
+		if why := checkRuleARN(arn); why != "" {
+			v.ps.add(p, arn, why)
+			continue
+		}
+		if j, dup := seen[arn]; dup {
+			v.ps.add(p, arn, fmt.Sprintf("duplicate of spec.alb.listenerRules[%d]: want each rule once", j))
+			continue
+		}
+		seen[arn] = i
+	}
+	for _, f := range []struct{ key, ref, role string }{{"from", a.From, "losing"}, {"to", a.To, "gaining"}} {
+		p := ap.field(f.key)
+		switch {
+		case f.ref == "":
+			v.ps.add(p, "", "required: "+wantTargetGroup+", of the target group "+f.role+" traffic")
+		case !isTargetGroupRef(f.ref):
+			v.ps.add(p, f.ref, wantTargetGroup)
+		}
+	}
+	if a.From != "" && a.To != "" && TargetGroupName(a.From) == TargetGroupName(a.To) {
+		v.ps.add(ap.field("to"), a.To, "the same target group as spec.alb.from: want the other cluster's group")
+	}
+}
+
+// checkRuleARN says why arn is not the ARN of an ALB listener or listener rule, "" when
+// it is.
+func checkRuleARN(arn string) string {
+	res, ok := arnResource(arn)
+	if !ok {
+		return wantRuleARN
+	}
+	parts := strings.Split(res, "/")
+	switch {
+	case len(parts) < 2:
+		return wantRuleARN
+	case parts[0] != "listener" && parts[0] != "listener-rule":
+		return wantRuleARN + ", not a " + parts[0]
+	case parts[1] != "app":
+		return wantRuleARN + ": a " + parts[1] + "/ load balancer's forward action has no target group weights to move"
+	case parts[0] == "listener" && len(parts) != 5, parts[0] == "listener-rule" && len(parts) != 6:
+		return wantRuleARN
+	}
+	for _, p := range parts {
+		if p == "" {
+			return wantRuleARN
+		}
+	}
+	return ""
+}
+
+// isTargetGroupRef reports whether ref is a target group's ARN or a valid name.
+func isTargetGroupRef(ref string) bool {
+	if res, ok := arnResource(ref); ok {
+		parts := strings.Split(res, "/")
+		return len(parts) == 3 && parts[0] == "targetgroup" && isTargetGroupName(parts[1]) && parts[2] != ""
+	}
+	return isTargetGroupName(ref)
+}
+
+// isTargetGroupName reports whether s is a name ELBv2 accepts for a target group.
+func isTargetGroupName(s string) bool {
+	if len(s) < 1 || len(s) > maxTargetGroupLen || s[0] == '-' || s[len(s)-1] == '-' {
+		return false
+	}
+	for _, c := range []byte(s) {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-') {
+			return false
+		}
+	}
+	return true
 }
 
 // steps checks every step and warns about steps that probably do not do what was meant.
@@ -256,7 +396,10 @@ func (v validator) steps(sp path) {
 			prevIndex = -1
 			continue
 		}
-		if w.From == 0 && w.To == 0 {
+		switch {
+		case w.From == 0 && w.To == 0 && s.ALB != nil:
+			v.ps.warn(p.field("weights"), "", "both weights are 0: the ALB then forwards to the rules' other target groups only; plan and run refuse it for a rule that has none")
+		case w.From == 0 && w.To == 0:
 			v.ps.warn(p.field("weights"), "", `both weights are 0: Route 53 then answers with every member evenly; it does not mean "off"`)
 		}
 		if prevIndex >= 0 && shareLess(w, prev) {
@@ -286,16 +429,20 @@ func (v validator) stepWeights(p path, st Step) (Weights, bool) {
 	default:
 		wp := p.field("weights")
 		ok := true
+		limit, want := int64(maxWeight), wantWeight
+		if v.c.Spec.ALB != nil {
+			limit, want = maxALBWeight, wantALBWeight
+		}
 		for _, f := range []struct {
 			key string
 			w   int64
 		}{{"from", st.Weights.From}, {"to", st.Weights.To}} {
 			switch {
 			case !v.ps.present(wp.field(f.key)):
-				v.ps.add(wp.field(f.key), "", "required: "+wantWeight)
+				v.ps.add(wp.field(f.key), "", "required: "+want)
 				ok = false
-			case f.w < 0 || f.w > maxWeight:
-				v.ps.add(wp.field(f.key), strconv.FormatInt(f.w, 10), wantWeight)
+			case f.w < 0 || f.w > limit:
+				v.ps.add(wp.field(f.key), strconv.FormatInt(f.w, 10), want)
 				ok = false
 			}
 		}
@@ -423,13 +570,15 @@ func (v validator) gate(p path, g Gate) {
 		v.httpGate(p.field("http"), g.HTTP)
 	case g.Prometheus != nil:
 		v.prometheusGate(p.field("prometheus"), g.Prometheus)
+	case g.DNS != nil && v.c.Spec.ALB != nil:
+		v.ps.add(p.field("dns"), "", "not with spec.alb: a dns gate compares the records' DNS answers with their weights, and an ALB cutover changes no record; use an http or prometheus gate")
 	case g.DNS != nil:
 		v.dnsGate(p.field("dns"), g.DNS)
 	}
 }
 
 func (v validator) httpGate(p path, h *HTTPGate) {
-	from, to := v.c.Spec.From, v.c.Spec.To
+	from, to := clusterNames(&v.c.Spec)
 	if h.URL == "" && len(h.Clusters) == 0 {
 		v.ps.add(p, "", "want url, clusters or both: nothing to probe")
 	}

@@ -1,0 +1,956 @@
+package cutover
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/crossfade-io/crossfade/internal/cutover/spec"
+	"github.com/crossfade-io/crossfade/internal/endpoint"
+	"github.com/crossfade-io/crossfade/internal/plan"
+	"github.com/crossfade-io/crossfade/internal/provider"
+	"github.com/crossfade-io/crossfade/internal/registry"
+)
+
+// The Route 53 lever: the weights of the plan's weighted record sets, their members'
+// ownership records kept in step, the cutover's authority records, one change batch per
+// write (a compare-and-swap of every set it rewrites), followed to INSYNC; a step holds
+// for at least the records' TTL.
+
+// DNS is what the cutover needs of a DNS provider: read a zone, write one batch and
+// follow it to INSYNC. The Route 53 provider implements it.
+type DNS interface {
+	Zones(ctx context.Context) ([]provider.Zone, error)
+	Records(ctx context.Context, zone provider.Zone) ([]*endpoint.Endpoint, error)
+	ApplyChange(ctx context.Context, zone provider.Zone, batch plan.Batch, comment string) (string, error)
+	InSync(ctx context.Context, changeID string) (bool, error)
+	DryRun(ctx context.Context, zone provider.Zone, batch plan.Batch) ([]byte, error)
+}
+
+// member is one weighted record set a cutover writes, with its ownership TXT records.
+type member struct {
+	record spec.Record
+	setID  string
+	ep     *endpoint.Endpoint
+	// txt are the ownership records of this member that carry its weight, kept in step
+	// so that a publisher re-reading them sees the weight the cutover wrote (another
+	// cluster's are read, for release, never written).
+	txt []*endpoint.Endpoint
+}
+
+// live is the part of the zone a cutover touches, as read at one moment.
+type live struct {
+	zone provider.Zone
+	// members are the from and to members of every record: the sets whose weights move.
+	members []member
+	// others are the other weighted sets of each record's name and type (a third
+	// cluster's). Their weights are never written, but Route 53 gives every weighted set
+	// of a name and type one TTL, so a TTL change moves them with the members.
+	others []member
+	// maxTTL is the largest TTL among the members and others: the least time a step must
+	// hold.
+	maxTTL int64
+	// groupTTL is, per record, the TTL its weighted sets share (the largest, should a
+	// zone hold several); records whose sets are all aliases, which have no TTL, have none.
+	groupTTL map[spec.Record]int64
+	// authority are the records by which this cutover holds the weights, one per name,
+	// as they should be; current holds those the zone has (nil where missing).
+	authority, current []*endpoint.Endpoint
+	// takenOver are the runners whose authority records of this cutover the next batch
+	// replaces: an abort or a forced release taking the weights over, never a run.
+	takenOver []registry.Runner
+	// skipped says which members a partial read left out, and why.
+	skipped []string
+}
+
+// weights returns set identifier → weight as the zone holds it. Every record of a plan
+// moves together (differingWeights refuses a start where they do not), so the first
+// record's members speak for all.
+func (l *live) weights() map[string]int64 {
+	out := map[string]int64{}
+	for _, m := range l.members {
+		if _, ok := out[m.setID]; !ok {
+			out[m.setID] = m.ep.Policy.Weight
+		}
+	}
+	return out
+}
+
+// measure sets maxTTL and groupTTL from the members and others. A member that is an
+// alias counts with the default TTL (its answers carry its target's); another cluster's
+// alias is left out: it has no TTL of its own to hold for, nor to change.
+func (l *live) measure() {
+	l.maxTTL, l.groupTTL = 0, map[spec.Record]int64{}
+	for _, m := range l.members {
+		l.maxTTL = max(l.maxTTL, memberTTL(m.ep))
+		if !m.ep.IsAlias() {
+			l.groupTTL[m.record] = max(l.groupTTL[m.record], memberTTL(m.ep))
+		}
+	}
+	for _, o := range l.others {
+		if !o.ep.IsAlias() {
+			l.maxTTL = max(l.maxTTL, memberTTL(o.ep))
+			l.groupTTL[o.record] = max(l.groupTTL[o.record], memberTTL(o.ep))
+		}
+	}
+}
+
+// findZone picks the plan's zone among the provider's.
+func findZone(ctx context.Context, dns DNS, p *spec.Plan) (provider.Zone, error) {
+	zones, err := dns.Zones(ctx)
+	if err != nil {
+		return provider.Zone{}, fmt.Errorf("list zones: %w", err)
+	}
+	var found []provider.Zone
+	for _, z := range zones {
+		if (p.ZoneID == "" || strings.TrimPrefix(p.ZoneID, "/hostedzone/") == z.ID) && (p.Zone == "" || endpoint.NormalizeName(p.Zone) == z.Name) {
+			found = append(found, z)
+		}
+	}
+	switch len(found) {
+	case 0:
+		return provider.Zone{}, fmt.Errorf("zone %s%s: not found among the %d zones the provider manages", p.Zone, p.ZoneID, len(zones))
+	case 1:
+		return found[0], nil
+	}
+	return provider.Zone{}, fmt.Errorf("zone %s: %d zones have this name: set spec.zoneID", p.Zone, len(found))
+}
+
+// readLive reads the plan's members from the zone and checks that the cutover can move
+// them: each record has a weighted member for from and to, each member is owned, and no
+// other cutover, nor another runner of this one, holds the weights of its names.
+func readLive(ctx context.Context, dns DNS, reg *registry.TXT, p *spec.Plan, o ReadOptions) (*live, error) {
+	zone, err := findZone(ctx, dns, p)
+	if err != nil {
+		return nil, &ReadError{Err: err}
+	}
+	recs, err := dns.Records(ctx, zone)
+	if err != nil {
+		return nil, &ReadError{Err: fmt.Errorf("zone %s: %w", zone, err)}
+	}
+	z := reg.Read(recs)
+	txts := map[endpoint.Key]*endpoint.Endpoint{}
+	for _, e := range recs {
+		if e.Type == endpoint.TypeTXT {
+			txts[e.Key()] = e
+		}
+	}
+	byKey := map[endpoint.Key]*endpoint.Endpoint{}
+	groups := map[spec.Record][]*endpoint.Endpoint{} // every weighted set of a record's name and type
+	for _, e := range z.Records {
+		byKey[e.Key()] = e
+		if e.Policy.Kind == endpoint.Weighted {
+			r := spec.Record{Name: e.Name, Type: e.Type}
+			groups[r] = append(groups[r], e)
+		}
+	}
+	l := &live{zone: zone}
+	var problems []string
+	for _, r := range p.Records {
+		for _, id := range []string{p.From, p.To} {
+			key := endpoint.Key{Name: r.Name, Type: r.Type, SetIdentifier: id}
+			ep := byKey[key]
+			problem := ""
+			switch {
+			case ep == nil:
+				problem = fmt.Sprintf("%s: no such record set in zone %s: the member must be published before a cutover moves it", key, zone.Name)
+			case ep.Policy.Kind != endpoint.Weighted:
+				problem = fmt.Sprintf("%s: is %s, not weighted", key, ep.Policy)
+			case ep.Owner() == "":
+				problem = fmt.Sprintf("%s: has no ownership TXT record: crossfade only moves weights of published, owned members", key)
+			}
+			if problem != "" {
+				if o.Partial {
+					l.skipped = append(l.skipped, problem)
+				} else {
+					problems = append(problems, problem)
+				}
+				continue
+			}
+			m := member{record: r, setID: id, ep: ep}
+			for _, want := range reg.For(ep) {
+				if t := txts[want.Key()]; t != nil && t.Policy.Kind == endpoint.Weighted {
+					m.txt = append(m.txt, t)
+				}
+			}
+			l.members = append(l.members, m)
+		}
+		for _, e := range groups[r] {
+			if e.SetIdentifier != p.From && e.SetIdentifier != p.To {
+				o := member{record: r, setID: e.SetIdentifier, ep: e}
+				for _, want := range reg.For(e) {
+					if t := txts[want.Key()]; t != nil && t.Policy.Kind == endpoint.Weighted {
+						o.txt = append(o.txt, t)
+					}
+				}
+				l.others = append(l.others, o)
+			}
+		}
+	}
+	problems = append(problems, unlistedTwins(p, groups)...)
+	l.measure()
+	types := map[string][]string{}
+	var names []string
+	for _, r := range p.Records {
+		if types[r.Name] == nil {
+			names = append(names, r.Name)
+		}
+		types[r.Name] = append(types[r.Name], r.Type)
+	}
+	for _, n := range names {
+		want := registry.Authority{Name: n, Cutover: p.Name, Types: types[n], Runner: o.Runner}.Record()
+		cur := txts[want.Key()]
+		a, isAuthority := registry.ParseAuthority(cur)
+		// One authority per weight (safety rule 3): another cutover's record is never
+		// taken over, by a run, a rollback or a release; another runner's of this
+		// cutover only by an abort or a forced release, which say so.
+		switch {
+		case cur == nil && o.Held:
+			return nil, fmt.Errorf("cutover %s: its authority record %s is gone: someone released the weights (cutover release --force?) while this runner held them, and it does not take them back on its own: `crossfade cutover run --resume` takes them again, `crossfade cutover abort` rolls back",
+				p.Name, want.Name)
+		case cur == nil:
+		case !isAuthority:
+			problems = append(problems, fmt.Sprintf("%s: a TXT record that is not a crossfade authority record has this name: not overwriting it", want.Name))
+			continue
+		case a.Cutover != p.Name:
+			problems = append(problems, fmt.Sprintf("%s %s: its weights are held by cutover %s (record %s): finish or release that cutover first", n, strings.Join(types[n], ","), a.Cutover, want.Name))
+			continue
+		case a.Runner.Token != o.Runner.Token && !o.Takeover:
+			return nil, &HeldError{Cutover: p.Name, Record: want.Name, Holder: a.Runner}
+		case a.Runner.Token != o.Runner.Token:
+			l.takenOver = append(l.takenOver, a.Runner)
+		}
+		l.authority = append(l.authority, want)
+		l.current = append(l.current, cur)
+	}
+	// Until the cutover holds the weights (none of its authority records is in the zone
+	// yet), the weights read are the ones it would start from, and roll back to.
+	if !o.Partial && !o.Held && !slices.ContainsFunc(l.current, func(c *endpoint.Endpoint) bool { return c != nil }) {
+		problems = append(problems, l.evenSplits(p)...)
+	}
+	if len(problems) > 0 {
+		return nil, &NotReadyError{Problems: problems}
+	}
+	return l, nil
+}
+
+// evenSplit reports whether every weighted set of r would have weight 0 with the members
+// at w (set identifier → weight; a member not in w keeps the weight read). Route 53
+// answers such a group evenly, every set alike: a 0 does not mean "off" there.
+func (l *live) evenSplit(r spec.Record, w map[string]int64) bool {
+	found := false
+	for _, ms := range [][]member{l.members, l.others} {
+		for _, m := range ms {
+			if m.record != r {
+				continue
+			}
+			found = true
+			weight, ok := w[m.setID]
+			if !ok {
+				weight = m.ep.Policy.Weight
+			}
+			if weight != 0 {
+				return false
+			}
+		}
+	}
+	return found
+}
+
+// evenSplits lists why the weights read cannot start a cutover, and the plan's steps that
+// would make an even split of a record: every weighted set at 0, which Route 53 answers
+// evenly. A cutover starting there would hand half the traffic to the cluster it has not
+// yet checked, and roll back onto that split when a gate fails; a step that writes both
+// weights 0 where no other set of the record carries traffic does not take the traffic
+// off both members, it splits it between them (a step of percent 50 says that plainly).
+func (l *live) evenSplits(p *spec.Plan) []string {
+	var out []string
+	for _, r := range p.Records {
+		if !l.evenSplit(r, nil) {
+			continue
+		}
+		out = append(out, fmt.Sprintf("%s %s: every weighted set has weight 0 (%s): Route 53 answers a group whose weights are all 0 evenly, every set alike, "+
+			"so a cutover from here would start at a split nobody chose, and roll back onto it; set a start first: %s",
+			r.Name, r.Type, l.recordWeights(r), l.howToStart(r, p.From)))
+	}
+	for i, st := range p.Steps {
+		w := map[string]int64{p.From: st.Weights.From, p.To: st.Weights.To}
+		if st.Weights.From != 0 || st.Weights.To != 0 {
+			continue
+		}
+		for _, r := range p.Records {
+			if l.evenSplit(r, w) {
+				out = append(out, fmt.Sprintf("spec.steps[%d]: weights from 0, to 0 leave every weighted set of %s %s at 0, which Route 53 answers evenly (0 does not mean \"off\" there): "+
+					"for an even split write percent: 50; to take traffic off %s, write percent: 100", i, r.Name, r.Type, p.From))
+				break
+			}
+		}
+	}
+	return out
+}
+
+// recordWeights renders the weights of r's weighted sets: "blue=0 green=0".
+func (l *live) recordWeights(r spec.Record) string {
+	w := map[string]int64{}
+	for _, ms := range [][]member{l.members, l.others} {
+		for _, m := range ms {
+			if m.record == r {
+				w[m.setID] = m.ep.Policy.Weight
+			}
+		}
+	}
+	return FormatWeights(w)
+}
+
+// howToStart says how to give the from member of r its traffic before a cutover: through
+// the source its publisher reads, named by its ownership record.
+func (l *live) howToStart(r spec.Record, from string) string {
+	for _, m := range l.members {
+		if m.record == r && m.setID == from {
+			return fmt.Sprintf("%s, so that %s has all the traffic (a weight written by hand is put back by the next sync of a source that asks for 0), then plan again",
+				setWeightAdvice(m.ep, 100), from)
+		}
+	}
+	return fmt.Sprintf("publish %s's member with weight 100, so that it has all the traffic, then plan again", from)
+}
+
+// sourceOf names who publishes e: its owner and, when its ownership record says, the object.
+func sourceOf(e *endpoint.Endpoint) string {
+	s := "published by owner " + e.Owner()
+	if r := e.Resource(); r != "" {
+		s += " from " + r
+	}
+	return s
+}
+
+// weightAnnotation is the annotation external-dns and crossfade read a member's weight
+// from (with the prefix most clusters carry; external-dns.kubernetes.io/ works alike).
+const weightAnnotation = "external-dns.alpha.kubernetes.io/aws-weight"
+
+// setWeightAdvice says how to make the source of e ask for weight w and publish it: the
+// annotation of a Kubernetes object, a DNSEndpoint's providerSpecific property, or, when
+// the ownership record names no object, the source of its owner.
+func setWeightAdvice(e *endpoint.Endpoint, w int64) string {
+	res := e.Resource()
+	kind, _, _ := strings.Cut(res, "/")
+	switch {
+	case res == "":
+		return fmt.Sprintf("set the weight of %s's source for %s to %d and sync it", e.Owner(), e.Key(), w)
+	case kind == "crd":
+		return fmt.Sprintf("%s: set the providerSpecific aws/weight of its endpoint %s to %d and sync it", res, e.Name, w)
+	}
+	return fmt.Sprintf("%s: set %s to %d and sync it", res, weightAnnotation, w)
+}
+
+// HeldError is a cutover whose weights another runner of it holds: its authority record
+// carries another runner token. Two runners of one cutover (two machines, two state
+// directories) would write over each other's steps; the one that came second stops.
+type HeldError struct {
+	// Cutover is the cutover's name.
+	Cutover string
+	// Record is the authority record's name.
+	Record string
+	// Holder is the runner the record names; zero for a record written before runners
+	// were recorded.
+	Holder registry.Runner
+}
+
+// Error names the holder and what can be done.
+func (e *HeldError) Error() string {
+	who := "runner " + e.Holder.String()
+	if e.Holder.Token == "" {
+		who = "a runner that records no token (crossfade before runner tokens, or its journal from then)"
+		if e.Holder.Host != "" {
+			who += " at " + e.Holder.Host
+		}
+	}
+	return fmt.Sprintf("cutover %s: its weights are held by another runner, %s (record %s): a cutover runs from one place at a time; "+
+		"if that runner is gone, or its run ended without `crossfade cutover release`, take the weights over from here with `crossfade cutover abort` (rolls back) or `crossfade cutover release --force`",
+		e.Cutover, who, e.Record)
+}
+
+// untouchable lists the weighted sets a batch setting ttls would have to rewrite but may
+// not: another cluster's member that nobody owns (safety rule 1: never overwrite a record
+// this owner does not own). Route 53 gives every weighted set of a name and type one TTL,
+// so the TTL of the others cannot change without theirs.
+func (l *live) untouchable(ttls map[spec.Record]int64) []string {
+	var out []string
+	for _, o := range l.others {
+		t, ok := ttls[o.record]
+		if !ok || o.ep.IsAlias() || o.ep.Owner() != "" || o.ep.TTL == endpoint.NewTTL(t) {
+			continue
+		}
+		out = append(out, fmt.Sprintf("%s: has no ownership TXT record, and lowering the TTL of %s %s to %ds rewrites every weighted set of the name and type (Route 53 gives them one TTL); "+
+			"publish or adopt it with an owner, delete it, or drop spec.ttl.lower", o.ep.Key(), o.record.Name, o.record.Type, t))
+	}
+	return out
+}
+
+// differingWeights lists the set identifiers whose members carry different weights on
+// different records: a cutover moves all its records together from one starting point.
+func (l *live) differingWeights() []string {
+	seen := map[string]*member{}
+	var out []string
+	for i := range l.members {
+		m := &l.members[i]
+		first, ok := seen[m.setID]
+		if !ok {
+			seen[m.setID] = m
+			continue
+		}
+		if first.ep.Policy.Weight != m.ep.Policy.Weight {
+			out = append(out, fmt.Sprintf("%s has weight %d but %s has %d: a cutover starts from one weight per member; make them equal first",
+				first.ep.Key(), first.ep.Policy.Weight, m.ep.Key(), m.ep.Policy.Weight))
+		}
+	}
+	return out
+}
+
+// memberTTL is the TTL resolvers get for e.
+func memberTTL(e *endpoint.Endpoint) int64 {
+	if !e.TTL.IsConfigured() {
+		return defaultTTL
+	}
+	return e.TTL.Seconds()
+}
+
+// defaultTTL is what Route 53 records written without a TTL get (crossfade writes 300).
+const defaultTTL = 300
+
+// lowerTTLs returns the TTL writes that lower every record whose weighted sets have a TTL
+// above lower (from ttls, a record's TTL) to lower; a record already at or below it keeps
+// its own.
+func lowerTTLs(ttls map[spec.Record]int64, lower int64) map[spec.Record]int64 {
+	out := map[spec.Record]int64{}
+	for r, t := range ttls {
+		if t > lower {
+			out[r] = lower
+		}
+	}
+	return out
+}
+
+// batch is the one batch that sets every member to w (set identifier → weight; nil
+// leaves weights) and every weighted set of a record to ttls[record] (nil leaves TTLs),
+// with the members' ownership records; sets already so are left out.
+//
+// Each set is rewritten as DELETE, exactly as read, and CREATE: Route 53 has no
+// conditional write, but refuses the whole batch when a DELETE does not match the set
+// it finds, so the pair is a compare-and-swap. A publisher that changed a member's
+// targets after the read makes the batch fail instead of being reverted (the caller
+// reads again and retries). Every DELETE comes before every CREATE, so a batch that
+// changes a group's TTL is valid however Route 53 checks that every weighted set of a
+// name and type has one TTL, change by change or for the whole batch.
+//
+// Every batch carries the authority records: CREATE where the zone has none (failing
+// when another runner created one since the read), else DELETE as read and CREATE. From
+// the first write on no publisher reverts what the cutover wrote, and every batch, even
+// one redone after a crash whose weights had already landed, has a change of its own to
+// follow to INSYNC (Route 53 applies a zone's changes in order, so its INSYNC covers the
+// earlier).
+func (l *live) batch(w map[string]int64, ttls map[spec.Record]int64) plan.Batch {
+	var dels, creates plan.Batch
+	swap := func(old, now *endpoint.Endpoint) {
+		dels = append(dels, plan.Change{Action: plan.Delete, Endpoint: old})
+		creates = append(creates, plan.Change{Action: plan.Create, Endpoint: now})
+	}
+	for i, a := range l.authority {
+		if cur := l.current[i]; cur != nil {
+			dels = append(dels, plan.Change{Action: plan.Delete, Endpoint: cur})
+		}
+		creates = append(creates, plan.Change{Action: plan.Create, Endpoint: a})
+	}
+	for _, m := range l.members {
+		want, ok := w[m.setID]
+		if !ok {
+			want = m.ep.Policy.Weight
+		}
+		wantTTL := m.ep.TTL
+		if t, ok := ttls[m.record]; ok && !m.ep.IsAlias() {
+			wantTTL = endpoint.NewTTL(t)
+		}
+		if m.ep.Policy.Weight == want && m.ep.TTL == wantTTL {
+			continue
+		}
+		e := withWeight(m.ep, want)
+		e.TTL = wantTTL
+		swap(m.ep, e)
+		for _, t := range m.txt {
+			if t.Policy.Weight != want {
+				swap(t, withWeight(t, want))
+			}
+		}
+	}
+	for _, o := range l.others {
+		t, ok := ttls[o.record]
+		// untouchable refuses a write that would have to rewrite an unowned one; in a
+		// partial rollback it is left out, and Route 53 judges the batch.
+		if !ok || o.ep.IsAlias() || o.ep.Owner() == "" || o.ep.TTL == endpoint.NewTTL(t) {
+			continue
+		}
+		e := o.ep.Clone()
+		e.TTL = endpoint.NewTTL(t)
+		swap(o.ep, e)
+	}
+	return append(dels, creates...)
+}
+
+// after returns the zone as it will be once b is applied: for `cutover plan`, which
+// renders each batch against what the ones before it leave, and for the hold after a
+// write, which paces on the TTL just written.
+func (l *live) after(b plan.Batch) *live {
+	written := map[endpoint.Key]*endpoint.Endpoint{}
+	for _, c := range b {
+		if c.Action != plan.Delete { // a batch's DELETE is followed by the CREATE of the set
+			written[c.Endpoint.Key()] = c.Endpoint
+		}
+	}
+	update := func(ms []member) []member {
+		out := slices.Clone(ms)
+		for i := range out {
+			m := &out[i]
+			if e := written[m.ep.Key()]; e != nil {
+				m.ep = e
+			}
+			m.txt = slices.Clone(m.txt)
+			for j, t := range m.txt {
+				if e := written[t.Key()]; e != nil {
+					m.txt[j] = e
+				}
+			}
+		}
+		return out
+	}
+	n := *l
+	n.members, n.others = update(l.members), update(l.others)
+	n.current = slices.Clone(l.authority)
+	n.takenOver = nil
+	n.measure()
+	return &n
+}
+
+// moved lists what differs between l and a later read of the zone, now, among the sets a
+// batch built on l deletes exactly as read: the members and their ownership records, the
+// other weighted sets of their names, and the authority records. Empty when nothing did:
+// a batch refused then was refused for another reason than a concurrent change.
+func (l *live) moved(now *live) []string {
+	was, is := l.sets(), now.sets()
+	keys := slices.Collect(maps.Keys(was))
+	for k := range is {
+		if was[k] == nil {
+			keys = append(keys, k)
+		}
+	}
+	slices.SortFunc(keys, func(a, b endpoint.Key) int { return strings.Compare(a.String(), b.String()) })
+	var out []string
+	for _, k := range keys {
+		a, b := was[k], is[k]
+		switch {
+		case a == nil:
+			out = append(out, fmt.Sprintf("%s appeared (%s)", k, describeSet(b)))
+		case b == nil:
+			out = append(out, fmt.Sprintf("%s is gone (was %s)", k, describeSet(a)))
+		case !a.SameRecord(b) || a.TTL != b.TTL:
+			out = append(out, fmt.Sprintf("%s: %s, now %s", k, describeSet(a), describeSet(b)))
+		}
+	}
+	return out
+}
+
+// sets returns what l read, by key.
+func (l *live) sets() map[endpoint.Key]*endpoint.Endpoint {
+	out := map[endpoint.Key]*endpoint.Endpoint{}
+	for _, ms := range [][]member{l.members, l.others} {
+		for _, m := range ms {
+			out[m.ep.Key()] = m.ep
+			for _, t := range m.txt {
+				out[t.Key()] = t
+			}
+		}
+	}
+	for _, c := range l.current {
+		if c != nil {
+			out[c.Key()] = c
+		}
+	}
+	return out
+}
+
+// describeSet renders a set's values, weight and TTL for messages.
+func describeSet(e *endpoint.Endpoint) string {
+	s := strings.Join(e.Targets, " ")
+	if e.Policy.Kind == endpoint.Weighted {
+		s += fmt.Sprintf(" weight %d", e.Policy.Weight)
+	}
+	if e.TTL.IsConfigured() {
+		s += fmt.Sprintf(" TTL %d", e.TTL.Seconds())
+	}
+	return s
+}
+
+func withWeight(e *endpoint.Endpoint, w int64) *endpoint.Endpoint {
+	c := e.Clone()
+	c.Policy = endpoint.WeightedPolicy(w)
+	return c
+}
+
+// targets returns, per record, set identifier → the member's values, for the DNS gate.
+func (l *live) targets() map[spec.Record]map[string][]string {
+	out := map[spec.Record]map[string][]string{}
+	for _, m := range l.members {
+		if out[m.record] == nil {
+			out[m.record] = map[string][]string{}
+		}
+		out[m.record][m.setID] = slices.Clone(m.ep.Targets)
+	}
+	return out
+}
+
+// HandBack is a weighted set whose publisher asks for another weight than the zone holds:
+// the weight that publisher writes at its next sync once the weights are released. The
+// publisher records what its source asks for, while a cutover holds the weight, in the
+// set's ownership record (endpoint.WantsWeightLabel).
+type HandBack struct {
+	// Member is the set's key, e.g. "app.example.com A [blue]".
+	Member string
+	// Wants is the weight the source asks for; Holds the one the zone holds.
+	Wants, Holds int64
+	// Advice says which source to change, and how, for the weight to stay as it is.
+	Advice string
+}
+
+// String says how source and zone differ.
+func (h HandBack) String() string {
+	if h.Wants < 0 {
+		return fmt.Sprintf("%s: its ownership record does not say which weight its source asks for, the zone holds %d", h.Member, h.Holds)
+	}
+	return fmt.Sprintf("%s: its source asks for weight %d, the zone holds %d", h.Member, h.Wants, h.Holds)
+}
+
+// Effect says what a release lets happen to the set.
+func (h HandBack) Effect() string {
+	if h.Wants < 0 {
+		return fmt.Sprintf("%s goes to whatever weight its source asks for at its publisher's next sync", h.Member)
+	}
+	return fmt.Sprintf("%s goes from weight %d to %d at its publisher's next sync", h.Member, h.Holds, h.Wants)
+}
+
+// handBack lists the weighted sets of the plan's records (the members and a third
+// cluster's, whose publishers the authority record holds alike) whose ownership record
+// says their source asks for another weight than the zone holds. A set whose record says
+// nothing is taken to agree: its publisher drops the label once source and zone agree,
+// and writes it at every sync while they differ.
+func (l *live) handBack() []HandBack {
+	var out []HandBack
+	for _, ms := range [][]member{l.members, l.others} {
+		for _, m := range ms {
+			v, ok := m.ep.Labels[endpoint.WantsWeightLabel]
+			if !ok {
+				continue
+			}
+			holds := m.ep.Policy.Weight
+			wants, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				// Not what a publisher writes: say what is there rather than guess.
+				out = append(out, HandBack{Member: m.ep.Key().String(), Wants: -1, Holds: holds,
+					Advice: fmt.Sprintf("its ownership record says %s=%q, not a weight: sync its publisher (%s) again", endpoint.WantsWeightLabel, v, sourceOf(m.ep))})
+				continue
+			}
+			if wants != holds {
+				out = append(out, HandBack{Member: m.ep.Key().String(), Wants: wants, Holds: holds, Advice: setWeightAdvice(m.ep, holds)})
+			}
+		}
+	}
+	return out
+}
+
+// ownershipSwaps rewrites every ownership record of the plan's weighted sets exactly as
+// read: a DELETE of it as read and a CREATE of the same. It changes nothing, but makes a
+// batch a compare-and-swap of what the publishers recorded: a publisher that records
+// another wanted weight after the read makes the batch fail, to be read again.
+func (l *live) ownershipSwaps() (dels, creates plan.Batch) {
+	for _, ms := range [][]member{l.members, l.others} {
+		for _, m := range ms {
+			for _, t := range m.txt {
+				dels = append(dels, plan.Change{Action: plan.Delete, Endpoint: t})
+				creates = append(creates, plan.Change{Action: plan.Create, Endpoint: t.Clone()})
+			}
+		}
+	}
+	return dels, creates
+}
+
+// ReleaseRefusedError is a release that would change traffic: publishers ask for other
+// weights than the zone holds, and would write them at their next sync.
+type ReleaseRefusedError struct {
+	// Cutover is the cutover's name.
+	Cutover string
+	// Sets are the weighted sets whose weight would change.
+	Sets []HandBack
+}
+
+// Error names each set, both weights and what to change.
+func (e *ReleaseRefusedError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "cutover %s: release would change traffic: once released, each publisher writes the weight its source asks for at its next sync, and these sources ask for other weights than the zone holds:", e.Cutover)
+	for _, h := range e.Sets {
+		fmt.Fprintf(&b, "\n  %s: %s", h, h.Advice)
+	}
+	b.WriteString("\nset each source to the weight the zone holds and sync it, then release again; or `crossfade cutover release --force` to let those weights apply")
+	return b.String()
+}
+
+// unlistedTwins finds the weighted members of from or to that share a listed record's
+// name in the other address family (an AAAA beside an A, or the reverse) but are not in
+// the plan: external-dns and crossfade publish an alias to a load balancer as an A and
+// an AAAA twin, and a cutover of the A alone would leave IPv6 clients where they were.
+func unlistedTwins(p *spec.Plan, groups map[spec.Record][]*endpoint.Endpoint) []string {
+	listed := map[spec.Record]bool{}
+	for _, r := range p.Records {
+		listed[r] = true
+	}
+	var problems []string
+	for _, r := range p.Records {
+		twin := spec.Record{Name: r.Name}
+		switch r.Type {
+		case endpoint.TypeA:
+			twin.Type = endpoint.TypeAAAA
+		case endpoint.TypeAAAA:
+			twin.Type = endpoint.TypeA
+		default:
+			continue
+		}
+		if listed[twin] {
+			continue
+		}
+		for _, e := range groups[twin] {
+			if e.SetIdentifier == p.From || e.SetIdentifier == p.To {
+				problems = append(problems, fmt.Sprintf("%s %s: weighted members of %s and %s stand at this name too, and the plan does not list them: moving only the %s records would leave the other address family's clients where they are; add `- name: %s` with `type: %s` to records",
+					r.Name, twin.Type, p.From, p.To, r.Type, r.Name, twin.Type))
+				listed[twin] = true
+				break
+			}
+		}
+	}
+	return problems
+}
+
+// dnsLever is the Route 53 lever: the weights of the plan's weighted record sets.
+type dnsLever struct {
+	p   *spec.Plan
+	dns DNS
+	reg *registry.TXT
+}
+
+var (
+	_ Lever    = (*dnsLever)(nil)
+	_ Snapshot = (*live)(nil)
+)
+
+// Kind is LeverRoute53.
+func (d *dnsLever) Kind() string { return LeverRoute53 }
+
+// Read reads the plan's members from the zone (readLive).
+func (d *dnsLever) Read(ctx context.Context, o ReadOptions) (Snapshot, error) {
+	l, err := readLive(ctx, d.dns, d.reg, d.p, o)
+	if err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// StartProblems are members whose weights differ between records, and, when the plan
+// lowers the TTL, sets nobody owns whose TTL would have to move with it.
+func (d *dnsLever) StartProblems(s Snapshot) []string {
+	l := s.(*live)
+	problems := l.differingWeights()
+	if d.p.LowerTTL > 0 {
+		problems = append(problems, l.untouchable(lowerTTLs(l.groupTTL, d.p.LowerTTL))...)
+	}
+	return problems
+}
+
+// Check refuses a TTL write that would have to rewrite a set nobody owns.
+func (d *dnsLever) Check(s Snapshot, c Change) []string {
+	return s.(*live).untouchable(c.TTLs)
+}
+
+// casAttempts bounds how many times a write is built again from a fresh read after Route
+// 53 refused it because something it read changed before it landed (a publisher's new
+// targets for a member): the compare-and-swap lost a race, and the next try usually wins.
+const casAttempts = 8
+
+// Write sends the weights (and each record's TTL in c.TTLs) in one batch, built on s.
+// Redone after a crash, it sends the batch again, whatever already landed: the batch
+// always has a change to follow to INSYNC. The batch is a compare-and-swap of every set it
+// rewrites (see live.batch): refused because the zone changed since the read, it is built
+// again from another read, up to casAttempts times, then fails naming what moved.
+// Refused because another runner now holds the weights, it fails with *HeldError.
+func (d *dnsLever) Write(ctx context.Context, s Snapshot, c Change, env WriteEnv) (Written, error) {
+	l := s.(*live)
+	what := env.What
+	desc := "write"
+	if len(c.Weights) > 0 {
+		desc += " " + FormatWeights(c.Weights)
+	}
+	var batch plan.Batch
+	var id string
+	var err error
+	for attempt := 1; ; attempt++ {
+		batch = l.batch(c.Weights, c.TTLs)
+		if err := env.BeforeSend(l); err != nil {
+			return Written{}, err
+		}
+		id, err = d.dns.ApplyChange(ctx, l.zone, batch, env.Comment)
+		if err == nil && id == "" && len(batch) > 0 && attempt < casAttempts {
+			// The batch landed but its answer was lost, and with it the change id to
+			// follow to INSYNC. Write again from a fresh read: the weights already stand,
+			// so the batch is the authority record's alone, and Route 53 applies a zone's
+			// changes in order, so its INSYNC covers the lost one.
+			env.Log.Warn("write landed but its change id was lost: writing the authority record again to follow one to INSYNC", "zone", l.zone.Name, "step", what, "attempt", attempt)
+			fresh, rerr := env.Read(ctx)
+			if rerr != nil {
+				return Written{}, fmt.Errorf("%s: %w", what, rerr)
+			}
+			l = fresh.(*live)
+			continue
+		}
+		if err == nil {
+			break
+		}
+		var rej *provider.RejectedError
+		if !errors.As(err, &rej) {
+			return Written{}, fmt.Errorf("%s: %s: %w", what, desc, err)
+		}
+		// Read again after the pause, not before it: the next batch is built on the read.
+		if err := backoff(ctx, attempt); err != nil {
+			return Written{}, err
+		}
+		fresh, rerr := env.Read(ctx)
+		if rerr != nil {
+			env.Log.Warn("write refused; the zone read again refuses the cutover", "zone", l.zone.Name, "step", what, "refusal", err)
+			return Written{}, fmt.Errorf("%s: %w", what, rerr)
+		}
+		if d := env.Drift(fresh); d != nil {
+			// A weight moved between the read and the write: the compare-and-swap kept
+			// it from being overwritten unseen.
+			return Written{}, d
+		}
+		moved := l.moved(fresh.(*live))
+		switch {
+		case len(moved) == 0:
+			return Written{}, fmt.Errorf("%s: %s: refused, though nothing it read has changed since: %w", what, desc, err)
+		case attempt == casAttempts:
+			return Written{}, fmt.Errorf("%s: %s: the zone changed under the cutover before each of %d attempts landed (a publisher writing the same record sets?); last: %s: %w",
+				what, desc, casAttempts, strings.Join(moved, "; "), err)
+		}
+		env.Log.Warn("the zone changed under the write: writing again from a fresh read", "zone", l.zone.Name, "step", what, "attempt", attempt, "moved", moved)
+		l = fresh.(*live)
+	}
+	// Apply the batch to what we know, so that the hold paces on the TTL just written,
+	// and compares the weights just written.
+	return Written{ID: id, Detail: fmt.Sprintf("%d changes", len(batch)), Calls: len(batch),
+		Pending: fmt.Sprintf("change %s not INSYNC", id), After: l.after(batch)}, nil
+}
+
+// InEffect reports whether Route 53 has the change INSYNC.
+func (d *dnsLever) InEffect(ctx context.Context, w Written) (bool, error) {
+	return d.dns.InSync(ctx, w.ID)
+}
+
+// DryRun renders the batch as the provider would send it: for Route 53, the
+// --change-batch JSON of `aws route53 change-resource-record-sets`.
+func (d *dnsLever) DryRun(ctx context.Context, s Snapshot, c Change) (Rendered, error) {
+	l := s.(*live)
+	b := l.batch(c.Weights, c.TTLs)
+	doc, err := d.dns.DryRun(ctx, l.zone, b)
+	if err != nil {
+		return Rendered{}, err
+	}
+	return Rendered{Doc: doc, Calls: len(b), After: l.after(b)}, nil
+}
+
+// Describe sets the preview's zone and TTL, and says who owns each member, and which
+// other cluster's sets a TTL change moves along.
+func (d *dnsLever) Describe(_ context.Context, s Snapshot, pv *Preview) error {
+	l := s.(*live)
+	pv.Zone, pv.TTL = l.zone, l.maxTTL
+	for _, m := range l.members {
+		pv.Owners = append(pv.Owners, fmt.Sprintf("%s owned by %s (%s)", m.ep.Key(), m.ep.Owner(), m.ep.Resource()))
+	}
+	lowers := lowerTTLs(l.groupTTL, d.p.LowerTTL)
+	for _, o := range l.others {
+		if _, ok := lowers[o.record]; ok && d.p.LowerTTL > 0 && !o.ep.IsAlias() {
+			pv.Owners = append(pv.Owners, fmt.Sprintf("%s owned by %s (%s): its weight stays, its TTL moves with its group's (Route 53 gives a name and type's weighted sets one TTL)",
+				o.ep.Key(), o.ep.Owner(), o.ep.Resource()))
+		}
+	}
+	return nil
+}
+
+// Summary names the zone, the records, the clusters and the TTL.
+func (d *dnsLever) Summary(s Snapshot) string {
+	l := s.(*live)
+	return fmt.Sprintf("zone %s, %d records, from %s to %s, TTL %ds", l.zone, len(d.p.Records), d.p.From, d.p.To, l.maxTTL)
+}
+
+// DriftCause is driftCause.
+func (d *dnsLever) DriftCause() string { return driftCause }
+
+// Weights returns set identifier → weight as the zone holds it (weights).
+func (l *live) Weights() map[string]int64 { return l.weights() }
+
+// Members are the from and to members of every record, by their key.
+func (l *live) Members() []Member {
+	out := make([]Member, 0, len(l.members))
+	for _, m := range l.members {
+		k := m.ep.Key().String()
+		out = append(out, Member{Key: k, Name: k, Weight: m.ep.Policy.Weight, Source: sourceOf(m.ep)})
+	}
+	return out
+}
+
+// TTL is the largest TTL among the members and others.
+func (l *live) TTL() int64 { return l.maxTTL }
+
+// RecordTTLs is, per record, the TTL its weighted sets share.
+func (l *live) RecordTTLs() map[spec.Record]int64 { return l.groupTTL }
+
+// Targets returns, per record, set identifier → the member's values (targets).
+func (l *live) Targets() map[spec.Record]map[string][]string { return l.targets() }
+
+// NoTraffic names the first record whose weighted sets would all have weight 0 with the
+// members at w.
+func (l *live) NoTraffic(w map[string]int64) string {
+	var seen []spec.Record
+	for _, ms := range [][]member{l.members, l.others} {
+		for _, m := range ms {
+			if slices.Contains(seen, m.record) {
+				continue
+			}
+			seen = append(seen, m.record)
+			if l.evenSplit(m.record, w) {
+				return m.record.Name + " " + m.record.Type
+			}
+		}
+	}
+	return ""
+}
+
+// Skipped says which members a partial read left out.
+func (l *live) Skipped() []string { return l.skipped }
+
+// TakenOver are the runners whose authority records the next batch replaces.
+func (l *live) TakenOver() []registry.Runner { return l.takenOver }
+
+// StartData keeps each record's TTL, restored when the cutover ends.
+func (l *live) StartData() json.RawMessage { return newStartData(l.groupTTL) }
+
+// LogAttr is the zone's name.
+func (l *live) LogAttr() slog.Attr { return slog.String("zone", l.zone.Name) }

@@ -1,0 +1,154 @@
+package spec
+
+import (
+	"os"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+const (
+	testRule     = "arn:aws:elasticloadbalancing:us-east-1:123456789012:listener-rule/app/shop/50dc6c495c0c9188/f2f7dc8efc522ab2/9683b2d02a6cabee"
+	testListener = "arn:aws:elasticloadbalancing:us-east-1:123456789012:listener/app/shop/50dc6c495c0c9188/0467ef3c8400ae65"
+	testBlueTG   = "arn:aws:elasticloadbalancing:us-east-1:123456789012:targetgroup/shop-blue/73e2d6bc24d8a067"
+)
+
+// albPlan is testdata/alb.yaml resolved.
+func albPlan() *Plan {
+	g := Gate{Name: "shop-green-http", HTTP: &HTTPGate{Clusters: map[string]string{"eks-green": "http://green.internal.example.com/healthz"},
+		Requests: DefaultHTTPRequests, Timeout: Duration{DefaultHTTPTimeout}, MinSuccessRatio: ptr(1.0), LatencySlack: ptr(DefaultLatencySlack)}}
+	step := func(from, to int64) PlanStep {
+		return PlanStep{Weights: Weights{From: from, To: to}, Pause: 2 * time.Minute, PauseField: "spec.pause", Gates: []Gate{g}}
+	}
+	return &Plan{
+		Name:          "shop-alb-blue-to-green",
+		ALB:           &ALB{ListenerRules: []string{testRule, testListener}, From: testBlueTG, To: "shop-green"},
+		From:          "eks-blue",
+		To:            "eks-green",
+		Steps:         []PlanStep{step(100, 0), step(90, 10), step(1, 1), step(0, 100)},
+		Rollback:      PlanRollback{Mode: RollbackImmediate},
+		OnDrift:       DriftPause,
+		InSyncTimeout: DefaultInSyncTimeout,
+		StepTimeout:   DefaultStepTimeout,
+	}
+}
+
+func TestLoadALB(t *testing.T) {
+	got, err := Load("testdata/alb.yaml")
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	if want := albPlan(); !reflect.DeepEqual(got, want) {
+		t.Errorf("Load(alb.yaml) =\n%s\nwant\n%s", dump(got), dump(want))
+	}
+}
+
+// TestALBDocumentsEveryField: every key of the ALB lever's schema appears in
+// testdata/alb.yaml, the ALB lever's reference (example.yaml documents the Route 53 one),
+// and every line with a key has a comment.
+func TestALBDocumentsEveryField(t *testing.T) {
+	p, err := Load("testdata/alb.yaml")
+	if err != nil || p.ALB == nil {
+		t.Fatalf("Load: %v", err)
+	}
+	raw, err := os.ReadFile("testdata/alb.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := string(raw)
+	for _, name := range jsonNames(reflect.TypeFor[ALB]()) {
+		if !strings.Contains(data, "    "+name+":") && !strings.Contains(data, "  "+name+":") {
+			t.Errorf("alb.yaml does not use ALB.%s", name)
+		}
+	}
+	if !strings.Contains(data, "\n  alb:") {
+		t.Error("alb.yaml does not use Spec.alb")
+	}
+	for i, line := range strings.Split(strings.TrimSpace(data), "\n") {
+		if !strings.Contains(line, "#") {
+			t.Errorf("alb.yaml line %d has no comment: %s", i+1, line)
+		}
+	}
+}
+
+func TestALBNames(t *testing.T) {
+	for _, tc := range []struct {
+		spec     kv
+		from, to string
+	}{
+		{kv{"from": del, "to": del}, "shop-blue", "shop-green"},
+		{kv{"from": "blue", "to": del}, "blue", "shop-green"},
+		{kv{"from": "blue", "to": "green"}, "blue", "green"},
+	} {
+		over := kv{"zone": del, "records": del, "alb": "{listenerRules: [" + testRule + "], from: " + testBlueTG + ", to: shop-green}"}
+		for k, v := range tc.spec {
+			over[k] = v
+		}
+		p, err := Parse([]byte(planYAML(nil, over)), "plan.yaml")
+		if err != nil {
+			t.Fatalf("%v: %v", tc.spec, err)
+		}
+		if p.From != tc.from || p.To != tc.to || p.ALB.From != testBlueTG || p.ALB.To != "shop-green" {
+			t.Errorf("%v: from %q to %q, alb %+v; want %q, %q", tc.spec, p.From, p.To, p.ALB, tc.from, tc.to)
+		}
+	}
+	if got := TargetGroupName(testBlueTG); got != "shop-blue" {
+		t.Errorf("TargetGroupName(ARN) = %q", got)
+	}
+	if !IsListenerARN(testListener) || IsListenerARN(testRule) {
+		t.Error("IsListenerARN")
+	}
+}
+
+func TestALBProblems(t *testing.T) {
+	alb := func(rules, from, to string) string {
+		return "{listenerRules: " + rules + ", from: " + from + ", to: " + to + "}"
+	}
+	good := alb("["+testRule+"]", "shop-blue", "shop-green")
+	for _, tc := range []struct {
+		name string
+		over kv
+		want []string
+	}{
+		{"zone and records beside alb", kv{"alb": good},
+			[]string{`spec.zone "example.com": not with spec.alb`, "spec.records: not with spec.alb"}},
+		{"ttl beside alb", kv{"zone": del, "records": del, "alb": good, "ttl": "{lower: 5}"},
+			[]string{"spec.ttl: not with spec.alb"}},
+		{"no rules", kv{"zone": del, "records": del, "alb": alb("[]", "a", "b")},
+			[]string{"spec.alb.listenerRules: required"}},
+		{"not a rule", kv{"zone": del, "records": del, "alb": alb("["+testBlueTG+", arn:aws:elasticloadbalancing:us-east-1:1:listener/net/n/1/2, nope]", "a", "b")},
+			[]string{"spec.alb.listenerRules[0] ", ", not a targetgroup",
+				"spec.alb.listenerRules[1]", "a net/ load balancer's forward action has no target group weights",
+				`spec.alb.listenerRules[2] "nope": want the ARN`}},
+		{"duplicate rule", kv{"zone": del, "records": del, "alb": alb("["+testRule+", "+testRule+"]", "a", "b")},
+			[]string{"spec.alb.listenerRules[1]", "duplicate of spec.alb.listenerRules[0]"}},
+		{"bad groups", kv{"zone": del, "records": del, "alb": alb("["+testRule+"]", "-bad", "x")},
+			[]string{`spec.alb.from "-bad": want a target group's ARN`}},
+		{"same group", kv{"zone": del, "records": del, "alb": alb("["+testRule+"]", testBlueTG, "shop-blue"), "from": del, "to": del},
+			[]string{`spec.alb.to "shop-blue": the same target group as spec.alb.from`}},
+		{"a name equal to the other group's", kv{"zone": del, "records": del, "alb": good, "from": "shop-green", "to": del},
+			[]string{"spec.to: required here"}},
+		{"ALB weights", kv{"zone": del, "records": del, "alb": good, "steps": "[{weights: {from: 999, to: 1000}}]"},
+			[]string{`spec.steps[0].weights.to "1000": want an integer 0..999`}},
+		{"no dns gate", kv{"zone": del, "records": del, "alb": good, "gates": "[{dns: {}}]"},
+			[]string{"spec.gates[0].dns: not with spec.alb"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse([]byte(planYAML(nil, tc.over)), "plan.yaml")
+			if err == nil {
+				t.Fatalf("no error, want %q", tc.want)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error lacks %q:\n%v", w, err)
+				}
+			}
+		})
+	}
+	// Weights up to 999 are fine with alb, and both 0 is a warning there too.
+	p, err := Parse([]byte(planYAML(nil, kv{"zone": del, "records": del, "alb": good, "steps": "[{weights: {from: 999, to: 1}}, {weights: {from: 0, to: 0}}]"})), "plan.yaml")
+	if err != nil || len(p.Warnings) != 1 || !strings.Contains(p.Warnings[0].Error(), "other target groups only") {
+		t.Errorf("ALB weights: %v, warnings %v", err, p.Warnings)
+	}
+}
