@@ -14,7 +14,8 @@ import (
 const AdminPrefix = "/_sandbox/"
 
 // adminHandler serves what only a sandbox has: fault injection, health-check status, the
-// addresses of AWS load balancers that aliases name, and a liveness probe.
+// addresses of AWS load balancers that aliases name, where the ELBv2 listeners are served,
+// and a liveness probe.
 func (s *Sandbox) adminHandler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /_sandbox/healthz", func(w http.ResponseWriter, r *http.Request) {
@@ -94,6 +95,15 @@ func (s *Sandbox) adminHandler() http.Handler {
 		}
 		s.log.Info("load balancer addresses removed", "load_balancer", name)
 		w.WriteHeader(http.StatusNoContent)
+	})
+	mux.HandleFunc("GET /_sandbox/elb/listeners", func(w http.ResponseWriter, r *http.Request) {
+		// Where the weighted proxy serves each listener, by listener ARN: {} until a proxy
+		// is wired in, so that clients can poll it from the start.
+		addrs := map[string]string{}
+		if s.listenerAddrs != nil {
+			addrs = s.listenerAddrs()
+		}
+		writeJSON(w, http.StatusOK, addrs)
 	})
 	return mux
 }

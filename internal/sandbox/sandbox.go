@@ -1,15 +1,20 @@
 // Package sandbox is crossfade's embedded default: a Route 53-compatible API and an
-// authoritative DNS server answering from the same records, in one loopback process, with
-// fault injection and call counters for tests.
+// authoritative DNS server answering from the same records, and an ELBv2-compatible API,
+// in one loopback process, with fault injection and call counters for tests.
 package sandbox
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"mime"
 	"net"
 	"net/http"
+	"net/url"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -17,6 +22,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/crossfade-io/crossfade/internal/sandbox/dnsserver"
+	"github.com/crossfade-io/crossfade/internal/sandbox/elb"
+	"github.com/crossfade-io/crossfade/internal/sandbox/elbv2api"
 	"github.com/crossfade-io/crossfade/internal/sandbox/faults"
 	"github.com/crossfade-io/crossfade/internal/sandbox/route53api"
 	"github.com/crossfade-io/crossfade/internal/sandbox/zones"
@@ -30,11 +37,13 @@ const (
 
 // Config configures a sandbox.
 type Config struct {
-	// APIAddr serves the Route 53 API, /metrics and /_sandbox/; port 0 picks one.
+	// APIAddr serves the Route 53 and ELBv2 APIs, /metrics and /_sandbox/; port 0 picks
+	// one.
 	APIAddr string
 	// DNSAddr serves DNS on UDP and TCP; port 0 picks one.
 	DNSAddr string
-	// StatePath keeps the zones in a bbolt file; empty keeps them in memory.
+	// StatePath keeps the zones and the ELBv2 state in a bbolt file; empty keeps them in
+	// memory.
 	StatePath string
 	// AllowRemote permits non-loopback listen addresses.
 	AllowRemote bool
@@ -48,6 +57,7 @@ type Config struct {
 type Sandbox struct {
 	log     *slog.Logger
 	store   *zones.Store
+	elb     *elb.Store
 	faults  *faults.Injector
 	http    *http.Server
 	apiAddr net.Addr
@@ -55,6 +65,9 @@ type Sandbox struct {
 	stopDNS context.CancelFunc
 	dnsDone chan error
 	done    chan error
+	// listenerAddrs reports where the weighted proxy serves each ELBv2 listener, by
+	// listener ARN, for GET /_sandbox/elb/listeners; nil until a proxy is wired in.
+	listenerAddrs func() map[string]string
 }
 
 // checkLoopback refuses an address that would expose the sandbox beyond this machine.
@@ -100,7 +113,17 @@ func Start(ctx context.Context, cfg Config) (*Sandbox, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Sandbox{log: cfg.Logger, store: store, faults: inj, done: make(chan error, 1)}
+	// The ELBv2 state lives in the zones' state file, in buckets of its own.
+	lbs, err := elb.Open(elb.Options{DB: store.DB(), Logger: cfg.Logger})
+	if err != nil {
+		store.Close()
+		return nil, err
+	}
+	s := &Sandbox{log: cfg.Logger, store: store, elb: lbs, faults: inj, done: make(chan error, 1)}
+	closeStores := func() {
+		lbs.Close()
+		store.Close()
+	}
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -108,24 +131,33 @@ func Start(ctx context.Context, cfg Config) (*Sandbox, error) {
 		Store: store, Faults: inj, Registerer: reg, ChangeDelay: cfg.ChangeDelay, Logger: cfg.Logger,
 	})
 	if err != nil {
-		store.Close()
+		closeStores()
+		return nil, err
+	}
+	// After the Route 53 API: ELBv2 joins its call counter rather than registering one.
+	elbAPI, err := elbv2api.New(elbv2api.Config{Store: lbs, Faults: inj, Registerer: reg, Logger: cfg.Logger})
+	if err != nil {
+		closeStores()
 		return nil, err
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	mux.Handle(AdminPrefix, s.adminHandler())
-	mux.Handle("/", api)
+	mux.Handle("/", &apiRouter{
+		rest:      api,
+		byVersion: map[string]http.Handler{elbv2api.Version: elbAPI},
+	})
 
 	ln, err := net.Listen("tcp", cfg.APIAddr)
 	if err != nil {
-		store.Close()
+		closeStores()
 		return nil, fmt.Errorf("api listen %s: %w", cfg.APIAddr, err)
 	}
 	s.apiAddr = ln.Addr()
 
 	if err := s.startDNS(ctx, cfg.DNSAddr); err != nil {
 		ln.Close()
-		store.Close()
+		closeStores()
 		return nil, err
 	}
 
@@ -155,6 +187,10 @@ func (s *Sandbox) DNSAddr() string { return s.dnsAddr }
 // Store is the sandbox's record store.
 func (s *Sandbox) Store() *zones.Store { return s.store }
 
+// ELB is the sandbox's ELBv2 store: the weighted proxy subscribes to it and gives it
+// target health.
+func (s *Sandbox) ELB() *elb.Store { return s.elb }
+
 // Close stops both servers and closes the state file.
 func (s *Sandbox) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -171,8 +207,79 @@ func (s *Sandbox) Close() error {
 	errs = append(errs, <-s.done)
 	s.stopDNS()
 	errs = append(errs, <-s.dnsDone)
-	errs = append(errs, s.store.Close())
+	errs = append(errs, s.elb.Close(), s.store.Close())
 	return errors.Join(errs...)
+}
+
+// apiRouter sends each request on "/" to the AWS API it is written for. Route 53 speaks
+// REST on its own paths and gets whatever no other API claims; the query-protocol APIs
+// share POST / and differ in their Version parameter; JSON-protocol APIs differ in the
+// X-Amz-Target prefix ("<prefix>.<Operation>"); an API that recognises its own requests
+// (several protocols, or a path of its own) is asked first. Adding an API is one entry:
+//
+//	matchers:  []matcher{cloudwatch}                      // e.g. cloudwatchapi.API
+//	byVersion: {"2015-12-01": elbv2, "2010-08-01": cw}    // query protocol
+//	byTarget:  {"GraniteServiceVersion20100801": cw}      // JSON protocol
+type apiRouter struct {
+	rest      http.Handler
+	matchers  []matcher
+	byVersion map[string]http.Handler
+	byTarget  map[string]http.Handler
+}
+
+// matcher is an API handler that recognises its own requests.
+type matcher interface {
+	http.Handler
+	Matches(r *http.Request) bool
+}
+
+// maxFormBytes bounds the form body the router reads to find the Version.
+const maxFormBytes = 4 << 20
+
+func (a *apiRouter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	for _, m := range a.matchers {
+		if m.Matches(r) {
+			m.ServeHTTP(w, r)
+			return
+		}
+	}
+	if t := r.Header.Get("X-Amz-Target"); t != "" {
+		prefix, _, _ := strings.Cut(t, ".")
+		if h, ok := a.byTarget[prefix]; ok {
+			h.ServeHTTP(w, r)
+			return
+		}
+	}
+	if r.URL.Path == "/" {
+		if v, ok := queryVersion(w, r); ok {
+			if h, ok := a.byVersion[v]; ok {
+				h.ServeHTTP(w, r)
+				return
+			}
+		}
+	}
+	a.rest.ServeHTTP(w, r)
+}
+
+// queryVersion reads the Version of a query-protocol request (in the URL, or in a POSTed
+// form) and puts the body back for the handler.
+func queryVersion(w http.ResponseWriter, r *http.Request) (string, bool) {
+	if v := r.URL.Query().Get("Version"); v != "" {
+		return v, true
+	}
+	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); r.Method != http.MethodPost || mt != "application/x-www-form-urlencoded" {
+		return "", false
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxFormBytes))
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	if err != nil {
+		return "", false
+	}
+	form, err := url.ParseQuery(string(body))
+	if err != nil {
+		return "", false
+	}
+	return form.Get("Version"), true
 }
 
 // startDNS serves DNS until Close and returns once both sockets are bound, or with the

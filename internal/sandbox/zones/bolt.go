@@ -44,6 +44,15 @@ func openBolt(path string) (*boltState, error) {
 
 func (b *boltState) close() error { return b.db.Close() }
 
+// DB is the open state file, so that the sandbox's other stores (ELBv2) keep their own
+// buckets in the same file; nil when the state is kept in memory. Close closes it.
+func (s *Store) DB() *bolt.DB {
+	if s.db == nil {
+		return nil
+	}
+	return s.db.db
+}
+
 func setDBKey(k setKey) []byte { return []byte(k.name + "\x00" + k.typ + "\x00" + k.id) }
 
 func putJSON(bk *bolt.Bucket, key []byte, v any) error {

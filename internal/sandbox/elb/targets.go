@@ -1,0 +1,249 @@
+package elb
+
+import (
+	"fmt"
+	"net/netip"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// TargetInput is a TargetDescription as a request gives it.
+type TargetInput struct {
+	ID               string
+	Port             *int
+	AvailabilityZone string
+}
+
+// Target health states and reasons, as DescribeTargetHealth reports them.
+const (
+	StateInitial     = "initial"
+	StateHealthy     = "healthy"
+	StateUnhealthy   = "unhealthy"
+	StateUnused      = "unused"
+	StateDraining    = "draining"
+	StateUnavailable = "unavailable"
+
+	ReasonRegistrationInProgress   = "Elb.RegistrationInProgress"
+	ReasonInitialHealthChecking    = "Elb.InitialHealthChecking"
+	ReasonResponseCodeMismatch     = "Target.ResponseCodeMismatch"
+	ReasonTimeout                  = "Target.Timeout"
+	ReasonFailedHealthChecks       = "Target.FailedHealthChecks"
+	ReasonNotRegistered            = "Target.NotRegistered"
+	ReasonNotInUse                 = "Target.NotInUse"
+	ReasonDeregistrationInProgress = "Target.DeregistrationInProgress"
+	ReasonInternalError            = "Elb.InternalError"
+)
+
+// TargetHealth is one target's health: State, and for any state but healthy a Reason and
+// Description.
+type TargetHealth struct {
+	State       string
+	Reason      string
+	Description string
+}
+
+// HealthSource reports what health checks have found: for a target group, the health of
+// each target it has checked, by address ("10.0.0.1:8080", "[::1]:8080": Target.Address).
+// The proxy's prober implements it; a target it has not yet checked is simply absent.
+type HealthSource interface {
+	TargetHealth(targetGroupARN string) map[string]TargetHealth
+}
+
+type healthHolder struct{ src HealthSource }
+
+// SetHealthSource sets where DescribeTargetHealth gets health-check results; nil unsets it.
+//
+// Without a source nothing checks targets, and the store says so rather than guess: a
+// target of a group in use stays "initial" (Elb.RegistrationInProgress), never healthy,
+// so a gate that waits for healthy targets waits rather than passes on no evidence. The
+// states ELBv2 derives from the configuration, not from checks (unused for a group no
+// listener forwards to or a target not registered, draining after deregistration), are
+// the store's own and hold whatever the source says.
+func (s *Store) SetHealthSource(src HealthSource) {
+	if src == nil {
+		s.health.Store(nil)
+		return
+	}
+	s.health.Store(&healthHolder{src: src})
+}
+
+// TargetHealthDescription is one entry of DescribeTargetHealth.
+type TargetHealthDescription struct {
+	Target          Target
+	HealthCheckPort string
+	Health          TargetHealth
+}
+
+// checkTargets validates the targets of a request against their group and fills in ports.
+func checkTargets(tg *TargetGroup, in []TargetInput, register bool) ([]TargetKey, *Error) {
+	if in == nil {
+		return nil, notNull("targets")
+	}
+	var out []TargetKey
+	for i, tr := range in {
+		p := fmt.Sprintf("targets.%d.member", i+1)
+		if tr.ID == "" {
+			return nil, notNull(p + ".id")
+		}
+		port := tg.Port
+		if tr.Port != nil {
+			if err := rangeCheck(*tr.Port, p+".port", 1, 65535); err != nil {
+				return nil, err
+			}
+			port = *tr.Port
+		}
+		if register {
+			if err := checkTargetID(tg, tr.ID); err != nil {
+				return nil, err
+			}
+		}
+		out = append(out, TargetKey{ID: tr.ID, Port: port})
+	}
+	return out, nil
+}
+
+// checkTargetID checks that a target id fits its group. The sandbox has no EC2: a target is
+// an IP address in a group of either type.
+func checkTargetID(tg *TargetGroup, id string) *Error {
+	addr, err := netip.ParseAddr(id)
+	switch {
+	case err == nil && (tg.IPAddressType == "ipv6") == addr.Is6() && !addr.Is4In6():
+		return nil
+	case err == nil:
+		return validationf("The IP address '%s' is not a valid %s address", id, map[bool]string{true: "IPv6", false: "IPv4"}[tg.IPAddressType == "ipv6"])
+	case tg.TargetType == "ip":
+		return validationf("The IP address '%s' is not a valid IPv4 address", id)
+	case strings.HasPrefix(id, "i-"):
+		return errorf(CodeInvalidTarget, "The following targets are not supported by the crossfade sandbox, which has no EC2 instances: '%s'; register the instance's IP address as the target Id", id)
+	}
+	return validationf("Instance ID '%s' is not valid", id)
+}
+
+// RegisterTargets registers targets; registering a registered one changes nothing, and
+// registering a draining one takes it back into service.
+func (s *Store) RegisterTargets(region, arn string, targets []TargetInput) error {
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	t := s.begin()
+	tg, err := t.getTG(region, arn)
+	if err != nil {
+		return err
+	}
+	keys, err := checkTargets(tg, targets, true)
+	if err != nil {
+		return err
+	}
+	n := *tg
+	n.Targets = slices.Clone(tg.Targets)
+	now := s.now().UTC()
+	for i, k := range keys {
+		j := slices.IndexFunc(n.Targets, func(tr Target) bool { return tr.Key() == k })
+		switch {
+		case j < 0:
+			n.Targets = append(n.Targets, Target{ID: k.ID, Port: k.Port, AvailabilityZone: targets[i].AvailabilityZone, RegisteredAt: now})
+		case n.Targets[j].Draining():
+			n.Targets[j].DrainUntil, n.Targets[j].RegisteredAt = time.Time{}, now
+		}
+	}
+	if len(n.Targets) > maxTargetsPerTargetGroup {
+		return errorf(CodeTooManyTargets, "You've reached the limit on the number of targets: a target group can have at most %d", maxTargetsPerTargetGroup)
+	}
+	t.tgs[arn] = &n
+	return s.commit(t)
+}
+
+// DeregisterTargets deregisters targets. A target of a group in use drains for the group's
+// deregistration delay; one of a group nothing forwards to goes at once. Deregistering a
+// target that is not registered (on that port) succeeds and changes nothing, as on ELBv2.
+func (s *Store) DeregisterTargets(region, arn string, targets []TargetInput) error {
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	t := s.begin()
+	tg, err := t.getTG(region, arn)
+	if err != nil {
+		return err
+	}
+	keys, err := checkTargets(tg, targets, false)
+	if err != nil {
+		return err
+	}
+	n := *tg
+	n.Targets = slices.Clone(tg.Targets)
+	inUse := len(t.targetGroupUsers()[arn]) > 0
+	until := s.now().UTC().Add(tg.DeregistrationDelay())
+	for _, k := range keys {
+		j := slices.IndexFunc(n.Targets, func(tr Target) bool { return tr.Key() == k })
+		switch {
+		case j < 0 || n.Targets[j].Draining():
+		case inUse && tg.DeregistrationDelay() > 0:
+			n.Targets[j].DrainUntil = until
+		default:
+			n.Targets = slices.Delete(n.Targets, j, j+1)
+		}
+	}
+	t.tgs[arn] = &n
+	return s.commit(t)
+}
+
+// DescribeTargetHealth reports the health of the given targets, or of every registered one.
+func (s *Store) DescribeTargetHealth(region, arn string, targets []TargetInput) ([]TargetHealthDescription, error) {
+	s.writeMu.Lock()
+	t := s.begin()
+	tg, err := t.getTG(region, arn)
+	if err != nil {
+		s.writeMu.Unlock()
+		return nil, err
+	}
+	inUse := len(t.targetGroupUsers()[arn]) > 0
+	s.writeMu.Unlock()
+
+	want := tg.Targets
+	if targets != nil {
+		keys, err := checkTargets(tg, targets, false)
+		if err != nil {
+			return nil, err
+		}
+		want = nil
+		for i, k := range keys {
+			j := slices.IndexFunc(tg.Targets, func(tr Target) bool { return tr.Key() == k })
+			if j < 0 {
+				want = append(want, Target{ID: k.ID, Port: k.Port, AvailabilityZone: targets[i].AvailabilityZone})
+			} else {
+				want = append(want, tg.Targets[j])
+			}
+		}
+	}
+	var checked map[string]TargetHealth
+	h := s.health.Load()
+	if h != nil && inUse {
+		// Outside the store's locks: the source is the proxy, which may be busy.
+		checked = h.src.TargetHealth(arn)
+	}
+	out := make([]TargetHealthDescription, 0, len(want))
+	for _, tr := range want {
+		d := TargetHealthDescription{Target: tr, HealthCheckPort: tg.HealthCheck.Port}
+		if d.HealthCheckPort == "traffic-port" {
+			d.HealthCheckPort = strconv.Itoa(tr.Port)
+		}
+		registered := slices.ContainsFunc(tg.Targets, func(x Target) bool { return x.Key() == tr.Key() })
+		res, ok := checked[tr.Address()]
+		switch {
+		case !registered:
+			d.Health = TargetHealth{StateUnused, ReasonNotRegistered, "Target is not registered to the target group"}
+		case tr.Draining():
+			d.Health = TargetHealth{StateDraining, ReasonDeregistrationInProgress, "Target deregistration is in progress"}
+		case !inUse:
+			d.Health = TargetHealth{StateUnused, ReasonNotInUse, "Target group is not configured to receive traffic from the load balancer"}
+		case ok && res.State != "":
+			d.Health = res
+		case h == nil:
+			d.Health = TargetHealth{StateInitial, ReasonRegistrationInProgress, "Target registration is in progress"}
+		default:
+			d.Health = TargetHealth{StateInitial, ReasonInitialHealthChecking, "Initial health checks in progress"}
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
