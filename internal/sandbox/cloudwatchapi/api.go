@@ -11,7 +11,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
-	"fmt"
+	"github.com/crossfade-io/crossfade/internal/sandbox/apicalls"
 	"io"
 	"log/slog"
 	"mime"
@@ -41,27 +41,10 @@ type Config struct {
 
 // API is the CloudWatch HTTP handler.
 type API struct {
-	cfg     Config
-	now     func() time.Time
-	calls   *prometheus.CounterVec
-	latency *prometheus.HistogramVec
+	cfg   Config
+	now   func() time.Time
+	calls *apicalls.Metrics
 }
-
-// The sandbox counts every AWS API's calls in one metric, keyed by operation, so that
-// tests and benchmarks read them in one place. Its options must equal the Route 53 API's
-// exactly (help text included) for a registry to hand back the collector it already holds
-// (prometheus.AlreadyRegisteredError) instead of refusing a second one of the same name.
-var (
-	callsOpts = prometheus.CounterOpts{
-		Name: "crossfade_sandbox_api_calls_total",
-		Help: "Route 53 API calls by operation and result (ok or the error code).",
-	}
-	latencyOpts = prometheus.HistogramOpts{
-		Name:    "crossfade_sandbox_api_call_duration_seconds",
-		Help:    "Route 53 API call latency, injected delay included.",
-		Buckets: prometheus.ExponentialBuckets(0.0005, 4, 8),
-	}
-)
 
 // New builds the handler and registers, or joins, the shared call metrics.
 func New(cfg Config) (*API, error) {
@@ -74,38 +57,16 @@ func New(cfg Config) (*API, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	a := &API{cfg: cfg, now: cfg.Now,
-		calls:   prometheus.NewCounterVec(callsOpts, []string{"operation", "result"}),
-		latency: prometheus.NewHistogramVec(latencyOpts, []string{"operation"}),
-	}
+	a := &API{cfg: cfg, now: cfg.Now}
 	if a.now == nil {
 		a.now = time.Now
 	}
-	if cfg.Registerer != nil {
-		var err error
-		if a.calls, err = register(cfg.Registerer, a.calls); err != nil {
-			return nil, err
-		}
-		if a.latency, err = register(cfg.Registerer, a.latency); err != nil {
-			return nil, err
-		}
+	calls, err := apicalls.New(cfg.Registerer)
+	if err != nil {
+		return nil, err
 	}
+	a.calls = calls
 	return a, nil
-}
-
-// register registers c, or returns the equal collector reg already holds.
-func register[C prometheus.Collector](reg prometheus.Registerer, c C) (C, error) {
-	err := reg.Register(c)
-	if err == nil {
-		return c, nil
-	}
-	var are prometheus.AlreadyRegisteredError
-	if errors.As(err, &are) {
-		if existing, ok := are.ExistingCollector.(C); ok {
-			return existing, nil
-		}
-	}
-	return c, fmt.Errorf("cloudwatchapi: register metrics: %w", err)
 }
 
 // Matches reports whether r is a CloudWatch call, for the sandbox's dispatcher, which
@@ -164,8 +125,7 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("x-amzn-RequestId", reqID)
 	op, result := "Unknown", "ok"
 	defer func() {
-		a.calls.WithLabelValues(op, result).Inc()
-		a.latency.WithLabelValues(op).Observe(time.Since(began).Seconds())
+		a.calls.Observe(op, result, time.Since(began))
 	}()
 	req, err := decode(r, a.cfg.MaxBodyBytes)
 	if err == nil {

@@ -3,7 +3,6 @@ package elb
 import (
 	"net"
 	"strconv"
-	"strings"
 	"time"
 )
 
@@ -180,30 +179,6 @@ func (r Rule) PriorityString() string {
 	return strconv.Itoa(r.Priority)
 }
 
-// Matches reports whether a request for host (a Host header, port allowed) and path
-// satisfies every condition of the rule: host names compare case-insensitively, paths
-// case-sensitively, with * (any run) and ? (one character) as wildcards. The default rule
-// matches everything.
-func (r Rule) Matches(host, path string) bool {
-	if h, _, err := net.SplitHostPort(host); err == nil {
-		host = h
-	}
-	for _, c := range r.Conditions {
-		ok := false
-		for _, p := range c.Patterns {
-			if c.Field == FieldHostHeader && wildcardMatch(strings.ToLower(p), strings.ToLower(host)) ||
-				c.Field == FieldPathPattern && wildcardMatch(p, path) {
-				ok = true
-				break
-			}
-		}
-		if !ok {
-			return false
-		}
-	}
-	return true
-}
-
 // Rule condition fields the sandbox serves.
 const (
 	FieldHostHeader  = "host-header"
@@ -312,31 +287,4 @@ func (s Snapshot) TargetGroup(arn string) (TargetGroup, bool) {
 		}
 	}
 	return TargetGroup{}, false
-}
-
-// wildcardMatch matches s against a pattern with * (any run, empty included) and ? (one
-// byte), by the classic backtracking scan: linear unless the pattern has many stars.
-func wildcardMatch(pattern, s string) bool {
-	p, i := 0, 0
-	star, mark := -1, 0
-	for i < len(s) {
-		switch {
-		case p < len(pattern) && (pattern[p] == '?' || pattern[p] == s[i]):
-			p++
-			i++
-		case p < len(pattern) && pattern[p] == '*':
-			star, mark = p, i
-			p++
-		case star >= 0:
-			p = star + 1
-			mark++
-			i = mark
-		default:
-			return false
-		}
-	}
-	for p < len(pattern) && pattern[p] == '*' {
-		p++
-	}
-	return p == len(pattern)
 }

@@ -374,29 +374,3 @@ func TestPagination(t *testing.T) {
 	_, _, err = s.DescribeTargetGroups(DescribeTargetGroupsInput{Names: []string{"a", "zz"}})
 	wantErr(t, err, CodeTargetGroupNotFound, "One or more target groups not found")
 }
-
-func TestRuleMatches(t *testing.T) {
-	r := Rule{Conditions: []Condition{
-		{Field: FieldHostHeader, Patterns: []string{"*.example.com", "api?.test"}},
-		{Field: FieldPathPattern, Patterns: []string{"/v1/*"}},
-	}}
-	for _, tc := range []struct {
-		host, path string
-		want       bool
-	}{
-		{"www.example.com", "/v1/x", true},
-		{"WWW.Example.COM:8080", "/v1/", true},
-		{"api1.test", "/v1/a/b", true},
-		{"api12.test", "/v1/a", false},
-		{"example.com", "/v1/a", false},
-		{"www.example.com", "/V1/a", false},
-		{"www.example.com", "/v2/a", false},
-	} {
-		if got := r.Matches(tc.host, tc.path); got != tc.want {
-			t.Errorf("Matches(%q, %q) = %v, want %v", tc.host, tc.path, got, tc.want)
-		}
-	}
-	if !(Rule{IsDefault: true}).Matches("any", "/") {
-		t.Error("the default rule must match everything")
-	}
-}

@@ -9,6 +9,7 @@ import (
 	"encoding/xml"
 	"errors"
 	"fmt"
+	"github.com/crossfade-io/crossfade/internal/sandbox/apicalls"
 	"io"
 	"log/slog"
 	"net/http"
@@ -47,30 +48,15 @@ type Config struct {
 
 // API is the ELBv2 HTTP handler.
 type API struct {
-	cfg     Config
-	calls   *prometheus.CounterVec
-	latency *prometheus.HistogramVec
-	ops     map[string]handler
-	now     func() time.Time
+	cfg   Config
+	calls *apicalls.Metrics
+	ops   map[string]handler
+	now   func() time.Time
 }
 
 // handler serves one operation: it reads the request and returns the XML result body, or
 // an error answered in ELBv2's error shape.
 type handler func(r *request) (any, error)
-
-// The shared metrics' options must equal the Route 53 API's exactly for a registry to hand
-// back the collector it already holds (prometheus.AlreadyRegisteredError).
-var (
-	callsOpts = prometheus.CounterOpts{
-		Name: "crossfade_sandbox_api_calls_total",
-		Help: "Route 53 API calls by operation and result (ok or the error code).",
-	}
-	latencyOpts = prometheus.HistogramOpts{
-		Name:    "crossfade_sandbox_api_call_duration_seconds",
-		Help:    "Route 53 API call latency, injected delay included.",
-		Buckets: prometheus.ExponentialBuckets(0.0005, 4, 8),
-	}
-)
 
 // New builds the handler and registers, or joins, the shared metrics.
 func New(cfg Config) (*API, error) {
@@ -83,36 +69,14 @@ func New(cfg Config) (*API, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	a := &API{cfg: cfg, now: time.Now,
-		calls:   prometheus.NewCounterVec(callsOpts, []string{"operation", "result"}),
-		latency: prometheus.NewHistogramVec(latencyOpts, []string{"operation"}),
+	a := &API{cfg: cfg, now: time.Now}
+	calls, err := apicalls.New(cfg.Registerer)
+	if err != nil {
+		return nil, err
 	}
-	if cfg.Registerer != nil {
-		var err error
-		if a.calls, err = register(cfg.Registerer, a.calls); err != nil {
-			return nil, err
-		}
-		if a.latency, err = register(cfg.Registerer, a.latency); err != nil {
-			return nil, err
-		}
-	}
+	a.calls = calls
 	a.ops = a.operations()
 	return a, nil
-}
-
-// register registers c, or returns the equal collector the registry already has.
-func register[C prometheus.Collector](reg prometheus.Registerer, c C) (C, error) {
-	err := reg.Register(c)
-	if err == nil {
-		return c, nil
-	}
-	var are prometheus.AlreadyRegisteredError
-	if errors.As(err, &are) {
-		if existing, ok := are.ExistingCollector.(C); ok {
-			return existing, nil
-		}
-	}
-	return c, fmt.Errorf("elbv2api: register metrics: %w", err)
 }
 
 // request is one parsed API call.
@@ -150,8 +114,7 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	result := "ok"
 	var lose func()
 	defer func() {
-		a.calls.WithLabelValues(op, result).Inc()
-		a.latency.WithLabelValues(op).Observe(a.now().Sub(start).Seconds())
+		a.calls.Observe(op, result, a.now().Sub(start))
 		// Counted first, so that /metrics shows the attempt before the client can see the
 		// connection go and retry.
 		if lose != nil {

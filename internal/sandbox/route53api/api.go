@@ -8,6 +8,7 @@ import (
 	"encoding/xml"
 	"errors"
 	"fmt"
+	"github.com/crossfade-io/crossfade/internal/sandbox/apicalls"
 	"io"
 	"log/slog"
 	"net/http"
@@ -40,8 +41,7 @@ type Config struct {
 type API struct {
 	cfg     Config
 	mux     *http.ServeMux
-	calls   *prometheus.CounterVec
-	latency *prometheus.HistogramVec
+	calls   *apicalls.Metrics
 	changes *prometheus.CounterVec
 	now     func() time.Time
 }
@@ -61,25 +61,19 @@ func New(cfg Config) (*API, error) {
 		cfg: cfg,
 		mux: http.NewServeMux(),
 		now: time.Now,
-		calls: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "crossfade_sandbox_api_calls_total",
-			Help: "Route 53 API calls by operation and result (ok or the error code).",
-		}, []string{"operation", "result"}),
-		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "crossfade_sandbox_api_call_duration_seconds",
-			Help:    "Route 53 API call latency, injected delay included.",
-			Buckets: prometheus.ExponentialBuckets(0.0005, 4, 8),
-		}, []string{"operation"}),
 		changes: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "crossfade_sandbox_record_changes_total",
 			Help: "Record-set changes applied by ChangeResourceRecordSets, by action.",
 		}, []string{"action"}),
 	}
+	calls, err := apicalls.New(cfg.Registerer)
+	if err != nil {
+		return nil, fmt.Errorf("route53api: %w", err)
+	}
+	a.calls = calls
 	if cfg.Registerer != nil {
-		for _, c := range []prometheus.Collector{a.calls, a.latency, a.changes} {
-			if err := cfg.Registerer.Register(c); err != nil {
-				return nil, fmt.Errorf("route53api: register metrics: %w", err)
-			}
+		if err := cfg.Registerer.Register(a.changes); err != nil {
+			return nil, fmt.Errorf("route53api: register metrics: %w", err)
 		}
 	}
 	a.routes()
@@ -155,8 +149,7 @@ func (a *API) operation(op string, h handler) http.Handler {
 		result := "ok"
 		var lose func() // loses the response, once the attempt is counted
 		defer func() {
-			a.calls.WithLabelValues(op, result).Inc()
-			a.latency.WithLabelValues(op).Observe(a.now().Sub(start).Seconds())
+			a.calls.Observe(op, result, a.now().Sub(start))
 			// Counted first, so that /metrics shows the attempt before the client can see
 			// the connection go and retry.
 			if lose != nil {
