@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	awsr53 "github.com/aws/aws-sdk-go-v2/service/route53"
 	appsv1 "k8s.io/api/apps/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -306,23 +304,7 @@ func deployment(t *testing.T, client kubernetes.Interface) *appsv1.Deployment {
 // hostedZone creates a hosted zone in the sandbox and returns a provider reading it.
 func hostedZone(t *testing.T, sb *sandbox.Sandbox, name string) (provider.Provider, provider.Zone) {
 	t.Helper()
-	out, err := route53test.Client(sb).CreateHostedZone(t.Context(), &awsr53.CreateHostedZoneInput{
-		Name: aws.String(name), CallerReference: aws.String(name + time.Now().String())})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := route53test.New(t, sb)
-	zones, err := p.Zones(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, z := range zones {
-		if strings.HasSuffix(aws.ToString(out.HostedZone.Id), z.ID) {
-			return p, z
-		}
-	}
-	t.Fatalf("zone %s not listed after create: %v", name, zones)
-	return nil, provider.Zone{}
+	return route53test.Zone(t, sb, name)
 }
 
 // records renders the zone's record sets as "name type targets", sorted.

@@ -11,8 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	awsr53 "github.com/aws/aws-sdk-go-v2/service/route53"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -45,23 +43,7 @@ func startController(t *testing.T, name, kubeconfig string, sb *sandbox.Sandbox,
 // zone creates a hosted zone in the sandbox and returns a provider reading it.
 func zone(t *testing.T, sb *sandbox.Sandbox, name string) (provider.Provider, provider.Zone) {
 	t.Helper()
-	out, err := route53test.Client(sb).CreateHostedZone(context.Background(), &awsr53.CreateHostedZoneInput{
-		Name: aws.String(name), CallerReference: aws.String(name + time.Now().String())})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := route53test.New(t, sb)
-	zones, err := p.Zones(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, z := range zones {
-		if strings.HasSuffix(aws.ToString(out.HostedZone.Id), z.ID) || z.ID == aws.ToString(out.HostedZone.Id) {
-			return p, z
-		}
-	}
-	t.Fatalf("zone %s not listed after create: %v", name, zones)
-	return nil, provider.Zone{}
+	return route53test.Zone(t, sb, name)
 }
 
 // records renders the zone's record sets as "name type [set] targets", sorted.

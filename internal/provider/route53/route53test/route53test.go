@@ -4,6 +4,7 @@ package route53test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	awsr53 "github.com/aws/aws-sdk-go-v2/service/route53"
 
+	"github.com/crossfade-io/crossfade/internal/provider"
 	"github.com/crossfade-io/crossfade/internal/provider/route53"
 	"github.com/crossfade-io/crossfade/internal/sandbox"
 )
@@ -40,4 +42,27 @@ func Client(sb *sandbox.Sandbox) *awsr53.Client {
 		Credentials:  credentials.NewStaticCredentialsProvider("test", "test", ""),
 		Retryer:      retry.NewStandard(func(o *retry.StandardOptions) { o.MaxBackoff = 5 * time.Millisecond }),
 	})
+}
+
+// Zone creates hosted zone name in sb and returns a provider for sb with the zone as the
+// provider lists it.
+func Zone(t testing.TB, sb *sandbox.Sandbox, name string) (*route53.Provider, provider.Zone) {
+	t.Helper()
+	out, err := Client(sb).CreateHostedZone(context.Background(), &awsr53.CreateHostedZoneInput{
+		Name: aws.String(name), CallerReference: aws.String(name + time.Now().String())})
+	if err != nil {
+		t.Fatalf("create zone %s: %v", name, err)
+	}
+	p := New(t, sb)
+	zones, err := p.Zones(context.Background())
+	if err != nil {
+		t.Fatalf("list zones: %v", err)
+	}
+	for _, z := range zones {
+		if strings.HasSuffix(aws.ToString(out.HostedZone.Id), z.ID) {
+			return p, z
+		}
+	}
+	t.Fatalf("zone %s not listed after create: %v", name, zones)
+	return nil, provider.Zone{}
 }
