@@ -30,6 +30,12 @@ func strip(obj any) (any, error) {
 		o.Spec = corev1.NodeSpec{Unschedulable: o.Spec.Unschedulable}
 	case *corev1.Service:
 		o.Status.Conditions = nil
+		// Sources read the type, cluster IP, external IPs and name, traffic policy, ports,
+		// selector and publishNotReadyAddresses; the rest is the data path's business.
+		o.Spec.ClusterIPs, o.Spec.IPFamilies, o.Spec.IPFamilyPolicy = nil, nil, nil
+		o.Spec.SessionAffinity, o.Spec.SessionAffinityConfig = "", nil
+		o.Spec.InternalTrafficPolicy, o.Spec.AllocateLoadBalancerNodePorts = nil, nil
+		o.Spec.LoadBalancerSourceRanges, o.Spec.TrafficDistribution = nil, nil
 	case *networkingv1.Ingress:
 		for i := range o.Spec.Rules {
 			o.Spec.Rules[i].HTTP = nil
@@ -37,6 +43,11 @@ func strip(obj any) (any, error) {
 		o.Spec.DefaultBackend = nil
 	case *discoveryv1.EndpointSlice:
 		o.Ports = nil
+		// A slice is found by its Service's name label; nothing else of its metadata is
+		// read (no event is ever sent about a slice), and the controller's change-trigger
+		// annotation alone weighs as much as the rest.
+		o.Annotations, o.UID, o.GenerateName = nil, "", ""
+		o.Labels = keepLabels(o.Labels, discoveryv1.LabelServiceName, corev1.IsHeadlessService)
 		for i := range o.Endpoints {
 			e := &o.Endpoints[i]
 			e.Hints, e.DeprecatedTopology, e.Zone = nil, nil, nil
@@ -60,4 +71,18 @@ func stripMeta(m metav1.Object) {
 	delete(m.GetAnnotations(), lastApplied)
 	m.SetOwnerReferences(nil)
 	m.SetFinalizers(nil)
+}
+
+// keepLabels returns the labels of keys that l has, nil when none.
+func keepLabels(l map[string]string, keys ...string) map[string]string {
+	var out map[string]string
+	for _, k := range keys {
+		if v, ok := l[k]; ok {
+			if out == nil {
+				out = make(map[string]string, len(keys))
+			}
+			out[k] = v
+		}
+	}
+	return out
 }

@@ -1,9 +1,11 @@
 package controller
 
 import (
+	"reflect"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -55,5 +57,55 @@ func TestStripKeepsWhatSourcesRead(t *testing.T) {
 	got, _ = strip(ing)
 	if i := got.(*networkingv1.Ingress); i.Spec.Rules[0].Host != "shop.example.com" || i.Spec.Rules[0].HTTP != nil {
 		t.Errorf("Ingress after strip: %+v", i.Spec)
+	}
+}
+
+// TestStripServiceAndSlice: a Service keeps every field a source reads and loses the data
+// path's; an EndpointSlice keeps its Service's name label and each endpoint's address,
+// conditions, node and reference (kind and name), and loses the rest.
+func TestStripServiceAndSlice(t *testing.T) {
+	yes, local, policy := true, corev1.ServiceInternalTrafficPolicyCluster, corev1.IPFamilyPolicySingleStack
+	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", UID: "u1",
+		Labels: map[string]string{"app": "web"}, Annotations: map[string]string{"external-dns.alpha.kubernetes.io/hostname": "web.example.com"}},
+		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeNodePort, ClusterIP: "10.96.0.10", ClusterIPs: []string{"10.96.0.10"},
+			ExternalIPs: []string{"192.0.2.1"}, ExternalTrafficPolicy: corev1.ServiceExternalTrafficPolicyLocal,
+			Ports: []corev1.ServicePort{{Name: "http", Port: 80, NodePort: 30080}}, Selector: map[string]string{"app": "web"},
+			PublishNotReadyAddresses: true, IPFamilies: []corev1.IPFamily{corev1.IPv4Protocol}, IPFamilyPolicy: &policy,
+			SessionAffinity: corev1.ServiceAffinityClientIP, InternalTrafficPolicy: &local, AllocateLoadBalancerNodePorts: &yes,
+			LoadBalancerSourceRanges: []string{"0.0.0.0/0"}},
+		Status: corev1.ServiceStatus{LoadBalancer: corev1.LoadBalancerStatus{Ingress: []corev1.LoadBalancerIngress{{IP: "192.0.2.9"}}}}}
+	want := svc.DeepCopy()
+	want.Spec = corev1.ServiceSpec{Type: svc.Spec.Type, ClusterIP: svc.Spec.ClusterIP, ExternalIPs: svc.Spec.ExternalIPs,
+		ExternalTrafficPolicy: svc.Spec.ExternalTrafficPolicy, Ports: svc.Spec.Ports, Selector: svc.Spec.Selector,
+		PublishNotReadyAddresses: true}
+	got, _ := strip(svc)
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("service stripped to\n%+v\nwant\n%+v", got.(*corev1.Service).Spec, want.Spec)
+	}
+
+	node, host := "n1", "web-0"
+	slice := &discoveryv1.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Name: "web-abc", Namespace: "default", UID: "s1",
+		GenerateName: "web-", Annotations: map[string]string{"endpoints.kubernetes.io/last-change-trigger-time": "2026-11-25T00:00:00Z"},
+		Labels: map[string]string{discoveryv1.LabelServiceName: "web", discoveryv1.LabelManagedBy: "endpointslice-controller.k8s.io",
+			corev1.IsHeadlessService: ""}},
+		AddressType: discoveryv1.AddressTypeIPv4,
+		Endpoints: []discoveryv1.Endpoint{{Addresses: []string{"10.244.0.5"}, Hostname: &host, NodeName: &node,
+			Conditions: discoveryv1.EndpointConditions{Ready: &yes},
+			Zone:       &node, TargetRef: &corev1.ObjectReference{Kind: "Pod", Namespace: "default", Name: "web-0", UID: "p1", ResourceVersion: "7"}}},
+		Ports: []discoveryv1.EndpointPort{{Port: new(int32(80))}}}
+	got, _ = strip(slice)
+	s := got.(*discoveryv1.EndpointSlice)
+	if s.Annotations != nil || s.UID != "" || s.GenerateName != "" || s.Ports != nil {
+		t.Errorf("slice keeps metadata or ports no source reads: %+v", s.ObjectMeta)
+	}
+	if len(s.Labels) != 2 || s.Labels[discoveryv1.LabelServiceName] != "web" {
+		t.Errorf("slice labels %v, want its Service's name and the headless label only", s.Labels)
+	}
+	e := s.Endpoints[0]
+	if e.Addresses[0] != "10.244.0.5" || *e.Hostname != host || *e.NodeName != node || !*e.Conditions.Ready || e.Zone != nil {
+		t.Errorf("endpoint stripped to %+v", e)
+	}
+	if *e.TargetRef != (corev1.ObjectReference{Kind: "Pod", Name: "web-0"}) {
+		t.Errorf("targetRef %+v, want kind and name only", *e.TargetRef)
 	}
 }
