@@ -60,6 +60,7 @@ bench:
 	@scripts/deps.sh bench
 	$(GO) test -run='^$$' -bench=. -benchmem ./internal/...
 	$(GO) run ./bench/dnsbench -out BENCHMARKS.latest.md
+	$(GO) run ./bench/albbench -out BENCHMARKS.alb.md
 
 # crossfade controller against external-dns v0.21.0, 10,000 Services (about 35 minutes:
 # three 5-minute idle windows and external-dns's 1-minute loop).
@@ -68,7 +69,7 @@ bench-controller:
 	$(GO) run ./bench/kubebench -out BENCHMARKS.controller.md
 
 clean:
-	rm -rf bin BENCHMARKS.latest.md BENCHMARKS.controller.md
+	rm -rf bin BENCHMARKS.latest.md BENCHMARKS.controller.md BENCHMARKS.alb.md
 
 # The container image (Dockerfile): the static binary and the host's CA bundle staged in
 # bin/image/, then `buildah bud` (Debian package buildah). FROM scratch with no RUN step:

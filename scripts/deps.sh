@@ -32,7 +32,7 @@ HELM_KUBE_MINOR=31
 case $what in
   demo)  pkgs=() ;;  # the demo needs nothing but Go
   test)  pkgs=(awscli bind9-dnsutils prometheus chromium buildah) ;;
-  bench) pkgs=(awscli bind9-dnsutils dnsperf knot) ;;
+  bench) pkgs=(awscli bind9-dnsutils dnsperf knot nginx wrk) ;;
   *) echo "deps.sh: unknown target '$what' (want demo, test or bench)" >&2; exit 2 ;;
 esac
 
