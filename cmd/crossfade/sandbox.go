@@ -15,10 +15,19 @@ func newSandboxCmd(g *globalFlags) *cobra.Command {
 	var latency time.Duration
 	cmd := &cobra.Command{
 		Use:   "sandbox",
-		Short: "Serve a local Route 53 API and an authoritative DNS server from the same records",
+		Short: "Serve local Route 53, ELBv2 and CloudWatch APIs, an authoritative DNS server and a weighted ALB proxy",
 		Long: `sandbox serves, on loopback, the Route 53 REST API (2013-04-01) that the AWS SDKs and
 CLI speak, and an authoritative DNS server (UDP and TCP) that answers from the same records
 with Route 53's weighted, failover and alias semantics.
+
+On the same address it serves the ELBv2 API (2015-12-01: load balancers, target groups,
+targets, listeners, rules with weighted forward actions) and CloudWatch's GetMetricData and
+GetMetricStatistics for AWS/ApplicationELB. Every ELBv2 listener is a real HTTP reverse
+proxy on its own free loopback port (GET /_sandbox/elb/listeners maps listener ARNs to
+127.0.0.1:port): it routes by the rules and weights (a change is live when the API call
+answers), health checks the targets for DescribeTargetHealth, drains deregistered targets,
+and counts the requests that CloudWatch reports. An ALB's DNS name answers 127.0.0.1 to
+Route 53 aliases; clients still need the listener's port.
 
 Point clients at it with --endpoint-url / AWS_ENDPOINT_URL and any dummy credentials.
 Metrics are at /metrics; faults and health checks are set at /_sandbox/faults and
@@ -42,9 +51,9 @@ Metrics are at /metrics; faults and health checks are set at /_sandbox/faults an
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&cfg.APIAddr, "api", sandbox.DefaultAPIAddr, "listen address of the Route 53 API, /metrics and /_sandbox/")
+	f.StringVar(&cfg.APIAddr, "api", sandbox.DefaultAPIAddr, "listen address of the Route 53, ELBv2 and CloudWatch APIs, /metrics and /_sandbox/")
 	f.StringVar(&cfg.DNSAddr, "dns", sandbox.DefaultDNSAddr, "listen address of the DNS server (UDP and TCP)")
-	f.StringVar(&cfg.StatePath, "state", "", "bbolt file that keeps zones across restarts (default: memory only)")
+	f.StringVar(&cfg.StatePath, "state", "", "bbolt file that keeps zones and the ELBv2 state across restarts (default: memory only)")
 	f.BoolVar(&cfg.AllowRemote, "allow-remote", false, "allow non-loopback listen addresses (the API has no authentication)")
 	f.DurationVar(&cfg.ChangeDelay, "change-delay", 0, "how long GetChange reports PENDING before INSYNC")
 	f.Float64Var(&cfg.Faults.ThrottleRate, "throttle-rate", 0, "fraction of API calls answered Throttling: Rate exceeded")

@@ -97,13 +97,10 @@ func (s *Sandbox) adminHandler() http.Handler {
 		w.WriteHeader(http.StatusNoContent)
 	})
 	mux.HandleFunc("GET /_sandbox/elb/listeners", func(w http.ResponseWriter, r *http.Request) {
-		// Where the weighted proxy serves each listener, by listener ARN: {} until a proxy
-		// is wired in, so that clients can poll it from the start.
-		addrs := map[string]string{}
-		if s.listenerAddrs != nil {
-			addrs = s.listenerAddrs()
-		}
-		writeJSON(w, http.StatusOK, addrs)
+		// Where the weighted proxy serves each listener, {"<listener ARN>":
+		// "127.0.0.1:<port>"}: clients send their requests there, not to port 80 or 443.
+		// A listener is listed from the moment CreateListener answers.
+		writeJSON(w, http.StatusOK, s.ListenerAddrs())
 	})
 	return mux
 }

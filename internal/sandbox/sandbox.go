@@ -1,6 +1,8 @@
 // Package sandbox is crossfade's embedded default: a Route 53-compatible API and an
-// authoritative DNS server answering from the same records, and an ELBv2-compatible API,
-// in one loopback process, with fault injection and call counters for tests.
+// authoritative DNS server answering from the same records, an ELBv2-compatible API with a
+// real weighted HTTP proxy behind every listener, and the CloudWatch API that reads the
+// proxy's traffic, in one loopback process, with fault injection and call counters for
+// tests.
 package sandbox
 
 import (
@@ -21,6 +23,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/crossfade-io/crossfade/internal/sandbox/albproxy"
+	"github.com/crossfade-io/crossfade/internal/sandbox/cloudwatchapi"
 	"github.com/crossfade-io/crossfade/internal/sandbox/dnsserver"
 	"github.com/crossfade-io/crossfade/internal/sandbox/elb"
 	"github.com/crossfade-io/crossfade/internal/sandbox/elbv2api"
@@ -37,8 +41,9 @@ const (
 
 // Config configures a sandbox.
 type Config struct {
-	// APIAddr serves the Route 53 and ELBv2 APIs, /metrics and /_sandbox/; port 0 picks
-	// one.
+	// APIAddr serves the Route 53, ELBv2 and CloudWatch APIs, /metrics and /_sandbox/;
+	// port 0 picks one. The ELBv2 listeners are served on ports of their own (see
+	// ListenerAddrs).
 	APIAddr string
 	// DNSAddr serves DNS on UDP and TCP; port 0 picks one.
 	DNSAddr string
@@ -58,6 +63,7 @@ type Sandbox struct {
 	log     *slog.Logger
 	store   *zones.Store
 	elb     *elb.Store
+	alb     *albBridge
 	faults  *faults.Injector
 	http    *http.Server
 	apiAddr net.Addr
@@ -65,9 +71,6 @@ type Sandbox struct {
 	stopDNS context.CancelFunc
 	dnsDone chan error
 	done    chan error
-	// listenerAddrs reports where the weighted proxy serves each ELBv2 listener, by
-	// listener ARN, for GET /_sandbox/elb/listeners; nil until a proxy is wired in.
-	listenerAddrs func() map[string]string
 }
 
 // checkLoopback refuses an address that would expose the sandbox beyond this machine.
@@ -119,8 +122,16 @@ func Start(ctx context.Context, cfg Config) (*Sandbox, error) {
 		store.Close()
 		return nil, err
 	}
-	s := &Sandbox{log: cfg.Logger, store: store, elb: lbs, faults: inj, done: make(chan error, 1)}
+	// The proxy follows the ELBv2 state from here on: persisted listeners are served now.
+	alb, err := startALB(ctx, cfg.Logger, lbs, store)
+	if err != nil {
+		lbs.Close()
+		store.Close()
+		return nil, err
+	}
+	s := &Sandbox{log: cfg.Logger, store: store, elb: lbs, alb: alb, faults: inj, done: make(chan error, 1)}
 	closeStores := func() {
+		_ = alb.close()
 		lbs.Close()
 		store.Close()
 	}
@@ -140,11 +151,18 @@ func Start(ctx context.Context, cfg Config) (*Sandbox, error) {
 		closeStores()
 		return nil, err
 	}
+	// CloudWatch recognises its own requests (three protocols, signed or not).
+	cwAPI, err := cloudwatchapi.New(cloudwatchapi.Config{Source: proxyMetrics{alb.proxy}, Registerer: reg, Logger: cfg.Logger})
+	if err != nil {
+		closeStores()
+		return nil, err
+	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	mux.Handle(AdminPrefix, s.adminHandler())
 	mux.Handle("/", &apiRouter{
 		rest:      api,
+		matchers:  []matcher{cwAPI},
 		byVersion: map[string]http.Handler{elbv2api.Version: elbAPI},
 	})
 
@@ -191,7 +209,16 @@ func (s *Sandbox) Store() *zones.Store { return s.store }
 // target health.
 func (s *Sandbox) ELB() *elb.Store { return s.elb }
 
-// Close stops both servers and closes the state file.
+// ALB is the weighted proxy behind the ELBv2 listeners: where each listener is served,
+// target health and per-target-group counts, as the proxy itself sees them.
+func (s *Sandbox) ALB() *albproxy.Proxy { return s.alb.proxy }
+
+// ListenerAddrs returns where each ELBv2 listener is served, "127.0.0.1:port" by listener
+// ARN, as GET /_sandbox/elb/listeners answers.
+func (s *Sandbox) ListenerAddrs() map[string]string { return s.alb.listenerAddrs(s.elb.Snapshot()) }
+
+// Close stops the servers and the ALB proxy (every listener, health check and request in
+// flight) and closes the state file.
 func (s *Sandbox) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -207,6 +234,9 @@ func (s *Sandbox) Close() error {
 	errs = append(errs, <-s.done)
 	s.stopDNS()
 	errs = append(errs, <-s.dnsDone)
+	// No API call can change the ELBv2 state now; the store's drain timer still can, so
+	// the proxy stops following the store before it stops.
+	errs = append(errs, s.alb.close())
 	errs = append(errs, s.elb.Close(), s.store.Close())
 	return errors.Join(errs...)
 }
@@ -217,9 +247,9 @@ func (s *Sandbox) Close() error {
 // X-Amz-Target prefix ("<prefix>.<Operation>"); an API that recognises its own requests
 // (several protocols, or a path of its own) is asked first. Adding an API is one entry:
 //
-//	matchers:  []matcher{cloudwatch}                      // e.g. cloudwatchapi.API
-//	byVersion: {"2015-12-01": elbv2, "2010-08-01": cw}    // query protocol
-//	byTarget:  {"GraniteServiceVersion20100801": cw}      // JSON protocol
+//	matchers:  []matcher{cloudwatch}          // cloudwatchapi.API: query, json and cbor
+//	byVersion: {"2015-12-01": elbv2}          // query protocol
+//	byTarget:  {"<JSON target prefix>": api}  // JSON protocol
 type apiRouter struct {
 	rest      http.Handler
 	matchers  []matcher
