@@ -43,6 +43,9 @@ type cutoverFlags struct {
 	json bool
 	// elbv2Endpoint is the ELBv2 API URL for a plan with spec.alb; "" uses route53's.
 	elbv2Endpoint string
+	// cloudWatchEndpoint is the CloudWatch API URL for a plan with spec.alb (its
+	// albTraffic gates and retire.cloudWatch); "" uses route53's.
+	cloudWatchEndpoint string
 }
 
 func newCutoverCmd(g *globalFlags) *cobra.Command {
@@ -67,6 +70,7 @@ holds for its pause.`,
 	pf.StringVar(&f.txtSuffix, "txt-suffix", "", "suffix of the ownership TXT names, as the publishers write them")
 	route53Flags(pf, &f.route53)
 	pf.StringVar(&f.elbv2Endpoint, "elbv2-endpoint", "", "ELBv2 API URL for a plan with spec.alb (default: --aws-endpoint's, e.g. the sandbox's)")
+	pf.StringVar(&f.cloudWatchEndpoint, "cloudwatch-endpoint", "", "CloudWatch API URL for a plan with spec.alb, read by albTraffic gates and retire.cloudWatch (default: --aws-endpoint's, e.g. the sandbox's)")
 
 	planCmd := &cobra.Command{
 		Use:   "plan FILE",
@@ -337,6 +341,11 @@ func (f *cutoverFlags) config(cmd *cobra.Command, g *globalFlags, file string) (
 			endpoint = f.route53.Endpoint
 		}
 		cfg.ELB = cutover.NewELBv2(awsCfg, endpoint)
+		cwEndpoint := f.cloudWatchEndpoint
+		if cwEndpoint == "" {
+			cwEndpoint = f.route53.Endpoint
+		}
+		cfg.CloudWatch = cutover.NewCloudWatch(awsCfg, cwEndpoint)
 		return cfg, nil
 	}
 	r53 := f.route53

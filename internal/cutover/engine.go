@@ -60,8 +60,11 @@ type Config struct {
 	// Registry finds the members' ownership records (the Route 53 lever).
 	Registry *registry.TXT
 	// ELB reads and writes the listener rules: the ALB lever, for a plan with spec.alb
-	// (NewELBv2 builds one).
+	// (NewELBv2 builds one). targetHealth gates read target health with it.
 	ELB ELBv2
+	// CloudWatch reads the ALB's metrics (AWS/ApplicationELB) for albTraffic gates and
+	// retire.cloudWatch (NewCloudWatch builds one).
+	CloudWatch gate.MetricsAPI
 	// Lever, when set, is pulled instead of the one the plan names (DNS or ELB): for
 	// tests and embedders with a lever of their own.
 	Lever Lever
@@ -69,7 +72,8 @@ type Config struct {
 	StateDir string
 	// By names who runs it (user@host), for the journal and report.
 	By string
-	// NewGate builds a gate from its spec; nil uses NewGate with DNSServers.
+	// NewGate builds a gate from its spec; nil uses NewGate with DNSServers, ELB and
+	// CloudWatch.
 	NewGate func(g spec.Gate) (Gate, error)
 	// DNSServers are asked by DNS gates whose spec lists no servers.
 	DNSServers []string
@@ -114,7 +118,10 @@ type runner struct {
 	// write left it).
 	lever Lever
 	live  Snapshot
-	start map[string]int64
+	// inEffect is when the last write was seen in effect: where the ALB traffic gate's
+	// window begins.
+	inEffect time.Time
+	start    map[string]int64
 	// startTTL is the members' TTL when the cutover started: waited out after lowering
 	// it. startTTLs are each record's, restored at the end (nil for a journal from
 	// before they were kept: startTTL is restored everywhere then).
@@ -318,8 +325,8 @@ func open(cfg Config) (*runner, []journal.Entry, error) {
 		cfg.Progress = discardProgress{}
 	}
 	if cfg.NewGate == nil {
-		servers := cfg.DNSServers
-		cfg.NewGate = func(g spec.Gate) (Gate, error) { return NewGate(g, servers) }
+		clients := cfg.gateClients()
+		cfg.NewGate = func(g spec.Gate) (Gate, error) { return NewGate(g, clients) }
 	}
 	r := &runner{cfg: cfg, p: p, paths: paths, j: j, lever: lv, log: log.With("cutover", p.Name), seen: map[string]bool{}, tookOver: map[registry.Runner]bool{}}
 	r.closeFn = func() { j.Close(); lock.Release() }

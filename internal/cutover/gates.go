@@ -1,6 +1,7 @@
 package cutover
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -9,9 +10,19 @@ import (
 	"github.com/crossfade-io/crossfade/internal/cutover/spec"
 )
 
-// NewGate builds the gate a spec describes. DNS gates without servers ask dnsServers (the
-// zone's authoritative servers, as the caller knows them).
-func NewGate(g spec.Gate, dnsServers []string) (Gate, error) {
+// GateClients are what gates call besides the URLs their specs name.
+type GateClients struct {
+	// DNSServers are asked by DNS gates whose spec lists no servers (the zone's
+	// authoritative servers, as the caller knows them).
+	DNSServers []string
+	// ELB reads target health for targetHealth gates.
+	ELB gate.TargetHealthAPI
+	// CloudWatch reads the ALB's metrics for albTraffic gates.
+	CloudWatch gate.MetricsAPI
+}
+
+// NewGate builds the gate a spec describes, with the clients it calls.
+func NewGate(g spec.Gate, c GateClients) (Gate, error) {
 	switch {
 	case g.HTTP != nil:
 		return gate.NewHTTP(g.Name, *g.HTTP)
@@ -20,12 +31,32 @@ func NewGate(g spec.Gate, dnsServers []string) (Gate, error) {
 	case g.DNS != nil:
 		d := *g.DNS
 		if len(d.Servers) == 0 {
-			if len(dnsServers) == 0 {
+			if len(c.DNSServers) == 0 {
 				return nil, errors.New("dns gate without servers: list them in the plan (servers) or give --dns-server")
 			}
-			d.Servers = slices.Clone(dnsServers)
+			d.Servers = slices.Clone(c.DNSServers)
 		}
 		return gate.NewDNS(g.Name, d)
+	case g.TargetHealth != nil:
+		return gate.NewTargetHealth(g.Name, *g.TargetHealth, c.ELB)
+	case g.ALBTraffic != nil:
+		return gate.NewALBTraffic(g.Name, *g.ALBTraffic, c.CloudWatch)
 	}
 	return nil, fmt.Errorf("gate %s: no kind set", g.Name)
+}
+
+// Prechecker is a gate that also judges a step before its weights are written: a failure
+// fails the step with nothing written (gate.TargetHealth: no traffic onto a target group
+// without a healthy target).
+type Prechecker interface {
+	Precheck(ctx context.Context, s gate.Step) gate.Result
+}
+
+// gateClients are the clients cfg gives its gates.
+func (cfg Config) gateClients() GateClients {
+	c := GateClients{DNSServers: cfg.DNSServers, CloudWatch: cfg.CloudWatch}
+	if cfg.ELB != nil {
+		c.ELB = cfg.ELB
+	}
+	return c
 }

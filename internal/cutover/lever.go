@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/crossfade-io/crossfade/internal/cutover/gate"
 	"github.com/crossfade-io/crossfade/internal/cutover/spec"
 	"github.com/crossfade-io/crossfade/internal/registry"
 )
@@ -81,6 +82,10 @@ type Snapshot interface {
 	// Targets are, per record, set identifier → the member's values, for the DNS gate;
 	// nil for a lever without records.
 	Targets() map[spec.Record]map[string][]string
+	// TargetGroups are, for the ALB gates, every target group of the rules with the
+	// weight from and to at w (from/to → weight; others as read) give it; nil for a
+	// lever without target groups.
+	TargetGroups(w map[string]int64) []gate.TargetGroup
 	// NoTraffic names a place where weights w (from/to → weight; others as read) would
 	// leave every weight 0 ("app.example.com A", a rule), "" when there is none: Route 53
 	// answers such a group evenly, an ALB forwards such a rule nowhere.

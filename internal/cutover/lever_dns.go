@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/crossfade-io/crossfade/internal/cutover/gate"
 	"github.com/crossfade-io/crossfade/internal/cutover/spec"
 	"github.com/crossfade-io/crossfade/internal/endpoint"
 	"github.com/crossfade-io/crossfade/internal/plan"
@@ -924,6 +925,9 @@ func (l *live) RecordTTLs() map[spec.Record]int64 { return l.groupTTL }
 
 // Targets returns, per record, set identifier → the member's values (targets).
 func (l *live) Targets() map[spec.Record]map[string][]string { return l.targets() }
+
+// TargetGroups is nil: the Route 53 lever has no target groups.
+func (l *live) TargetGroups(map[string]int64) []gate.TargetGroup { return nil }
 
 // NoTraffic names the first record whose weighted sets would all have weight 0 with the
 // members at w.

@@ -172,7 +172,8 @@ func Plan(ctx context.Context, cfg Config) (*Preview, error) {
 	}
 	newGate := cfg.NewGate
 	if newGate == nil {
-		newGate = func(g spec.Gate) (Gate, error) { return NewGate(g, cfg.DNSServers) }
+		clients := cfg.gateClients()
+		newGate = func(g spec.Gate) (Gate, error) { return NewGate(g, clients) }
 	}
 	seen := map[string]bool{}
 	var unreachable []string
@@ -186,7 +187,7 @@ func Plan(ctx context.Context, cfg Config) (*Preview, error) {
 			if err != nil {
 				return nil, &NotReadyError{Problems: []string{fmt.Sprintf("gate %s: %v", g.Name, err)}, Lever: lv.Kind()}
 			}
-			s := gate.Step{Index: -1, From: p.From, To: p.To, Weights: pv.Current}
+			s := gate.Step{Index: -1, From: p.From, To: p.To, Weights: pv.Current, TargetGroups: l.TargetGroups(nil)}
 			for _, rec := range p.Records {
 				s.Records = append(s.Records, gate.Record{Name: rec.Name, Type: rec.Type, Members: l.Targets()[rec]})
 			}
@@ -198,7 +199,7 @@ func Plan(ctx context.Context, cfg Config) (*Preview, error) {
 		}
 	}
 	if rt := p.Retire; rt != nil {
-		res, err := gate.NewResidual(*rt)
+		res, err := newResidual(*rt, p, cfg.CloudWatch, l)
 		if err == nil {
 			_, _, err = res.Rate(ctx)
 		}
@@ -353,11 +354,7 @@ func (pv *Preview) writeHead(b *strings.Builder) {
 // writeGates writes one line per gate with its check at the current weights.
 func (pv *Preview) writeGates(b *strings.Builder) {
 	for _, g := range pv.Gates {
-		mark := "pass"
-		if !g.Pass {
-			mark = "FAIL"
-		}
-		fmt.Fprintf(b, "gate %s (%s) now: %s: %s%s\n", g.Gate, g.Kind, mark, g.Detail, errSuffix(g.Err))
+		fmt.Fprintf(b, "gate %s (%s) now: %s: %s%s\n", g.Gate, g.Kind, gateMark(g), g.Detail, errSuffix(g.Err))
 	}
 }
 

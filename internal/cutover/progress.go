@@ -88,8 +88,11 @@ func (p *ttyProgress) Event(e Event) {
 	rows := []string{describe(e)}
 	for _, g := range e.Gates {
 		mark := "ok  "
-		if !g.Pass {
+		switch {
+		case !g.Pass:
 			mark = "FAIL"
+		case g.Pending:
+			mark = "wait"
 		}
 		rows = append(rows, fmt.Sprintf("  %s %-16s %s", mark, g.Gate, g.Detail))
 	}

@@ -153,6 +153,18 @@ type StepReport struct {
 	Gates       []gate.Result `json:"gates,omitempty"`
 }
 
+// gateMark is how a gate result reads in text: pass, FAIL, or pending (passed without
+// judging yet: too little traffic counted).
+func gateMark(g gate.Result) string {
+	switch {
+	case !g.Pass:
+		return "FAIL"
+	case g.Pending:
+		return "pending"
+	}
+	return "pass"
+}
+
 // BuildReport folds a journal into a report.
 func BuildReport(name string, entries []journal.Entry) *Report {
 	r := &Report{Cutover: name}
@@ -173,6 +185,12 @@ func BuildReport(name string, entries []journal.Entry) *Report {
 			i, ok := byStep[e.Step]
 			if e.Kind == kindRollbackHeld {
 				i, ok = byStep[-2-e.Step]
+			}
+			if !ok && e.Kind == kindStepFailed {
+				// Failed before its write (a gate checked before it): listed, unwritten.
+				byStep[e.Step] = len(r.Steps)
+				i, ok = len(r.Steps), true
+				r.Steps = append(r.Steps, StepReport{Name: fmt.Sprintf("step %d (not written)", e.Step+1), Weights: e.Weights})
 			}
 			if !ok {
 				continue
@@ -285,11 +303,7 @@ func (r *Report) WriteText(w io.Writer) error {
 		}
 		b.WriteString("\n")
 		for _, g := range s.Gates {
-			mark := "pass"
-			if !g.Pass {
-				mark = "FAIL"
-			}
-			fmt.Fprintf(&b, "      %s %s: %s\n", mark, g.Gate, g.Detail)
+			fmt.Fprintf(&b, "      %s %s: %s\n", gateMark(g), g.Gate, g.Detail)
 		}
 	}
 	for _, rs := range resumes {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
+	"strings"
 	"time"
 
 	"github.com/crossfade-io/crossfade/internal/cutover/gate"
@@ -177,7 +178,7 @@ func (r *runner) forward(ctx context.Context, st state) (*rollbackDue, error) {
 		case stepAborted:
 			return abortDue(i, r.abortedBy), nil
 		case stepFailed:
-			if _, err := r.append(journal.Entry{Kind: kindStepFailed, Step: i, Detail: res.reason, Data: res.data}); err != nil {
+			if _, err := r.append(journal.Entry{Kind: kindStepFailed, Step: i, Weights: r.stepWeights(i), Detail: res.reason, Data: res.data}); err != nil {
 				return nil, err
 			}
 			return &rollbackDue{step: i, reason: res.reason}, nil
@@ -301,6 +302,7 @@ func (r *runner) write(ctx context.Context, step int, w map[string]int64, ttls m
 	if err := r.waitInEffect(ctx, wr); err != nil {
 		return fmt.Errorf("%s: %w", what, err)
 	}
+	r.inEffect = time.Now()
 	// What the write left is what we know now, so that the hold paces on the TTL just
 	// written, and compares the weights just written.
 	r.live = wr.After
@@ -385,6 +387,9 @@ func (r *runner) step(ctx context.Context, i int) (stepResult, error) {
 	w := r.stepWeights(i)
 	n := len(r.p.Steps)
 	for {
+		if res, err := r.precheck(ctx, i, w); err != nil || res.outcome == stepFailed {
+			return res, err
+		}
 		var d *DriftError
 		err := r.write(ctx, i, w, nil, fmt.Sprintf("step %d of %d", i+1, n), Event{Phase: PhaseWriting, Step: i, Total: n})
 		switch {
@@ -402,6 +407,34 @@ func (r *runner) step(ctx context.Context, i int) (stepResult, error) {
 			return res, err
 		}
 	}
+}
+
+// precheck runs, before step i's weights w are written, the gates that judge a step before
+// its write (gate.TargetHealth: a step never shifts traffic onto a target group with no
+// healthy target). The first that fails fails the step, with nothing written.
+func (r *runner) precheck(ctx context.Context, i int, w map[string]int64) (stepResult, error) {
+	s := r.gateStep(i, w)
+	s.Since = time.Time{}
+	var results []gate.Result
+	for _, g := range r.gates[i] {
+		pc, ok := g.(Prechecker)
+		if !ok {
+			continue
+		}
+		res := pc.Precheck(ctx, s)
+		if ctx.Err() != nil {
+			return stepResult{}, ctx.Err() // interrupted: no verdict, as in hold
+		}
+		results = append(results, res)
+		if !res.Pass {
+			r.cfg.Progress.Event(Event{Phase: PhaseWriting, Step: i, Total: len(r.p.Steps), Weights: w, Gates: results,
+				Message: fmt.Sprintf("gate %s fails before the write: nothing written", res.Gate)})
+			data, _ := json.Marshal(results)
+			return stepResult{outcome: stepFailed, data: data,
+				reason: fmt.Sprintf("gate %s, checked before the write (nothing written): %s%s", res.Gate, res.Detail, errSuffix(res.Err))}, nil
+		}
+	}
+	return stepResult{}, nil
 }
 
 // hold holds step i's weights w, just written, for max(pause, TTL) with every gate
@@ -457,22 +490,45 @@ func (r *runner) hold(ctx context.Context, i int, w map[string]int64) (stepResul
 		r.cfg.Progress.Event(Event{Phase: PhaseHolding, Step: i, Total: n, Weights: w, Gates: last, Left: max(hold-held, 0)})
 		// The limit is checked first: checked after the pass, it could never fire, as a
 		// hold overrun by slow gate checks is also a hold that has lasted long enough.
+		pending := pendingGates(last)
 		if held > hold+r.p.StepTimeout {
-			return stepResult{outcome: stepFailed, reason: fmt.Sprintf("step over its time limit %s", hold+r.p.StepTimeout)}, nil, nil
+			reason := fmt.Sprintf("step over its time limit %s", hold+r.p.StepTimeout)
+			if pending != "" {
+				reason += ": " + pending
+			}
+			data, _ := json.Marshal(last)
+			return stepResult{outcome: stepFailed, reason: reason, data: data}, nil, nil
 		}
-		if held >= hold {
+		// A gate that has judged nothing yet (too few requests counted) holds the step on;
+		// a promote skips that wait as it skips the pause.
+		if held >= hold && (pending == "" || r.promoted) {
 			data, _ := json.Marshal(last)
 			return stepResult{outcome: stepPassed, data: data}, nil, nil
 		}
 		if r.p.TotalTimeout > 0 && r.elapsed() > r.p.TotalTimeout {
 			return stepResult{outcome: stepFailed, reason: fmt.Sprintf("the cutover is over its total time limit %s (time paused not counted)", r.p.TotalTimeout)}, nil, nil
 		}
+		wait := r.cfg.CheckInterval
+		if held < hold {
+			wait = min(wait, hold-held)
+		}
 		select {
 		case <-ctx.Done():
 			return stepResult{}, nil, ctx.Err()
-		case <-time.After(min(r.cfg.CheckInterval, max(hold-held, time.Millisecond))):
+		case <-time.After(wait):
 		}
 	}
+}
+
+// pendingGates names the results that passed without judging yet, and why; "" when none.
+func pendingGates(rs []gate.Result) string {
+	var out []string
+	for _, g := range rs {
+		if g.Pass && g.Pending {
+			out = append(out, fmt.Sprintf("gate %s has not judged: %s", g.Gate, g.Detail))
+		}
+	}
+	return strings.Join(out, "; ")
 }
 
 // driftIn returns the drift l shows before a write of weights w: members whose weight is
@@ -563,7 +619,7 @@ func errSuffix(e string) string {
 
 // gateStep describes step i to the gates: weights written and each record's members.
 func (r *runner) gateStep(i int, w map[string]int64) gate.Step {
-	s := gate.Step{Index: i, From: r.p.From, To: r.p.To, Weights: w}
+	s := gate.Step{Index: i, From: r.p.From, To: r.p.To, Weights: w, TargetGroups: r.live.TargetGroups(w), Since: r.inEffect}
 	targets := r.live.Targets()
 	for _, rec := range r.p.Records {
 		s.Records = append(s.Records, gate.Record{Name: rec.Name, Type: rec.Type, Members: targets[rec]})
@@ -721,7 +777,7 @@ type retireVerdict struct {
 // promote (now or earlier: it asks to skip every remaining wait) ends it with no verdict.
 func (r *runner) retire(ctx context.Context) (*rollbackDue, error) {
 	rt := r.p.Retire
-	res, err := gate.NewResidual(*rt)
+	res, err := newResidual(*rt, r.p, r.cfg.CloudWatch, r.live)
 	if err != nil {
 		return nil, err
 	}

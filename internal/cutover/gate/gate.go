@@ -1,8 +1,10 @@
 // Package gate holds the checks that let a cutover step pass: HTTP probes through the
-// public name and at each cluster, a Prometheus instant query against a threshold, and a
-// sample of the authoritative DNS answers compared with the weights written. The engine
-// calls Check repeatedly while a step holds; each call measures afresh and returns a Result
-// that says why it passed or failed, with the numbers measured for the report.
+// public name and at each cluster, a Prometheus instant query against a threshold, a
+// sample of the authoritative DNS answers compared with the weights written, and for the
+// ALB lever the target groups' health (DescribeTargetHealth) and the traffic CloudWatch
+// counts per target group compared with the weights written. The engine calls Check
+// repeatedly while a step holds; each call measures afresh and returns a Result that says
+// why it passed or failed, with the numbers measured for the report.
 package gate
 
 import (
@@ -13,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 )
 
 // Kinds of gate, as reported in Result.Kind.
@@ -20,6 +23,9 @@ const (
 	KindHTTP       = "http"
 	KindPrometheus = "prometheus"
 	KindDNS        = "dns"
+	// KindTargetHealth and KindALBTraffic are the ALB lever's gates.
+	KindTargetHealth = "targetHealth"
+	KindALBTraffic   = "albTraffic"
 )
 
 // Step is what a gate needs to know about the step being checked.
@@ -32,6 +38,28 @@ type Step struct {
 	Weights map[string]int64
 	// Records are the weighted record sets shifted, with their members' values.
 	Records []Record
+	// TargetGroups are, for the ALB lever, every target group of the plan's listener
+	// rules with the weight the step gives it; nil for the Route 53 lever.
+	TargetGroups []TargetGroup
+	// Since is when the step's weights took effect: the start of the window the ALB
+	// traffic gate reads. Zero before they are written (a check before the write, or
+	// `cutover plan` at the current weights).
+	Since time.Time
+}
+
+// TargetGroup is one target group of an ALB step, as the ALB gates read it.
+type TargetGroup struct {
+	// Cluster is the plan's name for the group (its from or to), "" for another group
+	// of a rule (a third cluster's), which keeps its weight.
+	Cluster string
+	// ARN and Name are the group's.
+	ARN, Name string
+	// LoadBalancers are the CloudWatch LoadBalancer dimension values ("app/NAME/ID") of
+	// the load balancers whose rules of the plan forward to the group.
+	LoadBalancers []string
+	// Weight is the largest weight a rule of the plan gives the group at this step: above
+	// 0, the step sends it traffic.
+	Weight int64
 }
 
 // Record is one weighted record set name and type and what each of its members answers.
@@ -57,6 +85,9 @@ type Result struct {
 	// Err says why the check itself could not run (e.g. Prometheus unreachable); a Result
 	// with Err never passes.
 	Err string `json:"err,omitempty"`
+	// Pending marks a pass that judged nothing yet (too few requests counted so far): the
+	// step holds on past its pause until the gate has judged, up to its time limit.
+	Pending bool `json:"pending,omitempty"`
 }
 
 // set records a measured value, dropping NaN and ±Inf: encoding/json refuses them and a

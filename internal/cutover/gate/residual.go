@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/api"
@@ -17,12 +18,17 @@ import (
 // Residual reads the request rate still reaching the cluster a cutover moved traffic
 // away from: clients that cache DNS past the TTL, or dial an address directly, keep
 // coming after its weight went to 0. The rate comes from the cluster's own metrics
-// endpoint (a counter, rated between two scrapes) or from a Prometheus query.
+// endpoint (a counter, rated between two scrapes), from a Prometheus query, or, for the
+// ALB lever, from the from target group's CloudWatch RequestCount.
 type Residual struct {
 	metrics, counter string
 	client           *http.Client
 	query            string
 	prom             v1.API
+	// cw reads group's RequestCount at period (NewALBResidual).
+	cw     MetricsAPI
+	group  TargetGroup
+	period time.Duration
 	// last is the previous scrape of the counter.
 	last     float64
 	lastAt   time.Time
@@ -31,6 +37,9 @@ type Residual struct {
 
 // NewResidual builds the reader from a plan's retire section; it contacts nothing.
 func NewResidual(r spec.Retire) (*Residual, error) {
+	if r.CloudWatch != nil {
+		return nil, fmt.Errorf("retire: cloudWatch reads a target group's RequestCount: build it with NewALBResidual")
+	}
 	if r.Prometheus != nil {
 		if err := checkURL(r.Prometheus.URL); err != nil {
 			return nil, fmt.Errorf("retire: prometheus url: %w", err)
@@ -50,8 +59,36 @@ func NewResidual(r spec.Retire) (*Residual, error) {
 	return &Residual{metrics: r.Metrics, counter: r.Counter, client: &http.Client{Timeout: promTimeout}}, nil
 }
 
+// NewALBResidual builds the reader of the from target group's request rate from
+// CloudWatch (a plan's retire.cloudWatch): its RequestCount by TargetGroup and
+// LoadBalancer over the last period and what has come of the current one. It calls
+// nothing.
+func NewALBResidual(r spec.Retire, api MetricsAPI, from TargetGroup) (*Residual, error) {
+	if r.CloudWatch == nil {
+		return nil, fmt.Errorf("retire: no cloudWatch section")
+	}
+	if api == nil {
+		return nil, fmt.Errorf("retire: cloudWatch: no CloudWatch client to read %s's RequestCount with", from.Name)
+	}
+	period := r.CloudWatch.Period
+	if period == 0 {
+		period = spec.DefaultCloudWatchPeriod
+	}
+	if !spec.ValidPeriod(period) {
+		return nil, fmt.Errorf("retire: cloudWatch: period %d: want 1, 5, 10, 20, 30 or a multiple of 60 seconds", period)
+	}
+	if _, ok := arnSuffix(from.ARN); !ok || len(from.LoadBalancers) == 0 {
+		return nil, fmt.Errorf("retire: cloudWatch: target group %s (%q) has no ARN or no load balancer of the plan's rules", from.Name, from.ARN)
+	}
+	return &Residual{cw: api, group: from, period: time.Duration(period) * time.Second}, nil
+}
+
 // Source says where the rate is read, for the report.
 func (r *Residual) Source() string {
+	if r.cw != nil {
+		return fmt.Sprintf("CloudWatch AWS/ApplicationELB RequestCount of target group %s (load balancer %s, period %s)",
+			r.group.Name, strings.Join(r.group.LoadBalancers, ", "), r.period)
+	}
 	if r.prom != nil {
 		return "prometheus query " + r.query
 	}
@@ -63,6 +100,15 @@ func (r *Residual) Source() string {
 func (r *Residual) Rate(ctx context.Context) (rate float64, ok bool, err error) {
 	ctx, cancel := context.WithTimeout(ctx, promTimeout)
 	defer cancel()
+	if r.cw != nil {
+		now := time.Now()
+		start := periodStart(now.Add(-r.period), r.period, false)
+		counts, err := readALBMetrics(ctx, r.cw, []TargetGroup{r.group}, start, now, r.period, false)
+		if err != nil {
+			return 0, false, fmt.Errorf("retire: %w", err)
+		}
+		return counts[0].requests / now.Sub(start).Seconds(), true, nil
+	}
 	if r.prom != nil {
 		val, _, err := r.prom.Query(ctx, r.query, time.Now())
 		if err != nil {

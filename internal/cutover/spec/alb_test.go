@@ -3,6 +3,7 @@ package spec
 import (
 	"os"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -18,8 +19,11 @@ const (
 func albPlan() *Plan {
 	g := Gate{Name: "shop-green-http", HTTP: &HTTPGate{Clusters: map[string]string{"eks-green": "http://green.internal.example.com/healthz"},
 		Requests: DefaultHTTPRequests, Timeout: Duration{DefaultHTTPTimeout}, MinSuccessRatio: ptr(1.0), LatencySlack: ptr(DefaultLatencySlack)}}
+	health := Gate{Name: "healthy", TargetHealth: &TargetHealthGate{MinHealthy: 2}}
+	traffic := Gate{Name: "traffic", ALBTraffic: &ALBTrafficGate{Tolerance: ptr(0.05), MinRequests: 500, MaxErrorRate: ptr(0.01),
+		MaxResponseTime: &Duration{250 * time.Millisecond}, Period: 60, Window: Duration{5 * time.Minute}}}
 	step := func(from, to int64) PlanStep {
-		return PlanStep{Weights: Weights{From: from, To: to}, Pause: 2 * time.Minute, PauseField: "spec.pause", Gates: []Gate{g}}
+		return PlanStep{Weights: Weights{From: from, To: to}, Pause: 2 * time.Minute, PauseField: "spec.pause", Gates: []Gate{g, health, traffic}}
 	}
 	return &Plan{
 		Name:          "shop-alb-blue-to-green",
@@ -31,6 +35,7 @@ func albPlan() *Plan {
 		OnDrift:       DriftPause,
 		InSyncTimeout: DefaultInSyncTimeout,
 		StepTimeout:   DefaultStepTimeout,
+		Retire:        &Retire{CloudWatch: &RetireCloudWatch{Period: 60}, Window: Duration{10 * time.Minute}, Timeout: Duration{DefaultRetireTimeout}},
 	}
 }
 
@@ -57,9 +62,16 @@ func TestALBDocumentsEveryField(t *testing.T) {
 		t.Fatal(err)
 	}
 	data := string(raw)
-	for _, name := range jsonNames(reflect.TypeFor[ALB]()) {
-		if !strings.Contains(data, "    "+name+":") && !strings.Contains(data, "  "+name+":") {
-			t.Errorf("alb.yaml does not use ALB.%s", name)
+	for _, typ := range []reflect.Type{reflect.TypeFor[ALB](), reflect.TypeFor[TargetHealthGate](), reflect.TypeFor[ALBTrafficGate](), reflect.TypeFor[RetireCloudWatch]()} {
+		for _, name := range jsonNames(typ) {
+			if !regexp.MustCompile(`(?m)^[ -]*` + name + `:|[{,] *` + name + `:`).MatchString(data) {
+				t.Errorf("alb.yaml does not use %s.%s", typ.Name(), name)
+			}
+		}
+	}
+	for _, key := range albOnlyKeys[reflect.TypeFor[Gate]()] {
+		if !regexp.MustCompile(`(?m)^[ -]*` + key + `:`).MatchString(data) {
+			t.Errorf("alb.yaml does not use Gate.%s", key)
 		}
 	}
 	if !strings.Contains(data, "\n  alb:") {
@@ -133,6 +145,20 @@ func TestALBProblems(t *testing.T) {
 			[]string{`spec.steps[0].weights.to "1000": want an integer 0..999`}},
 		{"no dns gate", kv{"zone": del, "records": del, "alb": good, "gates": "[{dns: {}}]"},
 			[]string{"spec.gates[0].dns: not with spec.alb"}},
+		{"ALB gates without alb", kv{"gates": "[{targetHealth: {}}, {albTraffic: {}}]", "retire": "{cloudWatch: {}, window: 1m}"},
+			[]string{"spec.gates[0].targetHealth: only with spec.alb", "spec.gates[1].albTraffic: only with spec.alb", "spec.retire.cloudWatch: only with spec.alb"}},
+		{"bad ALB gates", kv{"zone": del, "records": del, "alb": good,
+			"gates": "[{targetHealth: {minHealthy: 0}}, {albTraffic: {tolerance: 2, minRequests: 0, maxErrorRate: -1, maxResponseTime: 0s, period: 7, window: 0s}}]"},
+			[]string{`spec.gates[0].targetHealth.minHealthy "0": want an integer 1..1000`, `spec.gates[1].albTraffic.tolerance "2": want a number 0..1`,
+				`spec.gates[1].albTraffic.minRequests "0": want an integer`, `spec.gates[1].albTraffic.maxErrorRate "-1": want a number 0..1`,
+				`spec.gates[1].albTraffic.maxResponseTime "0s": want a duration > 0`, `spec.gates[1].albTraffic.period "7": want a CloudWatch period`,
+				`spec.gates[1].albTraffic.window "0s": want a duration > 0`}},
+		{"two retire sources", kv{"zone": del, "records": del, "alb": good, "retire": `{cloudWatch: {period: 90}, metrics: "http://a/m", counter: c, window: 1m}`},
+			[]string{"spec.retire: want exactly one of metrics, prometheus and cloudWatch, not metrics and cloudWatch"}},
+		{"bad retire period", kv{"zone": del, "records": del, "alb": good, "retire": `{cloudWatch: {period: 90}, window: 1m}`},
+			[]string{`spec.retire.cloudWatch.period "90": want a CloudWatch period`}},
+		{"no retire source", kv{"zone": del, "records": del, "alb": good, "retire": `{window: 1m}`},
+			[]string{"spec.retire: want cloudWatch (the from target group's RequestCount)"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Parse([]byte(planYAML(nil, tc.over)), "plan.yaml")

@@ -121,6 +121,15 @@ func checkPlan(t *testing.T, data []byte, p *Plan) {
 				if g.DNS.Tolerance == nil || g.DNS.Samples <= 0 {
 					fail("step %d: dns gate %s without defaults: %+v", i, g.Name, g.DNS)
 				}
+			case g.TargetHealth != nil:
+				if p.ALB == nil || g.TargetHealth.MinHealthy < 1 {
+					fail("step %d: targetHealth gate %s: %+v", i, g.Name, g.TargetHealth)
+				}
+			case g.ALBTraffic != nil:
+				a := g.ALBTraffic
+				if p.ALB == nil || a.Tolerance == nil || a.MinRequests < 1 || !ValidPeriod(a.Period) || a.Window.Duration < 0 {
+					fail("step %d: albTraffic gate %s without defaults: %+v", i, g.Name, a)
+				}
 			default:
 				fail("step %d: gate %s of no kind", i, g.Name)
 			}

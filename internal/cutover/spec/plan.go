@@ -95,4 +95,12 @@ const (
 	DefaultDNSTolerance  = 0.1
 	DefaultLatencySlack  = 0.2
 	DefaultPercentile    = 99
+	// DefaultMinHealthy is a targetHealth gate's least healthy targets per group.
+	DefaultMinHealthy = 1
+	// DefaultALBTolerance and DefaultMinRequests are an albTraffic gate's.
+	DefaultALBTolerance = 0.1
+	DefaultMinRequests  = 100
+	// DefaultCloudWatchPeriod is the period, in seconds, the ALB's CloudWatch metrics are
+	// read at: the resolution an ALB publishes them at.
+	DefaultCloudWatchPeriod = 60
 )

@@ -43,6 +43,13 @@ func resolve(c *Cutover) *Plan {
 			q := *r.Prometheus
 			r.Prometheus = &q
 		}
+		if r.CloudWatch != nil {
+			cw := *r.CloudWatch
+			if cw.Period == 0 {
+				cw.Period = DefaultCloudWatchPeriod
+			}
+			r.CloudWatch = &cw
+		}
 		if r.Timeout.Duration == 0 {
 			r.Timeout.Duration = DefaultRetireTimeout
 		}
@@ -137,6 +144,30 @@ func resolveGate(g Gate, name string) Gate {
 		}
 		d.Tolerance = new(orDefault(d.Tolerance, DefaultDNSTolerance))
 		out.DNS = &d
+	}
+	if g.TargetHealth != nil {
+		h := *g.TargetHealth
+		if h.MinHealthy == 0 {
+			h.MinHealthy = DefaultMinHealthy
+		}
+		out.TargetHealth = &h
+	}
+	if g.ALBTraffic != nil {
+		a := *g.ALBTraffic
+		a.Tolerance = new(orDefault(a.Tolerance, DefaultALBTolerance))
+		if a.MinRequests == 0 {
+			a.MinRequests = DefaultMinRequests
+		}
+		if a.MaxErrorRate != nil {
+			a.MaxErrorRate = new(*a.MaxErrorRate)
+		}
+		if a.MaxResponseTime != nil {
+			a.MaxResponseTime = new(*a.MaxResponseTime)
+		}
+		if a.Period == 0 {
+			a.Period = DefaultCloudWatchPeriod
+		}
+		out.ALBTraffic = &a
 	}
 	return out
 }

@@ -77,6 +77,9 @@ type Retire struct {
 	Counter string `json:"counter,omitempty"`
 	// Prometheus is a query yielding the from cluster's request rate, instead of Metrics.
 	Prometheus *RetireQuery `json:"prometheus,omitempty"`
+	// CloudWatch reads, with spec.alb, the from target group's RequestCount
+	// (AWS/ApplicationELB, by TargetGroup and LoadBalancer) instead of Metrics.
+	CloudWatch *RetireCloudWatch `json:"cloudWatch,omitempty"`
 	// MaxRate is the most requests per second counted as drained; default 0.
 	MaxRate float64 `json:"maxRate,omitempty"`
 	// Window is how long the rate must stay at or below MaxRate.
@@ -84,6 +87,14 @@ type Retire struct {
 	// Timeout bounds the wait; past it the cutover completes with the cluster declared
 	// not retirable (traffic is not moved back: the new cluster serves). Default 10m.
 	Timeout Duration `json:"timeout,omitempty"`
+}
+
+// RetireCloudWatch reads the from target group's request rate from CloudWatch: its
+// RequestCount over the last period (and what has come of the current one).
+type RetireCloudWatch struct {
+	// Period is the CloudWatch period asked for, in seconds: 1, 5, 10, 20, 30 or a
+	// multiple of 60; default 60.
+	Period int `json:"period,omitempty"`
 }
 
 // RetireQuery is a Prometheus server and a query that yields one number.
@@ -171,6 +182,48 @@ type Gate struct {
 	HTTP       *HTTPGate       `json:"http,omitempty"`
 	Prometheus *PrometheusGate `json:"prometheus,omitempty"`
 	DNS        *DNSGate        `json:"dns,omitempty"`
+	// TargetHealth and ALBTraffic are the ALB lever's proof (only with spec.alb): the
+	// target groups' health, and the traffic CloudWatch counts per target group.
+	TargetHealth *TargetHealthGate `json:"targetHealth,omitempty"`
+	ALBTraffic   *ALBTrafficGate   `json:"albTraffic,omitempty"`
+}
+
+// TargetHealthGate requires every target group a step sends traffic to (a weight above 0
+// in any of the plan's listener rules, a third cluster's group too) to have at least
+// MinHealthy healthy targets, as DescribeTargetHealth reports them. It is checked before
+// the step's weights are written, so that a step never shifts traffic onto a group with
+// no healthy target, and at every check while the step holds.
+type TargetHealthGate struct {
+	// MinHealthy is the least number of healthy targets per group; default 1.
+	MinHealthy int `json:"minHealthy,omitempty"`
+}
+
+// ALBTrafficGate reads, from CloudWatch's AWS/ApplicationELB metrics by TargetGroup and
+// LoadBalancer (GetMetricData), the requests each of from's and to's target groups got
+// since the step's weights took effect, and compares to's measured share of them with
+// the share the weights written promise: the ALB lever's counterpart of the dns gate.
+// It also bounds each group's target 5xx rate (HTTPCode_Target_5XX_Count /
+// RequestCount) and its average TargetResponseTime.
+type ALBTrafficGate struct {
+	// Tolerance is the largest absolute difference allowed between to's measured and
+	// written share of from's and to's requests, 0..1; default 0.1.
+	Tolerance *float64 `json:"tolerance,omitempty"`
+	// MinRequests is the fewest requests a number is judged on: the share on from's and
+	// to's together, an error rate or a response time on the group's own; default 100.
+	// Until the share has them, the gate passes its checks but the step holds on.
+	MinRequests int `json:"minRequests,omitempty"`
+	// MaxErrorRate bounds each group's HTTPCode_Target_5XX_Count / RequestCount, 0..1;
+	// default none.
+	MaxErrorRate *float64 `json:"maxErrorRate,omitempty"`
+	// MaxResponseTime bounds each group's average TargetResponseTime; default none.
+	MaxResponseTime *Duration `json:"maxResponseTime,omitempty"`
+	// Period is the CloudWatch period asked for, in seconds: 1, 5, 10, 20, 30 or a
+	// multiple of 60; default 60, the resolution at which an ALB publishes its metrics.
+	// The window starts at the first whole period after the step's weights took effect.
+	Period int `json:"period,omitempty"`
+	// Window, when set, reads only the last Window of the hold (a sliding window);
+	// default the whole hold so far.
+	Window Duration `json:"window,omitempty"`
 }
 
 // HTTPGate probes over HTTP through the public name and directly at each cluster.

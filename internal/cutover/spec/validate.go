@@ -40,7 +40,10 @@ const (
 	wantOnDrift     = `want "` + DriftPause + `" or "` + DriftRollback + `"`
 	wantRecordType  = "want A, AAAA or CNAME"
 	wantQuery       = "want a PromQL query that yields one number"
-	wantGateKind    = "want exactly one of http, prometheus, dns"
+	wantGateKind    = "want exactly one of http, prometheus, dns, targetHealth, albTraffic"
+	wantMinHealthy  = "want an integer 1..1000 (healthy targets per target group)"
+	wantMinRequests = "want an integer 1..1000000000"
+	wantPeriod      = "want a CloudWatch period in seconds: 1, 5, 10, 20, 30 or a multiple of 60"
 )
 
 // What the ALB lever's fields want.
@@ -60,6 +63,8 @@ const (
 	maxWeight         = 255        // Route 53's limit on Weight
 	maxALBWeight      = 999        // ELBv2's limit on a target group's weight
 	maxTargetGroupLen = 32         // ELBv2's limit on a target group's name
+	maxMinHealthy     = 1000       // ELBv2's limit on targets per target group
+	maxMinRequests    = 1000000000
 	noDataFail        = "fail"
 	noDataPass        = "pass"
 	defaultMinRatio   = 1.0
@@ -69,21 +74,24 @@ const (
 // wants are the descriptions the decoder uses for a value of the wrong type, by struct
 // and key; a list's entry describes its items.
 var wants = map[reflect.Type]map[string]string{
-	reflect.TypeFor[Cutover]():        {"apiVersion": wantAPIVersion, "kind": wantKind},
-	reflect.TypeFor[Metadata]():       {"name": wantName},
-	reflect.TypeFor[Spec]():           {"onDrift": wantOnDrift},
-	reflect.TypeFor[Record]():         {"type": wantRecordType},
-	reflect.TypeFor[ALB]():            {"listenerRules": wantRuleARN, "from": wantTargetGroup, "to": wantTargetGroup},
-	reflect.TypeFor[Step]():           {"percent": wantPercent},
-	reflect.TypeFor[Weights]():        {"from": wantWeight, "to": wantWeight},
-	reflect.TypeFor[HTTPGate]():       {"url": wantURL, "resolver": wantHostPort, "requests": wantRequests, "expectStatus": wantStatus, "minSuccessRatio": wantRatio, "latencySlack": wantSlack},
-	reflect.TypeFor[Latency]():        {"percentile": wantPercentile},
-	reflect.TypeFor[PrometheusGate](): {"url": wantURL, "noData": wantNoData},
-	reflect.TypeFor[DNSGate]():        {"servers": wantHostPort, "samples": wantSamples, "tolerance": wantRatio},
-	reflect.TypeFor[Rollback]():       {"mode": wantMode, "steps": wantPercent},
-	reflect.TypeFor[TTL]():            {"lower": wantTTL},
-	reflect.TypeFor[Retire]():         {"metrics": wantURL, "maxRate": wantSlack},
-	reflect.TypeFor[RetireQuery]():    {"url": wantURL, "query": wantQuery},
+	reflect.TypeFor[Cutover]():          {"apiVersion": wantAPIVersion, "kind": wantKind},
+	reflect.TypeFor[Metadata]():         {"name": wantName},
+	reflect.TypeFor[Spec]():             {"onDrift": wantOnDrift},
+	reflect.TypeFor[Record]():           {"type": wantRecordType},
+	reflect.TypeFor[ALB]():              {"listenerRules": wantRuleARN, "from": wantTargetGroup, "to": wantTargetGroup},
+	reflect.TypeFor[Step]():             {"percent": wantPercent},
+	reflect.TypeFor[Weights]():          {"from": wantWeight, "to": wantWeight},
+	reflect.TypeFor[HTTPGate]():         {"url": wantURL, "resolver": wantHostPort, "requests": wantRequests, "expectStatus": wantStatus, "minSuccessRatio": wantRatio, "latencySlack": wantSlack},
+	reflect.TypeFor[Latency]():          {"percentile": wantPercentile},
+	reflect.TypeFor[PrometheusGate]():   {"url": wantURL, "noData": wantNoData},
+	reflect.TypeFor[DNSGate]():          {"servers": wantHostPort, "samples": wantSamples, "tolerance": wantRatio},
+	reflect.TypeFor[TargetHealthGate](): {"minHealthy": wantMinHealthy},
+	reflect.TypeFor[ALBTrafficGate]():   {"tolerance": wantRatio, "minRequests": wantMinRequests, "maxErrorRate": wantRatio, "period": wantPeriod},
+	reflect.TypeFor[RetireCloudWatch](): {"period": wantPeriod},
+	reflect.TypeFor[Rollback]():         {"mode": wantMode, "steps": wantPercent},
+	reflect.TypeFor[TTL]():              {"lower": wantTTL},
+	reflect.TypeFor[Retire]():           {"metrics": wantURL, "maxRate": wantSlack},
+	reflect.TypeFor[RetireQuery]():      {"url": wantURL, "query": wantQuery},
 }
 
 func fieldWant(t reflect.Type, key string) string { return wants[t][key] }
@@ -542,6 +550,10 @@ func gateKind(g Gate) string {
 		return "prometheus"
 	case g.DNS != nil:
 		return "dns"
+	case g.TargetHealth != nil:
+		return "targetHealth"
+	case g.ALBTraffic != nil:
+		return "albTraffic"
 	}
 	return "gate"
 }
@@ -551,7 +563,8 @@ func (v validator) gate(p path, g Gate) {
 	for _, k := range []struct {
 		name string
 		set  bool
-	}{{"http", g.HTTP != nil}, {"prometheus", g.Prometheus != nil}, {"dns", g.DNS != nil}} {
+	}{{"http", g.HTTP != nil}, {"prometheus", g.Prometheus != nil}, {"dns", g.DNS != nil},
+		{"targetHealth", g.TargetHealth != nil}, {"albTraffic", g.ALBTraffic != nil}} {
 		if k.set {
 			kinds = append(kinds, k.name)
 		}
@@ -574,7 +587,48 @@ func (v validator) gate(p path, g Gate) {
 		v.ps.add(p.field("dns"), "", "not with spec.alb: a dns gate compares the records' DNS answers with their weights, and an ALB cutover changes no record; use an http or prometheus gate")
 	case g.DNS != nil:
 		v.dnsGate(p.field("dns"), g.DNS)
+	case v.c.Spec.ALB == nil && g.TargetHealth != nil:
+		v.ps.add(p.field("targetHealth"), "", "only with spec.alb: it checks the health of the target groups an ALB cutover moves traffic to")
+	case v.c.Spec.ALB == nil && g.ALBTraffic != nil:
+		v.ps.add(p.field("albTraffic"), "", "only with spec.alb: it reads the CloudWatch metrics of the target groups an ALB cutover moves traffic between; use a dns gate for records")
+	case g.TargetHealth != nil:
+		if mp := p.field("targetHealth").field("minHealthy"); v.ps.present(mp) && (g.TargetHealth.MinHealthy < 1 || g.TargetHealth.MinHealthy > maxMinHealthy) {
+			v.ps.add(mp, strconv.Itoa(g.TargetHealth.MinHealthy), wantMinHealthy)
+		}
+	case g.ALBTraffic != nil:
+		v.albTrafficGate(p.field("albTraffic"), g.ALBTraffic)
 	}
+}
+
+func (v validator) albTrafficGate(p path, g *ALBTrafficGate) {
+	if t := g.Tolerance; t != nil && !(*t >= 0 && *t <= 1) {
+		v.ps.add(p.field("tolerance"), formatFloat(*t), wantRatio)
+	}
+	if mp := p.field("minRequests"); v.ps.present(mp) && (g.MinRequests < 1 || g.MinRequests > maxMinRequests) {
+		v.ps.add(mp, strconv.Itoa(g.MinRequests), wantMinRequests)
+	}
+	if r := g.MaxErrorRate; r != nil && !(*r >= 0 && *r <= 1) {
+		v.ps.add(p.field("maxErrorRate"), formatFloat(*r), wantRatio)
+	}
+	if d := g.MaxResponseTime; d != nil && d.Duration <= 0 {
+		v.ps.add(p.field("maxResponseTime"), d.String(), `want a duration > 0 such as "500ms"`)
+	}
+	if pp := p.field("period"); v.ps.present(pp) && !ValidPeriod(g.Period) {
+		v.ps.add(pp, strconv.Itoa(g.Period), wantPeriod)
+	}
+	if wp := p.field("window"); v.ps.present(wp) && g.Window.Duration <= 0 {
+		v.ps.add(wp, g.Window.String(), `want a duration > 0 such as "5m"`)
+	}
+}
+
+// ValidPeriod reports whether seconds is a period CloudWatch takes: 1, 5, 10, 20 or 30
+// (high resolution), or a multiple of 60.
+func ValidPeriod(seconds int) bool {
+	switch seconds {
+	case 1, 5, 10, 20, 30:
+		return true
+	}
+	return seconds >= 60 && seconds%60 == 0
 }
 
 func (v validator) httpGate(p path, h *HTTPGate) {
@@ -717,11 +771,30 @@ func (v validator) timeouts(sp path) {
 }
 
 func (v validator) retire(p path, r *Retire) {
+	var sources []string
+	for _, s := range []struct {
+		name string
+		set  bool
+	}{{"metrics", r.Metrics != ""}, {"prometheus", r.Prometheus != nil}, {"cloudWatch", r.CloudWatch != nil}} {
+		if s.set {
+			sources = append(sources, s.name)
+		}
+	}
 	switch {
-	case r.Metrics == "" && r.Prometheus == nil:
+	case len(sources) == 0 && v.c.Spec.ALB != nil:
+		v.ps.add(p, "", "want cloudWatch (the from target group's RequestCount), metrics (with counter) or prometheus: where to read the from cluster's request rate")
+	case len(sources) == 0:
 		v.ps.add(p, "", "want metrics (with counter) or prometheus: where to read the from cluster's request rate")
-	case r.Metrics != "" && r.Prometheus != nil:
-		v.ps.add(p, "", "want metrics or prometheus, not both")
+	case len(sources) > 1:
+		v.ps.add(p, "", "want exactly one of metrics, prometheus and cloudWatch, not "+strings.Join(sources, " and "))
+	case r.CloudWatch != nil:
+		cp := p.field("cloudWatch")
+		switch pp := cp.field("period"); {
+		case v.c.Spec.ALB == nil:
+			v.ps.add(cp, "", "only with spec.alb: it reads the from target group's CloudWatch RequestCount; use metrics or prometheus for a Route 53 cutover")
+		case v.ps.present(pp) && !ValidPeriod(r.CloudWatch.Period):
+			v.ps.add(pp, strconv.Itoa(r.CloudWatch.Period), wantPeriod)
+		}
 	case r.Metrics != "":
 		v.url(p.field("metrics"), r.Metrics)
 		if strings.TrimSpace(r.Counter) == "" {

@@ -113,12 +113,12 @@ func TestValidationRules(t *testing.T) {
 
 		// gates: kinds.
 		{"gate without kind", nil, gate(`{name: x}`),
-			[]string{`spec.gates[0]: want exactly one of http, prometheus, dns`}},
+			[]string{`spec.gates[0]: want exactly one of http, prometheus, dns, targetHealth, albTraffic`}},
 		{"gate with two kinds", nil, gate(`{http: {url: "http://x"}, dns: {}}`),
-			[]string{`spec.gates[0]: want exactly one of http, prometheus, dns, not http and dns`}},
+			[]string{`spec.gates[0]: want exactly one of http, prometheus, dns, targetHealth, albTraffic, not http and dns`}},
 		{"gate unknown kind", nil, gate(`{tcp: {}}`),
-			[]string{`spec.gates[0]: want exactly one of http, prometheus, dns`,
-				`spec.gates[0].tcp: unknown field; want one of name, http, prometheus, dns`}},
+			[]string{`spec.gates[0]: want exactly one of http, prometheus, dns, targetHealth, albTraffic`,
+				`spec.gates[0].tcp: unknown field; want one of name, http, prometheus, dns, targetHealth, albTraffic`}},
 
 		// gates: http.
 		{"http nothing to probe", nil, gate(`{http: {requests: 5}}`),
@@ -224,7 +224,7 @@ func TestValidationRules(t *testing.T) {
 		{"retire with no source", nil, kv{"retire": "{window: 1m}"},
 			[]string{`spec.retire: want metrics (with counter) or prometheus: where to read the from cluster's request rate`}},
 		{"retire with both sources and no window", nil, kv{"retire": `{metrics: "http://a/metrics", counter: c, prometheus: {url: "http://p:9090", query: up}}`},
-			[]string{`spec.retire: want metrics or prometheus, not both`, `spec.retire.window: required: want a duration > 0 such as "5m"`}},
+			[]string{`spec.retire: want exactly one of metrics, prometheus and cloudWatch, not metrics and prometheus`, `spec.retire.window: required: want a duration > 0 such as "5m"`}},
 		{"retire metrics without counter, negative rate, short timeout", nil, kv{"retire": `{metrics: "ftp://a", maxRate: -1, window: 5m, timeout: 1m}`},
 			[]string{`spec.retire.metrics "ftp://a": want an absolute http:// or https:// URL with a host`,
 				`spec.retire.counter: required with metrics: the request counter's name, e.g. http_requests_total`,

@@ -1,0 +1,145 @@
+package cutover
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2/types"
+
+	"github.com/crossfade-io/crossfade/internal/cutover/gate"
+	"github.com/crossfade-io/crossfade/internal/cutover/spec"
+)
+
+// What the ALB gates learn of the ALB lever, and how the runner uses them, on the
+// in-memory ELBv2 of lever_alb_test.go. The gates' own logic is tested in package gate;
+// the whole against the sandbox, under traffic, in test/e2e/alb_cutover_test.go.
+
+const lbShopDim = "app/shop/50dc6c495c0c9188"
+
+func TestALBTargetGroups(t *testing.T) {
+	f := newFakeELB()
+	f.setWeights(listenerWeb, tgBlue, 1, tgGrey, 5)
+	lv := newALBLever(albTestPlan(), f)
+	s, err := lv.Read(context.Background(), ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := s.TargetGroups(map[string]int64{"blue": 90, "green": 10})
+	want := []gate.TargetGroup{
+		{Cluster: "blue", ARN: tgBlue, Name: "shop-blue", LoadBalancers: []string{lbShopDim}, Weight: 90},
+		{Cluster: "green", ARN: tgGreen, Name: "shop-green", LoadBalancers: []string{lbShopDim}, Weight: 10},
+		{ARN: tgGrey, Name: "shop-grey", LoadBalancers: []string{lbShopDim}, Weight: 5},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("target groups %+v, want %+v", got, want)
+	}
+	for i := range want {
+		if g, w := got[i], want[i]; g.Cluster != w.Cluster || g.ARN != w.ARN || g.Name != w.Name || g.Weight != w.Weight || !slices.Equal(g.LoadBalancers, w.LoadBalancers) {
+			t.Errorf("group %d: %+v, want %+v", i, g, w)
+		}
+	}
+	// As read: blue 100 in the rule, 1 on the listener; green listed nowhere with weight.
+	if as := s.TargetGroups(nil); as[0].Weight != 100 || as[1].Weight != 0 {
+		t.Errorf("as read: %+v", as)
+	}
+	for arn, want := range map[string]string{ruleHTTPS: lbShopDim, listenerWeb: lbShopDim, tgBlue: "", "nope": ""} {
+		if got := loadBalancerDimension(arn); got != want {
+			t.Errorf("loadBalancerDimension(%s) = %q, want %q", arn, got, want)
+		}
+	}
+}
+
+// albRunConfig runs albTestPlan on f with the gates given at every step.
+func albRunConfig(t *testing.T, f *fakeELB, gates ...spec.Gate) Config {
+	p := albTestPlan()
+	for i := range p.Steps {
+		p.Steps[i].Gates = gates
+	}
+	return Config{Plan: p, ELB: f, StateDir: t.TempDir(), By: "test@host", CheckInterval: 5 * time.Millisecond, PollInterval: 5 * time.Millisecond}
+}
+
+// TestALBRunRefusesUnhealthyGroup: a step that would send traffic to a target group with
+// no healthy target fails before its write, and the cutover rolls back: the group never
+// gets a weight.
+func TestALBRunRefusesUnhealthyGroup(t *testing.T) {
+	f := newFakeELB()
+	f.health[tgGreen] = []types.TargetHealthStateEnum{types.TargetHealthStateEnumUnhealthy, types.TargetHealthStateEnumDraining}
+	cfg := albRunConfig(t, f, spec.Gate{Name: "healthy", TargetHealth: &spec.TargetHealthGate{MinHealthy: 1}})
+	rep, err := Run(context.Background(), cfg, false)
+	var rb *RollbackError
+	if !errors.As(err, &rb) || rb.Step != 1 || !strings.Contains(rb.Reason, "gate healthy, checked before the write (nothing written): green (shop-green) has 0 healthy targets, want at least 1, at weight 10") {
+		t.Fatalf("run: %v, want step 2 to fail before its write", err)
+	}
+	if r, l := f.groupsOf(ruleHTTPS), f.groupsOf(listenerWeb); r != "shop-blue=100 shop-green=0" || l != "shop-blue=100 shop-green=0" {
+		t.Errorf("rule %s, listener %s: want green at 0 throughout", r, l)
+	}
+	var failed *StepReport
+	for i := range rep.Steps {
+		if rep.Steps[i].Name == "step 2 (not written)" {
+			failed = &rep.Steps[i]
+		}
+	}
+	if failed == nil || failed.Outcome != "failed" || failed.Weights["green"] != 10 || len(failed.Gates) != 1 || failed.Gates[0].Pass {
+		t.Errorf("report steps %+v: want step 2 listed as failed before its write, with the gate", rep.Steps)
+	}
+	var b strings.Builder
+	if err := rep.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "  step 2 (not written) blue=90 green=10       failed   not seen in effect; gate healthy, checked before the write") {
+		t.Errorf("text report:\n%s", b.String())
+	}
+}
+
+// pendingGate passes as Pending (nothing judged yet) until judged is set, then passes.
+type pendingGate struct {
+	checks atomic.Int32
+	after  int32 // judged from this check on; 0: never
+}
+
+func (g *pendingGate) Name() string { return "traffic" }
+
+func (g *pendingGate) Check(_ context.Context, s gate.Step) gate.Result {
+	n := g.checks.Add(1)
+	if s.Since.IsZero() || len(s.TargetGroups) < 2 {
+		return gate.Result{Gate: "traffic", Err: "no window or no target groups"}
+	}
+	if g.after > 0 && n >= g.after {
+		return gate.Result{Gate: "traffic", Pass: true, Detail: "judged"}
+	}
+	return gate.Result{Gate: "traffic", Pass: true, Pending: true, Detail: "not judged yet: 3 requests"}
+}
+
+// TestPendingGateHoldsStep: a gate that has judged nothing yet holds the step past its
+// pause until it judges, and fails the step at the step's time limit if it never does.
+func TestPendingGateHoldsStep(t *testing.T) {
+	g := &pendingGate{after: 4}
+	cfg := albRunConfig(t, newFakeELB())
+	cfg.Plan.Steps = cfg.Plan.Steps[:1]
+	cfg.NewGate = func(spec.Gate) (Gate, error) { return g, nil }
+	cfg.Plan.Steps[0].Gates = []spec.Gate{{Name: "traffic"}}
+	rep, err := Run(context.Background(), cfg, false)
+	if err != nil || rep.Outcome != outcomeCompleted {
+		t.Fatalf("run: %v", err)
+	}
+	if n := g.checks.Load(); n != 4 {
+		t.Errorf("%d checks, want the step held until the 4th judged", n)
+	}
+
+	never := &pendingGate{}
+	cfg = albRunConfig(t, newFakeELB())
+	cfg.Plan.Steps = cfg.Plan.Steps[:1]
+	cfg.Plan.StepTimeout = 50 * time.Millisecond
+	cfg.NewGate = func(spec.Gate) (Gate, error) { return never, nil }
+	cfg.Plan.Steps[0].Gates = []spec.Gate{{Name: "traffic"}}
+	_, err = Run(context.Background(), cfg, false)
+	var rb *RollbackError
+	if !errors.As(err, &rb) || !strings.Contains(rb.Reason, "step over its time limit 50ms: gate traffic has not judged: not judged yet: 3 requests") {
+		t.Errorf("run: %v, want the step failed at its time limit naming the gate", err)
+	}
+}

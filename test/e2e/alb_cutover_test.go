@@ -1,0 +1,590 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	elbv2 "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2"
+	"github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2/types"
+
+	"github.com/crossfade-io/crossfade/internal/cutover"
+	"github.com/crossfade-io/crossfade/internal/cutover/journal"
+	"github.com/crossfade-io/crossfade/internal/sandbox"
+)
+
+// The ALB lever end to end: an ALB on the sandbox's ELBv2 API with a real weighted proxy
+// behind its listener, two target groups of two loopback backends each, a request loop
+// through the listener the whole time, and `crossfade cutover run` (the binary) moving
+// the listener rule's and the listener's forward weights, its gates reading target health
+// from ELBv2 and per-group traffic from the sandbox's CloudWatch API.
+
+// cutBackendHeader names the backend that answered: a response without it came from the
+// proxy itself (a 502, 503 or 504), which the loop counts as a failed request.
+const cutBackendHeader = "X-Backend"
+
+// cutALB is the ALB of these tests on an in-process sandbox.
+type cutALB struct {
+	t        *testing.T
+	sb       *sandbox.Sandbox
+	api      *elbv2.Client
+	listener string // the HTTP listener's ARN (its default action forwards)
+	rule     string // the host-header rule's ARN
+	groups   map[string]string
+	addr     string // where the proxy serves the listener
+	// failing makes the named group's backends answer 500 to everything but /healthz.
+	failing map[string]*atomic.Bool
+}
+
+// cutALBHost is the Host header the listener rule matches.
+const cutALBHost = "shop.example.com"
+
+// newCutALB creates, through aws-sdk-go-v2, an ALB whose HTTP listener forwards blue=99
+// green=1 by default, with a rule for host shop.example.com forwarding the same, and
+// target groups blue and green of two healthy backends each.
+func newCutALB(t *testing.T) *cutALB {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("end-to-end test: skipped with -short")
+	}
+	sb := startSandbox(t, sandbox.Config{})
+	a := &cutALB{t: t, sb: sb, groups: map[string]string{}, failing: map[string]*atomic.Bool{},
+		api: elbv2.New(elbv2.Options{Region: "us-east-1", BaseEndpoint: aws.String(sb.APIURL()),
+			Credentials: credentials.NewStaticCredentialsProvider("test", "test", "")})}
+	ctx := context.Background()
+	lb, err := a.api.CreateLoadBalancer(ctx, &elbv2.CreateLoadBalancerInput{Name: aws.String("shop"), Subnets: []string{"subnet-1", "subnet-2"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"blue", "green"} {
+		out, err := a.api.CreateTargetGroup(ctx, &elbv2.CreateTargetGroupInput{Name: aws.String(name), Protocol: types.ProtocolEnumHttp,
+			Port: aws.Int32(8080), VpcId: aws.String("vpc-1"), TargetType: types.TargetTypeEnumIp,
+			HealthCheckPath: aws.String("/healthz"), HealthCheckIntervalSeconds: aws.Int32(5), HealthCheckTimeoutSeconds: aws.Int32(2),
+			HealthyThresholdCount: aws.Int32(2)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		arn := aws.ToString(out.TargetGroups[0].TargetGroupArn)
+		a.groups[name] = arn
+		a.failing[name] = new(atomic.Bool)
+		var targets []types.TargetDescription
+		for range 2 {
+			targets = append(targets, a.backend(name))
+		}
+		if _, err := a.api.RegisterTargets(ctx, &elbv2.RegisterTargetsInput{TargetGroupArn: aws.String(arn), Targets: targets}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fwd := cutForward(a.groups["blue"], 99, a.groups["green"], 1)
+	l, err := a.api.CreateListener(ctx, &elbv2.CreateListenerInput{LoadBalancerArn: lb.LoadBalancers[0].LoadBalancerArn,
+		Protocol: types.ProtocolEnumHttp, Port: aws.Int32(80), DefaultActions: fwd})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.listener = aws.ToString(l.Listeners[0].ListenerArn)
+	r, err := a.api.CreateRule(ctx, &elbv2.CreateRuleInput{ListenerArn: aws.String(a.listener), Priority: aws.Int32(10), Actions: fwd,
+		Conditions: []types.RuleCondition{{Field: aws.String("host-header"), HostHeaderConfig: &types.HostHeaderConditionConfig{Values: []string{cutALBHost}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.rule = aws.ToString(r.Rules[0].RuleArn)
+	a.addr = sb.ListenerAddrs()[a.listener]
+	if a.addr == "" {
+		t.Fatalf("the sandbox serves no address for listener %s: %v", a.listener, sb.ListenerAddrs())
+	}
+	for name, arn := range a.groups {
+		a.waitHealthy(name, arn)
+	}
+	return a
+}
+
+// cutForward is a forward action over (target group ARN, weight) pairs, stickiness off.
+func cutForward(pairs ...any) []types.Action {
+	fc := &types.ForwardActionConfig{TargetGroupStickinessConfig: &types.TargetGroupStickinessConfig{Enabled: aws.Bool(false)}}
+	for i := 0; i < len(pairs); i += 2 {
+		fc.TargetGroups = append(fc.TargetGroups, types.TargetGroupTuple{TargetGroupArn: aws.String(pairs[i].(string)), Weight: aws.Int32(int32(pairs[i+1].(int)))})
+	}
+	return []types.Action{{Type: types.ActionTypeEnumForward, ForwardConfig: fc}}
+}
+
+// backend starts one target of group name on 127.0.0.1: it answers its group's name, 200
+// on /healthz always, and 500 to everything else while the group is failing.
+func (a *cutALB) backend(name string) types.TargetDescription {
+	failing := a.failing[name]
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set(cutBackendHeader, name)
+		switch {
+		case r.URL.Path == "/healthz":
+		case failing.Load():
+			http.Error(w, name+" broken", http.StatusInternalServerError)
+			return
+		}
+		_, _ = io.WriteString(w, name)
+	}))
+	a.t.Cleanup(srv.Close)
+	_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
+	p, _ := strconv.Atoi(port)
+	return types.TargetDescription{Id: aws.String("127.0.0.1"), Port: aws.Int32(int32(p))}
+}
+
+// waitHealthy waits until every target of the group is healthy.
+func (a *cutALB) waitHealthy(name, arn string) {
+	a.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		out, err := a.api.DescribeTargetHealth(context.Background(), &elbv2.DescribeTargetHealthInput{TargetGroupArn: aws.String(arn)})
+		if err != nil {
+			a.t.Fatal(err)
+		}
+		healthy := 0
+		for _, d := range out.TargetHealthDescriptions {
+			if d.TargetHealth.State == types.TargetHealthStateEnumHealthy {
+				healthy++
+			}
+		}
+		if healthy == len(out.TargetHealthDescriptions) && healthy > 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			a.t.Fatalf("target group %s: %d of %d targets healthy after 30 s", name, healthy, len(out.TargetHealthDescriptions))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// weights reads the forward weights of the rule and of the listener's default action, by
+// group name: "blue=0 green=100".
+func (a *cutALB) weights() (rule, listener string) {
+	a.t.Helper()
+	ctx := context.Background()
+	rs, err := a.api.DescribeRules(ctx, &elbv2.DescribeRulesInput{RuleArns: []string{a.rule}})
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	ls, err := a.api.DescribeListeners(ctx, &elbv2.DescribeListenersInput{ListenerArns: []string{a.listener}})
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	return a.render(rs.Rules[0].Actions), a.render(ls.Listeners[0].DefaultActions)
+}
+
+func (a *cutALB) render(acts []types.Action) string {
+	w := map[string]int64{}
+	for _, act := range acts {
+		if act.ForwardConfig == nil {
+			continue
+		}
+		for _, g := range act.ForwardConfig.TargetGroups {
+			for name, arn := range a.groups {
+				if arn == aws.ToString(g.TargetGroupArn) {
+					w[name] = int64(aws.ToInt32(g.Weight))
+				}
+			}
+		}
+	}
+	return cutover.FormatWeights(w)
+}
+
+// plan writes an ALB plan moving the rule and the listener from → to (group names) in
+// 1 → 10 → 50 → 100 % steps of pause each, gated on target health and on the traffic
+// CloudWatch counts; extra is appended to spec.
+func (a *cutALB) plan(name, from, to, pause, extra string) string {
+	a.t.Helper()
+	plan := fmt.Sprintf(`apiVersion: crossfade.io/v1alpha1
+kind: Cutover
+metadata:
+  name: %s
+spec:
+  alb:
+    listenerRules: [%s, %s]
+    from: %s
+    to: %s
+  steps: [1, 10, 50, 100]
+  pause: %s
+  gates:
+    - name: healthy
+      targetHealth: {minHealthy: 2}
+    - name: traffic
+      albTraffic: {period: 1, tolerance: 0.1, minRequests: 50, maxErrorRate: 0.01, maxResponseTime: 500ms}
+%s`, name, a.rule, a.listener, from, to, pause, extra)
+	path := filepath.Join(a.t.TempDir(), name+".yaml")
+	if err := os.WriteFile(path, []byte(plan), 0o644); err != nil {
+		a.t.Fatal(err)
+	}
+	return path
+}
+
+// cutSample is one request of the loop: when it was sent and answered, which way it went
+// (through the rule or the listener's default action), and which group answered.
+type cutSample struct {
+	sent, done time.Time
+	rule       bool
+	group      string
+}
+
+// cutLoad sends requests through the listener from several goroutines until halted,
+// alternately with the rule's Host and without, and counts a request that got no response
+// or a response the proxy made itself (no backend named in it) as failed. A backend's
+// own 500 is an answer, not a failure.
+type cutLoad struct {
+	stop     chan struct{}
+	wg       sync.WaitGroup
+	mu       sync.Mutex
+	samples  []cutSample
+	failures []string
+	total    atomic.Int64
+}
+
+func startCutLoad(t *testing.T, addr string, workers int) *cutLoad {
+	l := &cutLoad{stop: make(chan struct{})}
+	for w := range workers {
+		tr := &http.Transport{MaxIdleConnsPerHost: 2}
+		client := &http.Client{Transport: tr, Timeout: 10 * time.Second}
+		l.wg.Go(func() {
+			defer tr.CloseIdleConnections()
+			for i := 0; ; i++ {
+				select {
+				case <-l.stop:
+					return
+				default:
+				}
+				rule := (i+w)%2 == 0
+				l.one(client, addr, rule)
+				time.Sleep(3 * time.Millisecond)
+			}
+		})
+	}
+	t.Cleanup(l.halt)
+	return l
+}
+
+func (l *cutLoad) one(client *http.Client, addr string, rule bool) {
+	req, _ := http.NewRequest(http.MethodGet, "http://"+addr+"/", nil)
+	if rule {
+		req.Host = cutALBHost
+	}
+	s := cutSample{sent: time.Now(), rule: rule}
+	resp, err := client.Do(req)
+	var fail string
+	if err != nil {
+		fail = err.Error()
+	} else {
+		body, rerr := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		s.group = resp.Header.Get(cutBackendHeader)
+		switch {
+		case rerr != nil:
+			fail = "reading the body: " + rerr.Error()
+		case s.group == "":
+			fail = fmt.Sprintf("%s from the proxy: %q", resp.Status, body)
+		}
+	}
+	s.done = time.Now()
+	l.total.Add(1)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if fail != "" {
+		l.failures = append(l.failures, s.sent.Format("15:04:05.000")+" "+fail)
+		return
+	}
+	l.samples = append(l.samples, s)
+}
+
+// halt stops the loop and waits for its requests to end; a second call does nothing.
+func (l *cutLoad) halt() {
+	select {
+	case <-l.stop:
+		return
+	default:
+	}
+	close(l.stop)
+	l.wg.Wait()
+}
+
+// waitRequests waits until the loop has sent n requests.
+func (l *cutLoad) waitRequests(t *testing.T, n int64) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for l.total.Load() < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("request loop: %d requests after 10 s", l.total.Load())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// share counts the samples sent at or after from and answered by to, through the rule or
+// not, and the share of them to answered.
+func (l *cutLoad) share(from, to time.Time, rule bool, group string) (float64, int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n, hit := 0, 0
+	for _, s := range l.samples {
+		if s.rule != rule || s.sent.Before(from) || s.done.After(to) {
+			continue
+		}
+		n++
+		if s.group == group {
+			hit++
+		}
+	}
+	if n == 0 {
+		return 0, 0
+	}
+	return float64(hit) / float64(n), n
+}
+
+// cutStepWindows are, per step index, the time its last write was seen in effect and the
+// time it passed, from the journal.
+func cutStepWindows(t *testing.T, state, name string) map[int][2]time.Time {
+	t.Helper()
+	entries, err := journal.Read(cutover.PathsFor(state, name).Journal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[int][2]time.Time{}
+	for _, e := range entries {
+		w := out[e.Step]
+		switch e.Kind {
+		case "insync":
+			w[0] = e.Time
+		case "step-passed":
+			w[1] = e.Time
+		default:
+			continue
+		}
+		out[e.Step] = w
+	}
+	return out
+}
+
+// TestALBCutover moves an ALB's listener rule and listener default action from 99/1 to
+// 0/100 by `crossfade cutover run` while requests flow through the listener: not one
+// request fails, every step's measured share (the loop's own counts, and CloudWatch's as
+// the traffic gate read them) is within tolerance of its weights, the final weights are
+// 0/100 on both, the retire check reads blue's RequestCount down to 0, and the report
+// prints the final forward blocks for Terraform.
+func TestALBCutover(t *testing.T) {
+	began := time.Now()
+	a := newCutALB(t)
+	load := startCutLoad(t, a.addr, 4)
+	load.waitRequests(t, 100)
+	state := t.TempDir()
+	planFile := a.plan("shop", "blue", "green", "2s", `  retire:
+    cloudWatch: {period: 1}
+    maxRate: 0
+    window: 2s
+    timeout: 30s
+`)
+	out, code := runCutover(t, a.sb, state, "plan", planFile)
+	if code != 0 {
+		t.Fatalf("cutover plan exited %d:\n%s", code, out)
+	}
+	mustContain(t, "cutover plan", out, "current weights blue=99 green=1", "target group blue: 2 healthy of 2 targets",
+		"gate healthy (targetHealth) now: pass", "gate traffic (albTraffic) now: pass")
+	runStart := time.Now()
+	out, code = runCutover(t, a.sb, state, "run", planFile)
+	runTook := time.Since(runStart)
+	load.halt()
+	if code != 0 {
+		t.Fatalf("cutover run exited %d:\n%s", code, out)
+	}
+	if len(load.failures) > 0 {
+		t.Errorf("%d of %d requests failed during the cutover; first: %s", len(load.failures), load.total.Load(), load.failures[0])
+	}
+	if rule, listener := a.weights(); rule != "blue=0 green=100" || listener != "blue=0 green=100" {
+		t.Errorf("final weights: rule %s, listener %s; want blue=0 green=100 on both", rule, listener)
+	}
+	mustContain(t, "cutover run", out, "cutover shop: completed",
+		"retire: blue retirable: its request rate stayed ≤ 0 req/s for 2s",
+		"the listener rules' weights now, as Terraform's forward block",
+		"# aws_lb_listener_rule for "+a.rule, "# aws_lb_listener for "+a.listener,
+		`arn    = "`+a.groups["blue"]+`" # blue`+"\n          weight = 0\n",
+		`arn    = "`+a.groups["green"]+`" # green`+"\n          weight = 100\n")
+
+	// Every step, as the loop saw it and as CloudWatch counted it for the traffic gate.
+	rep := readCutReport(t, state, "shop")
+	windows := cutStepWindows(t, state, "shop")
+	for i, want := range []float64{0.01, 0.10, 0.50, 1} {
+		w := windows[i]
+		if w[0].IsZero() || w[1].IsZero() {
+			t.Fatalf("step %d: no in-effect or passed entry in the journal: %v", i+1, windows)
+		}
+		for _, rule := range []bool{true, false} {
+			got, n := load.share(w[0], w[1], rule, "green")
+			tol := math.Max(0.05, 5*math.Sqrt(want*(1-want)/float64(max(n, 1))))
+			if n < 100 || math.Abs(got-want) > tol {
+				t.Errorf("step %d (rule %v): green answered %.3f of %d requests, want %.2f ± %.3f", i+1, rule, got, n, want, tol)
+			}
+			t.Logf("step %d via %s: green %.1f%% of %d requests (want %.0f%%)", i+1, map[bool]string{true: "rule", false: "default action"}[rule], got*100, n, want*100)
+		}
+		var traffic *float64
+		for _, s := range rep.Steps {
+			if s.Name != fmt.Sprintf("step %d of 4", i+1) {
+				continue
+			}
+			for _, g := range s.Gates {
+				if g.Gate == "traffic" && g.Pass && !g.Pending {
+					v := g.Values["green.share"]
+					traffic = &v
+					t.Logf("step %d: CloudWatch: %s", i+1, g.Detail)
+				}
+			}
+		}
+		if traffic == nil || math.Abs(*traffic-want) > 0.1 {
+			t.Errorf("step %d: the traffic gate measured green's share %v, want %.2f ± 0.1", i+1, traffic, want)
+		}
+	}
+	t.Logf("%d requests, %d failed; cutover run took %s, the whole test %s", load.total.Load(), len(load.failures), runTook.Round(time.Millisecond), time.Since(began).Round(time.Millisecond))
+}
+
+// readCutReport reads the report the run saved.
+func readCutReport(t *testing.T, state, name string) *cutover.Report {
+	t.Helper()
+	entries, err := journal.Read(cutover.PathsFor(state, name).Journal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cutover.BuildReport(name, entries)
+}
+
+// TestALBCutoverRollsBack: green's backends start answering 500 once the 50 % step is in
+// effect; the traffic gate's error rate (CloudWatch's HTTPCode_Target_5XX_Count over
+// RequestCount) fails the step, the cutover rolls both the rule and the listener back to
+// 99/1, the journal says why, and no request fails on the way (the 500s are the backends'
+// own answers).
+func TestALBCutoverRollsBack(t *testing.T) {
+	a := newCutALB(t)
+	load := startCutLoad(t, a.addr, 4)
+	load.waitRequests(t, 100)
+	state := t.TempDir()
+	planFile := a.plan("shop-fails", "blue", "green", "2s", "")
+	cmd, out := cutoverCmd(t, a.sb, state, "run", planFile)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Break green when the third step (50 %) is in effect.
+	broke := make(chan struct{})
+	go func() {
+		defer close(broke)
+		for range 3000 {
+			entries, _ := journal.Read(cutover.PathsFor(state, "shop-fails").Journal)
+			for _, e := range entries {
+				if e.Kind == "insync" && e.Step == 2 {
+					a.failing["green"].Store(true)
+					return
+				}
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}()
+	code := waitCmd(t, cmd, out)
+	<-broke
+	load.halt()
+	if code == 0 {
+		t.Fatalf("cutover run exited 0, want a rollback:\n%s", out)
+	}
+	if !a.failing["green"].Load() {
+		t.Fatalf("the run never reached the 50 %% step:\n%s", out)
+	}
+	if len(load.failures) > 0 {
+		t.Errorf("%d of %d requests failed; first: %s", len(load.failures), load.total.Load(), load.failures[0])
+	}
+	if rule, listener := a.weights(); rule != "blue=99 green=1" || listener != "blue=99 green=1" {
+		t.Errorf("weights after the rollback: rule %s, listener %s; want blue=99 green=1 on both", rule, listener)
+	}
+	entries, err := journal.Read(cutover.PathsFor(state, "shop-fails").Journal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var failed, rolled, done string
+	for _, e := range entries {
+		switch e.Kind {
+		case "step-failed":
+			failed = fmt.Sprintf("step %d: %s", e.Step+1, e.Detail)
+		case "rollback":
+			rolled = e.Detail
+		case "done":
+			done = e.Detail
+		}
+	}
+	if !strings.HasPrefix(failed, "step 3: gate traffic: green: target 5xx rate") || !strings.Contains(failed, "above 1%") || rolled == "" || done != "rolled-back" {
+		t.Errorf("journal: step-failed %q, rollback %q, done %q", failed, rolled, done)
+	}
+	mustContain(t, "cutover run", out.String(), "cutover shop-fails: rolled-back", "rolled back: gate traffic: green: target 5xx rate")
+	t.Logf("journal: %s; %d requests, %d failed", failed, load.total.Load(), len(load.failures))
+}
+
+// TestALBCutoverKill9 kills `crossfade cutover run` of an ALB plan with SIGKILL at random
+// moments, resumes it with `run --resume` each time, and requires every trial to end with
+// the rule and the listener fully moved and the journal completed, while not one request
+// through the listener fails throughout. Trials alternate the direction. A kill between
+// the rule's ModifyRule and the listener's ModifyListener leaves them at different
+// weights; the resume writes the step again, skipping what is already at it.
+// CROSSFADE_CUTOVER_TRIALS raises the number of trials (make soak).
+func TestALBCutoverKill9(t *testing.T) {
+	trials := 5
+	if v, err := strconv.Atoi(os.Getenv("CROSSFADE_CUTOVER_TRIALS")); err == nil && v > 0 {
+		trials = v
+	}
+	a := newCutALB(t)
+	load := startCutLoad(t, a.addr, 4)
+	load.waitRequests(t, 100)
+	state := t.TempDir()
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 2))
+	for i := range trials {
+		from, to := "blue", "green"
+		if i%2 == 1 {
+			from, to = to, from
+		}
+		name := fmt.Sprintf("alb-trial-%02d", i)
+		planFile := a.plan(name, from, to, "1s", "")
+		cmd, out := cutoverCmd(t, a.sb, state, "run", planFile)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		// A full run takes about 9 s (four 1 s holds, each passing at its second gate check,
+		// 2 s after its write, once CloudWatch has counted its traffic); kill anywhere in
+		// it, and now and then after it.
+		delay := time.Duration(rng.IntN(10000)) * time.Millisecond
+		time.Sleep(delay)
+		_ = cmd.Process.Signal(syscall.SIGKILL)
+		_ = cmd.Wait()
+		resumed, code := runCutover(t, a.sb, state, "run", planFile, "--resume")
+		if code != 0 {
+			t.Fatalf("trial %d (killed after %s): resume exited %d:\n%s\nbefore the kill:\n%s", i, delay, code, resumed, out)
+		}
+		want := fmt.Sprintf("%s=0 %s=100", from, to)
+		if from == "green" {
+			want = fmt.Sprintf("%s=100 %s=0", to, from)
+		}
+		if rule, listener := a.weights(); rule != want || listener != want {
+			t.Fatalf("trial %d (killed after %s): rule %s, listener %s; want %s\n%s", i, delay, rule, listener, want, resumed)
+		}
+		if !strings.Contains(resumed, "cutover "+name+": completed") {
+			t.Fatalf("trial %d: resume did not report completion:\n%s", i, resumed)
+		}
+		t.Logf("trial %d: %s → %s, killed after %s, resumed to completion", i, from, to, delay)
+	}
+	load.halt()
+	if len(load.failures) > 0 {
+		t.Fatalf("%d of %d requests failed during %d killed cutovers; first: %s", len(load.failures), load.total.Load(), trials, load.failures[0])
+	}
+	t.Logf("request loop: %d requests over %d trials, every one answered by a backend", load.total.Load(), trials)
+}
