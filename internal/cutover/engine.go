@@ -152,6 +152,9 @@ type runner struct {
 	takeover bool
 	// held is set once this process has written the authority records.
 	held bool
+	// selected is what this run selected at start, journaled with the start entry; nil
+	// for a plan that lists what it moves, and on a resume (the journal's is used).
+	selected *Selection
 	// tookOver are the runners whose records this run replaced, journaled once each.
 	tookOver map[registry.Runner]bool
 	// expect is each member's weight as this run last wrote it (or, before its first
@@ -285,6 +288,16 @@ func planHash(p *spec.Plan) string {
 	for _, s := range p.Steps {
 		steps = append(steps, s.Weights)
 	}
+	// A selecting plan hashes as written, not with the selection the engine fills in.
+	records, alb := p.Records, p.ALB
+	if p.SelectAllWeighted {
+		records = nil
+	}
+	if alb != nil && alb.Select != nil {
+		a := *alb
+		a.ListenerRules = nil
+		alb = &a
+	}
 	b, _ := json.Marshal(struct {
 		Zone, ZoneID, From, To string
 		Records                []spec.Record
@@ -293,13 +306,17 @@ func planHash(p *spec.Plan) string {
 		LowerTTL               int64
 		// Left out when nil, so that a Route 53 plan hashes as before the ALB lever.
 		ALB *spec.ALB `json:",omitempty"`
-	}{p.Zone, p.ZoneID, p.From, p.To, p.Records, steps, p.Rollback.Steps, p.Rollback.Mode, p.LowerTTL, p.ALB})
+		// Left out when false, so that a plan listing its records hashes as before.
+		SelectAllWeighted bool `json:",omitempty"`
+	}{p.Zone, p.ZoneID, p.From, p.To, records, steps, p.Rollback.Steps, p.Rollback.Mode, p.LowerTTL, alb, p.SelectAllWeighted})
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:8])
 }
 
 func open(cfg Config) (*runner, []journal.Entry, error) {
-	p := cfg.Plan
+	// The runner's own copy: a selecting plan's records or rules are filled in by it.
+	p := clonePlan(cfg.Plan)
+	cfg.Plan = p
 	paths := PathsFor(cfg.StateDir, p.Name)
 	log := cfg.Logger
 	if log == nil {
@@ -341,6 +358,8 @@ type state struct {
 	startTTL  int64
 	startTTLs map[spec.Record]int64
 	planHash  string
+	// selected is the start entry's selection, nil when the plan lists what it moves.
+	selected *Selection
 	// token is the runner token of the start entry ("" in journals from before tokens).
 	token string
 	// next is the first step not yet passed.
@@ -381,7 +400,8 @@ func replay(entries []journal.Entry) state {
 		switch e.Kind {
 		case kindStart:
 			st.started, st.start, st.startedAt, st.startTTL, st.planHash, st.token = true, e.Weights, e.Time, e.TTL, e.PlanHash, e.Token
-			st.startTTLs = readStartData(e.Data).records()
+			d := readStartData(e.Data)
+			st.startTTLs, st.selected = d.records(), d.Selected
 		case kindTTLLowered:
 			st.ttlLowered = true
 		case kindRetire:
@@ -488,6 +508,9 @@ func Abort(ctx context.Context, cfg Config) (*Report, error) {
 	// compare-and-swap-wise, and journals that it did. That runner, if alive, stops at
 	// its next write, refused by the record it no longer holds.
 	r.id, r.takeover = thisRunner(st.token), true
+	if err := r.fixSelection(ctx, st); err != nil {
+		return nil, err
+	}
 	if err := r.prepare(ctx, st, true); err != nil {
 		return nil, err
 	}
@@ -542,6 +565,16 @@ func Release(ctx context.Context, cfg Config, force bool) (Released, error) {
 		return Released{}, err
 	}
 	defer lock.Release()
+	if selects(p) {
+		// The records the cutover selected at start hold its authority records; without a
+		// journal (release --force), those the plan selects now.
+		p = clonePlan(p)
+		if st.selected != nil {
+			applySelection(p, *st.selected)
+		} else if _, err := selectNow(ctx, &dnsLever{p: p, dns: cfg.DNS, reg: cfg.Registry}, p); err != nil {
+			return Released{}, err
+		}
+	}
 	o := ReadOptions{Partial: true, Runner: registry.Runner{Token: st.token}, Takeover: force}
 	var rel Released
 	var id string
@@ -647,6 +680,8 @@ type startData struct {
 	Lever string `json:"lever,omitempty"`
 	// Rules are the ALB lever's rules as found: their forward actions' target groups.
 	Rules []RuleWeights `json:"rules,omitempty"`
+	// Selected is what a plan that selects (spec.select, spec.alb.select) selected.
+	Selected *Selection `json:"selected,omitempty"`
 }
 
 func newStartData(ttls map[spec.Record]int64) json.RawMessage {

@@ -992,3 +992,106 @@ func TerraformForward(rules []RuleWeights) string {
 	}
 	return b.String()
 }
+
+// Select selects, on each load balancer of spec.alb.select, every listener whose default
+// action and every rule whose action forwards to both from's and to's target group (a
+// listener before its rules, rules in priority order as ELBv2 lists them). A rule that
+// forwards to one of them only is left out; a listener's default rule is selected as the
+// listener (ModifyRule refuses a default rule). A selection that finds nothing is refused.
+func (a *albLever) Select(ctx context.Context) (Selection, error) {
+	if err := a.resolve(ctx); err != nil {
+		return Selection{}, err
+	}
+	var s Selection
+	var problems []string
+	for _, lb := range a.p.ALB.Select.LoadBalancers {
+		listeners, err := a.listenersOf(ctx, lb)
+		if isAPIError(err, "LoadBalancerNotFound") {
+			problems = append(problems, fmt.Sprintf("load balancer %s (spec.alb.select.loadBalancers): not found", lb))
+			continue
+		}
+		if err != nil {
+			return Selection{}, &ReadError{Err: fmt.Errorf("describe listeners of %s: %w", lb, err)}
+		}
+		for _, l := range listeners {
+			if a.forwardsToBoth(l.DefaultActions) {
+				s.ListenerRules = append(s.ListenerRules, aws.ToString(l.ListenerArn))
+			}
+			rules, err := a.rulesOf(ctx, aws.ToString(l.ListenerArn))
+			if err != nil {
+				return Selection{}, &ReadError{Err: fmt.Errorf("describe rules of %s: %w", aws.ToString(l.ListenerArn), err)}
+			}
+			for _, r := range rules {
+				if !aws.ToBool(r.IsDefault) && a.forwardsToBoth(r.Actions) {
+					s.ListenerRules = append(s.ListenerRules, aws.ToString(r.RuleArn))
+				}
+			}
+		}
+	}
+	if len(problems) > 0 {
+		return Selection{}, &NotReadyError{Problems: problems, Lever: LeverALB}
+	}
+	if len(s.ListenerRules) == 0 {
+		return Selection{}, &NotReadyError{Problems: []string{fmt.Sprintf(
+			"spec.alb.select: no listener or rule of load balancers %s forwards to both %s and %s: nothing to move",
+			strings.Join(a.p.ALB.Select.LoadBalancers, ", "), a.from.name, a.to.name)}, Lever: LeverALB}
+	}
+	return s, nil
+}
+
+// listenersOf lists every listener of the load balancer lb, page by page.
+func (a *albLever) listenersOf(ctx context.Context, lb string) ([]types.Listener, error) {
+	var out []types.Listener
+	in := &elbv2.DescribeListenersInput{LoadBalancerArn: aws.String(lb)}
+	for {
+		page, err := a.api.DescribeListeners(ctx, in)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, page.Listeners...)
+		if aws.ToString(page.NextMarker) == "" {
+			return out, nil
+		}
+		in.Marker = page.NextMarker
+	}
+}
+
+// rulesOf lists every rule of the listener, page by page.
+func (a *albLever) rulesOf(ctx context.Context, listener string) ([]types.Rule, error) {
+	var out []types.Rule
+	in := &elbv2.DescribeRulesInput{ListenerArn: aws.String(listener)}
+	for {
+		page, err := a.api.DescribeRules(ctx, in)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, page.Rules...)
+		if aws.ToString(page.NextMarker) == "" {
+			return out, nil
+		}
+		in.Marker = page.NextMarker
+	}
+}
+
+// forwardsToBoth reports whether actions have a forward action that lists both from's
+// and to's target group (at any weight, 0 included).
+func (a *albLever) forwardsToBoth(actions []types.Action) bool {
+	for _, act := range actions {
+		if act.Type != types.ActionTypeEnumForward {
+			continue
+		}
+		var arns []string
+		if act.TargetGroupArn != nil {
+			arns = append(arns, *act.TargetGroupArn)
+		}
+		if fc := act.ForwardConfig; fc != nil {
+			for _, t := range fc.TargetGroups {
+				arns = append(arns, aws.ToString(t.TargetGroupArn))
+			}
+		}
+		if slices.Contains(arns, a.from.arn) && slices.Contains(arns, a.to.arn) {
+			return true
+		}
+	}
+	return false
+}

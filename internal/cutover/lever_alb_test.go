@@ -84,6 +84,22 @@ func (f *fakeELB) DescribeRules(_ context.Context, in *elbv2.DescribeRulesInput,
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	out := &elbv2.DescribeRulesOutput{}
+	if in.ListenerArn != nil {
+		// A listener's rules, one per page (as a marker-paged listing), in ARN order.
+		var arns []string
+		for arn := range f.rules {
+			if parentARN(arn) == *in.ListenerArn {
+				arns = append(arns, arn)
+			}
+		}
+		slices.Sort(arns)
+		r, next := page(arns, in.Marker)
+		if r != "" {
+			out.Rules = append(out.Rules, f.rules[r])
+		}
+		out.NextMarker = next
+		return out, nil
+	}
 	for _, arn := range in.RuleArns {
 		r, ok := f.rules[arn]
 		if !ok {
@@ -99,6 +115,21 @@ func (f *fakeELB) DescribeListeners(_ context.Context, in *elbv2.DescribeListene
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	out := &elbv2.DescribeListenersOutput{}
+	if in.LoadBalancerArn != nil {
+		var arns []string
+		for arn := range f.listeners {
+			if parentARN(arn) == *in.LoadBalancerArn {
+				arns = append(arns, arn)
+			}
+		}
+		if len(arns) == 0 {
+			return nil, apiErr("LoadBalancerNotFound", "One or more load balancers not found")
+		}
+		slices.Sort(arns)
+		l, next := page(arns, in.Marker)
+		out.Listeners, out.NextMarker = []types.Listener{f.listeners[l]}, next
+		return out, nil
+	}
 	for _, arn := range in.ListenerArns {
 		l, ok := f.listeners[arn]
 		if !ok {
@@ -108,6 +139,32 @@ func (f *fakeELB) DescribeListeners(_ context.Context, in *elbv2.DescribeListene
 		out.Listeners = append(out.Listeners, l)
 	}
 	return out, nil
+}
+
+// parentARN is the listener a rule ARN belongs to, or the load balancer of a listener ARN.
+func parentARN(arn string) string {
+	prefix, res, _ := strings.Cut(arn, ":listener")
+	parts := strings.Split(res, "/")
+	if strings.HasPrefix(res, "-rule/") {
+		return prefix + ":listener/" + strings.Join(parts[1:len(parts)-1], "/")
+	}
+	return prefix + ":loadbalancer/" + strings.Join(parts[1:len(parts)-1], "/")
+}
+
+// page returns the item at marker (an index; nil is 0) and the marker of the next one,
+// nil after the last: a listing one item per page.
+func page(arns []string, marker *string) (string, *string) {
+	i := 0
+	if marker != nil {
+		fmt.Sscan(*marker, &i)
+	}
+	if i >= len(arns) {
+		return "", nil
+	}
+	if i+1 < len(arns) {
+		return arns[i], aws.String(fmt.Sprint(i + 1))
+	}
+	return arns[i], nil
 }
 
 func (f *fakeELB) modify(op, arn string) error {

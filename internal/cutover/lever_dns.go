@@ -1,6 +1,7 @@
 package cutover
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -958,3 +959,51 @@ func (l *live) StartData() json.RawMessage { return newStartData(l.groupTTL) }
 
 // LogAttr is the zone's name.
 func (l *live) LogAttr() slog.Attr { return slog.String("zone", l.zone.Name) }
+
+// Select selects every weighted A, AAAA and CNAME record set of the zone with a member
+// for from and one for to (spec.select.allWeighted), in name and type order. A name with
+// one of them only, or only other clusters' members, is left out; a selection that finds
+// nothing is refused.
+func (d *dnsLever) Select(ctx context.Context) (Selection, error) {
+	if d.dns == nil {
+		return Selection{}, fmt.Errorf("cutover %s selects the zone's weighted records (spec.select), and no DNS provider is configured", d.p.Name)
+	}
+	zone, err := findZone(ctx, d.dns, d.p)
+	if err != nil {
+		return Selection{}, &ReadError{Err: err}
+	}
+	recs, err := d.dns.Records(ctx, zone)
+	if err != nil {
+		return Selection{}, &ReadError{Err: fmt.Errorf("zone %s: %w", zone, err)}
+	}
+	ids := map[spec.Record]map[string]bool{}
+	for _, e := range recs {
+		switch e.Type {
+		case endpoint.TypeA, endpoint.TypeAAAA, endpoint.TypeCNAME:
+		default:
+			continue
+		}
+		if e.Policy.Kind != endpoint.Weighted {
+			continue
+		}
+		r := spec.Record{Name: e.Name, Type: e.Type}
+		if ids[r] == nil {
+			ids[r] = map[string]bool{}
+		}
+		ids[r][e.SetIdentifier] = true
+	}
+	var s Selection
+	for r, set := range ids {
+		if set[d.p.From] && set[d.p.To] {
+			s.Records = append(s.Records, r)
+		}
+	}
+	if len(s.Records) == 0 {
+		return Selection{}, &NotReadyError{Problems: []string{fmt.Sprintf(
+			"spec.select: zone %s has no weighted record set with members for both %s and %s: nothing to move", zone.Name, d.p.From, d.p.To)}}
+	}
+	slices.SortFunc(s.Records, func(a, b spec.Record) int {
+		return cmp.Or(strings.Compare(a.Name, b.Name), strings.Compare(a.Type, b.Type))
+	})
+	return s, nil
+}

@@ -32,6 +32,9 @@ type Preview struct {
 	// Rules are the ALB lever's listener rules, one line each with its weights now;
 	// Health is each of their target groups' target health.
 	Rules, Health []string
+	// Selected are, for a plan that selects what it moves (spec.select,
+	// spec.alb.select), the records or rules it selects now, one each.
+	Selected []string
 	// Notes are what the lever wants known that is no warning (e.g. Terraform's
 	// ignore_changes for a rule it manages).
 	Notes  []string
@@ -94,8 +97,18 @@ func previewRunner() registry.Runner {
 // from every other step is listed. It returns a *NotReadyError when the zone or the
 // plan's pacing would refuse a run.
 func Plan(ctx context.Context, cfg Config) (*Preview, error) {
-	p := cfg.Plan
+	// A copy: a selecting plan's records or rules are filled in with what it selects.
+	p := clonePlan(cfg.Plan)
+	cfg.Plan = p
 	lv := newLever(cfg)
+	var selected []string
+	if selects(p) {
+		s, err := selectNow(ctx, lv, p)
+		if err != nil {
+			return nil, err
+		}
+		selected = s.Lines()
+	}
 	l, err := lv.Read(ctx, ReadOptions{Runner: previewRunner()})
 	if err != nil {
 		return nil, err
@@ -109,6 +122,11 @@ func Plan(ctx context.Context, cfg Config) (*Preview, error) {
 	pv := &Preview{Cutover: p.Name, From: p.From, To: p.To, TTL: l.TTL(), Current: l.Weights(), RollbackMode: p.Rollback.Mode}
 	for _, w := range p.Warnings {
 		pv.Warnings = append(pv.Warnings, w.Error())
+	}
+	if selects(p) {
+		pv.Selected = selected
+		pv.Notes = append(pv.Notes, "the selection is made again when the cutover starts, and then kept in its journal: "+
+			"a record or rule added after the start is not moved by it, not even on a resume")
 	}
 	if err := lv.Describe(ctx, l, pv); err != nil {
 		return nil, err
@@ -333,6 +351,16 @@ func (pv *Preview) writeHead(b *strings.Builder) {
 		fmt.Fprintf(b, "ALB listener rules: %d, current weights %s (each applies to the next request: no TTL)\n", len(pv.Rules), FormatWeights(pv.Current))
 	} else {
 		fmt.Fprintf(b, "zone %s, TTL %ds, current weights %s\n", pv.Zone, pv.TTL, FormatWeights(pv.Current))
+	}
+	if len(pv.Selected) > 0 {
+		what := "weighted record sets with members " + pv.From + " and " + pv.To
+		if pv.Lever == LeverALB {
+			what = "listeners and rules forwarding to both target groups"
+		}
+		fmt.Fprintf(b, "selected %d %s:\n", len(pv.Selected), what)
+		for _, s := range pv.Selected {
+			fmt.Fprintf(b, "  %s\n", s)
+		}
 	}
 	for _, o := range pv.Owners {
 		fmt.Fprintf(b, "  %s\n", o)

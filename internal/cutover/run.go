@@ -67,7 +67,7 @@ func (r *runner) prepare(ctx context.Context, st state, rollingBack bool) error 
 	}
 	r.start, r.startTTL, r.startTTLs = l.Weights(), l.TTL(), maps.Clone(l.RecordTTLs())
 	e, err := r.append(journal.Entry{Kind: kindStart, Step: stepNone, Weights: r.start, TTL: l.TTL(), PlanHash: planHash(r.p),
-		Token: r.id.Token, Data: l.StartData(),
+		Token: r.id.Token, Data: withSelection(l.StartData(), r.selected),
 		Detail: fmt.Sprintf("%s, runner %s", r.lever.Summary(l), r.id)})
 	if err != nil {
 		return err
@@ -136,6 +136,9 @@ func (r *runner) elapsed() time.Duration {
 func (r *runner) drive(ctx context.Context, st state) error {
 	r.restore(st)
 	due := st.rollback
+	if err := r.fixSelection(ctx, st); err != nil {
+		return err
+	}
 	if err := r.prepare(ctx, st, due != nil); err != nil {
 		return err
 	}

@@ -11,6 +11,9 @@ type Plan struct {
 	Zone, ZoneID string
 	// Records have their Type defaulted (A) and names normalised (lower case, no trailing dot).
 	Records []Record
+	// SelectAllWeighted is spec.select.allWeighted: Records are empty in the plan as
+	// parsed, and filled by the engine with what it selects (or selected, per its journal).
+	SelectAllWeighted bool
 	// ALB is the ALB lever's rules and target groups, as written; nil for the Route 53
 	// lever (Zone and Records).
 	ALB *ALB

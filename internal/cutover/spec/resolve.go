@@ -26,8 +26,12 @@ func resolve(c *Cutover) *Plan {
 	}
 	if a := s.ALB; a != nil {
 		p.ALB = &ALB{ListenerRules: slices.Clone(a.ListenerRules), From: a.From, To: a.To}
+		if a.Select != nil {
+			p.ALB.Select = &ALBSelect{LoadBalancers: slices.Clone(a.Select.LoadBalancers)}
+		}
 		p.From, p.To = clusterNames(s)
 	}
+	p.SelectAllWeighted = s.Select != nil && s.Select.AllWeighted
 	if p.InSyncTimeout == 0 {
 		p.InSyncTimeout = DefaultInSyncTimeout
 	}

@@ -35,6 +35,10 @@ type Spec struct {
 	ZoneID string `json:"zoneID,omitempty"`
 	// Records are the weighted record sets shifted together, in one change batch per step.
 	Records []Record `json:"records"`
+	// Select, in place of Records, selects a whole cluster: every weighted record set of
+	// the zone with members for both from and to. The selection is made once, when the
+	// cutover starts, and kept in its journal: a resume moves what was selected then.
+	Select *Select `json:"select,omitempty"`
 	// ALB moves the target-group weights of ALB listener rules instead of Route 53
 	// records (the ALB lever): no DNS answer changes, so no resolver cache keeps clients
 	// on the old cluster. With it, zone, zoneID, records and ttl are not set.
@@ -112,10 +116,34 @@ type ALB struct {
 	// (the listener's default action), of Application Load Balancers: e.g. the HTTP and
 	// the HTTPS listener's rule for one host, shifted together.
 	ListenerRules []string `json:"listenerRules"`
+	// Select, in place of ListenerRules, selects every listener default action and
+	// listener rule of the named load balancers whose forward action includes both From
+	// and To. As spec.select, it is made once, at start, and kept in the journal.
+	Select *ALBSelect `json:"select,omitempty"`
 	// From and To are the target groups losing and gaining traffic: an ARN or a name.
 	// Another target group of a rule's forward action keeps its weight.
 	From string `json:"from"`
 	To   string `json:"to"`
+}
+
+// Select selects the records a cutover moves instead of listing them.
+type Select struct {
+	// AllWeighted selects every weighted A, AAAA and CNAME record set of the zone that
+	// has a member for from and a member for to (a cluster serves many names).
+	AllWeighted bool `json:"allWeighted"`
+}
+
+// ALBSelect selects the listener rules an ALB cutover moves instead of listing them.
+type ALBSelect struct {
+	// LoadBalancers are Application Load Balancer ARNs, whose listeners' default actions
+	// and rules are searched. Required: the search never spans the account.
+	LoadBalancers []string `json:"loadBalancers"`
+}
+
+// IsLoadBalancerARN reports whether ref is an Application Load Balancer's ARN.
+func IsLoadBalancerARN(ref string) bool {
+	res, ok := arnResource(ref)
+	return ok && strings.HasPrefix(res, "loadbalancer/app/") && strings.Count(res, "/") == 3
 }
 
 // TargetGroupName is the name a target group reference (an ARN or a name) carries: the

@@ -50,7 +50,9 @@ const (
 const (
 	wantRuleARN = "want the ARN of an Application Load Balancer's listener rule (arn:aws:elasticloadbalancing:REGION:ACCOUNT:listener-rule/app/…), " +
 		"or of a listener for its default action (…:listener/app/…)"
-	wantTargetGroup = "want a target group's ARN (arn:aws:elasticloadbalancing:REGION:ACCOUNT:targetgroup/NAME/ID) " +
+	wantLoadBalancerARN = "want the ARN of an Application Load Balancer (arn:aws:elasticloadbalancing:REGION:ACCOUNT:loadbalancer/app/NAME/ID)"
+	wantAllWeighted     = "want true: select every weighted record set of the zone with members for from and to"
+	wantTargetGroup     = "want a target group's ARN (arn:aws:elasticloadbalancing:REGION:ACCOUNT:targetgroup/NAME/ID) " +
 		"or its name (1 to 32 of a-z, A-Z, 0-9 and '-', not starting or ending with '-')"
 )
 
@@ -79,6 +81,8 @@ var wants = map[reflect.Type]map[string]string{
 	reflect.TypeFor[Spec]():             {"onDrift": wantOnDrift},
 	reflect.TypeFor[Record]():           {"type": wantRecordType},
 	reflect.TypeFor[ALB]():              {"listenerRules": wantRuleARN, "from": wantTargetGroup, "to": wantTargetGroup},
+	reflect.TypeFor[ALBSelect]():        {"loadBalancers": wantLoadBalancerARN},
+	reflect.TypeFor[Select]():           {"allWeighted": wantAllWeighted},
 	reflect.TypeFor[Step]():             {"percent": wantPercent},
 	reflect.TypeFor[Weights]():          {"from": wantWeight, "to": wantWeight},
 	reflect.TypeFor[HTTPGate]():         {"url": wantURL, "resolver": wantHostPort, "requests": wantRequests, "expectStatus": wantStatus, "minSuccessRatio": wantRatio, "latencySlack": wantSlack},
@@ -133,7 +137,11 @@ func validate(c *Cutover, ps *problems) {
 		v.alb(sp)
 	} else {
 		zone := v.zone(sp)
-		v.records(sp, zone)
+		if c.Spec.Select != nil {
+			v.selectRecords(sp)
+		} else {
+			v.records(sp, zone)
+		}
 	}
 	v.setIDs(sp)
 	v.steps(sp)
@@ -190,6 +198,17 @@ func (v validator) zone(sp path) string {
 		return ""
 	}
 	return zone
+}
+
+// selectRecords checks spec.select: it selects the records, so none are listed.
+func (v validator) selectRecords(sp path) {
+	s := &v.c.Spec
+	if len(s.Records) > 0 {
+		v.ps.add(sp.field("records"), "", "not with spec.select: list the records or select them, not both")
+	}
+	if !s.Select.AllWeighted {
+		v.ps.add(sp.field("select").field("allWeighted"), "false", wantAllWeighted)
+	}
 }
 
 func (v validator) records(sp path, zone string) {
@@ -306,10 +325,15 @@ func (v validator) alb(sp path) {
 	if len(s.Records) > 0 {
 		v.ps.add(sp.field("records"), "", notDNS)
 	}
+	if s.Select != nil {
+		v.ps.add(sp.field("select"), "", "not with spec.alb: select the rules with spec.alb.select")
+	}
 	ap := sp.field("alb")
 	a := s.ALB
 	rp := ap.field("listenerRules")
-	if len(a.ListenerRules) == 0 {
+	if a.Select != nil {
+		v.albSelect(ap)
+	} else if len(a.ListenerRules) == 0 {
 		v.ps.add(rp, "", "required: want at least one listener rule ARN (or listener ARN, for its default action)")
 	}
 	seen := map[string]int{}
@@ -363,6 +387,31 @@ func checkRuleARN(arn string) string {
 		}
 	}
 	return ""
+}
+
+// albSelect checks spec.alb.select: the load balancers searched, and no rule listed.
+func (v validator) albSelect(ap path) {
+	a := v.c.Spec.ALB
+	if len(a.ListenerRules) > 0 {
+		v.ps.add(ap.field("listenerRules"), "", "not with spec.alb.select: list the rules or select them, not both")
+	}
+	lp := ap.field("select").field("loadBalancers")
+	if len(a.Select.LoadBalancers) == 0 {
+		v.ps.add(lp, "", "required: "+wantLoadBalancerARN+", whose rules forwarding to from and to are selected")
+	}
+	seen := map[string]int{}
+	for i, arn := range a.Select.LoadBalancers {
+		p := lp.index(i)
+		if !IsLoadBalancerARN(arn) || slices.Contains(strings.Split(arn, "/"), "") {
+			v.ps.add(p, arn, wantLoadBalancerARN)
+			continue
+		}
+		if j, dup := seen[arn]; dup {
+			v.ps.add(p, arn, fmt.Sprintf("duplicate of spec.alb.select.loadBalancers[%d]: want each load balancer once", j))
+			continue
+		}
+		seen[arn] = i
+	}
 }
 
 // isTargetGroupRef reports whether ref is a target group's ARN or a valid name.
