@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -11,6 +12,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -587,4 +589,106 @@ func TestALBCutoverKill9(t *testing.T) {
 		t.Fatalf("%d of %d requests failed during %d killed cutovers; first: %s", len(load.failures), load.total.Load(), trials, load.failures[0])
 	}
 	t.Logf("request loop: %d requests over %d trials, every one answered by a backend", load.total.Load(), trials)
+}
+
+// TestALBCutoverSelectsTheCluster runs a plan that names the ALB (spec.alb.select) instead
+// of its rules, against the sandbox's ELBv2 API: the selection (DescribeListeners by load
+// balancer, DescribeRules by listener) must pick the listener's default action and the
+// host-header rule, both forwarding to blue and green, and leave out a rule forwarding to
+// blue and a third group only; the run then moves exactly those two to 0/100 while
+// requests flow, and the left-out rule keeps its weights.
+func TestALBCutoverSelectsTheCluster(t *testing.T) {
+	a := newCutALB(t)
+	ctx := context.Background()
+	ls, err := a.api.DescribeListeners(ctx, &elbv2.DescribeListenersInput{ListenerArns: []string{a.listener}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lb := aws.ToString(ls.Listeners[0].LoadBalancerArn)
+	// A third group, and a rule forwarding to blue and it: not the cluster pair, so not selected.
+	tg, err := a.api.CreateTargetGroup(ctx, &elbv2.CreateTargetGroupInput{Name: aws.String("other"), Protocol: types.ProtocolEnumHttp,
+		Port: aws.Int32(8080), VpcId: aws.String("vpc-1"), TargetType: types.TargetTypeEnumIp, HealthCheckPath: aws.String("/healthz")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.groups["other"] = aws.ToString(tg.TargetGroups[0].TargetGroupArn)
+	a.failing["other"] = new(atomic.Bool)
+	if _, err := a.api.RegisterTargets(ctx, &elbv2.RegisterTargetsInput{TargetGroupArn: aws.String(a.groups["other"]),
+		Targets: []types.TargetDescription{a.backend("other")}}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := a.api.CreateRule(ctx, &elbv2.CreateRuleInput{ListenerArn: aws.String(a.listener), Priority: aws.Int32(20),
+		Actions:    cutForward(a.groups["blue"], 50, a.groups["other"], 50),
+		Conditions: []types.RuleCondition{{Field: aws.String("host-header"), HostHeaderConfig: &types.HostHeaderConditionConfig{Values: []string{"other.example.com"}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	unrelated := aws.ToString(r.Rules[0].RuleArn)
+
+	load := startCutLoad(t, a.addr, 4)
+	load.waitRequests(t, 100)
+	state := t.TempDir()
+	planFile := filepath.Join(t.TempDir(), "shop-select.yaml")
+	plan := fmt.Sprintf(`apiVersion: crossfade.io/v1alpha1
+kind: Cutover
+metadata:
+  name: shop-select
+spec:
+  alb:
+    select: {loadBalancers: [%s]}
+    from: blue
+    to: green
+  steps: [1, 50, 100]
+  pause: 1s
+  gates:
+    - name: healthy
+      targetHealth: {minHealthy: 2}
+`, lb)
+	if err := os.WriteFile(planFile, []byte(plan), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, code := runCutover(t, a.sb, state, "plan", planFile)
+	if code != 0 {
+		t.Fatalf("cutover plan exited %d:\n%s", code, out)
+	}
+	mustContain(t, "cutover plan", out, "selected 2 listeners and rules forwarding to both target groups:\n  listener "+a.listener+"\n  rule "+a.rule+"\n")
+	if strings.Contains(out, unrelated) {
+		t.Errorf("cutover plan names the rule forwarding to blue and other, which it must not select:\n%s", out)
+	}
+	out, code = runCutover(t, a.sb, state, "run", planFile)
+	load.halt()
+	if code != 0 {
+		t.Fatalf("cutover run exited %d:\n%s", code, out)
+	}
+	mustContain(t, "cutover run", out, "cutover shop-select: completed")
+	if len(load.failures) > 0 {
+		t.Errorf("%d of %d requests failed during the cutover; first: %s", len(load.failures), load.total.Load(), load.failures[0])
+	}
+	if rule, listener := a.weights(); rule != "blue=0 green=100" || listener != "blue=0 green=100" {
+		t.Errorf("final weights: rule %s, listener %s; want blue=0 green=100 on both", rule, listener)
+	}
+	// The selection is journaled with the start entry, so a resume moves exactly these.
+	entries, err := journal.Read(cutover.PathsFor(state, "shop-select").Journal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var start struct{ Selected *cutover.Selection }
+	for _, e := range entries {
+		if e.Kind == "start" {
+			if err := json.Unmarshal(e.Data, &start); err != nil {
+				t.Fatalf("the start entry's data: %v", err)
+			}
+		}
+	}
+	if start.Selected == nil || !slices.Equal(start.Selected.ListenerRules, []string{a.listener, a.rule}) {
+		t.Errorf("journaled selection %+v, want the listener %s and the rule %s", start.Selected, a.listener, a.rule)
+	}
+	rs, err := a.api.DescribeRules(ctx, &elbv2.DescribeRulesInput{RuleArns: []string{unrelated}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := a.render(rs.Rules[0].Actions); got != "blue=50 other=50" {
+		t.Errorf("the unselected rule's weights: %s, want blue=50 other=50 (unchanged)", got)
+	}
+	t.Logf("%d requests, %d failed", load.total.Load(), len(load.failures))
 }
