@@ -1,8 +1,9 @@
-// Package iam_test proves deploy/iam-policy.json and deploy/iam-policy-cutover.json against
-// the code: the policies are well formed IAM identity policies that put each action on the
-// resource type AWS authorizes it on, and (TestPoliciesMatchObservedCalls) the Route 53
-// operations crossfade really calls, as the sandbox counts them, are exactly the actions
-// each policy grants: not one more, not one fewer.
+// Package iam_test proves deploy/iam-policy.json, deploy/iam-policy-cutover.json and
+// deploy/iam-policy-cutover-alb.json against the code: the policies are well formed IAM
+// identity policies that put each action on the resource type AWS authorizes it on, and
+// (TestPoliciesMatchObservedCalls, TestALBPolicyMatchesObservedCalls) the Route 53, ELBv2
+// and CloudWatch operations crossfade really calls, as the sandbox counts them, are
+// exactly the actions each policy grants: not one more, not one fewer.
 package iam_test
 
 import (
@@ -27,18 +28,36 @@ const (
 	// cutoverPolicyFile is for the cutover runner (and `crossfade verify`), which also
 	// follows each change to INSYNC with GetChange.
 	cutoverPolicyFile = "../../deploy/iam-policy-cutover.json"
+	// albPolicyFile is for the runner of an ALB cutover (spec.alb): it reads and writes
+	// listener and listener-rule forward weights, reads target health and the ALB's
+	// CloudWatch metrics, and touches no hosted zone.
+	albPolicyFile = "../../deploy/iam-policy-cutover-alb.json"
 )
 
-// resourceTypes is the resource type each Route 53 action is authorized on, from the
-// Service Authorization Reference ("Actions, resources, and condition keys for Amazon
-// Route 53"): "*" for an action that takes no resource (ListHostedZones, which lists the
-// whole account), else the ARN's resource type. An action crossfade starts to call must be
-// added here, from that table, before a policy may grant it.
+// policyFiles are every policy the shape checks read.
+var policyFiles = []string{publishPolicyFile, cutoverPolicyFile, albPolicyFile}
+
+// resourceTypes is the resource type each action is authorized on, from the Service
+// Authorization Reference ("Actions, resources, and condition keys for Amazon Route 53",
+// "… for AWS Elastic Load Balancing V2", "… for Amazon CloudWatch"): "*" for an action
+// that takes no resource (ListHostedZones, which lists the whole account; ELBv2's
+// Describe* calls and CloudWatch's GetMetricData, which support no resource-level
+// permissions), else the ARN's resource type. ModifyRule and ModifyListener also take
+// Network Load Balancer (…/net/…) ARNs; the ALB lever moves forward weights, which only
+// Application Load Balancers have, so only the app types are listed. An action crossfade
+// starts to call must be added here, from that table, before a policy may grant it.
 var resourceTypes = map[string]string{
-	"ListHostedZones":          "*",
-	"ListResourceRecordSets":   "hostedzone",
-	"ChangeResourceRecordSets": "hostedzone",
-	"GetChange":                "change",
+	"route53:ListHostedZones":                   "*",
+	"route53:ListResourceRecordSets":            "hostedzone",
+	"route53:ChangeResourceRecordSets":          "hostedzone",
+	"route53:GetChange":                         "change",
+	"elasticloadbalancing:DescribeListeners":    "*",
+	"elasticloadbalancing:DescribeRules":        "*",
+	"elasticloadbalancing:DescribeTargetGroups": "*",
+	"elasticloadbalancing:DescribeTargetHealth": "*",
+	"elasticloadbalancing:ModifyRule":           "listener-rule/app",
+	"elasticloadbalancing:ModifyListener":       "listener/app",
+	"cloudwatch:GetMetricData":                  "*",
 }
 
 // changeActionsKey is the condition key that limits the changes a ChangeResourceRecordSets
@@ -51,7 +70,7 @@ const changeActionsKey = "route53:ChangeResourceRecordSetsActions"
 // each key can take (Service Authorization Reference; the values as Route 53 normalizes
 // them: upper case).
 var conditionKeys = map[string]map[string][]string{
-	"ChangeResourceRecordSets": {changeActionsKey: {"CREATE", "DELETE", "UPSERT"}},
+	"route53:ChangeResourceRecordSets": {changeActionsKey: {"CREATE", "DELETE", "UPSERT"}},
 }
 
 // conditionOperators are the operators the policies may use: ForAllValues, because the
@@ -119,7 +138,7 @@ func (p policy) changeActions() []string {
 		if !slices.Contains(st.Action, "route53:ChangeResourceRecordSets") {
 			continue
 		}
-		allowed := conditionKeys["ChangeResourceRecordSets"][changeActionsKey]
+		allowed := conditionKeys["route53:ChangeResourceRecordSets"][changeActionsKey]
 		for _, keys := range st.Condition {
 			if v, ok := keys[changeActionsKey]; ok {
 				allowed = v
@@ -131,12 +150,15 @@ func (p policy) changeActions() []string {
 	return slices.Compact(out)
 }
 
-// actions returns the policy's Route 53 actions without the "route53:" prefix, sorted.
+// actions returns the policy's actions without their service prefix ("route53:",
+// "elasticloadbalancing:", "cloudwatch:"), sorted: the operation names the sandbox counts.
+// The shape check keeps each name on its own service.
 func (p policy) actions() []string {
 	var out []string
 	for _, st := range p.Statement {
 		for _, a := range st.Action {
-			out = append(out, strings.TrimPrefix(a, "route53:"))
+			_, op, _ := strings.Cut(a, ":")
+			out = append(out, op)
 		}
 	}
 	slices.Sort(out)
@@ -146,20 +168,37 @@ func (p policy) actions() []string {
 var (
 	// sidPattern is what IAM accepts as a statement id.
 	sidPattern = regexp.MustCompile(`^[A-Za-z0-9]+$`)
-	// actionPattern is one Route 53 action, named in full: no wildcard.
-	actionPattern = regexp.MustCompile(`^route53:[A-Z][A-Za-z0-9]+$`)
+	// actionPattern is one Route 53, ELBv2 or CloudWatch action, named in full: no wildcard.
+	actionPattern = regexp.MustCompile(`^(route53|elasticloadbalancing|cloudwatch):[A-Z][A-Za-z0-9]+$`)
 	// arnPattern is a Route 53 resource ARN in any partition (aws, aws-cn, aws-us-gov):
 	// Route 53 is global, so region and account are empty. The id is a zone or change id
 	// (upper-case letters and digits) or "*".
 	arnPattern = regexp.MustCompile(`^arn:aws(-cn|-us-gov)?:route53:::(hostedzone|change)/(\*|[A-Z0-9]+)$`)
+	// elbARNPattern is an Application Load Balancer listener or listener-rule ARN in any
+	// partition, region ("*" or a name) and account ("*" or 12 digits), down to
+	// listener/app/NAME/ID/ID or listener-rule/app/NAME/ID/ID/ID, or ending in "*" after
+	// the load balancer type.
+	elbARNPattern = regexp.MustCompile(`^arn:aws(-cn|-us-gov)?:elasticloadbalancing:(\*|[a-z]{2}(-[a-z]+)+-\d):(\*|\d{12}):(listener/app|listener-rule/app)/([A-Za-z0-9*/-]+)$`)
 )
+
+// arnResourceType is the resource type of a Route 53 or ELBv2 ARN, as resourceTypes names
+// them; "" for any other string.
+func arnResourceType(arn string) string {
+	if m := arnPattern.FindStringSubmatch(arn); m != nil {
+		return m[2]
+	}
+	if m := elbARNPattern.FindStringSubmatch(arn); m != nil {
+		return m[5]
+	}
+	return ""
+}
 
 // TestPolicyShape checks each policy file as IAM would read it, and more strictly: version
 // 2012-10-17, every statement an Allow with a Sid, actions named in full, each action on
 // the resource type AWS authorizes it on and on nothing broader, "*" only where the action
 // takes no resource.
 func TestPolicyShape(t *testing.T) {
-	for _, path := range []string{publishPolicyFile, cutoverPolicyFile} {
+	for _, path := range policyFiles {
 		t.Run(strings.TrimPrefix(path, "../../deploy/"), func(t *testing.T) {
 			p := loadPolicy(t, path)
 			if p.Version != "2012-10-17" {
@@ -189,17 +228,16 @@ func TestPolicyShape(t *testing.T) {
 				var types []string
 				for _, a := range st.Action {
 					if !actionPattern.MatchString(a) {
-						t.Errorf("%s: action %q: want route53:Operation, named in full (no wildcard)", where, a)
+						t.Errorf("%s: action %q: want service:Operation (route53, elasticloadbalancing or cloudwatch), named in full (no wildcard)", where, a)
 						continue
 					}
-					op := strings.TrimPrefix(a, "route53:")
-					if sid, ok := granted[op]; ok {
+					if sid, ok := granted[a]; ok {
 						t.Errorf("%s: %s is already granted by statement %q", where, a, sid)
 					}
-					granted[op] = st.Sid
-					typ, ok := resourceTypes[op]
+					granted[a] = st.Sid
+					typ, ok := resourceTypes[a]
 					if !ok {
-						t.Errorf("%s: %s: its resource type is not in this test's table: add it from the Service Authorization Reference for Route 53", where, a)
+						t.Errorf("%s: %s: its resource type is not in this test's table: add it from the Service Authorization Reference for its service", where, a)
 						continue
 					}
 					types = append(types, typ)
@@ -217,7 +255,7 @@ func TestPolicyShape(t *testing.T) {
 					}
 					for key, values := range keys {
 						for _, a := range st.Action {
-							allowed, ok := conditionKeys[strings.TrimPrefix(a, "route53:")][key]
+							allowed, ok := conditionKeys[a][key]
 							if !ok {
 								t.Errorf("%s: condition key %q: not one %s supports (or not in this test's table)", where, key, a)
 								continue
@@ -236,13 +274,14 @@ func TestPolicyShape(t *testing.T) {
 					case types[0] == "*" && r != "*":
 						t.Errorf("%s: resource %q: %v take no resource, so IAM only matches them with \"*\"", where, r, st.Action)
 					case types[0] != "*" && r == "*":
-						t.Errorf("%s: resource \"*\" for %v: too broad, want arn:aws:route53:::%s/…", where, st.Action, types[0])
+						t.Errorf("%s: resource \"*\" for %v: too broad, want an ARN of type %s", where, st.Action, types[0])
 					case types[0] != "*":
-						m := arnPattern.FindStringSubmatch(r)
-						if m == nil {
-							t.Errorf("%s: resource %q is not a Route 53 hosted zone or change ARN", where, r)
-						} else if m[2] != types[0] {
-							t.Errorf("%s: resource %q is a %s ARN; %v are authorized on %s", where, r, m[2], st.Action, types[0])
+						switch got := arnResourceType(r); got {
+						case "":
+							t.Errorf("%s: resource %q is not a Route 53 hosted zone or change ARN, nor an ALB listener or listener-rule ARN", where, r)
+						case types[0]:
+						default:
+							t.Errorf("%s: resource %q is a %s ARN; %v are authorized on %s", where, r, got, st.Action, types[0])
 						}
 					}
 				}
