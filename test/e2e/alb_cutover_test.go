@@ -387,6 +387,10 @@ func TestALBCutover(t *testing.T) {
 	a := newCutALB(t)
 	load := startCutLoad(t, a.addr, 4)
 	load.waitRequests(t, 100)
+	// CloudWatch answers whole periods only: the plan's traffic gate reads the last ten
+	// 1-second periods up to now, rounded down, so the loop's first requests must lie in a
+	// second that has ended (on a loaded machine, 100 requests can all fall in this one).
+	time.Sleep(2 * time.Second)
 	state := t.TempDir()
 	planFile := a.plan("shop", "blue", "green", "2s", `  retire:
     cloudWatch: {period: 1}
