@@ -32,7 +32,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"maps"
 	"reflect"
 	"slices"
 	"sort"
@@ -43,6 +42,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2/types"
 	"github.com/aws/smithy-go"
 
+	"github.com/crossfade-io/crossfade/internal/cutover/gate"
 	"github.com/crossfade-io/crossfade/internal/cutover/spec"
 	"github.com/crossfade-io/crossfade/internal/registry"
 )
@@ -928,23 +928,7 @@ func (a *albLever) health(ctx context.Context, arn string) (int, string, error) 
 	if err != nil {
 		return 0, "", err
 	}
-	states := map[string]int{}
-	for _, d := range out.TargetHealthDescriptions {
-		if d.TargetHealth != nil {
-			states[string(d.TargetHealth.State)]++
-		}
-	}
-	healthy := states[string(types.TargetHealthStateEnumHealthy)]
-	summary := fmt.Sprintf("%d healthy of %d targets", healthy, len(out.TargetHealthDescriptions))
-	var rest []string
-	for _, st := range slices.Sorted(maps.Keys(states)) {
-		if st != string(types.TargetHealthStateEnumHealthy) {
-			rest = append(rest, fmt.Sprintf("%d %s", states[st], st))
-		}
-	}
-	if len(rest) > 0 {
-		summary += " (" + strings.Join(rest, ", ") + ")"
-	}
+	healthy, summary, _ := gate.HealthSummary(out.TargetHealthDescriptions)
 	return healthy, summary, nil
 }
 

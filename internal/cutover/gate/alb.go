@@ -86,7 +86,7 @@ func (h *TargetHealth) Check(ctx context.Context, s Step) Result {
 		if err != nil {
 			return r.fail(fmt.Errorf("gate %s: describe target health of %s: %w", h.name, g.Name, err))
 		}
-		healthy, line, example := healthSummary(out.TargetHealthDescriptions)
+		healthy, line, example := HealthSummary(out.TargetHealthDescriptions)
 		key := g.key()
 		r.set(key+".healthy", float64(healthy))
 		r.set(key+".targets", float64(len(out.TargetHealthDescriptions)))
@@ -110,9 +110,9 @@ func (h *TargetHealth) Check(ctx context.Context, s Step) Result {
 	return r
 }
 
-// healthSummary counts the healthy targets and says how the targets stand: "2 healthy of 3
+// HealthSummary counts the healthy targets and says how the targets stand: "2 healthy of 3
 // targets (1 unhealthy)", with a target that is not healthy and why, for a failure.
-func healthSummary(ds []elbtypes.TargetHealthDescription) (healthy int, line, example string) {
+func HealthSummary(ds []elbtypes.TargetHealthDescription) (healthy int, line, example string) {
 	states := map[string]int{}
 	for _, d := range ds {
 		st := "unknown"
