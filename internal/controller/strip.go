@@ -51,9 +51,13 @@ func strip(obj any) (any, error) {
 		for i := range o.Endpoints {
 			e := &o.Endpoints[i]
 			e.Hints, e.DeprecatedTopology, e.Zone = nil, nil, nil
-			// Sources read what the reference points at, never its UID or version.
+			// Sources read what the reference points at, never its UID or version. A listed
+			// slice passes here twice (its page, then the informer's transform): the second
+			// time the reference is already bare and is kept, not allocated again.
 			if r := e.TargetRef; r != nil {
-				e.TargetRef = &corev1.ObjectReference{APIVersion: r.APIVersion, Kind: r.Kind, Name: r.Name}
+				if bare := (corev1.ObjectReference{APIVersion: r.APIVersion, Kind: r.Kind, Name: r.Name}); *r != bare {
+					e.TargetRef = &bare
+				}
 			}
 		}
 	case *corev1.Namespace:
@@ -73,8 +77,18 @@ func stripMeta(m metav1.Object) {
 	m.SetFinalizers(nil)
 }
 
-// keepLabels returns the labels of keys that l has, nil when none.
+// keepLabels returns the labels of keys that l has, nil when none; l itself when it holds
+// nothing else (a second strip allocates nothing).
 func keepLabels(l map[string]string, keys ...string) map[string]string {
+	kept := 0
+	for _, k := range keys {
+		if _, ok := l[k]; ok {
+			kept++
+		}
+	}
+	if kept == len(l) {
+		return l
+	}
 	var out map[string]string
 	for _, k := range keys {
 		if v, ok := l[k]; ok {
