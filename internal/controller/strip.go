@@ -42,24 +42,7 @@ func strip(obj any) (any, error) {
 		}
 		o.Spec.DefaultBackend = nil
 	case *discoveryv1.EndpointSlice:
-		o.Ports = nil
-		// A slice is found by its Service's name label; nothing else of its metadata is
-		// read (no event is ever sent about a slice), and the controller's change-trigger
-		// annotation alone weighs as much as the rest.
-		o.Annotations, o.UID, o.GenerateName = nil, "", ""
-		o.Labels = keepLabels(o.Labels, discoveryv1.LabelServiceName, corev1.IsHeadlessService)
-		for i := range o.Endpoints {
-			e := &o.Endpoints[i]
-			e.Hints, e.DeprecatedTopology, e.Zone = nil, nil, nil
-			// Sources read what the reference points at, never its UID or version. A listed
-			// slice passes here twice (its page, then the informer's transform): the second
-			// time the reference is already bare and is kept, not allocated again.
-			if r := e.TargetRef; r != nil {
-				if bare := (corev1.ObjectReference{APIVersion: r.APIVersion, Kind: r.Kind, Name: r.Name}); *r != bare {
-					e.TargetRef = &bare
-				}
-			}
-		}
+		stripSlice(o)
 	case *corev1.Namespace:
 		o.Spec, o.Status = corev1.NamespaceSpec{}, corev1.NamespaceStatus{}
 	case *gatewayv1.HTTPRoute:
@@ -68,6 +51,81 @@ func strip(obj any) (any, error) {
 		o.Spec.Rules = nil
 	}
 	return obj, nil
+}
+
+// endpointSliceController is the managed-by label value of the slices Kubernetes' own
+// EndpointSlice controller writes: it labels every slice of a headless Service with
+// corev1.IsHeadlessService (and removes the label from the others), so for its slices
+// the label alone says whether a source may read the endpoints' addresses.
+const endpointSliceController = "endpointslice-controller.k8s.io"
+
+// stripSlice keeps of an EndpointSlice what the Service source reads. A headless
+// Service's slice keeps each endpoint's address, hostname, node, conditions and what its
+// reference points at; any other Service reads its slices only for the nodes its ready
+// endpoints run on (externalTrafficPolicy Local), so the EndpointSlice controller's
+// slices of those keep one endpoint per node and condition, with no address. In a
+// cluster where most Services are not headless that is most of the slices' weight.
+// A slice written by anyone else keeps its addresses: nothing promises it the label.
+func stripSlice(o *discoveryv1.EndpointSlice) {
+	_, headless := o.Labels[corev1.IsHeadlessService]
+	nodesOnly := !headless && o.Labels[discoveryv1.LabelManagedBy] == endpointSliceController
+	o.Ports = nil
+	// A slice is found by its Service's name label; nothing else of its metadata is read
+	// (no event is ever sent about a slice), and the controller's change-trigger
+	// annotation alone weighs as much as the rest.
+	o.Annotations, o.UID, o.GenerateName = nil, "", ""
+	o.Labels = keepLabels(o.Labels, discoveryv1.LabelServiceName, corev1.IsHeadlessService)
+	if nodesOnly {
+		o.Endpoints = nodeEndpoints(o.Endpoints)
+		return
+	}
+	for i := range o.Endpoints {
+		e := &o.Endpoints[i]
+		e.Hints, e.DeprecatedTopology, e.Zone = nil, nil, nil
+		// Sources read what the reference points at, never its UID or version. A listed
+		// slice passes here twice (its page, then the informer's transform): the second
+		// time the reference is already bare and is kept, not allocated again.
+		if r := e.TargetRef; r != nil {
+			if bare := (corev1.ObjectReference{APIVersion: r.APIVersion, Kind: r.Kind, Name: r.Name}); *r != bare {
+				e.TargetRef = &bare
+			}
+		}
+	}
+}
+
+// nodeEndpoints reduces endpoints to one per node and set of conditions, with only the
+// node and the conditions: what a Service with externalTrafficPolicy Local reads. An
+// endpoint on no node tells such a Service nothing and is dropped. The order of first
+// appearance is kept.
+func nodeEndpoints(eps []discoveryv1.Endpoint) []discoveryv1.Endpoint {
+	type key struct {
+		node                        string
+		ready, serving, terminating int8
+	}
+	tri := func(b *bool) int8 {
+		switch {
+		case b == nil:
+			return 0
+		case *b:
+			return 1
+		}
+		return 2
+	}
+	seen := make(map[key]bool, len(eps))
+	out := eps[:0:0]
+	for _, e := range eps {
+		if e.NodeName == nil {
+			continue
+		}
+		c := e.Conditions
+		k := key{*e.NodeName, tri(c.Ready), tri(c.Serving), tri(c.Terminating)}
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		out = append(out, discoveryv1.Endpoint{NodeName: e.NodeName, Conditions: c})
+	}
+	return out
 }
 
 func stripMeta(m metav1.Object) {

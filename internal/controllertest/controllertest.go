@@ -70,6 +70,8 @@ type Options struct {
 	Route53URL string
 	// Args are the controller's other flags (--source, --txt-owner-id, …).
 	Args []string
+	// Env are extra environment variables (KEY=value), after the test's own.
+	Env []string
 }
 
 // Process is a running `crossfade controller`.
@@ -94,6 +96,7 @@ func Start(t testing.TB, o Options) *Process {
 		"--metrics-address", "127.0.0.1:0", "--log-format", "json", "--log-level", "debug"}
 	cmd := exec.Command(Binary(t), append(base, o.Args...)...)
 	cmd.Env = append(os.Environ(), "AWS_ACCESS_KEY_ID=test", "AWS_SECRET_ACCESS_KEY=test", "AWS_EC2_METADATA_DISABLED=true")
+	cmd.Env = append(cmd.Env, o.Env...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/crossfade-io/crossfade/internal/controllertest"
 )
 
 // TestExternalDNSCommandLine: an external-dns Deployment's arguments, copied unchanged
@@ -44,5 +46,29 @@ func TestExternalDNSCommandLine(t *testing.T) {
 	}
 	if strings.Contains(log, `"flag":"--txt-owner-id"`) || strings.Contains(log, `"flag":"--events"`) {
 		t.Errorf("a known flag was warned about:\n%s", log)
+	}
+}
+
+// TestControllerGCPercent: the controller collects garbage at GOGC=50 unless the
+// environment sets GOGC, which then decides (as the Go runtime's own go_gc_gogc_percent
+// on /metrics reports it).
+func TestControllerGCPercent(t *testing.T) {
+	e := setup(t)
+	for _, tc := range []struct {
+		env  string
+		want float64
+	}{
+		{"GOGC=", 50},
+		{"GOGC=100", 100},
+		{"GOGC=30", 30},
+	} {
+		t.Run(tc.env, func(t *testing.T) {
+			p := controllertest.Start(t, controllertest.Options{Name: "controller", Kubeconfig: e.kc.Kubeconfig,
+				Route53URL: e.sb.APIURL(), Env: []string{tc.env},
+				Args: []string{"--source", "service", "--txt-owner-id", "blue", "--leader-elect=false"}})
+			if got := p.Metric(t, "go_gc_gogc_percent"); got != tc.want {
+				t.Errorf("go_gc_gogc_percent %v, want %v", got, tc.want)
+			}
+		})
 	}
 }
