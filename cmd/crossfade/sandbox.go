@@ -15,7 +15,7 @@ func newSandboxCmd(g *globalFlags) *cobra.Command {
 	var latency time.Duration
 	cmd := &cobra.Command{
 		Use:   "sandbox",
-		Short: "Serve local Route 53, ELBv2 and CloudWatch APIs, an authoritative DNS server and a weighted ALB proxy",
+		Short: "Serve local Route 53, ELBv2, CloudWatch and Cloud Map APIs, an authoritative DNS server and a weighted ALB proxy",
 		Long: `sandbox serves, on loopback, the Route 53 REST API (2013-04-01) that the AWS SDKs and
 CLI speak, and an authoritative DNS server (UDP and TCP) that answers from the same records
 with Route 53's weighted, failover and alias semantics.
@@ -28,6 +28,11 @@ proxy on its own free loopback port (GET /_sandbox/elb/listeners maps listener A
 answers), health checks the targets for DescribeTargetHealth, drains deregistered targets,
 and counts the requests that CloudWatch reports. An ALB's DNS name answers 127.0.0.1 to
 Route 53 aliases; clients still need the listener's port.
+
+It also serves the Cloud Map API (servicediscovery 2017-03-14): HTTP, private and public DNS
+namespaces, services, instances with custom attributes and custom health, DiscoverInstances
+and the operations. A DNS namespace is a hosted zone of the same DNS server, which answers
+the A, AAAA and SRV records Cloud Map writes for its instances.
 
 Point clients at it with --endpoint-url / AWS_ENDPOINT_URL and any dummy credentials.
 Metrics are at /metrics; faults and health checks are set at /_sandbox/faults and
@@ -51,11 +56,12 @@ Metrics are at /metrics; faults and health checks are set at /_sandbox/faults an
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&cfg.APIAddr, "api", sandbox.DefaultAPIAddr, "listen address of the Route 53, ELBv2 and CloudWatch APIs, /metrics and /_sandbox/")
+	f.StringVar(&cfg.APIAddr, "api", sandbox.DefaultAPIAddr, "listen address of the Route 53, ELBv2, CloudWatch and Cloud Map APIs, /metrics and /_sandbox/")
 	f.StringVar(&cfg.DNSAddr, "dns", sandbox.DefaultDNSAddr, "listen address of the DNS server (UDP and TCP)")
-	f.StringVar(&cfg.StatePath, "state", "", "bbolt file that keeps zones and the ELBv2 state across restarts (default: memory only)")
+	f.StringVar(&cfg.StatePath, "state", "", "bbolt file that keeps zones, the ELBv2 and the Cloud Map state across restarts (default: memory only)")
 	f.BoolVar(&cfg.AllowRemote, "allow-remote", false, "allow non-loopback listen addresses (the API has no authentication)")
-	f.DurationVar(&cfg.ChangeDelay, "change-delay", 0, "how long GetChange reports PENDING before INSYNC")
+	f.DurationVar(&cfg.ChangeDelay, "change-delay", 0, "how long GetChange reports PENDING before INSYNC, and a Cloud Map operation PENDING before its result")
+	f.DurationVar(&cfg.CloudMapHealthDelay, "cloudmap-health-delay", 0, "how long Cloud Map waits before UpdateInstanceCustomHealthStatus takes effect (AWS: about 30s)")
 	f.Float64Var(&cfg.Faults.ThrottleRate, "throttle-rate", 0, "fraction of API calls answered Throttling: Rate exceeded")
 	f.Float64Var(&cfg.Faults.PriorRequestRate, "prior-request-rate", 0, "fraction of API calls answered PriorRequestNotComplete")
 	f.Float64Var(&cfg.Faults.ServerErrorRate, "server-error-rate", 0, "fraction of API calls answered HTTP 500")

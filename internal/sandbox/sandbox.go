@@ -1,7 +1,8 @@
 // Package sandbox is crossfade's embedded default: a Route 53-compatible API and an
 // authoritative DNS server answering from the same records, an ELBv2-compatible API with a
-// real weighted HTTP proxy behind every listener, and the CloudWatch API that reads the
-// proxy's traffic, in one loopback process, with fault injection and call counters for
+// real weighted HTTP proxy behind every listener, the CloudWatch API that reads the
+// proxy's traffic, and a Cloud Map (servicediscovery) API whose DNS namespaces are zones of
+// the same DNS server, in one loopback process, with fault injection and call counters for
 // tests.
 package sandbox
 
@@ -24,6 +25,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/crossfade-io/crossfade/internal/sandbox/albproxy"
+	"github.com/crossfade-io/crossfade/internal/sandbox/cloudmap"
 	"github.com/crossfade-io/crossfade/internal/sandbox/cloudwatchapi"
 	"github.com/crossfade-io/crossfade/internal/sandbox/dnsserver"
 	"github.com/crossfade-io/crossfade/internal/sandbox/elb"
@@ -41,21 +43,26 @@ const (
 
 // Config configures a sandbox.
 type Config struct {
-	// APIAddr serves the Route 53, ELBv2 and CloudWatch APIs, /metrics and /_sandbox/;
+	// APIAddr serves the Route 53, ELBv2, CloudWatch and Cloud Map APIs, /metrics and /_sandbox/;
 	// port 0 picks one. The ELBv2 listeners are served on ports of their own (see
 	// ListenerAddrs).
 	APIAddr string
 	// DNSAddr serves DNS on UDP and TCP; port 0 picks one.
 	DNSAddr string
-	// StatePath keeps the zones and the ELBv2 state in a bbolt file; empty keeps them in
-	// memory.
+	// StatePath keeps the zones, the ELBv2 and the Cloud Map state in a bbolt file; empty
+	// keeps them in memory.
 	StatePath string
 	// AllowRemote permits non-loopback listen addresses.
 	AllowRemote bool
-	// ChangeDelay is how long a change stays PENDING before GetChange reports INSYNC.
+	// ChangeDelay is how long a change stays PENDING before GetChange reports INSYNC, and
+	// how long a Cloud Map operation stays PENDING before GetOperation reports its result.
 	ChangeDelay time.Duration
-	Faults      faults.Config
-	Logger      *slog.Logger
+	// CloudMapHealthDelay is how long Cloud Map waits before an
+	// UpdateInstanceCustomHealthStatus takes effect (real Cloud Map: about 30 s); 0 applies
+	// it at once.
+	CloudMapHealthDelay time.Duration
+	Faults              faults.Config
+	Logger              *slog.Logger
 }
 
 // Sandbox is a running sandbox.
@@ -64,6 +71,7 @@ type Sandbox struct {
 	store   *zones.Store
 	elb     *elb.Store
 	alb     *albBridge
+	cm      *cloudmap.Store
 	faults  *faults.Injector
 	http    *http.Server
 	apiAddr net.Addr
@@ -129,9 +137,18 @@ func Start(ctx context.Context, cfg Config) (*Sandbox, error) {
 		store.Close()
 		return nil, err
 	}
-	s := &Sandbox{log: cfg.Logger, store: store, elb: lbs, alb: alb, faults: inj, done: make(chan error, 1)}
+	// Cloud Map keeps its state in the same file and its DNS namespaces' zones in the store.
+	cm, err := openCloudMap(cfg, store)
+	if err != nil {
+		_ = alb.close()
+		lbs.Close()
+		store.Close()
+		return nil, err
+	}
+	s := &Sandbox{log: cfg.Logger, store: store, elb: lbs, alb: alb, cm: cm, faults: inj, done: make(chan error, 1)}
 	closeStores := func() {
 		_ = alb.close()
+		cm.Close()
 		lbs.Close()
 		store.Close()
 	}
@@ -157,6 +174,11 @@ func Start(ctx context.Context, cfg Config) (*Sandbox, error) {
 		closeStores()
 		return nil, err
 	}
+	cmAPI, err := cloudMapAPI(cfg, cm, inj, reg)
+	if err != nil {
+		closeStores()
+		return nil, err
+	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	mux.Handle(AdminPrefix, s.adminHandler())
@@ -164,6 +186,7 @@ func Start(ctx context.Context, cfg Config) (*Sandbox, error) {
 		rest:      api,
 		matchers:  []matcher{cwAPI},
 		byVersion: map[string]http.Handler{elbv2api.Version: elbAPI},
+		byTarget:  map[string]http.Handler{cloudMapTarget: cmAPI},
 	})
 
 	ln, err := net.Listen("tcp", cfg.APIAddr)
@@ -237,7 +260,7 @@ func (s *Sandbox) Close() error {
 	// No API call can change the ELBv2 state now; the store's drain timer still can, so
 	// the proxy stops following the store before it stops.
 	errs = append(errs, s.alb.close())
-	errs = append(errs, s.elb.Close(), s.store.Close())
+	errs = append(errs, s.cm.Close(), s.elb.Close(), s.store.Close())
 	return errors.Join(errs...)
 }
 
