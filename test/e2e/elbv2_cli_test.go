@@ -185,19 +185,80 @@ func TestELBv2CLI(t *testing.T) {
 		t.Errorf("with a 0 s delay the target should be gone: %s", blueHealth.TargetHealthDescriptions)
 	}
 
-	// Tags on every kind of resource.
-	aws.must(nil, "elbv2", "add-tags", "--resource-arns", lbARN, blue, listener, rule, "--tags", "Key=env,Value=test", "Key=owner,Value=sre")
-	aws.must(nil, "elbv2", "remove-tags", "--resource-arns", rule, "--tag-keys", "owner")
+	// Tags on every kind of resource, one resource per add-tags and remove-tags (ELBv2
+	// takes one, though the CLI takes a list), the listener's default rule included: it is
+	// a rule of its own, where the ALB lever keeps a listener's authority tag.
+	defaultRuleARN := func() string {
+		var rules elbRules
+		aws.must(&rules, "elbv2", "describe-rules", "--listener-arn", listener)
+		return rules.Rules[len(rules.Rules)-1].RuleArn
+	}()
+	for _, arn := range []string{lbARN, blue, listener, rule} {
+		aws.must(nil, "elbv2", "add-tags", "--resource-arns", arn, "--tags", "Key=env,Value=test", "Key=owner,Value=sre")
+	}
+	aws.must(nil, "elbv2", "remove-tags", "--resource-arns", rule, "--tag-keys", "owner", "absent")
+	authority := `[{"Key": "crossfade.io/cutover/shop/0a1b2c3d4e5f6a7b", "Value": "0a1b2c3d4e5f6a7b@laptop.local:4242"}]`
+	aws.must(nil, "elbv2", "add-tags", "--resource-arns", defaultRuleARN, "--tags", authority)
 	var tags struct {
 		TagDescriptions []struct {
 			ResourceArn string
 			Tags        []struct{ Key, Value string }
 		}
 	}
-	aws.must(&tags, "elbv2", "describe-tags", "--resource-arns", lbARN, rule)
-	if len(tags.TagDescriptions) != 2 || len(tags.TagDescriptions[0].Tags) != 3 || len(tags.TagDescriptions[1].Tags) != 1 || tags.TagDescriptions[1].Tags[0].Key != "env" {
+	aws.must(&tags, "elbv2", "describe-tags", "--resource-arns", lbARN, rule, defaultRuleARN)
+	if len(tags.TagDescriptions) != 3 || len(tags.TagDescriptions[0].Tags) != 3 || len(tags.TagDescriptions[1].Tags) != 1 || tags.TagDescriptions[1].Tags[0].Key != "env" ||
+		len(tags.TagDescriptions[2].Tags) != 1 || tags.TagDescriptions[2].Tags[0].Value != "0a1b2c3d4e5f6a7b@laptop.local:4242" {
 		t.Errorf("tags %+v", tags.TagDescriptions)
 	}
+	// A rule at 50 tags takes new values for its keys, and no 51st key.
+	var fifty []string
+	for i := range 48 {
+		fifty = append(fifty, fmt.Sprintf("Key=k%02d,Value=v", i))
+	}
+	aws.must(nil, append([]string{"elbv2", "add-tags", "--resource-arns", rule, "--tags"}, fifty...)...)
+	aws.must(nil, "elbv2", "add-tags", "--resource-arns", rule, "--tags", "Key=env,Value=prod", "Key=owner,Value=sre")
+	aws.must(nil, "elbv2", "add-tags", "--resource-arns", rule, "--tags", "Key=k00,Value=again")
+	tagErrors := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"tags on two resources", []string{"add-tags", "--resource-arns", rule, blue, "--tags", "Key=a,Value=b"},
+			"(ValidationError) when calling the AddTags operation: Only one resource can be tagged at a time"},
+		{"untag two resources", []string{"remove-tags", "--resource-arns", rule, blue, "--tag-keys", "env"},
+			"(ValidationError) when calling the RemoveTags operation: Only one resource can be untagged at a time"},
+		{"a 51st tag", []string{"add-tags", "--resource-arns", rule, "--tags", "Key=one-more,Value=x"},
+			"(TooManyTags) when calling the AddTags operation: You've reached the limit on the number of tags for this resource"},
+		{"a key twice", []string{"add-tags", "--resource-arns", blue, "--tags", "Key=a,Value=1", "Key=a,Value=2"},
+			"(DuplicateTagKeys) when calling the AddTags operation: Tag key 'a' was specified more than once"},
+		{"the aws: prefix", []string{"add-tags", "--resource-arns", blue, "--tags", "Key=aws:cloudformation:stack-name,Value=x"},
+			"(ValidationError) when calling the AddTags operation: Tag key 'aws:cloudformation:stack-name' cannot start with 'aws:'"},
+		{"a key of 129 characters", []string{"add-tags", "--resource-arns", blue, "--tags", "Key=" + strings.Repeat("k", 129) + ",Value=x"},
+			"(ValidationError) when calling the AddTags operation: 1 validation error detected: Value '" + strings.Repeat("k", 129) + "' at 'tags.1.member.key' failed to satisfy constraint: Member must have length less than or equal to 128"},
+		{"a value of 257 characters", []string{"add-tags", "--resource-arns", blue, "--tags", "Key=k,Value=" + strings.Repeat("v", 257)},
+			"at 'tags.1.member.value' failed to satisfy constraint: Member must have length less than or equal to 256"},
+		{"tags of a rule that is gone", []string{"describe-tags", "--resource-arns", rule + "0"},
+			"(RuleNotFound) when calling the DescribeTags operation: One or more rules not found"},
+		{"tag a listener that is gone", []string{"add-tags", "--resource-arns", listener + "0", "--tags", "Key=a,Value=b"},
+			"(ListenerNotFound) when calling the AddTags operation: One or more listeners not found"},
+	}
+	for _, tc := range tagErrors {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := aws.run(append([]string{"elbv2"}, tc.args...)...)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("aws error:\n%v\nwant it to contain\n%s", err, tc.want)
+			}
+		})
+	}
+	aws.must(&tags, "elbv2", "describe-tags", "--resource-arns", rule, blue)
+	if n := len(tags.TagDescriptions[0].Tags); n != 50 || len(tags.TagDescriptions[1].Tags) != 2 {
+		t.Errorf("after the refused requests: %d tags on the rule (want 50), %d on the group (want 2)", n, len(tags.TagDescriptions[1].Tags))
+	}
+	var keys []string
+	for i := range 48 {
+		keys = append(keys, fmt.Sprintf("k%02d", i))
+	}
+	aws.must(nil, append([]string{"elbv2", "remove-tags", "--resource-arns", rule, "--tag-keys"}, keys...)...)
 
 	// Paging by hand: for elbv2 the CLI treats --page-size as a manual paging argument
 	// and turns its own pagination off, so it prints NextMarker for the next call.

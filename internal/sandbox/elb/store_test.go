@@ -1,6 +1,7 @@
 package elb
 
 import (
+	"fmt"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -297,8 +298,11 @@ func normalise(s Snapshot) Snapshot {
 func TestTags(t *testing.T) {
 	f := newFixture(t)
 	arns := []string{f.lb.ARN, f.blue, f.listener, f.defaultARN}
-	if err := f.s.AddTags("", arns, []Tag{{"env", "test"}, {"team", "web"}}); err != nil {
-		t.Fatal(err)
+	// One resource a call: AddTags and RemoveTags take a list, ELBv2 takes one of it.
+	for _, arn := range arns {
+		if err := f.s.AddTags("", []string{arn}, []Tag{{"env", "test"}, {"team", "web"}}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if err := f.s.AddTags("", arns[:1], []Tag{{"env", "prod"}}); err != nil {
 		t.Fatal(err)
@@ -325,19 +329,96 @@ func TestTags(t *testing.T) {
 		{"garbage", "arn:aws:s3:::bucket", CodeValidation, "is not a valid resource ARN"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := f.s.DescribeTags("", []string{tc.arn})
+			_, err := f.s.DescribeTags("", []string{f.blue, tc.arn})
 			wantErr(t, err, tc.code, tc.want)
-			wantErr(t, f.s.AddTags("", []string{f.blue, tc.arn}, []Tag{{"k", "v"}}), tc.code, tc.want)
+			wantErr(t, f.s.AddTags("", []string{tc.arn}, []Tag{{"k", "v"}}), tc.code, tc.want)
+			wantErr(t, f.s.RemoveTags("", []string{tc.arn}, []string{"k"}), tc.code, tc.want)
 		})
 	}
+	// 48 more make 50 on the group, the most: one more is refused, a new value for a key
+	// it has is not, and a refused call changes nothing.
 	var many []Tag
-	for i := range 50 {
-		many = append(many, Tag{Key: "k" + string(rune('A'+i%26)) + string(rune('a'+i/26))})
+	for i := range 48 {
+		many = append(many, Tag{Key: fmt.Sprintf("k%02d", i)})
 	}
-	wantErr(t, f.s.AddTags("", []string{f.blue}, many), CodeTooManyTags, "limit on the number of tags")
-	// Refused AddTags left the good resource alone too.
-	if ds := must(f.s.DescribeTags("", []string{f.blue}))(t); len(ds[0].Tags) != 1 {
-		t.Errorf("tags after refused AddTags: %v", ds[0].Tags)
+	if err := f.s.AddTags("", []string{f.defaultARN}, many); err != nil {
+		t.Fatal(err)
+	}
+	wantErr(t, f.s.AddTags("", []string{f.defaultARN}, []Tag{{"one-more", ""}}), CodeTooManyTags, "You've reached the limit on the number of tags for this resource (50)")
+	if err := f.s.AddTags("", []string{f.defaultARN}, []Tag{{"env", "prod"}, {"k00", "x"}}); err != nil {
+		t.Errorf("new values for keys it has, at 50 tags: %v", err)
+	}
+	if ds := must(f.s.DescribeTags("", []string{f.defaultARN}))(t); len(ds[0].Tags) != 50 || ds[0].Tags[0] != (Tag{"env", "prod"}) {
+		t.Errorf("tags after the refused AddTags: %d, first %v", len(ds[0].Tags), ds[0].Tags[0])
+	}
+}
+
+// TestTagRequests: each tag request as ELBv2 refuses it, with its code and message; none
+// changes anything.
+func TestTagRequests(t *testing.T) {
+	f := newFixture(t)
+	rule := f.defaultARN
+	long := strings.Repeat("é", 129) // 129 characters, 258 bytes
+	var twentyOne []string
+	for range 21 {
+		twentyOne = append(twentyOne, rule)
+	}
+	var fiftyOne []Tag
+	for i := range 51 {
+		fiftyOne = append(fiftyOne, Tag{Key: fmt.Sprintf("k%02d", i)})
+	}
+	for _, tc := range []struct {
+		name       string
+		call       func() error
+		code, want string
+	}{
+		{"AddTags on two resources", func() error { return f.s.AddTags("", []string{rule, f.blue}, []Tag{{"k", "v"}}) },
+			CodeValidation, "Only one resource can be tagged at a time"},
+		{"RemoveTags on two resources", func() error { return f.s.RemoveTags("", []string{rule, f.blue}, []string{"k"}) },
+			CodeValidation, "Only one resource can be untagged at a time"},
+		{"AddTags on none", func() error { return f.s.AddTags("", nil, []Tag{{"k", "v"}}) },
+			CodeValidation, "Value null at 'resourceArns' failed to satisfy constraint: Member must not be null"},
+		{"AddTags without tags", func() error { return f.s.AddTags("", []string{rule}, nil) },
+			CodeValidation, "Value null at 'tags'"},
+		{"RemoveTags without keys", func() error { return f.s.RemoveTags("", []string{rule}, nil) },
+			CodeValidation, "Value null at 'tagKeys'"},
+		{"DescribeTags of 21", func() error { _, err := f.s.DescribeTags("", twentyOne); return err },
+			CodeValidation, "at 'resourceArns' failed to satisfy constraint: Member must have length less than or equal to 20"},
+		{"51 tags", func() error { return f.s.AddTags("", []string{rule}, fiftyOne) },
+			CodeTooManyTags, "You've reached the limit on the number of tags for this resource (50)"},
+		{"duplicate keys", func() error { return f.s.AddTags("", []string{rule}, []Tag{{"k", "1"}, {"k", "2"}}) },
+			CodeDuplicateTagKeys, "Tag key 'k' was specified more than once"},
+		{"empty key", func() error { return f.s.AddTags("", []string{rule}, []Tag{{"", "v"}}) },
+			CodeValidation, "at 'tags.1.member.key' failed to satisfy constraint: Member must have length greater than or equal to 1"},
+		{"a key of 129 characters", func() error { return f.s.AddTags("", []string{rule}, []Tag{{"ok", ""}, {long, "v"}}) },
+			CodeValidation, "at 'tags.2.member.key' failed to satisfy constraint: Member must have length less than or equal to 128"},
+		{"a value of 257 characters", func() error { return f.s.AddTags("", []string{rule}, []Tag{{"k", strings.Repeat("v", 257)}}) },
+			CodeValidation, "at 'tags.1.member.value' failed to satisfy constraint: Member must have length less than or equal to 256"},
+		{"a key with a comma", func() error { return f.s.AddTags("", []string{rule}, []Tag{{"a,b", "v"}}) },
+			CodeValidation, "at 'tags.1.member.key' failed to satisfy constraint: Member must satisfy regular expression pattern"},
+		{"a value with a quote", func() error { return f.s.AddTags("", []string{rule}, []Tag{{"k", `"v"`}}) },
+			CodeValidation, "at 'tags.1.member.value' failed to satisfy constraint: Member must satisfy regular expression pattern"},
+		{"the aws: prefix", func() error { return f.s.AddTags("", []string{rule}, []Tag{{"AWS:cloudformation:stack-name", "v"}}) },
+			CodeValidation, "Tag key 'AWS:cloudformation:stack-name' cannot start with 'aws:'"},
+		{"removing a key of 129 characters", func() error { return f.s.RemoveTags("", []string{rule}, []string{"ok", long}) },
+			CodeValidation, "at 'tagKeys.2.member' failed to satisfy constraint: Member must have length less than or equal to 128"},
+		{"removing an empty key", func() error { return f.s.RemoveTags("", []string{rule}, []string{""}) },
+			CodeValidation, "at 'tagKeys.1.member' failed to satisfy constraint: Member must have length greater than or equal to 1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			wantErr(t, tc.call(), tc.code, tc.want)
+			if ds := must(f.s.DescribeTags("", []string{rule}))(t); len(ds[0].Tags) != 0 {
+				t.Errorf("a refused request left tags: %v", ds[0].Tags)
+			}
+		})
+	}
+	// Lengths are characters: 128 two-byte letters make a valid key, 256 a valid value.
+	ok := Tag{strings.Repeat("é", 128), strings.Repeat("ü", 256)}
+	if err := f.s.AddTags("", []string{rule}, []Tag{ok}); err != nil {
+		t.Errorf("a key of 128 and a value of 256 characters: %v", err)
+	}
+	if err := f.s.RemoveTags("", []string{rule}, []string{ok.Key}); err != nil {
+		t.Errorf("removing a key of 128 characters: %v", err)
 	}
 }
 

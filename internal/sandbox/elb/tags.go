@@ -1,6 +1,7 @@
 package elb
 
 import (
+	"fmt"
 	"slices"
 )
 
@@ -46,6 +47,7 @@ func (t *txn) taggable(region, arn string) ([]Tag, func([]Tag), *Error) {
 	return nil, nil, validationf("'%s' is not a valid resource ARN", arn)
 }
 
+// checkResourceARNs applies DescribeTags' limit: up to 20 resources per call.
 func checkResourceARNs(arns []string) *Error {
 	if len(arns) == 0 {
 		return notNull("resourceArns")
@@ -56,9 +58,24 @@ func checkResourceARNs(arns []string) *Error {
 	return nil
 }
 
-// AddTags adds tags to resources, replacing the values of keys they already have.
+// checkOneResource applies AddTags' and RemoveTags' limit: their ResourceArns is a list
+// in the model, but ELBv2 tags or untags one resource per call. AddTags' message is the
+// one real ELBv2 answers (aws/aws-sdk-go-v2 issue 2715, 2024); RemoveTags' limit is
+// reported by fog-aws and moto, its wording here is the sandbox's.
+func checkOneResource(arns []string, verb string) *Error {
+	switch {
+	case len(arns) == 0:
+		return notNull("resourceArns")
+	case len(arns) > 1:
+		return validationf("Only one resource can be %s at a time", verb)
+	}
+	return nil
+}
+
+// AddTags adds tags to one resource (arns has exactly one ARN, as ELBv2 requires),
+// replacing the values of keys it already has.
 func (s *Store) AddTags(region string, arns []string, tags []Tag) error {
-	if err := checkResourceARNs(arns); err != nil {
+	if err := checkOneResource(arns, "tagged"); err != nil {
 		return err
 	}
 	if len(tags) == 0 {
@@ -84,13 +101,19 @@ func (s *Store) AddTags(region string, arns []string, tags []Tag) error {
 	return s.commit(t)
 }
 
-// RemoveTags removes tag keys from resources; a key a resource lacks is ignored.
+// RemoveTags removes tag keys from one resource (arns has exactly one ARN, as ELBv2
+// requires); a key the resource lacks is ignored.
 func (s *Store) RemoveTags(region string, arns, keys []string) error {
-	if err := checkResourceARNs(arns); err != nil {
+	if err := checkOneResource(arns, "untagged"); err != nil {
 		return err
 	}
 	if len(keys) == 0 {
 		return notNull("tagKeys")
+	}
+	for i, k := range keys {
+		if err := checkTagKey(k, fmt.Sprintf("tagKeys.%d.member", i+1)); err != nil {
+			return err
+		}
 	}
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // checkName applies ELBv2's rule for load balancer and target group names: 1–32
@@ -27,24 +28,43 @@ func checkName(what, name string) *Error {
 
 var tagPattern = regexp.MustCompile(`^([\p{L}\p{Z}\p{N}_.:/=+\-@]*)$`)
 
+// Tag limits of the model (TagKey, TagValue): lengths in characters, not bytes.
+const (
+	maxTagKeyLength   = 128
+	maxTagValueLength = 256
+)
+
+// checkTagKey applies the model's TagKey constraints to a key at path (a tag's
+// "tags.N.member.key", or RemoveTags' "tagKeys.N.member"), and ELBv2's refusal of the
+// reserved prefix, in its own words (seen in public reports: "Tag key
+// 'aws:cloudformation:stack-name' cannot start with 'aws:'").
+func checkTagKey(key, path string) *Error {
+	switch n := utf8.RuneCountInString(key); {
+	case n == 0:
+		return constraint(key, path, "Member must have length greater than or equal to 1")
+	case n > maxTagKeyLength:
+		return constraint(key, path, fmt.Sprintf("Member must have length less than or equal to %d", maxTagKeyLength))
+	case !tagPattern.MatchString(key):
+		return constraint(key, path, `Member must satisfy regular expression pattern: ^([\p{L}\p{Z}\p{N}_.:/=+\-@]*)$`)
+	case strings.HasPrefix(strings.ToLower(key), "aws:"):
+		return validationf("Tag key '%s' cannot start with 'aws:'", key)
+	}
+	return nil
+}
+
 // checkTags validates the tags of one request; path is the member they came in.
 func checkTags(tags []Tag, path string) *Error {
 	seen := map[string]bool{}
 	for i, tg := range tags {
 		p := fmt.Sprintf("%s.%d.member", path, i+1)
+		if err := checkTagKey(tg.Key, p+".key"); err != nil {
+			return err
+		}
 		switch {
-		case tg.Key == "":
-			return constraint(tg.Key, p+".key", "Member must have length greater than or equal to 1")
-		case len(tg.Key) > 128:
-			return constraint(tg.Key, p+".key", "Member must have length less than or equal to 128")
-		case len(tg.Value) > 256:
-			return constraint(tg.Value, p+".value", "Member must have length less than or equal to 256")
-		case !tagPattern.MatchString(tg.Key):
-			return constraint(tg.Key, p+".key", `Member must satisfy regular expression pattern: ^([\p{L}\p{Z}\p{N}_.:/=+\-@]*)$`)
+		case utf8.RuneCountInString(tg.Value) > maxTagValueLength:
+			return constraint(tg.Value, p+".value", fmt.Sprintf("Member must have length less than or equal to %d", maxTagValueLength))
 		case !tagPattern.MatchString(tg.Value):
 			return constraint(tg.Value, p+".value", `Member must satisfy regular expression pattern: ^([\p{L}\p{Z}\p{N}_.:/=+\-@]*)$`)
-		case strings.HasPrefix(strings.ToLower(tg.Key), "aws:"):
-			return validationf("Tag key '%s' is not valid: the 'aws:' prefix is reserved for AWS use", tg.Key)
 		case seen[tg.Key]:
 			return errorf(CodeDuplicateTagKeys, "Tag key '%s' was specified more than once", tg.Key)
 		}

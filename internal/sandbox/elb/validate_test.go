@@ -26,7 +26,7 @@ func TestCreateLoadBalancerErrors(t *testing.T) {
 		{"bad scheme", CreateLoadBalancerInput{Name: "a", Subnets: two, Scheme: "public"}, CodeValidation, "Value 'public' at 'scheme' failed to satisfy constraint: Member must satisfy enum value set: [internet-facing, internal]"},
 		{"unknown region", CreateLoadBalancerInput{Name: "a", Subnets: two, Region: "xx-moon-1"}, CodeValidation, "region 'xx-moon-1'"},
 		{"same name, other settings", CreateLoadBalancerInput{Name: "taken", Subnets: two, Scheme: "internal"}, CodeDuplicateLoadBalancerName, "A load balancer with the same name 'taken' exists, but with different settings"},
-		{"reserved tag", CreateLoadBalancerInput{Name: "a", Subnets: two, Tags: []Tag{{Key: "aws:x"}}}, CodeValidation, "reserved"},
+		{"reserved tag", CreateLoadBalancerInput{Name: "a", Subnets: two, Tags: []Tag{{Key: "aws:x"}}}, CodeValidation, "Tag key 'aws:x' cannot start with 'aws:'"},
 		{"duplicate tag keys", CreateLoadBalancerInput{Name: "a", Subnets: two, Tags: []Tag{{Key: "k"}, {Key: "k"}}}, CodeDuplicateTagKeys, "Tag key 'k' was specified more than once"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

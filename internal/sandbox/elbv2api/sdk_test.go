@@ -3,6 +3,7 @@ package elbv2api
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -234,10 +235,12 @@ func TestSDKEveryOperation(t *testing.T) {
 		t.Errorf("with a 0 s deregistration delay the target goes at once: %d left", len(th.TargetHealthDescriptions))
 	}
 
-	// Tags.
-	if _, err := f.client.AddTags(ctx, &elbv2.AddTagsInput{ResourceArns: []string{e.lb, e.blue, e.listener, rule1},
-		Tags: []types.Tag{{Key: aws.String("env"), Value: aws.String("test")}}}); err != nil {
-		t.Fatal(err)
+	// Tags: one resource per AddTags and RemoveTags, as ELBv2 takes them.
+	for _, arn := range []string{e.lb, e.blue, e.listener, rule1} {
+		if _, err := f.client.AddTags(ctx, &elbv2.AddTagsInput{ResourceArns: []string{arn},
+			Tags: []types.Tag{{Key: aws.String("env"), Value: aws.String("test")}}}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if _, err := f.client.RemoveTags(ctx, &elbv2.RemoveTagsInput{ResourceArns: []string{e.lb}, TagKeys: []string{"team"}}); err != nil {
 		t.Fatal(err)
@@ -245,6 +248,32 @@ func TestSDKEveryOperation(t *testing.T) {
 	tags, err := f.client.DescribeTags(ctx, &elbv2.DescribeTagsInput{ResourceArns: []string{e.lb, rule1}})
 	if err != nil || len(tags.TagDescriptions[0].Tags) != 1 || len(tags.TagDescriptions[1].Tags) != 2 || *tags.TagDescriptions[1].Tags[0].Key != "k" {
 		t.Errorf("DescribeTags: %v %+v", err, tags)
+	}
+	// A listener's default rule is a rule of its own, tagged as one (the ALB lever keeps a
+	// listener's authority tag there), and ModifyListener leaves its tags alone.
+	listed, err := f.client.DescribeRules(ctx, &elbv2.DescribeRulesInput{ListenerArn: aws.String(e.listener)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dflt string
+	for _, r := range listed.Rules {
+		if aws.ToBool(r.IsDefault) {
+			dflt = aws.ToString(r.RuleArn)
+		}
+	}
+	key := "crossfade.io/cutover/shop/0a1b2c3d4e5f6a7b"
+	if _, err := f.client.AddTags(ctx, &elbv2.AddTagsInput{ResourceArns: []string{dflt}, Tags: []types.Tag{{Key: aws.String(key), Value: aws.String("0a1b2c3d4e5f6a7b@laptop:42")}}}); err != nil {
+		t.Fatalf("AddTags on the default rule: %v", err)
+	}
+	if _, err := f.client.ModifyListener(ctx, &elbv2.ModifyListenerInput{ListenerArn: aws.String(e.listener), DefaultActions: forward(e.blue, 1, e.green, 1)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.client.ModifyRule(ctx, &elbv2.ModifyRuleInput{RuleArn: aws.String(rule1), Actions: forward(e.blue, 1, e.green, 1)}); err != nil {
+		t.Fatal(err)
+	}
+	tags, err = f.client.DescribeTags(ctx, &elbv2.DescribeTagsInput{ResourceArns: []string{dflt, rule1}})
+	if err != nil || len(tags.TagDescriptions[0].Tags) != 1 || aws.ToString(tags.TagDescriptions[0].Tags[0].Key) != key || len(tags.TagDescriptions[1].Tags) != 2 {
+		t.Errorf("tags after ModifyListener and ModifyRule: %v %+v", err, tags)
 	}
 
 	// Deletes.
@@ -387,6 +416,30 @@ func TestSDKTypedErrors(t *testing.T) {
 			_, err := f.client.AddTags(ctx, &elbv2.AddTagsInput{ResourceArns: []string{e.lb}, Tags: []types.Tag{{Key: aws.String("a")}, {Key: aws.String("a")}}})
 			return err
 		}, new(*types.DuplicateTagKeysException), "Tag key 'a' was specified more than once"},
+		{"tags on two resources", func() error {
+			_, err := f.client.AddTags(ctx, &elbv2.AddTagsInput{ResourceArns: []string{e.lb, e.blue}, Tags: []types.Tag{{Key: aws.String("a")}}})
+			return err
+		}, "ValidationError", "Only one resource can be tagged at a time"},
+		{"51 tags", func() error {
+			var tags []types.Tag
+			for i := range 51 {
+				tags = append(tags, types.Tag{Key: aws.String(fmt.Sprintf("k%d", i))})
+			}
+			_, err := f.client.AddTags(ctx, &elbv2.AddTagsInput{ResourceArns: []string{e.blue}, Tags: tags})
+			return err
+		}, new(*types.TooManyTagsException), "You've reached the limit on the number of tags for this resource"},
+		{"tags of a rule that is gone", func() error {
+			_, err := f.client.DescribeTags(ctx, &elbv2.DescribeTagsInput{ResourceArns: []string{aws.ToString(rule.Rules[0].RuleArn) + "0"}})
+			return err
+		}, new(*types.RuleNotFoundException), "One or more rules not found"},
+		{"untag a rule that is gone", func() error {
+			_, err := f.client.RemoveTags(ctx, &elbv2.RemoveTagsInput{ResourceArns: []string{aws.ToString(rule.Rules[0].RuleArn) + "0"}, TagKeys: []string{"a"}})
+			return err
+		}, new(*types.RuleNotFoundException), "One or more rules not found"},
+		{"the aws: prefix", func() error {
+			_, err := f.client.AddTags(ctx, &elbv2.AddTagsInput{ResourceArns: []string{e.blue}, Tags: []types.Tag{{Key: aws.String("aws:x")}}})
+			return err
+		}, "ValidationError", "Tag key 'aws:x' cannot start with 'aws:'"},
 		{"redirect loop", func() error {
 			_, err := f.client.ModifyRule(ctx, &elbv2.ModifyRuleInput{RuleArn: rule.Rules[0].RuleArn,
 				Actions: []types.Action{{Type: types.ActionTypeEnumRedirect, RedirectConfig: &types.RedirectActionConfig{StatusCode: types.RedirectActionStatusCodeEnumHttp301}}}})
