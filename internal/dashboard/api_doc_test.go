@@ -12,17 +12,18 @@ import (
 // sections are the headings of API.md under which each type's fields are tabled; a type
 // not listed (Point) is described in the conventions.
 var sections = map[string]string{
-	"State":      "### Top level",
-	"Current":    "### `current`",
-	"Series":     "### `series`",
-	"Stage":      "### `timeline[]`",
-	"GateResult": "### `gates[]`",
-	"Problem":    "### `errors[]`",
+	"State":       "### Top level",
+	"Current":     "### `current`",
+	"Series":      "### `series`",
+	"Stage":       "### `timeline[]`",
+	"GateResult":  "### `gates[]`",
+	"Problem":     "### `errors[]`",
+	"GroupHealth": "### `targetHealth[]`",
 }
 
 // TestAPIDocumented: API.md names every field of the document (a struct's fields in its
-// own table), and its example decodes into State with no unknown field, so the
-// documentation cannot drift from the code.
+// own table), and its examples (a Route 53 cutover's, an ALB cutover's) decode into State
+// with no unknown field, so the documentation cannot drift from the code.
 func TestAPIDocumented(t *testing.T) {
 	b, err := os.ReadFile("API.md")
 	if err != nil {
@@ -64,19 +65,42 @@ func TestAPIDocumented(t *testing.T) {
 	}
 	walk(reflect.TypeFor[State]())
 
-	_, example, ok := strings.Cut(doc, "## Example")
-	_, example, _ = strings.Cut(example, "```json\n")
-	example, _, _ = strings.Cut(example, "```")
-	if !ok || example == "" {
-		t.Fatal("API.md has no JSON example under ## Example")
+	// Every example decodes, and each shows what its lever's view needs.
+	examples := map[string]func(State) string{
+		"## Example\n": func(s State) string {
+			if s.Lever != "route53" || len(s.Series.DNSShares) == 0 || len(s.Series.ClientShares) == 0 {
+				return "a Route 53 cutover with DNS and client shares"
+			}
+			return ""
+		},
+		"## Example: an ALB cutover\n": func(s State) string {
+			if s.Lever != "alb" || len(s.Series.ALBShares) == 0 || len(s.Series.ClientShares) == 0 || len(s.TargetHealth) != 2 {
+				return "an ALB cutover with CloudWatch and client shares and two groups' health"
+			}
+			return ""
+		},
 	}
-	dec := json.NewDecoder(bytes.NewReader([]byte(example)))
-	dec.DisallowUnknownFields()
-	var s State
-	if err := dec.Decode(&s); err != nil {
-		t.Errorf("API.md's example does not decode into State: %v", err)
-	}
-	if s.Version != APIVersion || len(s.Timeline) == 0 || len(s.Series.Requests) == 0 {
-		t.Errorf("API.md's example is thin: %+v", s)
+	for heading, thin := range examples {
+		_, example, ok := strings.Cut(doc, "\n"+heading)
+		_, example, _ = strings.Cut(example, "```json\n")
+		example, _, _ = strings.Cut(example, "```")
+		name := strings.TrimSpace(heading)
+		if !ok || example == "" {
+			t.Errorf("API.md has no JSON example under %s", name)
+			continue
+		}
+		dec := json.NewDecoder(bytes.NewReader([]byte(example)))
+		dec.DisallowUnknownFields()
+		var s State
+		if err := dec.Decode(&s); err != nil {
+			t.Errorf("API.md's example under %s does not decode into State: %v", name, err)
+			continue
+		}
+		if s.Version != APIVersion || len(s.Timeline) == 0 || len(s.Series.Requests) == 0 {
+			t.Errorf("API.md's example under %s is thin: %+v", name, s)
+		}
+		if want := thin(s); want != "" {
+			t.Errorf("API.md's example under %s does not show %s: %+v", name, want, s)
+		}
 	}
 }

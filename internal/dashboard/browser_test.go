@@ -379,3 +379,122 @@ func readPage(t *testing.T, ctx context.Context, step string, weightPoints int, 
 	}
 	return v
 }
+
+// TestALBPageInChromium loads the page in real headless Chromium while a synthetic ALB
+// cutover 0 → 10 → 50 → 100 % runs (targetHealth and albTraffic gates, clients observing):
+// the page shows the ALB view — the request shares CloudWatch measured and the clients
+// saw, and a row per target group with its weight and health — and not the DNS chart.
+// Screenshots (dashboard-alb-step2.png, dashboard-alb-done.png) as TestPageInChromium's.
+func TestALBPageInChromium(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs Chromium; not under -short")
+	}
+	browser := chromium(t)
+	artifacts := os.Getenv("CROSSFADE_ARTIFACTS")
+	if artifacts == "" {
+		artifacts = t.TempDir()
+	}
+	if err := os.MkdirAll(artifacts, 0o755); err != nil {
+		t.Fatalf("artifacts: %v", err)
+	}
+	c := &clock{now: time.Now().Truncate(time.Second)}
+	rec := newRecorder("demo-alb", "blue", "green", c.Now)
+	rec.SetLever(cutover.LeverALB)
+	bctx := openPage(t, browser, rec.Handler())
+
+	counts := map[string]int64{"blue": 0, "green": 0}
+	rec.Observe(Traffic{At: c.Now(), Requests: maps.Clone(counts)})
+	play := func(i int, green int64) {
+		w := weights(100-green, green)
+		checked := map[string][2]int{}
+		for id, v := range w {
+			if v > 0 {
+				checked[id] = [2]int{2, 2}
+			}
+		}
+		rec.Event(cutover.Event{Phase: cutover.PhaseWriting, Step: i, Total: 4, Weights: w, Gates: []gate.Result{healthResult(checked)}})
+		for k := range 3 {
+			c.tick()
+			counts["blue"] += 100 - green
+			counts["green"] += green
+			rec.Observe(Traffic{At: c.Now(), Requests: maps.Clone(counts)})
+			rec.Event(cutover.Event{Phase: cutover.PhaseHolding, Step: i, Total: 4, Weights: w, Left: time.Duration(2-k) * time.Second,
+				Gates: []gate.Result{healthResult(checked), trafficResult(float64(green)/100, 50+100*k, k == 0)}})
+		}
+	}
+	type albView struct {
+		Lever, Step             string
+		DNSHidden, ALBHidden    bool
+		ALBPoints, ClientPoints string
+		ALBLast                 string
+		Groups                  []struct{ Group, Healthy, Targets, Text string }
+	}
+	read := func(step string, shot string) albView {
+		t.Helper()
+		var v albView
+		var png []byte
+		expr := `(() => { const $ = id => document.getElementById(id);
+			return { Lever: document.body.dataset.lever, Step: document.body.dataset.step,
+				DNSHidden: $("fig-dns").hidden, ALBHidden: $("fig-alb").hidden,
+				ALBPoints: $("chart-alb").dataset.points, ClientPoints: $("chart-client-shares").dataset.points,
+				ALBLast: $("chart-alb").dataset.last,
+				Groups: [...document.querySelectorAll("#target-groups tbody tr")].map(tr => ({ Group: tr.dataset.group || "",
+					Healthy: tr.dataset.healthy || "", Targets: tr.dataset.targets || "", Text: tr.textContent })) }; })()`
+		if err := chromedp.Run(bctx,
+			chromedp.Poll(fmt.Sprintf(`document.body.dataset.step === %q && document.body.dataset.lever === "alb"`, step), nil,
+				chromedp.WithPollingTimeout(10*time.Second)),
+			chromedp.Sleep(600*time.Millisecond), // one more poll: every event sent so far
+			chromedp.Evaluate(expr, &v),
+			chromedp.FullScreenshot(&png, 100),
+		); err != nil {
+			t.Fatalf("page at step %s: %v", step, err)
+		}
+		if err := os.WriteFile(shot, png, 0o644); err != nil {
+			t.Fatalf("screenshot: %v", err)
+		}
+		t.Logf("screenshot: %s", shot)
+		return v
+	}
+
+	play(0, 0)
+	play(1, 10)
+	early := read("2", filepath.Join(artifacts, "dashboard-alb-step2.png"))
+	play(2, 50)
+	play(3, 100)
+	rec.Event(cutover.Event{Phase: cutover.PhaseDone, Message: "cutover completed", Total: 4, Weights: weights(0, 100)})
+	late := read("4", filepath.Join(artifacts, "dashboard-alb-done.png"))
+	t.Logf("at step 2: %+v\nat the end: %+v", early, late)
+
+	for _, v := range []albView{early, late} {
+		if !v.DNSHidden || v.ALBHidden {
+			t.Errorf("step %s: DNS chart hidden %v, ALB chart hidden %v; want the ALB view only", v.Step, v.DNSHidden, v.ALBHidden)
+		}
+		if len(v.Groups) != 2 || v.Groups[0].Group != "blue" || v.Groups[1].Group != "green" {
+			t.Errorf("step %s: target group rows %+v, want blue and green", v.Step, v.Groups)
+			continue
+		}
+		for _, g := range v.Groups {
+			if g.Healthy != "2" || g.Targets != "2" || !strings.Contains(g.Text, "2 of 2") {
+				t.Errorf("step %s: row %+v, want 2 of 2 healthy", v.Step, g)
+			}
+		}
+	}
+	if a, b := atoi(early.ALBPoints), atoi(late.ALBPoints); a == 0 || b <= a {
+		t.Errorf("CloudWatch share chart: %d points at step 2, %d at the end: it did not advance", a, b)
+	}
+	if a, b := atoi(early.ClientPoints), atoi(late.ClientPoints); a == 0 || b <= a {
+		t.Errorf("client share chart: %d points at step 2, %d at the end", a, b)
+	}
+	var last map[string]float64
+	if err := json.Unmarshal([]byte(late.ALBLast), &last); err != nil || last["green"] != 100 {
+		t.Errorf("the CloudWatch share chart ends at %q (%v), want green 100", late.ALBLast, err)
+	}
+	if !strings.Contains(late.Groups[1].Text, "100") {
+		t.Errorf("green's row at the end %q shows no weight or share of 100", late.Groups[1].Text)
+	}
+}
+
+func atoi(s string) int {
+	n, _ := strconv.Atoi(s)
+	return n
+}

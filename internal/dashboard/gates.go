@@ -2,6 +2,7 @@ package dashboard
 
 import (
 	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -9,12 +10,13 @@ import (
 	"github.com/crossfade-io/crossfade/internal/cutover/gate"
 )
 
-// gate keeps each gate's latest result, the DNS shares it measured, the requests an HTTP
-// gate's public probes landed per cluster (while no load generator reports), and failures.
+// gate keeps each gate's latest result, the DNS or ALB request shares it measured, the
+// target groups' health, the requests an HTTP gate's public probes landed per cluster
+// (while no load generator reports), and failures.
 func (r *Recorder) gate(now time.Time, g gate.Result) {
 	s := &r.state
 	r.latest(GateResult{Gate: g.Gate, Kind: g.Kind, Pass: g.Pass, Detail: g.Detail, Err: g.Err,
-		Values: maps.Clone(g.Values), At: now})
+		Values: maps.Clone(g.Values), At: now, Pending: g.Pending})
 	if !g.Pass {
 		r.failedGate = g.Gate
 		msg := "gate " + g.Gate + ": " + g.Detail
@@ -23,7 +25,25 @@ func (r *Recorder) gate(now time.Time, g gate.Result) {
 		}
 		r.problem(now, g.Gate, msg)
 	}
+	if s.Lever == "" {
+		// Without SetLever, a gate that judges only one lever tells it.
+		switch g.Kind {
+		case gate.KindTargetHealth, gate.KindALBTraffic:
+			s.Lever = cutover.LeverALB
+		case gate.KindDNS:
+			s.Lever = cutover.LeverRoute53
+		}
+	}
 	switch g.Kind {
+	case gate.KindTargetHealth:
+		for _, h := range groupHealth(g.Values) {
+			h.Gate, h.At = g.Gate, now
+			r.health(h)
+		}
+	case gate.KindALBTraffic:
+		if v := albShares(g.Values, s.From, s.To); len(v) > 0 {
+			s.Series.ALBShares = r.appendPoint(s.Series.ALBShares, Point{T: now, Values: v})
+		}
 	case gate.KindDNS:
 		if v := dnsShares(g.Values); len(v) > 0 {
 			s.Series.DNSShares = r.appendPoint(s.Series.DNSShares, Point{T: now, Values: v})
@@ -48,6 +68,17 @@ func (r *Recorder) latest(g GateResult) {
 		}
 	}
 	r.state.Gates = append(r.state.Gates, g)
+}
+
+// health stores h as its group's latest health, in the order groups were first seen.
+func (r *Recorder) health(h GroupHealth) {
+	for i := range r.state.TargetHealth {
+		if r.state.TargetHealth[i].Group == h.Group {
+			r.state.TargetHealth[i] = h
+			return
+		}
+	}
+	r.state.TargetHealth = append(r.state.TargetHealth, h)
 }
 
 // rollback lists a rollback's reason among the errors once, under the gate whose failed
@@ -122,6 +153,39 @@ func publicCounts(values map[string]float64) map[string]float64 {
 	for k, v := range values {
 		if id, ok := strings.CutPrefix(k, "public.cluster."); ok && id != "" {
 			out[id] = v
+		}
+	}
+	return out
+}
+
+// groupHealth reads, from a targetHealth gate's values ("<group>.healthy" and
+// "<group>.targets", the group named by its cluster, else by itself), each group it
+// checked, sorted by name. A group is only checked while the step gives it weight, so a
+// check names the groups it judged and leaves the others as last found.
+func groupHealth(values map[string]float64) []GroupHealth {
+	var out []GroupHealth
+	for _, k := range slices.Sorted(maps.Keys(values)) {
+		id, ok := strings.CutSuffix(k, ".healthy")
+		if !ok || id == "" {
+			continue
+		}
+		targets, ok := values[id+".targets"]
+		if !ok {
+			continue
+		}
+		out = append(out, GroupHealth{Group: id, Healthy: int(values[k]), Targets: int(targets)})
+	}
+	return out
+}
+
+// albShares reads, from an albTraffic gate's values, the share of from's and to's
+// requests each group got ("<cluster>.share", 0..1), in percent. A check that counted no
+// request yet has no shares.
+func albShares(values map[string]float64, from, to string) map[string]float64 {
+	out := map[string]float64{}
+	for _, id := range []string{from, to} {
+		if v, ok := values[id+".share"]; ok {
+			out[id] = 100 * v
 		}
 	}
 	return out

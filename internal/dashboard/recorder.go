@@ -59,9 +59,22 @@ func newRecorder(name, from, to string, now func() time.Time) *Recorder {
 	return &Recorder{now: now, state: State{Version: APIVersion, Cutover: name, From: from, To: to,
 		Started:  now().UTC(),
 		Current:  Current{Weights: map[string]int64{}},
-		Series:   Series{Weights: []Point{}, DNSShares: []Point{}, Requests: []Point{}},
-		Timeline: []Stage{}, Gates: []GateResult{}, Errors: []Problem{}}}
+		Series:   Series{Weights: []Point{}, DNSShares: []Point{}, Requests: []Point{}, ALBShares: []Point{}, ClientShares: []Point{}},
+		Timeline: []Stage{}, Gates: []GateResult{}, Errors: []Problem{}, TargetHealth: []GroupHealth{}}}
 }
+
+// SetLever says which lever the cutover pulls (cutover.LeverRoute53 or cutover.LeverALB),
+// so that the page shows that lever's proof from the start rather than once its first
+// gate result tells it.
+func (r *Recorder) SetLever(lever string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.state.Lever = lever
+}
+
+// State returns the document GET /api/v1/state would serve now, for embedders and tests
+// that read it without HTTP.
+func (r *Recorder) State() State { return r.snapshot() }
 
 // Event records one moment of the cutover; it implements cutover.Progress.
 func (r *Recorder) Event(e cutover.Event) {
@@ -107,7 +120,8 @@ func rolledBack(e cutover.Event) bool {
 }
 
 // Observe records traffic a load generator saw; the page charts it as requests per
-// second per cluster, and failures per second.
+// second per cluster and failures per second, and as each cluster's share of the
+// requests that landed.
 func (r *Recorder) Observe(t Traffic) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -142,12 +156,23 @@ func (r *Recorder) Observe(t Traffic) {
 		ids[id] = true
 	}
 	v := map[string]float64{"failures": float64(max(cur.Failures-prev.Failures, 0)) / dt}
+	landed := map[string]float64{}
+	var sum float64
 	for id := range ids {
 		if id != "" {
-			v[id] = float64(max(cur.Requests[id]-prev.Requests[id], 0)) / dt
+			n := float64(max(cur.Requests[id]-prev.Requests[id], 0))
+			v[id], landed[id] = n/dt, n
+			sum += n
 		}
 	}
 	s.Series.Requests = r.appendPoint(s.Series.Requests, Point{T: cur.At, Values: v})
+	// A share needs requests: an interval in which none landed has no point.
+	if sum > 0 {
+		for id, n := range landed {
+			landed[id] = 100 * n / sum
+		}
+		s.Series.ClientShares = r.appendPoint(s.Series.ClientShares, Point{T: cur.At, Values: landed})
+	}
 }
 
 // snapshot copies the state for encoding outside the lock. Maps inside it are never
@@ -158,8 +183,10 @@ func (r *Recorder) snapshot() State {
 	s := r.state
 	s.Now = r.now().UTC()
 	s.Series = Series{Weights: slices.Clone(s.Series.Weights), DNSShares: slices.Clone(s.Series.DNSShares),
-		Requests: slices.Clone(s.Series.Requests)}
+		Requests: slices.Clone(s.Series.Requests), ALBShares: slices.Clone(s.Series.ALBShares),
+		ClientShares: slices.Clone(s.Series.ClientShares)}
 	s.Timeline = slices.Clone(s.Timeline)
+	s.TargetHealth = slices.Clone(s.TargetHealth)
 	s.Gates = slices.Clone(s.Gates)
 	s.Errors = slices.Clone(s.Errors)
 	return s

@@ -373,7 +373,7 @@ func TestStateDocument(t *testing.T) {
 	if err := json.Unmarshal(rec.Body.Bytes(), &doc); err != nil {
 		t.Fatal(err)
 	}
-	for _, k := range []string{"version", "cutover", "from", "to", "started", "now", "current", "series", "requestsSource", "timeline", "gates", "errors"} {
+	for _, k := range []string{"version", "cutover", "from", "to", "lever", "started", "now", "current", "series", "requestsSource", "timeline", "gates", "errors", "targetHealth"} {
 		if _, ok := doc[k]; !ok {
 			t.Errorf("no %q in %s", k, rec.Body)
 		}
@@ -382,7 +382,8 @@ func TestStateDocument(t *testing.T) {
 		t.Errorf("now: %v", err)
 	}
 	body := rec.Body.String()
-	for _, k := range []string{`"timeline":[]`, `"gates":[]`, `"errors":[]`, `"weights":[]`, `"dnsShares":[]`, `"requests":[]`, `"weights":{}`} {
+	for _, k := range []string{`"timeline":[]`, `"gates":[]`, `"errors":[]`, `"weights":[]`, `"dnsShares":[]`, `"requests":[]`, `"weights":{}`,
+		`"albShares":[]`, `"clientShares":[]`, `"targetHealth":[]`, `"lever":""`} {
 		if !strings.Contains(body, k) {
 			t.Errorf("no %s in %s", k, body)
 		}
@@ -401,7 +402,7 @@ func TestConcurrent(t *testing.T) {
 	wg.Go(func() {
 		for i := range 200 {
 			r.Event(cutover.Event{Phase: cutover.PhaseHolding, Step: i % 4, Total: 4, Weights: weights(int64(100-i%100), int64(i%100)),
-				Gates: []gate.Result{dnsResult(0.5, 0.5)}})
+				Gates: []gate.Result{dnsResult(0.5, 0.5), trafficResult(0.5, 100, false), healthResult(map[string][2]int{"blue": {2, 2}})}})
 		}
 	})
 	wg.Go(func() {

@@ -21,6 +21,10 @@ type State struct {
 	Cutover string `json:"cutover"`
 	From    string `json:"from"`
 	To      string `json:"to"`
+	// Lever is the lever the cutover pulls, named as the report names it
+	// (cutover.LeverRoute53, cutover.LeverALB); "" until known: SetLever says it, and an
+	// ALB gate's result tells it.
+	Lever string `json:"lever"`
 	// Started is when the recorder started; Now when the document was made.
 	Started time.Time `json:"started"`
 	Now     time.Time `json:"now"`
@@ -36,6 +40,9 @@ type State struct {
 	Timeline     []Stage      `json:"timeline"`
 	Gates        []GateResult `json:"gates"`
 	Errors       []Problem    `json:"errors"`
+	// TargetHealth is, for the ALB lever, each target group's health as a targetHealth
+	// gate last found it, in the order groups were first seen.
+	TargetHealth []GroupHealth `json:"targetHealth"`
 }
 
 // Current is where the cutover stands.
@@ -61,6 +68,12 @@ type Series struct {
 	DNSShares []Point `json:"dnsShares"`
 	// Requests are the requests observed per cluster, plus "failures" from clients.
 	Requests []Point `json:"requests"`
+	// ALBShares are the request shares per target group an albTraffic gate measured
+	// from CloudWatch, percent per cluster: the ALB lever's counterpart of DNSShares.
+	ALBShares []Point `json:"albShares"`
+	// ClientShares are the shares of the clients' requests each cluster served between
+	// consecutive load-generator observations, percent.
+	ClientShares []Point `json:"clientShares"`
 }
 
 // Point is one sample of a series.
@@ -91,6 +104,22 @@ type GateResult struct {
 	Err    string             `json:"err,omitempty"`
 	Values map[string]float64 `json:"values,omitempty"`
 	At     time.Time          `json:"at"`
+	// Pending marks a pass that judged nothing yet (an albTraffic gate that has counted
+	// too few requests): the step holds on until it has judged.
+	Pending bool `json:"pending,omitempty"`
+}
+
+// GroupHealth is one target group's health as a targetHealth gate last found it.
+type GroupHealth struct {
+	// Group is the plan's name for the cluster behind the group (from or to), else the
+	// target group's own name (a third cluster's group of the rules).
+	Group string `json:"group"`
+	// Healthy and Targets count the group's healthy and registered targets.
+	Healthy int `json:"healthy"`
+	Targets int `json:"targets"`
+	// Gate names the targetHealth gate that checked, At when.
+	Gate string    `json:"gate"`
+	At   time.Time `json:"at"`
 }
 
 // Problem is a failed gate check or a rollback's reason, with when.

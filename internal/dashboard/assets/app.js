@@ -158,7 +158,9 @@ function renderTimeline(s) {
 function renderGates(s) {
   const rows = s.gates.map(g => {
     const tr = document.createElement("tr");
-    const cells = [[g.gate, ""], [g.kind, ""], [g.pass ? "pass" : "FAIL", g.pass ? "passed" : "failed"],
+    // A pending pass has judged nothing yet: the step holds on until it has.
+    const mark = !g.pass ? ["FAIL", "failed"] : g.pending ? ["pending", "paused"] : ["pass", "passed"];
+    const cells = [[g.gate, ""], [g.kind, ""], mark,
       [g.detail + (g.err && g.err !== g.detail ? " (" + g.err + ")" : ""), "detail"], [clock(g.at), "time"]];
     for (const [v, cls] of cells) {
       const td = document.createElement("td");
@@ -174,6 +176,40 @@ function renderGates(s) {
     rows.push(tr);
   }
   document.querySelector("#gates tbody").replaceChildren(...rows);
+}
+
+// renderGroups fills the ALB view's table: per target group (by its cluster), the weight
+// written last, its health as the targetHealth gate last found it, and its share of the
+// requests as the clients last saw it and as CloudWatch last counted it.
+function renderGroups(s) {
+  const ids = [s.from, s.to];
+  for (const h of s.targetHealth || []) if (!ids.includes(h.group)) ids.push(h.group);
+  const last = ps => (ps && ps.length ? ps[ps.length - 1].values : {});
+  const clients = last(s.series.clientShares), cloudWatch = last(s.series.albShares);
+  const pct = v => (v === undefined ? "–" : fmt(v) + " %");
+  const rows = ids.map(id => {
+    const tr = document.createElement("tr");
+    tr.dataset.group = id;
+    const h = (s.targetHealth || []).find(x => x.group === id);
+    let health = ["not checked yet", "none"];
+    if (h) {
+      const cls = h.targets > 0 && h.healthy === h.targets ? "passed" : h.healthy === 0 ? "failed" : "held";
+      health = [h.healthy + " of " + h.targets + " (" + clock(Date.parse(h.at)) + ")", cls];
+      tr.dataset.healthy = String(h.healthy);
+      tr.dataset.targets = String(h.targets);
+    }
+    const w = s.current.weights[id];
+    const cells = [[id, ""], [w === undefined ? "–" : String(w), ""], health, [pct(clients[id]), ""], [pct(cloudWatch[id]), ""]];
+    for (const [v, cls] of cells) {
+      const td = document.createElement("td");
+      td.textContent = v;
+      if (cls) td.className = cls;
+      tr.appendChild(td);
+    }
+    tr.firstChild.style.color = colorOf(id, s);
+    return tr;
+  });
+  document.querySelector("#target-groups tbody").replaceChildren(...rows);
 }
 
 function renderErrors(s) {
@@ -196,7 +232,18 @@ function render(s) {
   text("name", s.cutover + ": " + s.from + " → " + s.to);
   renderStatus(s);
   chart(document.getElementById("chart-weights"), s.series.weights, s, 100, "%");
+  // The ALB lever changes no DNS answer: its view shows the request shares per target
+  // group (CloudWatch's and the clients') and the groups' health instead.
+  const alb = s.lever === "alb";
+  document.body.dataset.lever = s.lever || "";
+  document.getElementById("fig-dns").hidden = alb;
+  for (const id of ["fig-alb", "fig-client-shares", "alb"]) document.getElementById(id).hidden = !alb;
   chart(document.getElementById("chart-dns"), s.series.dnsShares, s, 100, "%");
+  if (alb) {
+    chart(document.getElementById("chart-alb"), s.series.albShares || [], s, 100, "%");
+    chart(document.getElementById("chart-client-shares"), s.series.clientShares || [], s, 100, "%");
+    renderGroups(s);
+  }
   const perCheck = s.requestsSource === "http-gate";
   chart(document.getElementById("chart-requests"), s.series.requests, s, 0, perCheck ? "" : "/s");
   text("req-title", perCheck ? "Requests per check of gate " + s.requestsGate + ", by cluster that served them"
