@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/aws/smithy-go/middleware"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	corev1 "k8s.io/api/core/v1"
@@ -29,6 +30,7 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/client-go/tools/record"
 
+	"github.com/crossfade-io/crossfade/internal/cloudmap"
 	"github.com/crossfade-io/crossfade/internal/controller"
 	"github.com/crossfade-io/crossfade/internal/metrics"
 	"github.com/crossfade-io/crossfade/internal/provider"
@@ -55,12 +57,64 @@ type controllerFlags struct {
 	crdPoll        time.Duration
 	metricsAddress string
 
+	cloudMap cloudMapFlags
+
 	leaderElect    bool
 	leaseNamespace string
 	leaseName      string
 	leaseDuration  time.Duration
 	renewDeadline  time.Duration
 	retryPeriod    time.Duration
+}
+
+// cloudMapFlags turn on and point the Cloud Map publisher.
+type cloudMapFlags struct {
+	enabled          bool
+	endpoint         string
+	cluster          string
+	namespaces       []string
+	operationTimeout time.Duration
+}
+
+func (c *cloudMapFlags) add(fl *pflag.FlagSet) {
+	fl.BoolVar(&c.enabled, "cloudmap", false, "also register each ready endpoint of Services annotated "+cloudmap.AnnotationService+" as a Cloud Map instance")
+	fl.StringVar(&c.endpoint, "cloudmap-endpoint", "", "Cloud Map API URL (default: --aws-endpoint's, e.g. the sandbox's; else AWS's)")
+	fl.StringVar(&c.cluster, "cloudmap-cluster-id", "", "value of the instances' "+cloudmap.AttrCluster+" attribute, which clients select this cluster by (default: --txt-owner-id)")
+	fl.StringSliceVar(&c.namespaces, "cloudmap-namespace", nil, "only these Cloud Map namespaces (repeatable); each is searched for this owner's instances from the start, even when no Service names it any more")
+	fl.DurationVar(&c.operationTimeout, "cloudmap-operation-timeout", cloudmap.DefaultOperationTimeout, "longest wait for one registration or deregistration to leave PENDING")
+}
+
+// publisher builds the Cloud Map publisher the flags ask for; nil when --cloudmap is off.
+// Its instances are owned by the --txt-owner-id, and its cache is re-listed every
+// --resync-interval, as the zones are.
+func (c *cloudMapFlags) publisher(ctx context.Context, f *controllerFlags, m *metrics.Metrics, log *slog.Logger) (*cloudmap.Publisher, error) {
+	if !c.enabled {
+		return nil, nil
+	}
+	cm, err := cloudmap.NewMetrics(m.Registry())
+	if err != nil {
+		return nil, err
+	}
+	endpoint := c.endpoint
+	if endpoint == "" {
+		endpoint = f.route53.Endpoint
+	}
+	client, err := cloudmap.NewClient(ctx, cloudmap.ClientConfig{Endpoint: endpoint, Region: f.route53.Region,
+		APIOptions: []func(*middleware.Stack) error{cm.APIOption()}})
+	if err != nil {
+		return nil, err
+	}
+	owner := f.publishFlags.registry.OwnerID
+	cluster := c.cluster
+	if cluster == "" {
+		cluster = owner
+	}
+	p, err := cloudmap.New(cloudmap.Config{API: client, Identity: cloudmap.Identity{Owner: owner, Cluster: cluster, Namespaces: c.namespaces},
+		Resync: f.resync, OperationTimeout: c.operationTimeout, DryRun: f.dryRun, Metrics: cm, Logger: log})
+	if err != nil {
+		return nil, fmt.Errorf("--cloudmap: %w", err)
+	}
+	return p, nil
 }
 
 // ignoredFlags are external-dns flags that change nothing in crossfade: accepted, with a
@@ -85,6 +139,11 @@ external-dns does and with its flags and annotations. It reconciles when objects
 nothing changes. Invalid objects and conflicts get a Warning event on the object; their
 records are kept, never deleted. With several replicas, one leads (a coordination.k8s.io
 Lease) and writes.
+
+With --cloudmap it also registers each ready endpoint of the Services annotated
+crossfade.io/cloudmap-service: <namespace>/<service> as an AWS Cloud Map instance carrying
+the cluster id, a version and the Service's attributes, and never touches an instance it
+did not register.
 
 External-dns flags that mean nothing to crossfade are accepted with a warning.`,
 		Args: cobra.NoArgs,
@@ -114,6 +173,7 @@ External-dns flags that mean nothing to crossfade are accepted with a warning.`,
 	fl.DurationVar(&f.resync, "resync-interval", time.Hour, "re-list each zone this often even if nothing failed")
 	fl.DurationVar(&f.crdPoll, "crd-poll-interval", controller.DefaultCRDPoll, "how often CRDs not installed yet are looked for")
 	fl.StringVar(&f.metricsAddress, "metrics-address", ":7979", "address of /metrics, /healthz and /readyz")
+	f.cloudMap.add(fl)
 	fl.BoolVar(&f.leaderElect, "leader-elect", true, "elect one writing replica through a coordination.k8s.io Lease")
 	fl.StringVar(&f.leaseNamespace, "leader-election-namespace", "", "namespace of the Lease (default: the pod's, else default)")
 	fl.StringVar(&f.leaseName, "leader-election-id", "crossfade-controller", "name of the Lease")
@@ -217,7 +277,7 @@ func (f *controllerFlags) run(ctx context.Context, log *slog.Logger) error {
 	p.syncer.Refusals = &controller.Refusals{}
 	p.syncer.QuietConflicts = true
 	w, err := controller.NewWatcher(client, dyn, controller.WatchConfig{Sources: sources, Namespace: f.source.Namespace,
-		CRDPoll: f.crdPoll, Logger: log})
+		CRDPoll: f.crdPoll, CloudMap: f.cloudMap.enabled, Logger: log})
 	if err != nil {
 		return fmt.Errorf("--source: %w", err)
 	}
@@ -236,9 +296,17 @@ func (f *controllerFlags) run(ctx context.Context, log *slog.Logger) error {
 	}
 	obs := &observer{m: m}
 	m.SetCacheAges(func() map[string]time.Duration { return obs.byName(zones.Ages()) })
-	ctl, err := controller.New(w, controller.Config{Syncer: p.syncer, Source: p.source, DropKinds: drop,
+	ctlCfg := controller.Config{Syncer: p.syncer, Source: p.source, DropKinds: drop,
 		Debounce: f.debounce, MaxDelay: f.maxDelay, Interval: f.interval,
-		Events: controller.NewEventReporter(recorder, w, 0, log), Observer: obs, Logger: log})
+		Events: controller.NewEventReporter(recorder, w, 0, log), Observer: obs, Logger: log}
+	cm, err := f.cloudMap.publisher(ctx, f, m, log)
+	if err != nil {
+		return err
+	}
+	if cm != nil {
+		ctlCfg.CloudMap = cm
+	}
+	ctl, err := controller.New(w, ctlCfg)
 	if err != nil {
 		return err
 	}
@@ -267,7 +335,7 @@ func (f *controllerFlags) run(ctx context.Context, log *slog.Logger) error {
 		<-served
 	}()
 	log.Info("serving metrics", "addr", ln.Addr().String(), "paths", []string{metrics.PathMetrics, metrics.PathHealthz, metrics.PathReadyz})
-	log.Info("starting", "sources", sources, "owner", f.publishFlags.registry.OwnerID, "dry_run", f.dryRun)
+	log.Info("starting", "sources", sources, "owner", f.publishFlags.registry.OwnerID, "cloudmap", f.cloudMap.enabled, "dry_run", f.dryRun)
 	if err := w.Run(ctx); err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/crossfade-io/crossfade/internal/cloudmap"
 	"github.com/crossfade-io/crossfade/internal/endpoint"
 	"github.com/crossfade-io/crossfade/internal/plan"
 	"github.com/crossfade-io/crossfade/internal/source"
@@ -26,7 +27,22 @@ const (
 	ReasonConflict = "DNSRecordConflict"
 	// ReasonRefused: the DNS provider refused the record's change.
 	ReasonRefused = "DNSRecordRefused"
+	// ReasonCloudMapInvalid: a Cloud Map annotation cannot be published, or names a
+	// namespace or service Cloud Map does not have; the object's instances are kept as
+	// they are until it is fixed.
+	ReasonCloudMapInvalid = "InvalidCloudMapInput"
+	// ReasonCloudMapConflict: another owner's instance holds the id an endpoint's instance
+	// would have; it is not touched, and the endpoint is not registered.
+	ReasonCloudMapConflict = "CloudMapInstanceConflict"
+	// ReasonCloudMapRefused: Cloud Map refused an instance's registration.
+	ReasonCloudMapRefused = "CloudMapInstanceRefused"
 )
+
+// logMessages are the log lines' messages by reason.
+var logMessages = map[string]string{
+	ReasonInvalid: "invalid object", ReasonCloudMapInvalid: "invalid object",
+	ReasonCloudMapConflict: "cloud map conflict", ReasonCloudMapRefused: "cloud map refusal",
+}
 
 // DefaultReemit is how long a problem that persists stays quiet before its event is
 // sent again: Kubernetes keeps events for an hour by default, so a problem older than
@@ -79,6 +95,13 @@ type problem struct {
 
 // Report sends the events for one reconcile's problems.
 func (r *EventReporter) Report(res source.Result, rep *Report, now time.Time) {
+	r.ReportAll(res, rep, nil, now)
+}
+
+// ReportAll sends the events for one reconcile's problems, the Cloud Map publisher's (cm,
+// nil without it) included. Every problem of the reconcile must be given in one call: a
+// problem absent from it is taken as gone.
+func (r *EventReporter) ReportAll(res source.Result, rep *Report, cm *cloudmap.Report, now time.Time) {
 	var problems []problem
 	for _, e := range res.Invalid {
 		msg := e.Field + ": " + e.Reason
@@ -100,6 +123,22 @@ func (r *EventReporter) Report(res source.Result, rep *Report, now time.Time) {
 			}
 		}
 	}
+	if cm != nil {
+		for _, e := range cm.Invalid {
+			msg := e.Field + ": " + e.Reason
+			if e.Value != "" {
+				msg = e.Field + " " + quote(e.Value) + ": " + e.Reason
+			}
+			problems = append(problems, problem{e.Object, ReasonCloudMapInvalid, msg, ""})
+		}
+		for _, p := range cm.Problems {
+			reason := ReasonCloudMapConflict
+			if p.Kind == cloudmap.ProblemRefused {
+				reason = ReasonCloudMapRefused
+			}
+			problems = append(problems, problem{p.Object, reason, p.Message, ""})
+		}
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	seen := map[string]bool{}
@@ -115,9 +154,9 @@ func (r *EventReporter) Report(res source.Result, rep *Report, now time.Time) {
 		if p.zone != "" {
 			attrs = append(attrs, "zone", p.zone)
 		}
-		msg := "conflict"
-		if p.reason == ReasonInvalid {
-			msg = "invalid object"
+		msg, ok := logMessages[p.reason]
+		if !ok {
+			msg = "conflict"
 		}
 		r.log.Error(msg, attrs...)
 	}

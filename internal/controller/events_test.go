@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/crossfade-io/crossfade/internal/cloudmap"
 	"github.com/crossfade-io/crossfade/internal/endpoint"
 	"github.com/crossfade-io/crossfade/internal/plan"
 	"github.com/crossfade-io/crossfade/internal/provider"
@@ -89,10 +90,51 @@ func TestEventReporterSendsEachProblemOnce(t *testing.T) {
 	}
 }
 
+// TestEventReporterCloudMap: the Cloud Map publisher's problems get events of their own
+// reasons, in the same call as the DNS side's (a problem absent from the call is gone), once
+// per problem.
+func TestEventReporterCloudMap(t *testing.T) {
+	web := endpoint.ObjectRef{Kind: "Service", Namespace: "default", Name: "web"}
+	dnsInvalid := source.Result{Invalid: []*endpoint.InvalidError{{Object: web, Field: "annotation external-dns.alpha.kubernetes.io/ttl", Value: "x", Reason: "want seconds"}}}
+	cm := &cloudmap.Report{
+		Invalid: []*endpoint.InvalidError{{Object: web, Field: "annotation " + cloudmap.AnnotationAttributes, Value: "cluster=green", Reason: "reserved"}},
+		Problems: []cloudmap.Problem{
+			{Object: web, Kind: cloudmap.ProblemConflict, ID: "blue-1", Message: "instance blue-1 is registered by another registrar"},
+			{Object: web, Kind: cloudmap.ProblemRefused, ID: "blue-2", Message: "refused"},
+		}}
+	rec := &recorded{}
+	r := NewEventReporter(rec, uids{"Service/default/web": "uid-web"}, time.Hour, nil)
+	t0 := time.Unix(1_700_000_000, 0)
+	for _, step := range []struct {
+		name string
+		cm   *cloudmap.Report
+		want []string
+	}{
+		{"both sides", cm, []string{"InvalidDNSInput", "InvalidCloudMapInput", "CloudMapInstanceConflict", "CloudMapInstanceRefused"}},
+		{"again: nothing new", cm, nil},
+		{"Cloud Map fixed, then broken again", &cloudmap.Report{}, nil},
+		{"broken again", cm, []string{"InvalidCloudMapInput", "CloudMapInstanceConflict", "CloudMapInstanceRefused"}},
+	} {
+		rec.events = nil
+		r.ReportAll(dnsInvalid, nil, step.cm, t0)
+		var got []string
+		for _, e := range rec.events {
+			got = append(got, e.reason)
+			if e.ref.UID != "uid-web" || e.typ != corev1.EventTypeWarning {
+				t.Errorf("%s: event %+v", step.name, e)
+			}
+		}
+		if !slices.Equal(got, step.want) {
+			t.Errorf("%s: sent %q, want %q", step.name, got, step.want)
+		}
+	}
+}
+
 func TestReasonOf(t *testing.T) {
 	for field, want := range map[string]string{
 		"annotation external-dns.alpha.kubernetes.io/aws-weight": "aws-weight",
 		"annotation crossfade.io/weight":                         "weight",
+		"annotation crossfade.io/cloudmap-attributes":            "cloudmap-attributes",
 		"spec.endpoints[3].recordTTL":                            "spec.endpoints[].recordTTL",
 		"spec.rules[0].host":                                     "spec.rules[].host",
 	} {

@@ -29,10 +29,10 @@ type watchFunc = cache.WatchFuncWithContext
 // moment. A consistent read (resourceVersion "") honours limit, so the whole list never
 // exists unstripped: only one page at a time does. The price is that the list is read
 // from etcd rather than the watch cache, once at start and after a watch expires.
-func pagedListWatch(list listFunc, watchFn watchFunc) *cache.ListWatch {
+func pagedListWatch(list listFunc, watchFn watchFunc, strip func(any) (any, error)) *cache.ListWatch {
 	return &cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
-			return listStripped(ctx, opts, list)
+			return listStripped(ctx, opts, list, strip)
 		},
 		WatchFuncWithContext: watchFn,
 	}
@@ -41,7 +41,7 @@ func pagedListWatch(list listFunc, watchFn watchFunc) *cache.ListWatch {
 // listStripped reads every page of a list, strips each object as its page arrives, and
 // returns one list holding them all at the resource version the first page was read at
 // (a paginated list is one consistent snapshot).
-func listStripped(ctx context.Context, opts metav1.ListOptions, list listFunc) (runtime.Object, error) {
+func listStripped(ctx context.Context, opts metav1.ListOptions, list listFunc, strip func(any) (any, error)) (runtime.Object, error) {
 	opts.ResourceVersion, opts.ResourceVersionMatch, opts.Continue = "", "", ""
 	opts.Limit = listPage
 	var (

@@ -38,7 +38,7 @@ func TestListStrippedPages(t *testing.T) {
 				}
 				return page, nil
 			}
-			got, err := listStripped(t.Context(), metav1.ListOptions{ResourceVersion: "0", Limit: 500}, list)
+			got, err := listStripped(t.Context(), metav1.ListOptions{ResourceVersion: "0", Limit: 500}, list, strip)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -5,8 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+
+	"github.com/crossfade-io/crossfade/internal/cloudmap"
 	"github.com/crossfade-io/crossfade/internal/endpoint"
 	"github.com/crossfade-io/crossfade/internal/plan"
 	"github.com/crossfade-io/crossfade/internal/source"
@@ -35,6 +40,12 @@ type objects interface {
 	Snapshot() (*source.Snapshot, bool)
 }
 
+// CloudMap publishes the Services' endpoints as Cloud Map instances; *cloudmap.Publisher
+// implements it.
+type CloudMap interface {
+	Reconcile(ctx context.Context, services []*corev1.Service, slices []*discoveryv1.EndpointSlice, complete bool) *cloudmap.Report
+}
+
 // Observer receives each reconcile's outcome, e.g. to export metrics.
 type Observer interface {
 	Reconciled(Stats)
@@ -59,6 +70,8 @@ type Stats struct {
 	Desired map[string]int
 	// ZoneNames are the names of the zones reconciled, by zone id.
 	ZoneNames map[string]string
+	// CloudMapWritten counts the Cloud Map writes, by action; nil without Cloud Map.
+	CloudMapWritten map[cloudmap.Action]int
 }
 
 // InvalidKey labels a count of invalid objects.
@@ -76,6 +89,9 @@ type Config struct {
 	DropKinds []string
 	// Debounce, MaxDelay, Interval and Grace default to the Default* values when 0.
 	Debounce, MaxDelay, Interval, Grace time.Duration
+	// CloudMap, when set, publishes the Services' endpoints into Cloud Map at every
+	// reconcile, after the zones are written; its failures fail the reconcile.
+	CloudMap CloudMap
 	// Events receives a Warning for every invalid object and conflict, and logs it when
 	// it is new; nil sends none, and every reconcile logs every invalid object.
 	Events *EventReporter
@@ -179,13 +195,30 @@ func (c *Controller) ReconcileOnce(ctx context.Context) (*Report, error) {
 	if err == nil {
 		err = rep.Err()
 	}
+	var cm *cloudmap.Report
+	if c.cfg.CloudMap != nil {
+		// After the zones: a slow Cloud Map operation never delays a DNS record.
+		cm = c.cfg.CloudMap.Reconcile(rctx, snap.Services, snap.EndpointSlices, complete)
+		err = errors.Join(err, cm.Err)
+	}
 	st := Stats{Duration: time.Since(start), Err: err, Invalid: map[InvalidKey]int{}, Written: map[plan.Action]int{}, Desired: map[string]int{},
 		ZoneNames: map[string]string{}}
-	for _, e := range res.Invalid {
+	invalid := res.Invalid
+	if cm != nil {
+		invalid = append(slices.Clip(invalid), cm.Invalid...)
+		st.CloudMapWritten = cm.Written
+	}
+	for _, e := range invalid {
 		st.Invalid[InvalidKey{Kind: e.Object.Kind, Reason: reasonOf(e.Field)}]++
 		if c.cfg.Events == nil {
 			c.log.Error("invalid object", "kind", e.Object.Kind, "namespace", e.Object.Namespace, "name", e.Object.Name,
 				"field", e.Field, "value", e.Value, "reason", e.Reason)
+		}
+	}
+	if cm != nil && c.cfg.Events == nil {
+		for _, p := range cm.Problems {
+			c.log.Error("cloud map "+string(p.Kind), "kind", p.Object.Kind, "namespace", p.Object.Namespace, "name", p.Object.Name,
+				"instance", p.ID, "message", p.Message)
 		}
 	}
 	if rep != nil {
@@ -206,18 +239,21 @@ func (c *Controller) ReconcileOnce(ctx context.Context) (*Report, error) {
 		}
 	}
 	if c.cfg.Events != nil {
-		c.cfg.Events.Report(res, rep, time.Now())
+		c.cfg.Events.ReportAll(res, rep, cm, time.Now())
 	}
 	if c.cfg.Observer != nil {
 		c.cfg.Observer.Reconciled(st)
 	}
-	attrs := []any{"records", len(res.Endpoints), "invalid", len(res.Invalid), "conflicts", st.Conflicts,
+	attrs := []any{"records", len(res.Endpoints), "invalid", len(invalid), "conflicts", st.Conflicts,
 		"refused", st.Refused, "written", st.Written, "took", st.Duration.Round(time.Millisecond)}
+	if cm != nil {
+		attrs = append(attrs, "cloudmap_problems", len(cm.Problems), "cloudmap_written", cm.Written)
+	}
 	if err != nil {
 		c.log.Error("reconcile", append(attrs, "err", err)...)
 		return rep, fmt.Errorf("reconcile: %w", err)
 	}
-	if len(st.Written) > 0 {
+	if len(st.Written) > 0 || len(st.CloudMapWritten) > 0 {
 		c.log.Info("reconciled", attrs...)
 	} else {
 		c.log.Debug("reconciled", attrs...)

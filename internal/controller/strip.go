@@ -42,7 +42,7 @@ func strip(obj any) (any, error) {
 		}
 		o.Spec.DefaultBackend = nil
 	case *discoveryv1.EndpointSlice:
-		stripSlice(o)
+		stripSlice(o, false)
 	case *corev1.Namespace:
 		o.Spec, o.Status = corev1.NamespaceSpec{}, corev1.NamespaceStatus{}
 	case *gatewayv1.HTTPRoute:
@@ -51,6 +51,24 @@ func strip(obj any) (any, error) {
 		o.Spec.Rules = nil
 	}
 	return obj, nil
+}
+
+// stripFor returns a Watcher's transform: strip, except that with keepEndpoints every
+// EndpointSlice keeps its endpoints' addresses and its ports (the Cloud Map publisher's
+// input), where strip keeps only the nodes of most slices. Without it the transform is
+// strip itself, so the controller without Cloud Map caches exactly what it did before.
+func stripFor(keepEndpoints bool) func(any) (any, error) {
+	if !keepEndpoints {
+		return strip
+	}
+	return func(obj any) (any, error) {
+		if s, ok := obj.(*discoveryv1.EndpointSlice); ok {
+			stripMeta(s)
+			stripSlice(s, true)
+			return s, nil
+		}
+		return strip(obj)
+	}
 }
 
 // endpointSliceController is the managed-by label value of the slices Kubernetes' own
@@ -66,10 +84,15 @@ const endpointSliceController = "endpointslice-controller.k8s.io"
 // slices of those keep one endpoint per node and condition, with no address. In a
 // cluster where most Services are not headless that is most of the slices' weight.
 // A slice written by anyone else keeps its addresses: nothing promises it the label.
-func stripSlice(o *discoveryv1.EndpointSlice) {
+//
+// keepEndpoints keeps every slice's endpoints and ports, as the Cloud Map publisher reads
+// them: each ready endpoint's address and the port it serves on.
+func stripSlice(o *discoveryv1.EndpointSlice, keepEndpoints bool) {
 	_, headless := o.Labels[corev1.IsHeadlessService]
-	nodesOnly := !headless && o.Labels[discoveryv1.LabelManagedBy] == endpointSliceController
-	o.Ports = nil
+	nodesOnly := !keepEndpoints && !headless && o.Labels[discoveryv1.LabelManagedBy] == endpointSliceController
+	if !keepEndpoints {
+		o.Ports = nil
+	}
 	// A slice is found by its Service's name label; nothing else of its metadata is read
 	// (no event is ever sent about a slice), and the controller's change-trigger
 	// annotation alone weighs as much as the rest.

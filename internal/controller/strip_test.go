@@ -113,7 +113,8 @@ func TestStripServiceAndSlice(t *testing.T) {
 // TestStripSliceOfNonHeadlessService: the EndpointSlice controller's slice of a Service
 // that is not headless keeps one endpoint per node and conditions, with nothing else
 // (what externalTrafficPolicy Local reads); a slice whose author does not promise the
-// headless label keeps its addresses.
+// headless label keeps its addresses. With Cloud Map on, every slice keeps its endpoints
+// and ports (the publisher registers each address on its port).
 func TestStripSliceOfNonHeadlessService(t *testing.T) {
 	yes, no := true, false
 	ep := func(ip, node string, ready *bool) discoveryv1.Endpoint {
@@ -129,28 +130,37 @@ func TestStripSliceOfNonHeadlessService(t *testing.T) {
 	}
 	endpoints := []discoveryv1.Endpoint{ep("10.0.0.1", "a", &yes), ep("10.0.0.2", "a", &yes), ep("10.0.0.3", "b", &yes),
 		ep("10.0.0.4", "a", &no), ep("10.0.0.5", "", &yes)}
+	controllerNotHeadless := map[string]string{discoveryv1.LabelServiceName: "web", discoveryv1.LabelManagedBy: endpointSliceController}
+	ports := []discoveryv1.EndpointPort{{Name: new("http"), Port: new(int32(8080))}}
 	for _, tc := range []struct {
-		name   string
-		labels map[string]string
-		want   []discoveryv1.Endpoint
+		name     string
+		labels   map[string]string
+		cloudMap bool
+		want     []discoveryv1.Endpoint
 	}{
-		{"EndpointSlice controller, not headless",
-			map[string]string{discoveryv1.LabelServiceName: "web", discoveryv1.LabelManagedBy: endpointSliceController},
+		{"EndpointSlice controller, not headless", controllerNotHeadless, false,
 			[]discoveryv1.Endpoint{nodeOnly("a", &yes), nodeOnly("b", &yes), nodeOnly("a", &no)}},
 		{"EndpointSlice controller, headless",
 			map[string]string{discoveryv1.LabelServiceName: "web", discoveryv1.LabelManagedBy: endpointSliceController, corev1.IsHeadlessService: ""},
-			endpoints},
-		{"another author", map[string]string{discoveryv1.LabelServiceName: "web", discoveryv1.LabelManagedBy: "mesh.example.com"}, endpoints},
-		{"by hand", map[string]string{discoveryv1.LabelServiceName: "web"}, endpoints},
+			false, endpoints},
+		{"another author", map[string]string{discoveryv1.LabelServiceName: "web", discoveryv1.LabelManagedBy: "mesh.example.com"}, false, endpoints},
+		{"by hand", map[string]string{discoveryv1.LabelServiceName: "web"}, false, endpoints},
+		{"EndpointSlice controller, not headless, Cloud Map on", controllerNotHeadless, true, endpoints},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			slice := &discoveryv1.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Name: "web-x", Namespace: "default", Labels: tc.labels},
-				AddressType: discoveryv1.AddressTypeIPv4, Endpoints: append([]discoveryv1.Endpoint(nil), endpoints...)}
+			slice := &discoveryv1.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Name: "web-x", Namespace: "default", Labels: tc.labels,
+				Annotations: map[string]string{"endpoints.kubernetes.io/last-change-trigger-time": "2026-11-25T00:00:00Z"}},
+				AddressType: discoveryv1.AddressTypeIPv4, Endpoints: append([]discoveryv1.Endpoint(nil), endpoints...), Ports: ports}
+			strip := stripFor(tc.cloudMap)
 			got, _ := strip(slice)
 			// A listed slice passes twice (its page, then the transform): the same again.
 			again, _ := strip(got)
-			if eps := again.(*discoveryv1.EndpointSlice).Endpoints; !reflect.DeepEqual(eps, tc.want) {
-				t.Errorf("endpoints after strip:\n%+v\nwant\n%+v", eps, tc.want)
+			s := again.(*discoveryv1.EndpointSlice)
+			if !reflect.DeepEqual(s.Endpoints, tc.want) {
+				t.Errorf("endpoints after strip:\n%+v\nwant\n%+v", s.Endpoints, tc.want)
+			}
+			if wantPorts := map[bool][]discoveryv1.EndpointPort{true: ports}[tc.cloudMap]; !reflect.DeepEqual(s.Ports, wantPorts) || s.Annotations != nil {
+				t.Errorf("ports %v (want %v), annotations %v", s.Ports, wantPorts, s.Annotations)
 			}
 		})
 	}

@@ -54,6 +54,10 @@ type WatchConfig struct {
 	Namespace string
 	// CRDPoll is how often absent CRDs are looked for; 0 means DefaultCRDPoll.
 	CRDPoll time.Duration
+	// CloudMap watches what the Cloud Map publisher reads, Services and their
+	// EndpointSlices (whatever the sources), and keeps every slice's endpoint addresses
+	// and ports, which the Service source alone mostly drops.
+	CloudMap bool
 	// Logger receives structured logs; nil discards them.
 	Logger *slog.Logger
 }
@@ -109,7 +113,7 @@ func NewWatcher(client kubernetes.Interface, dyn dynamic.Interface, cfg WatchCon
 		}
 		want[s] = true
 	}
-	if len(want) == 0 {
+	if len(want) == 0 && !cfg.CloudMap {
 		return nil, fmt.Errorf("no source: want one or more of %v", Sources)
 	}
 	if cfg.CRDPoll <= 0 {
@@ -121,8 +125,9 @@ func NewWatcher(client kubernetes.Interface, dyn dynamic.Interface, cfg WatchCon
 	}
 	w := &Watcher{cfg: cfg, client: client, dyn: dyn, log: log, changed: make(chan struct{}, 1)}
 	ns := cfg.Namespace
+	strip := stripFor(cfg.CloudMap)
 	typed := func(example runtime.Object, list listFunc, watchFn watchFunc) cache.Store {
-		inf := cache.NewSharedIndexInformer(pagedListWatch(list, watchFn), example, 0, cache.Indexers{})
+		inf := cache.NewSharedIndexInformer(pagedListWatch(list, watchFn, strip), example, 0, cache.Indexers{})
 		// Objects that arrive by watch are stripped here; listed ones already were.
 		_ = inf.SetTransform(strip)
 		w.typed = append(w.typed, inf)
@@ -135,7 +140,7 @@ func NewWatcher(client kubernetes.Interface, dyn dynamic.Interface, cfg WatchCon
 	// them, and for the VirtualServices that publish through them, even when Services and
 	// Ingresses do not publish.
 	istio := want[SourceIstioGateway] || want[SourceIstioVirtualService]
-	if want[SourceService] || istio {
+	if want[SourceService] || istio || cfg.CloudMap {
 		w.lists.services = typed(&corev1.Service{},
 			func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 				return core.Services(ns).List(ctx, o)
@@ -155,6 +160,8 @@ func NewWatcher(client kubernetes.Interface, dyn dynamic.Interface, cfg WatchCon
 			func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
 				return core.Nodes().Watch(ctx, o)
 			})
+	}
+	if want[SourceService] || cfg.CloudMap {
 		w.lists.slices = typed(&discoveryv1.EndpointSlice{},
 			func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 				return disc.EndpointSlices(ns).List(ctx, o)

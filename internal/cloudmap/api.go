@@ -1,0 +1,62 @@
+package cloudmap
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/config"
+	sd "github.com/aws/aws-sdk-go-v2/service/servicediscovery"
+	"github.com/aws/smithy-go/middleware"
+)
+
+// API is the part of the Cloud Map client the publisher uses: every Cloud Map call it
+// makes goes through it, so its methods are exactly the IAM actions it needs
+// (deploy/iam-policy-cloudmap.json; test/iam checks the two agree).
+type API interface {
+	ListNamespaces(ctx context.Context, in *sd.ListNamespacesInput, optFns ...func(*sd.Options)) (*sd.ListNamespacesOutput, error)
+	ListServices(ctx context.Context, in *sd.ListServicesInput, optFns ...func(*sd.Options)) (*sd.ListServicesOutput, error)
+	ListInstances(ctx context.Context, in *sd.ListInstancesInput, optFns ...func(*sd.Options)) (*sd.ListInstancesOutput, error)
+	GetInstance(ctx context.Context, in *sd.GetInstanceInput, optFns ...func(*sd.Options)) (*sd.GetInstanceOutput, error)
+	RegisterInstance(ctx context.Context, in *sd.RegisterInstanceInput, optFns ...func(*sd.Options)) (*sd.RegisterInstanceOutput, error)
+	DeregisterInstance(ctx context.Context, in *sd.DeregisterInstanceInput, optFns ...func(*sd.Options)) (*sd.DeregisterInstanceOutput, error)
+	GetOperation(ctx context.Context, in *sd.GetOperationInput, optFns ...func(*sd.Options)) (*sd.GetOperationOutput, error)
+}
+
+var _ API = (*sd.Client)(nil)
+
+// DefaultRegion is the region used when neither the configuration nor the environment
+// names one (Cloud Map is regional; the sandbox answers any).
+const DefaultRegion = "us-east-1"
+
+// ClientConfig points a Cloud Map client somewhere.
+type ClientConfig struct {
+	// Endpoint replaces AWS's, e.g. the sandbox's URL; "" uses AWS's.
+	Endpoint string
+	// Region overrides the configuration chain's.
+	Region string
+	// APIOptions are added to the client's middleware stack (metrics).
+	APIOptions []func(*middleware.Stack) error
+}
+
+// NewClient builds a Cloud Map client from the standard AWS configuration chain
+// (environment, shared files, web identity, instance metadata) and cfg.
+func NewClient(ctx context.Context, cfg ClientConfig) (*sd.Client, error) {
+	var opts []func(*config.LoadOptions) error
+	if cfg.Region != "" {
+		opts = append(opts, config.WithRegion(cfg.Region))
+	}
+	awsCfg, err := config.LoadDefaultConfig(ctx, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("cloud map: load AWS configuration: %w", err)
+	}
+	if awsCfg.Region == "" {
+		awsCfg.Region = DefaultRegion
+	}
+	return sd.NewFromConfig(awsCfg, func(o *sd.Options) {
+		if cfg.Endpoint != "" {
+			o.BaseEndpoint = aws.String(cfg.Endpoint)
+		}
+		o.APIOptions = append(o.APIOptions, cfg.APIOptions...)
+	}), nil
+}
