@@ -1,12 +1,9 @@
 package iam_test
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"maps"
-	"os"
 	"reflect"
 	"regexp"
 	"slices"
@@ -138,7 +135,7 @@ func TestCloudMapPolicyMatchesObservedCalls(t *testing.T) {
 		}
 	}
 	t.Logf("%s called: %v", phaseCloudMap, obs.seen[phaseCloudMap])
-	if granted := loadCloudMapPolicy(t).actions(); !slices.Equal(cloudMapOps, granted) {
+	if granted := loadPolicy(t, cloudMapPolicyFile).actions(); !slices.Equal(cloudMapOps, granted) {
 		t.Errorf("the Cloud Map publisher called %v; %s grants %v: they must be equal (add what is called, remove what is not)",
 			cloudMapOps, cloudMapPolicyFile, granted)
 	}
@@ -160,7 +157,7 @@ func TestCloudMapPolicyCoversPublisherAPI(t *testing.T) {
 		methods = append(methods, api.Method(i).Name)
 	}
 	slices.Sort(methods)
-	if granted := loadCloudMapPolicy(t).actions(); !slices.Equal(granted, methods) {
+	if granted := loadPolicy(t, cloudMapPolicyFile).actions(); !slices.Equal(granted, methods) {
 		t.Errorf("%s grants %v; cloudmap.API has %v", cloudMapPolicyFile, granted, methods)
 	}
 }
@@ -185,7 +182,7 @@ var cloudMapActions = map[string]string{
 // version 2012-10-17, Allow statements with unique Sids, Cloud Map actions named in full,
 // each granted once and known to this test's table, no element IAM does not know.
 func TestCloudMapPolicyShape(t *testing.T) {
-	p := loadCloudMapPolicy(t)
+	p := loadPolicy(t, cloudMapPolicyFile)
 	if p.Version != "2012-10-17" {
 		t.Errorf("Version %q, want 2012-10-17", p.Version)
 	}
@@ -213,22 +210,6 @@ func TestCloudMapPolicyShape(t *testing.T) {
 			granted[a] = true
 		}
 	}
-}
-
-// loadCloudMapPolicy reads the Cloud Map policy strictly, as loadPolicy reads the others.
-func loadCloudMapPolicy(t *testing.T) policy {
-	t.Helper()
-	raw, err := os.ReadFile(cloudMapPolicyFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	var p policy
-	if err := dec.Decode(&p); err != nil {
-		t.Fatalf("%s: %v", cloudMapPolicyFile, err)
-	}
-	return p
 }
 
 // route53Operations are the Route 53 operations crossfade can call: the provider's client
