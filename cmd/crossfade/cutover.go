@@ -10,6 +10,7 @@ import (
 	"os/user"
 	"path/filepath"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/spf13/cobra"
 
@@ -46,6 +47,9 @@ type cutoverFlags struct {
 	// cloudWatchEndpoint is the CloudWatch API URL for a plan with spec.alb (its
 	// albTraffic gates and retire.cloudWatch); "" uses route53's.
 	cloudWatchEndpoint string
+	// serviceDiscoveryEndpoint is the Cloud Map API URL for a plan with spec.cloudMap
+	// (its lever and cloudMapDiscovery gates); "" uses the Route 53 endpoint's.
+	serviceDiscoveryEndpoint string
 }
 
 func newCutoverCmd(g *globalFlags) *cobra.Command {
@@ -70,6 +74,7 @@ holds for its pause.`,
 	pf.StringVar(&f.txtSuffix, "txt-suffix", "", "suffix of the ownership TXT names, as the publishers write them")
 	route53Flags(pf, &f.route53)
 	pf.StringVar(&f.elbv2Endpoint, "elbv2-endpoint", "", "ELBv2 API URL for a plan with spec.alb (default: --aws-endpoint's, e.g. the sandbox's)")
+	pf.StringVar(&f.serviceDiscoveryEndpoint, "servicediscovery-endpoint", "", "Cloud Map (servicediscovery) API URL for a plan with spec.cloudMap (default: --aws-endpoint's, e.g. the sandbox's)")
 	pf.StringVar(&f.cloudWatchEndpoint, "cloudwatch-endpoint", "", "CloudWatch API URL for a plan with spec.alb, read by albTraffic gates and retire.cloudWatch (default: --aws-endpoint's, e.g. the sandbox's)")
 
 	planCmd := &cobra.Command{
@@ -131,6 +136,15 @@ the current weights (step 1 checks it too, and would fail and roll back);
 			if f.ui != "" {
 				// The live view sees the same events as the terminal.
 				rec := dashboard.NewRecorder(cfg.Plan.Name, cfg.Plan.From, cfg.Plan.To)
+				// The page shows the lever's own view from the first event on.
+				switch {
+				case cfg.Plan.ALB != nil:
+					rec.SetLever(cutover.LeverALB)
+				case cfg.Plan.CloudMap != nil:
+					rec.SetLever(cutover.LeverCloudMap)
+				default:
+					rec.SetLever(cutover.LeverRoute53)
+				}
 				ctx, cancel := context.WithCancel(cmd.Context())
 				defer cancel()
 				url, wait, err := dashboard.Serve(ctx, f.ui, rec.Handler())
@@ -199,7 +213,11 @@ the current weights (step 1 checks it too, and would fail and roll back);
 					fmt.Fprintf(out, "cutover %s: took the weights over from runner %s (another runner's record, deleted with --force); that runner, if still running, stops at its next write\n", cfg.Plan.Name, r)
 				}
 			}
-			fmt.Fprintf(out, "cutover %s: %d authority records deleted; publishers own the weights again\n", cfg.Plan.Name, rel.Records)
+			if cfg.Plan.ALB != nil {
+				fmt.Fprintf(out, "cutover %s: authority tags removed from %d listener rules; their weights are anyone's to change again\n", cfg.Plan.Name, rel.Records)
+			} else {
+				fmt.Fprintf(out, "cutover %s: %d authority records deleted; publishers own the weights again\n", cfg.Plan.Name, rel.Records)
+			}
 			for _, c := range rel.Changes {
 				fmt.Fprintf(out, "cutover %s: released with --force although its source asks for another weight: %s\n", cfg.Plan.Name, c.Effect())
 			}
@@ -323,6 +341,19 @@ func (f *cutoverFlags) config(cmd *cobra.Command, g *globalFlags, file string) (
 		return cutover.Config{}, err
 	}
 	cfg := cutover.Config{Plan: p, Registry: reg, StateDir: f.stateDir, By: whoAmI(), DNSServers: f.dnsServers, Logger: log}
+	if p.CloudMap != nil {
+		// The Cloud Map lever: instances' custom health, through the standard AWS chain.
+		awsCfg, err := f.awsConfig(cmd)
+		if err != nil {
+			return cutover.Config{}, err
+		}
+		endpoint := f.serviceDiscoveryEndpoint
+		if endpoint == "" {
+			endpoint = f.route53.Endpoint
+		}
+		cfg.ServiceDiscovery = cutover.NewServiceDiscovery(awsCfg, endpoint)
+		return cfg, nil
+	}
 	if p.ALB != nil {
 		// The ALB lever: listener rules, through the standard AWS configuration chain.
 		var opts []func(*config.LoadOptions) error
@@ -356,6 +387,23 @@ func (f *cutoverFlags) config(cmd *cobra.Command, g *globalFlags, file string) (
 	}
 	cfg.DNS = dns
 	return cfg, nil
+}
+
+// awsConfig loads the AWS configuration (credentials, region) the standard way, --region
+// first.
+func (f *cutoverFlags) awsConfig(cmd *cobra.Command) (aws.Config, error) {
+	var opts []func(*config.LoadOptions) error
+	if f.route53.Region != "" {
+		opts = append(opts, config.WithRegion(f.route53.Region))
+	}
+	awsCfg, err := config.LoadDefaultConfig(cmd.Context(), opts...)
+	if err != nil {
+		return aws.Config{}, fmt.Errorf("load AWS configuration: %w", err)
+	}
+	if awsCfg.Region == "" {
+		awsCfg.Region = route53.DefaultRegion
+	}
+	return awsCfg, nil
 }
 
 // defaultStateDir follows the XDG base directory spec: cutover state is state, not cache.

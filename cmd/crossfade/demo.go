@@ -16,7 +16,7 @@ func newDemoCmd(g *globalFlags) *cobra.Command {
 	var kube bool
 	cmd := &cobra.Command{
 		Use:   "demo",
-		Short: "Run a real cutover between two simulated clusters under real traffic, with the live dashboard",
+		Short: "Run a real cutover between two simulated clusters under real traffic, with the live dashboard (--lever dns or alb)",
 		Long: `demo starts the sandbox (Route 53 API and DNS on loopback), two simulated clusters,
 blue (app v1) and green (app v2), each publishing its member of app.demo.crossfade.test from
 its own manifests, clients that resolve the name like caching resolvers and send real
@@ -29,7 +29,16 @@ Service, and its own 'crossfade controller' (this binary, owner id = cluster id)
 publishes the cluster's member from that Service; the cutover then runs over what the
 controllers published, and they hold its weights rather than revert them. It needs the
 binaries 'make test' (scripts/deps.sh test) builds into
-${XDG_CACHE_HOME:-$HOME/.cache}/crossfade/bin; plain demo needs nothing but Go.`,
+${XDG_CACHE_HOME:-$HOME/.cache}/crossfade/bin; plain demo needs nothing but Go.
+
+With --lever alb the same two clusters sit behind one sandbox ALB (ELBv2 API, a real
+weighted HTTP proxy behind its listener, CloudWatch metrics from its counts): a target
+group per cluster, into which each cluster registers its own two pods; a listener rule
+for app.demo.crossfade.test forwarding to both groups by weight; clients that send every
+request to the listener. The cutover moves the rule's and the listener's weights 0 → 10
+→ 50 → 100 %, gated on target health and on CloudWatch's request counts per group, and
+changes no DNS record. The dashboard shows the weights, the request share per group (as
+the clients saw it and as CloudWatch counted it) and each group's target health.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			log, err := g.logger()
@@ -53,10 +62,11 @@ ${XDG_CACHE_HOME:-$HOME/.cache}/crossfade/bin; plain demo needs nothing but Go.`
 	}
 	f := cmd.Flags()
 	f.StringVar(&cfg.UI, "ui", "127.0.0.1:0", "dashboard listen address (loopback only)")
-	f.BoolVar(&cfg.Keep, "keep", false, "leave everything running after the cutover, until Ctrl-C, and print aws and dig commands that explore the zone")
+	f.BoolVar(&cfg.Keep, "keep", false, "leave everything running after the cutover, until Ctrl-C, and print aws and dig commands that explore the zone (--lever alb: aws and curl commands that explore the ALB)")
 	f.DurationVar(&cfg.Pause, "pause", 5*time.Second, "how long each step holds (the TTL is 1s)")
-	f.IntVar(&cfg.Clients, "clients", 10, "simulated clients, each with its own DNS cache")
+	f.IntVar(&cfg.Clients, "clients", 10, "simulated clients, each with its own DNS cache (--lever dns) or its own connection to the ALB (--lever alb)")
 	f.DurationVar(&cfg.Interval, "interval", 100*time.Millisecond, "time between one client's requests")
-	f.BoolVar(&kube, "kube", false, "run each cluster as a real kube-apiserver with its own crossfade controller publishing from a Service (needs the binaries `make test` builds)")
+	f.BoolVar(&kube, "kube", false, "run each cluster as a real kube-apiserver with its own crossfade controller publishing from a Service (needs the binaries `make test` builds; --lever dns only)")
+	f.StringVar(&cfg.Lever, "lever", demo.LeverDNS, "the lever the cutover pulls: dns (Route 53 weighted records) or alb (an ALB listener rule's target-group weights: no DNS change)")
 	return cmd
 }

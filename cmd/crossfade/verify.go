@@ -1,10 +1,15 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"strings"
 
+	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/spf13/cobra"
 
+	"github.com/crossfade-io/crossfade/internal/cutover"
+	"github.com/crossfade-io/crossfade/internal/cutover/spec"
 	"github.com/crossfade-io/crossfade/internal/provider/route53"
 	"github.com/crossfade-io/crossfade/internal/verify"
 )
@@ -12,16 +17,63 @@ import (
 func newVerifyCmd(g *globalFlags) *cobra.Command {
 	cfg := verify.Config{}
 	var r53 route53.Config
+	var cm verify.CloudMapConfig
+	var cloudMap, sdEndpoint string
 	cmd := &cobra.Command{
-		Use:   "verify NAME",
+		Use:   "verify NAME | verify --cloudmap NAMESPACE/SERVICE",
 		Short: "Sample the authoritative answers for a weighted name and compare them with the weights written",
 		Long: `verify reads NAME's weighted record sets from the zone that holds it, queries the
 authoritative DNS servers --queries times, and prints each member's share of the answers
 next to the share its weight asks for: the console's "Test record", done statistically.
 Exit status 1 when a share is off by more than --tolerance, or an answer is empty or
-matches no member.`,
-		Args: cobra.ExactArgs(1),
+matches no member.
+
+With --cloudmap NAMESPACE/SERVICE it calls Cloud Map's DiscoverInstances as the clients do
+(--query, --optional, --health-status) and at every health, and prints each cluster's
+instances (by --cluster-attribute) selected and answered; with --expect (two clusters'
+weights, as a Cloud Map cutover plan writes them) it checks that the answer gives the
+clusters the share the cutover's health assignment gives them. Exit status 1 when the
+answer is empty or off by more than --tolerance.`,
+		Args: cobra.RangeArgs(0, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if cloudMap != "" {
+				if len(args) > 0 {
+					return errors.New("verify: give a NAME or --cloudmap, not both")
+				}
+				ns, svc, ok := strings.Cut(cloudMap, "/")
+				if !ok || ns == "" || svc == "" {
+					return fmt.Errorf("--cloudmap %q: want NAMESPACE/SERVICE", cloudMap)
+				}
+				cm.Service.Namespace, cm.Service.Service, cm.Tolerance = ns, svc, cfg.Tolerance
+				var opts []func(*config.LoadOptions) error
+				if r53.Region != "" {
+					opts = append(opts, config.WithRegion(r53.Region))
+				}
+				awsCfg, err := config.LoadDefaultConfig(cmd.Context(), opts...)
+				if err != nil {
+					return fmt.Errorf("load AWS configuration: %w", err)
+				}
+				if awsCfg.Region == "" {
+					awsCfg.Region = route53.DefaultRegion
+				}
+				if sdEndpoint == "" {
+					sdEndpoint = r53.Endpoint
+				}
+				res, err := verify.RunCloudMap(cmd.Context(), cutover.NewServiceDiscovery(awsCfg, sdEndpoint), cm)
+				if err != nil {
+					return err
+				}
+				if err := res.WriteText(cmd.OutOrStdout()); err != nil {
+					return err
+				}
+				if !res.Pass {
+					return fmt.Errorf("verify %s: the answer does not follow the expected shares", cloudMap)
+				}
+				return nil
+			}
+			if len(args) != 1 {
+				return errors.New("verify: give the weighted NAME to verify, or --cloudmap NAMESPACE/SERVICE")
+			}
 			log, err := g.logger()
 			if err != nil {
 				return err
@@ -47,10 +99,16 @@ matches no member.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&cfg.Type, "type", "A", "record type: A, AAAA or CNAME")
-	f.StringSliceVar(&cfg.Servers, "dns-server", nil, "authoritative DNS servers (host:port) to ask, in turn; required")
+	f.StringSliceVar(&cfg.Servers, "dns-server", nil, "authoritative DNS servers (host:port) to ask, in turn; required for NAME")
 	f.IntVar(&cfg.Queries, "queries", 1000, "queries to send")
 	f.Float64Var(&cfg.Tolerance, "tolerance", 0.05, "largest allowed difference between a member's answered and written share, 0..1")
 	route53Flags(f, &r53)
-	_ = cmd.MarkFlagRequired("dns-server")
+	f.StringVar(&cloudMap, "cloudmap", "", "verify a Cloud Map service, NAMESPACE/SERVICE, instead of a weighted NAME")
+	f.StringToStringVar(&cm.Service.QueryParameters, "query", nil, "with --cloudmap: the clients' QueryParameters, k=v,…")
+	f.StringToStringVar(&cm.Service.OptionalParameters, "optional", nil, "with --cloudmap: the clients' OptionalParameters, k=v,…")
+	f.StringVar(&cm.Service.HealthStatus, "health-status", spec.HealthHealthyOrElseAll, "with --cloudmap: the clients' HealthStatus")
+	f.StringVar(&cm.Service.ClusterAttribute, "cluster-attribute", spec.DefaultClusterAttribute, "with --cloudmap: the instance attribute naming the cluster")
+	f.StringToInt64Var(&cm.Expect, "expect", nil, "with --cloudmap: two clusters' weights as the cutover plan writes them, e.g. blue=90,green=10")
+	f.StringVar(&sdEndpoint, "servicediscovery-endpoint", "", "with --cloudmap: Cloud Map API URL (default: --aws-endpoint's)")
 	return cmd
 }

@@ -79,7 +79,7 @@ func newResidual(rt spec.Retire, p *spec.Plan, cw gate.MetricsAPI, l Snapshot) (
 	}
 	for _, g := range l.TargetGroups(nil) {
 		if g.Cluster == p.From {
-			return gate.NewALBResidual(rt, cw, g)
+			return gate.NewALBResidual(rt, cw, g, p.CloudWatchDelay)
 		}
 	}
 	return nil, fmt.Errorf("retire: cloudWatch: the listener rules have no target group for %s", p.From)

@@ -25,7 +25,7 @@ func TestALBTargetGroups(t *testing.T) {
 	f := newFakeELB()
 	f.setWeights(listenerWeb, tgBlue, 1, tgGrey, 5)
 	lv := newALBLever(albTestPlan(), f)
-	s, err := lv.Read(context.Background(), ReadOptions{})
+	s, err := lv.Read(context.Background(), ReadOptions{Runner: testRunner})
 	if err != nil {
 		t.Fatal(err)
 	}

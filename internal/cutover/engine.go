@@ -65,6 +65,10 @@ type Config struct {
 	// CloudWatch reads the ALB's metrics (AWS/ApplicationELB) for albTraffic gates and
 	// retire.cloudWatch (NewCloudWatch builds one).
 	CloudWatch gate.MetricsAPI
+	// ServiceDiscovery reads and writes the Cloud Map service's instances: the Cloud Map
+	// lever, for a plan with spec.cloudMap (NewServiceDiscovery builds one), and its
+	// cloudMapDiscovery gates.
+	ServiceDiscovery ServiceDiscovery
 	// Lever, when set, is pulled instead of the one the plan names (DNS or ELB): for
 	// tests and embedders with a lever of their own.
 	Lever Lever
@@ -243,6 +247,14 @@ func Run(ctx context.Context, cfg Config, resume bool) (*Report, error) {
 		r.log.Info("no journal to resume: starting from the first step", "journal", r.paths.Journal)
 	}
 	if st.done != "" {
+		if !st.released {
+			// A runner killed between journaling the end and letting go of the rules left
+			// its authority tags: this is the same runner (the journal's token).
+			r.id = thisRunner(st.token)
+			if err := r.fixSelection(ctx, st); err == nil {
+				r.letGo(ctx)
+			}
+		}
 		return BuildReport(r.p.Name, entries), st.outcomeErr()
 	}
 	if h := planHash(r.p); st.planHash != "" && st.planHash != h {
@@ -308,7 +320,9 @@ func planHash(p *spec.Plan) string {
 		ALB *spec.ALB `json:",omitempty"`
 		// Left out when false, so that a plan listing its records hashes as before.
 		SelectAllWeighted bool `json:",omitempty"`
-	}{p.Zone, p.ZoneID, p.From, p.To, records, steps, p.Rollback.Steps, p.Rollback.Mode, p.LowerTTL, alb, p.SelectAllWeighted})
+		// Left out when nil, so that the other levers' plans hash as before it.
+		CloudMap *spec.CloudMap `json:",omitempty"`
+	}{p.Zone, p.ZoneID, p.From, p.To, records, steps, p.Rollback.Steps, p.Rollback.Mode, p.LowerTTL, alb, p.SelectAllWeighted, p.CloudMap})
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:8])
 }
@@ -371,7 +385,10 @@ type state struct {
 	ttlTouched bool
 	// retireChecked is set once the retire check journaled its verdict.
 	retireChecked bool
-	promoted      bool
+	// released is set once the weights were released after the end (the runner let go of
+	// the ALB lever's authority tags, or `cutover release` ran).
+	released bool
+	promoted bool
 	// paused is set when the last pause was not followed by resume or promote: a runner
 	// resumed after a crash stays paused, as the operator left it.
 	paused    bool
@@ -462,6 +479,8 @@ func replay(entries []journal.Entry) state {
 			}
 		case kindDone:
 			st.done = e.Detail
+		case kindReleased:
+			st.released = st.done != ""
 		}
 	}
 	return st
@@ -520,7 +539,8 @@ func Abort(ctx context.Context, cfg Config) (*Report, error) {
 
 // Released is what Release did.
 type Released struct {
-	// Records is the number of authority records deleted.
+	// Records is the number of authority records deleted (the ALB lever: the number of
+	// listener rules whose authority tags were removed).
 	Records int
 	// TakenOver are the runners whose records were deleted although this journal's
 	// runner did not write them (release --force).
@@ -541,12 +561,13 @@ type Released struct {
 // deleted exactly as read, and the sets' ownership records, where the publishers record
 // what they ask for, are rewritten as read in the same batch: a record rewritten
 // meanwhile fails the batch, and the zone is read and judged again.
+//
+// An ALB cutover's authority tags are removed by its runner when the cutover ends; Release
+// removes those a runner killed before it could (this runner's, the journal's token), or
+// with force every runner's of this cutover, never another cutover's. The rules keep the
+// weights written (the report prints them as the Terraform forward block).
 func Release(ctx context.Context, cfg Config, force bool) (Released, error) {
 	p := cfg.Plan
-	if p.ALB != nil {
-		return Released{}, fmt.Errorf("cutover %s moves ALB listener rules, which carry no authority record: nothing to release; "+
-			"the rules keep the weights written (the report prints them as the Terraform forward block, for the module that owns the rules)", p.Name)
-	}
 	paths := PathsFor(cfg.StateDir, p.Name)
 	entries, err := journal.Read(paths.Journal)
 	exists := !errors.Is(err, os.ErrNotExist)
@@ -566,18 +587,33 @@ func Release(ctx context.Context, cfg Config, force bool) (Released, error) {
 	}
 	defer lock.Release()
 	if selects(p) {
-		// The records the cutover selected at start hold its authority records; without a
-		// journal (release --force), those the plan selects now.
 		p = clonePlan(p)
+	}
+	lv := newLever(Config{Plan: p, DNS: cfg.DNS, Registry: cfg.Registry, ELB: cfg.ELB, ServiceDiscovery: cfg.ServiceDiscovery})
+	if selects(p) {
+		// The records or rules the cutover selected at start hold its authority records;
+		// without a journal (release --force), those the plan selects now.
 		if st.selected != nil {
 			applySelection(p, *st.selected)
-		} else if _, err := selectNow(ctx, &dnsLever{p: p, dns: cfg.DNS, reg: cfg.Registry}, p); err != nil {
+		} else if _, err := selectNow(ctx, lv, p); err != nil {
 			return Released{}, err
 		}
 	}
-	o := ReadOptions{Partial: true, Runner: registry.Runner{Token: st.token}, Takeover: force}
 	var rel Released
 	var id string
+	if h, ok := lv.(holdReleaser); ok {
+		mode := ownRefuseOthers
+		if force {
+			mode = everyRunner
+		}
+		n, others, err := h.letGo(ctx, registry.Runner{Token: st.token}, mode)
+		if err != nil {
+			return Released{}, fmt.Errorf("release: %w", err)
+		}
+		rel = Released{Records: n, TakenOver: others}
+		return rel, journalRelease(paths, exists, cfg.By, "", rel)
+	}
+	o := ReadOptions{Partial: true, Runner: registry.Runner{Token: st.token}, Takeover: force}
 	for attempt := 1; ; attempt++ {
 		l, err := readLive(ctx, cfg.DNS, cfg.Registry, p, o)
 		if err != nil {
@@ -614,15 +650,20 @@ func Release(ctx context.Context, cfg Config, force bool) (Released, error) {
 		rel = Released{Records: records, TakenOver: l.takenOver, Changes: changes}
 		break
 	}
+	return rel, journalRelease(paths, exists, cfg.By, id, rel)
+}
+
+// journalRelease journals what Release did in the cutover's journal, when it has one.
+func journalRelease(paths Paths, exists bool, by, changeID string, rel Released) error {
 	if !exists {
-		return rel, nil
+		return nil
 	}
 	j, _, err := journal.Open(paths.Journal)
 	if err != nil {
-		return rel, err
+		return err
 	}
 	defer j.Close()
-	e := journal.Entry{Kind: kindReleased, Step: stepNone, ChangeID: id, By: cfg.By}
+	e := journal.Entry{Kind: kindReleased, Step: stepNone, ChangeID: changeID, By: by}
 	var details []string
 	if len(rel.TakenOver) > 0 {
 		details = append(details, "taken over from "+formatRunners(rel.TakenOver))
@@ -632,7 +673,7 @@ func Release(ctx context.Context, cfg Config, force bool) (Released, error) {
 	}
 	e.Detail = strings.Join(details, "; ")
 	_, err = j.Append(e)
-	return rel, err
+	return err
 }
 
 // driftData is what a drift entry keeps: the members that moved, and what the runner

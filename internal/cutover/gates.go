@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/crossfade-io/crossfade/internal/cutover/gate"
 	"github.com/crossfade-io/crossfade/internal/cutover/spec"
@@ -19,6 +20,13 @@ type GateClients struct {
 	ELB gate.TargetHealthAPI
 	// CloudWatch reads the ALB's metrics for albTraffic gates.
 	CloudWatch gate.MetricsAPI
+	// CloudWatchDelay is how long after a period ends CloudWatch holds all of it: the
+	// plan's spec.alb.cloudWatch.delay (spec.Plan.CloudWatchDelay).
+	CloudWatchDelay time.Duration
+	// ServiceDiscovery calls DiscoverInstances for cloudMapDiscovery gates, with the
+	// plan's service and query, CloudMap.
+	ServiceDiscovery gate.DiscoveryAPI
+	CloudMap         *spec.CloudMap
 }
 
 // NewGate builds the gate a spec describes, with the clients it calls.
@@ -40,7 +48,9 @@ func NewGate(g spec.Gate, c GateClients) (Gate, error) {
 	case g.TargetHealth != nil:
 		return gate.NewTargetHealth(g.Name, *g.TargetHealth, c.ELB)
 	case g.ALBTraffic != nil:
-		return gate.NewALBTraffic(g.Name, *g.ALBTraffic, c.CloudWatch)
+		return gate.NewALBTraffic(g.Name, *g.ALBTraffic, c.CloudWatch, c.CloudWatchDelay)
+	case g.CloudMapDiscovery != nil:
+		return gate.NewCloudMapDiscovery(g.Name, *g.CloudMapDiscovery, c.CloudMap, c.ServiceDiscovery)
 	}
 	return nil, fmt.Errorf("gate %s: no kind set", g.Name)
 }
@@ -55,6 +65,13 @@ type Prechecker interface {
 // gateClients are the clients cfg gives its gates.
 func (cfg Config) gateClients() GateClients {
 	c := GateClients{DNSServers: cfg.DNSServers, CloudWatch: cfg.CloudWatch}
+	if cfg.Plan != nil {
+		c.CloudWatchDelay = cfg.Plan.CloudWatchDelay
+		c.CloudMap = cfg.Plan.CloudMap
+	}
+	if cfg.ServiceDiscovery != nil {
+		c.ServiceDiscovery = cfg.ServiceDiscovery
+	}
 	if cfg.ELB != nil {
 		c.ELB = cfg.ELB
 	}

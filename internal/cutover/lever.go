@@ -62,6 +62,7 @@ type Lever interface {
 const (
 	LeverRoute53 = "route53"
 	LeverALB     = "alb"
+	// LeverCloudMap (lever_cloudmap.go) is the custom health status of Cloud Map instances.
 )
 
 // Snapshot is a lever as read at one moment (or as a write leaves it).
@@ -92,8 +93,9 @@ type Snapshot interface {
 	NoTraffic(w map[string]int64) string
 	// Skipped says which members a partial read (ReadOptions.Partial) left out, and why.
 	Skipped() []string
-	// TakenOver are the runners whose authority records the next write replaces (an
-	// abort or a forced release taking the weights over); nil for a lever without them.
+	// TakenOver are the runners whose authority records (the ALB lever: authority tags)
+	// the next write replaces (an abort or a forced release taking the weights over); nil
+	// when there are none.
 	TakenOver() []registry.Runner
 	// StartData is what the start entry keeps of the snapshot for the report and a resume
 	// (the records' TTLs, the rules' forward actions).
@@ -129,14 +131,15 @@ type ReadOptions struct {
 	// Partial skips members that are missing or cannot be moved, instead of refusing:
 	// a rollback or a release does what it still can.
 	Partial bool
-	// Runner is the run that writes: an authority record of this cutover that carries
-	// another runner token is another runner's, and refused (*HeldError).
+	// Runner is the run that writes: an authority record (the ALB lever: an authority tag
+	// on a rule) of this cutover that carries another runner token is another runner's,
+	// and refused (*HeldError).
 	Runner registry.Runner
-	// Takeover lets the write replace another runner's authority record of this cutover
-	// instead: an abort or a forced release taking the weights over, explicitly.
+	// Takeover lets the write replace another runner's authority record or tags of this
+	// cutover instead: an abort or a forced release taking the weights over, explicitly.
 	Takeover bool
-	// Held says this process has written the authority records already: finding them
-	// gone means someone released the weights meanwhile, and the runner stops rather
+	// Held says this process has written the authority records (tags) already: finding
+	// them gone means someone released the weights meanwhile, and the runner stops rather
 	// than take them again behind that person's back.
 	Held bool
 }
@@ -198,6 +201,8 @@ func newLever(cfg Config) Lever {
 		return cfg.Lever
 	case p.ALB != nil:
 		return newALBLever(p, cfg.ELB)
+	case p.CloudMap != nil:
+		return newCloudMapLever(p, cfg.ServiceDiscovery)
 	}
 	return &dnsLever{p: p, dns: cfg.DNS, reg: cfg.Registry}
 }
@@ -296,9 +301,12 @@ type NotReadyError struct {
 // Error lists the problems, one per line.
 func (e *NotReadyError) Error() string {
 	what := "the zone"
-	if e.Lever == LeverALB {
+	switch e.Lever {
+	case LeverALB:
 		what = "the listener rules are"
-	} else {
+	case LeverCloudMap:
+		what = "the Cloud Map service is"
+	default:
 		what += " is"
 	}
 	return what + " not ready for this cutover:\n  " + strings.Join(e.Problems, "\n  ")

@@ -23,7 +23,8 @@ package cutover
 // rules already at it (weights are absolute, so this is idempotent). Between the read the
 // write is built on and the calls, another writer is not locked out (there is nothing to
 // lock with): what it wrote is found as drift at the next check, like any weight the
-// cutover did not write.
+// cutover did not write. Another runner of the same cutover is kept out by authority tags
+// on the rules (lever_alb_authority.go), taken before the first call.
 
 import (
 	"bytes"
@@ -36,6 +37,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	elbv2 "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2"
@@ -56,6 +58,10 @@ type ELBv2 interface {
 	ModifyRule(ctx context.Context, in *elbv2.ModifyRuleInput, optFns ...func(*elbv2.Options)) (*elbv2.ModifyRuleOutput, error)
 	DescribeTargetGroups(ctx context.Context, in *elbv2.DescribeTargetGroupsInput, optFns ...func(*elbv2.Options)) (*elbv2.DescribeTargetGroupsOutput, error)
 	DescribeTargetHealth(ctx context.Context, in *elbv2.DescribeTargetHealthInput, optFns ...func(*elbv2.Options)) (*elbv2.DescribeTargetHealthOutput, error)
+	// The authority tags on the rules (lever_alb_authority.go).
+	AddTags(ctx context.Context, in *elbv2.AddTagsInput, optFns ...func(*elbv2.Options)) (*elbv2.AddTagsOutput, error)
+	RemoveTags(ctx context.Context, in *elbv2.RemoveTagsInput, optFns ...func(*elbv2.Options)) (*elbv2.RemoveTagsOutput, error)
+	DescribeTags(ctx context.Context, in *elbv2.DescribeTagsInput, optFns ...func(*elbv2.Options)) (*elbv2.DescribeTagsOutput, error)
 }
 
 var _ ELBv2 = (*elbv2.Client)(nil)
@@ -81,6 +87,9 @@ type albLever struct {
 	// from and to are the plan's target groups, resolved to ARNs once (a name is looked
 	// up; an ARN is checked to exist).
 	from, to targetGroup
+	// defaults are listeners' default rules, which carry the authority tag of a
+	// listener's default action, found once each.
+	defaults map[string]string
 }
 
 // targetGroup is a target group's ARN and name.
@@ -105,6 +114,13 @@ type albLive struct {
 	// rules are in the plan's order; a partial read leaves out those it skipped.
 	rules   []albRule
 	skipped []string
+	// me is the runner that read the rules, for the cutover; takeover is its read's
+	// ReadOptions.Takeover; takenOver are the other runners whose authority tags the next
+	// write removes (lever_alb_authority.go).
+	me        registry.Runner
+	cutover   string
+	takeover  bool
+	takenOver []registry.Runner
 }
 
 // albRule is one listener rule's forward action, or a listener's default one.
@@ -124,6 +140,15 @@ type albRule struct {
 	groups []tgWeight
 	// stickiness is the forward action's group stickiness as read, nil for none.
 	stickiness *types.TargetGroupStickinessConfig
+	// tagARN is the listener rule that carries the cutover's authority tag for this one:
+	// the rule itself, or a listener's default rule. held is set when it carries this
+	// runner's tag; rivalKeys are other runners' tag keys of the cutover, holders the
+	// runners they name; tags counts its tags (ELBv2 allows 50).
+	tagARN    string
+	held      bool
+	rivalKeys []string
+	holders   []registry.Runner
+	tags      int
 }
 
 // tgWeight is one target group of a forward action and its weight. listed is false for a
@@ -167,6 +192,13 @@ func (a *albLever) Read(ctx context.Context, o ReadOptions) (Snapshot, error) {
 		}
 		l.rules = append(l.rules, rule)
 	}
+	// The tags after the rules: a write by another runner that took the rules over comes
+	// after its tags, so a read that finds the new weights finds its tags too.
+	held, err := a.authorityProblems(ctx, l, o)
+	if err != nil {
+		return nil, err
+	}
+	problems = append(problems, held...)
 	if len(problems) > 0 {
 		return nil, &NotReadyError{Problems: problems, Lever: LeverALB}
 	}
@@ -487,8 +519,9 @@ func (l *albLive) NoTraffic(w map[string]int64) string {
 // Skipped says which rules a partial read left out.
 func (l *albLive) Skipped() []string { return l.skipped }
 
-// TakenOver is nil: an ALB rule carries no authority record.
-func (l *albLive) TakenOver() []registry.Runner { return nil }
+// TakenOver are the runners whose authority tags the next write removes (an abort or a
+// forced release taking the rules over).
+func (l *albLive) TakenOver() []registry.Runner { return l.takenOver }
 
 // StartData keeps every rule's forward action as found, for the report.
 func (l *albLive) StartData() json.RawMessage {
@@ -604,6 +637,7 @@ func (a *albLever) StartProblems(s Snapshot) []string {
 	if at := l.NoTraffic(nil); at != "" {
 		out = append(out, fmt.Sprintf("%s: every target group of its forward action weighs 0, so it forwards nowhere: a cutover from there would roll back onto it; give %s its traffic first", at, l.from.name))
 	}
+	out = append(out, l.tagProblems()...)
 	for i, st := range a.p.Steps {
 		w := map[string]int64{l.fromName: st.Weights.From, l.toName: st.Weights.To}
 		if at := l.NoTraffic(w); at != "" {
@@ -635,10 +669,14 @@ func (a *albLever) Write(ctx context.Context, s Snapshot, c Change, env WriteEnv
 	if len(c.TTLs) > 0 {
 		return Written{}, fmt.Errorf("%s: the ALB lever has no TTL to set", env.What)
 	}
-	want := l.with(c.Weights)
 	if err := env.BeforeSend(l); err != nil {
 		return Written{}, err
 	}
+	// The authority tags before any weight: a runner that loses them writes nothing.
+	if err := a.hold(ctx, l, env); err != nil {
+		return Written{}, fmt.Errorf("%s: %w", env.What, err)
+	}
+	want := l.with(c.Weights)
 	var rules, listeners, already int
 	for i := range want.rules {
 		r := &want.rules[i]
@@ -733,8 +771,18 @@ func (a *albLever) DryRun(_ context.Context, s Snapshot, c Change) (Rendered, er
 	if len(c.TTLs) > 0 {
 		return Rendered{}, errors.New("the ALB lever has no TTL to set")
 	}
-	want := l.with(c.Weights)
 	var lines []string
+	// The first write tags every rule with the runner's authority first (see hold).
+	held := *l
+	held.rules = slices.Clone(l.rules)
+	for i := range held.rules {
+		r := &held.rules[i]
+		if !r.held {
+			lines = append(lines, l.tagCommand(r))
+			r.held = true
+		}
+	}
+	want := held.with(c.Weights)
 	for i := range want.rules {
 		r := &want.rules[i]
 		if !r.sameWeights(&l.rules[i]) {
@@ -742,6 +790,12 @@ func (a *albLever) DryRun(_ context.Context, s Snapshot, c Change) (Rendered, er
 		}
 	}
 	return Rendered{Doc: []byte(strings.Join(lines, "\n")), Calls: len(lines), After: want}, nil
+}
+
+// tagCommand is the AWS CLI command that tags r with the reader's authority.
+func (l *albLive) tagCommand(r *albRule) string {
+	tag := []types.Tag{{Key: aws.String(authorityKey(l.cutover, l.me.Token)), Value: aws.String(authorityValue(l.me))}}
+	return fmt.Sprintf("aws elbv2 add-tags --resource-arns %s --tags %s", r.tagARN, shellQuote(cliJSON(tag)))
 }
 
 // cliCommand is the AWS CLI command that makes r's write.
@@ -898,9 +952,40 @@ func (a *albLever) Describe(ctx context.Context, s Snapshot, pv *Preview) error 
 			pv.Warnings = append(pv.Warnings, fmt.Sprintf("target group %s has no healthy target (%s): every request the ALB sends it fails; register healthy targets (its cluster's TargetGroupBinding) before a step gives it weight", name, summary))
 		}
 	}
+	if note := a.cloudWatchNote(); note != "" {
+		pv.Notes = append(pv.Notes, note)
+	}
+	pv.Notes = append(pv.Notes, fmt.Sprintf("the run tags each rule (a listener: its default rule) with its authority, %s%s/TOKEN, before its first write, and removes the tag when the cutover ends: "+
+		"a second runner of the cutover (another machine) is refused, `cutover abort` takes the rules over", AuthorityTagPrefix, a.p.Name))
 	pv.Notes = append(pv.Notes, "a rule Terraform manages needs `lifecycle { ignore_changes = [action] }` on its aws_lb_listener_rule (default_action on an aws_lb_listener), "+
 		"or the next apply puts its weights back (found as drift); the report prints the final weights as the forward block for the Terraform change")
 	return nil
+}
+
+// cloudWatchNote says how the plan's CloudWatch readers read (spec.alb.cloudWatch.delay),
+// and what that does to the steps' pace; "" when nothing reads CloudWatch.
+func (a *albLever) cloudWatchNote() string {
+	period := 0
+	for _, st := range a.p.Steps {
+		for _, g := range st.Gates {
+			if g.ALBTraffic != nil {
+				period = max(period, g.ALBTraffic.Period)
+			}
+		}
+	}
+	retire := a.p.Retire != nil && a.p.Retire.CloudWatch != nil
+	switch {
+	case period == 0 && !retire:
+		return ""
+	case a.p.CloudWatchDelay == 0:
+		return "CloudWatch is read up to now (spec.alb.cloudWatch.delay 0s), for a CloudWatch that counts every request at once (the sandbox's); " +
+			"against AWS, whose ALB metrics arrive minutes late, a period not yet published would read as missing traffic"
+	case period == 0:
+		return fmt.Sprintf("CloudWatch is read up to the last period it has published whole, %s after its end (spec.alb.cloudWatch.delay)", a.p.CloudWatchDelay)
+	}
+	return fmt.Sprintf("CloudWatch is read up to the last period it has published whole, %s after its end (spec.alb.cloudWatch.delay): "+
+		"an albTraffic gate of period %s first judges a step up to %s after its write, and the step holds until it does",
+		a.p.CloudWatchDelay, time.Duration(period)*time.Second, spec.FirstCloudWatchVerdict(period, a.p.CloudWatchDelay))
 }
 
 // carries reports whether any rule sends the target group arn traffic now.
@@ -1005,6 +1090,7 @@ func (a *albLever) Select(ctx context.Context) (Selection, error) {
 			if err != nil {
 				return Selection{}, &ReadError{Err: fmt.Errorf("describe rules of %s: %w", aws.ToString(l.ListenerArn), err)}
 			}
+			a.noteDefaults(aws.ToString(l.ListenerArn), rules)
 			for _, r := range rules {
 				if !aws.ToBool(r.IsDefault) && a.forwardsToBoth(r.Actions) {
 					s.ListenerRules = append(s.ListenerRules, aws.ToString(r.RuleArn))

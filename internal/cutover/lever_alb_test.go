@@ -18,6 +18,7 @@ import (
 
 	"github.com/crossfade-io/crossfade/internal/cutover/journal"
 	"github.com/crossfade-io/crossfade/internal/cutover/spec"
+	"github.com/crossfade-io/crossfade/internal/registry"
 )
 
 // The ALB lever's pure logic, on an in-memory stand-in for the six ELBv2 calls it makes.
@@ -44,9 +45,22 @@ type fakeELB struct {
 	fail map[string]error
 	// calls lists the Modify calls made: "ModifyRule <arn>".
 	calls []string
+	// tags are every rule's tags (a listener's default rule's too), by rule ARN; a
+	// listener's default rule is defaultRule(listener).
+	tags map[string][]types.Tag
+	// tagCalls counts AddTags and RemoveTags calls.
+	tagCalls int
+}
+
+// defaultRule is the ARN of the fake listener's default rule.
+func defaultRule(listener string) string {
+	return strings.Replace(listener, ":listener/", ":listener-rule/", 1) + "/defa017defa017de"
 }
 
 func apiErr(code, msg string) error { return &smithy.GenericAPIError{Code: code, Message: msg} }
+
+// testRunner is the runner the lever's tests read and write as.
+var testRunner = registry.Runner{Token: "7e577e577e577e57", Host: "laptop", PID: 4242}
 
 func forward(stick *types.TargetGroupStickinessConfig, groups ...any) types.Action {
 	fc := &types.ForwardActionConfig{TargetGroupStickinessConfig: stick}
@@ -73,6 +87,7 @@ func newFakeELB() *fakeELB {
 			tgGreen: {types.TargetHealthStateEnumHealthy, types.TargetHealthStateEnumInitial},
 		},
 		fail: map[string]error{},
+		tags: map[string][]types.Tag{},
 	}
 	for _, arn := range []string{tgBlue, tgGreen, tgGrey} {
 		f.groups = append(f.groups, types.TargetGroup{TargetGroupArn: aws.String(arn), TargetGroupName: aws.String(spec.TargetGroupName(arn))})
@@ -93,8 +108,17 @@ func (f *fakeELB) DescribeRules(_ context.Context, in *elbv2.DescribeRulesInput,
 			}
 		}
 		slices.Sort(arns)
+		if _, ok := f.listeners[*in.ListenerArn]; ok {
+			arns = append(arns, defaultRule(*in.ListenerArn)) // ELBv2 lists it last
+		} else if len(arns) == 0 {
+			return nil, apiErr("ListenerNotFound", "One or more listeners not found")
+		}
 		r, next := page(arns, in.Marker)
-		if r != "" {
+		switch {
+		case r == defaultRule(*in.ListenerArn):
+			out.Rules = append(out.Rules, types.Rule{RuleArn: aws.String(r), IsDefault: aws.Bool(true), Priority: aws.String("default"),
+				Actions: slices.Clone(f.listeners[*in.ListenerArn].DefaultActions)})
+		case r != "":
 			out.Rules = append(out.Rules, f.rules[r])
 		}
 		out.NextMarker = next
@@ -234,6 +258,79 @@ func (f *fakeELB) DescribeTargetHealth(_ context.Context, in *elbv2.DescribeTarg
 	return out, nil
 }
 
+// taggable reports whether arn is a rule the fake holds, a listener's default rule included.
+func (f *fakeELB) taggable(arn string) bool {
+	if _, ok := f.rules[arn]; ok {
+		return true
+	}
+	for l := range f.listeners {
+		if defaultRule(l) == arn {
+			return true
+		}
+	}
+	return false
+}
+
+// AddTags tags one rule, as ELBv2 does (one resource per call, 50 tags at most).
+func (f *fakeELB) AddTags(_ context.Context, in *elbv2.AddTagsInput, _ ...func(*elbv2.Options)) (*elbv2.AddTagsOutput, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.tagCalls++
+	if len(in.ResourceArns) != 1 {
+		return nil, apiErr("ValidationError", "Only one resource can be tagged at a time")
+	}
+	arn := in.ResourceArns[0]
+	if !f.taggable(arn) {
+		return nil, apiErr("RuleNotFound", "One or more rules not found")
+	}
+	have := slices.Clone(f.tags[arn])
+	for _, t := range in.Tags {
+		if i := slices.IndexFunc(have, func(h types.Tag) bool { return aws.ToString(h.Key) == aws.ToString(t.Key) }); i >= 0 {
+			have[i] = t
+		} else {
+			have = append(have, t)
+		}
+	}
+	if len(have) > 50 {
+		return nil, apiErr("TooManyTags", "You've reached the limit on the number of tags for this resource")
+	}
+	f.tags[arn] = have
+	return &elbv2.AddTagsOutput{}, nil
+}
+
+// RemoveTags removes keys from one rule; a key it lacks is ignored.
+func (f *fakeELB) RemoveTags(_ context.Context, in *elbv2.RemoveTagsInput, _ ...func(*elbv2.Options)) (*elbv2.RemoveTagsOutput, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.tagCalls++
+	if len(in.ResourceArns) != 1 {
+		return nil, apiErr("ValidationError", "Only one resource can be untagged at a time")
+	}
+	arn := in.ResourceArns[0]
+	if !f.taggable(arn) {
+		return nil, apiErr("RuleNotFound", "One or more rules not found")
+	}
+	f.tags[arn] = slices.DeleteFunc(slices.Clone(f.tags[arn]), func(t types.Tag) bool { return slices.Contains(in.TagKeys, aws.ToString(t.Key)) })
+	return &elbv2.RemoveTagsOutput{}, nil
+}
+
+// DescribeTags describes up to 20 rules' tags; one that is gone fails the call.
+func (f *fakeELB) DescribeTags(_ context.Context, in *elbv2.DescribeTagsInput, _ ...func(*elbv2.Options)) (*elbv2.DescribeTagsOutput, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(in.ResourceArns) > 20 {
+		return nil, apiErr("ValidationError", "too many resources")
+	}
+	out := &elbv2.DescribeTagsOutput{}
+	for _, arn := range in.ResourceArns {
+		if !f.taggable(arn) {
+			return nil, apiErr("RuleNotFound", "One or more rules not found")
+		}
+		out.TagDescriptions = append(out.TagDescriptions, types.TagDescription{ResourceArn: aws.String(arn), Tags: slices.Clone(f.tags[arn])})
+	}
+	return out, nil
+}
+
 // setWeights sets a rule's (or listener's) forward weights behind the lever's back.
 func (f *fakeELB) setWeights(arn string, groups ...any) {
 	f.mu.Lock()
@@ -294,7 +391,7 @@ func TestALBWeights(t *testing.T) {
 	f := newFakeELB()
 	f.setWeights(ruleHTTPS, tgBlue, 100, tgGreen, 0, tgGrey, 50)
 	lv := newALBLever(albTestPlan(), f)
-	s, err := lv.Read(ctx, ReadOptions{})
+	s, err := lv.Read(ctx, ReadOptions{Runner: testRunner})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -311,7 +408,7 @@ func TestALBWeights(t *testing.T) {
 		t.Errorf("start problems %q", p)
 	}
 	f.setWeights(ruleHTTPS, tgBlue, 100, tgGreen, 0)
-	if s, err = lv.Read(ctx, ReadOptions{}); err != nil {
+	if s, err = lv.Read(ctx, ReadOptions{Runner: testRunner}); err != nil {
 		t.Fatal(err)
 	}
 	if p := lv.StartProblems(s); len(p) != 0 {
@@ -332,7 +429,7 @@ func TestALBWeights(t *testing.T) {
 			[]string{"ModifyRule " + ruleHTTPS, "ModifyListener " + listenerWeb}},
 	} {
 		f.calls = nil
-		s, err := lv.Read(ctx, ReadOptions{})
+		s, err := lv.Read(ctx, ReadOptions{Runner: testRunner})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -363,7 +460,7 @@ func TestALBWeights(t *testing.T) {
 	}
 	// A third group keeps its weight through a write.
 	f.setWeights(ruleHTTPS, tgBlue, 100, tgGrey, 50, tgGreen, 0)
-	s, _ = lv.Read(ctx, ReadOptions{})
+	s, _ = lv.Read(ctx, ReadOptions{Runner: testRunner})
 	if _, err := lv.Write(ctx, s, Change{Weights: map[string]int64{"blue": 50, "green": 50}}, testEnv()); err != nil {
 		t.Fatal(err)
 	}
@@ -400,7 +497,7 @@ func TestALBReadProblems(t *testing.T) {
 			f := newFakeELB()
 			tc.setup(f)
 			lv := newALBLever(albTestPlan(), f)
-			_, err := lv.Read(ctx, ReadOptions{})
+			_, err := lv.Read(ctx, ReadOptions{Runner: testRunner})
 			var nr *NotReadyError
 			if !errors.As(err, &nr) || !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), "the listener rules are not ready") {
 				t.Fatalf("read: %v, want a NotReadyError with %q", err, tc.want)
@@ -414,7 +511,7 @@ func TestALBReadProblems(t *testing.T) {
 	f := newFakeELB()
 	p := albTestPlan()
 	p.ALB.To = "shop-purple"
-	if _, err := newALBLever(p, f).Read(ctx, ReadOptions{}); err == nil || !strings.Contains(err.Error(), "target group shop-purple (spec.alb.to): not found") {
+	if _, err := newALBLever(p, f).Read(ctx, ReadOptions{Runner: testRunner}); err == nil || !strings.Contains(err.Error(), "target group shop-purple (spec.alb.to): not found") {
 		t.Errorf("unknown target group: %v", err)
 	}
 }
@@ -425,7 +522,7 @@ func TestALBDrift(t *testing.T) {
 	ctx := context.Background()
 	f := newFakeELB()
 	lv := newALBLever(albTestPlan(), f)
-	s, _ := lv.Read(ctx, ReadOptions{})
+	s, _ := lv.Read(ctx, ReadOptions{Runner: testRunner})
 	w, err := lv.Write(ctx, s, Change{Weights: map[string]int64{"blue": 90, "green": 10}}, testEnv())
 	if err != nil {
 		t.Fatal(err)
@@ -445,7 +542,7 @@ func TestALBDrift(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f.setWeights(ruleHTTPS, tc.groups...)
-			now, err := lv.Read(ctx, ReadOptions{})
+			now, err := lv.Read(ctx, ReadOptions{Runner: testRunner})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -459,7 +556,7 @@ func TestALBDrift(t *testing.T) {
 		})
 	}
 	f.setWeights(ruleHTTPS, tgBlue, 100, tgGreen, 0)
-	now, _ := lv.Read(ctx, ReadOptions{})
+	now, _ := lv.Read(ctx, ReadOptions{Runner: testRunner})
 	e := &DriftError{Expected: "the cutover wrote", Members: drift(now, expect), Cause: lv.DriftCause()}
 	if !strings.Contains(e.Error(), "weights drifted: rule shop/9683b2d02a6cabee target group shop-blue has weight 100, the cutover wrote 90") ||
 		!strings.Contains(e.Error(), "ignore_changes = [action]") {
@@ -476,7 +573,7 @@ func TestALBResumeIsIdempotent(t *testing.T) {
 	lv := newALBLever(albTestPlan(), f)
 	step := Change{Weights: map[string]int64{"blue": 50, "green": 50}}
 	f.fail[listenerWeb] = apiErr("Throttling", "Rate exceeded")
-	s, _ := lv.Read(ctx, ReadOptions{})
+	s, _ := lv.Read(ctx, ReadOptions{Runner: testRunner})
 	_, err := lv.Write(ctx, s, step, testEnv())
 	var pw *PartialWriteError
 	if !errors.As(err, &pw) || pw.Written != 1 || !strings.Contains(err.Error(), "listener shop/0467ef3c8400ae65 (2 of 2") ||
@@ -489,7 +586,7 @@ func TestALBResumeIsIdempotent(t *testing.T) {
 	// The resume reads the rules as they stand and writes the step again.
 	for i, want := range [][]string{{"ModifyListener " + listenerWeb}, nil} {
 		f.calls = nil
-		s, err := lv.Read(ctx, ReadOptions{})
+		s, err := lv.Read(ctx, ReadOptions{Runner: testRunner})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -508,7 +605,7 @@ func TestALBResumeIsIdempotent(t *testing.T) {
 		}
 	}
 	// A rule moved since the write is not in effect: the runner waits, then fails.
-	s, _ = lv.Read(ctx, ReadOptions{})
+	s, _ = lv.Read(ctx, ReadOptions{Runner: testRunner})
 	w, _ := lv.Write(ctx, s, step, testEnv())
 	f.setWeights(listenerWeb, tgBlue, 1)
 	if ok, err := lv.InEffect(ctx, w); ok || err != nil {
@@ -546,15 +643,20 @@ func TestALBPreview(t *testing.T) {
 		"note: listener shop/0467ef3c8400ae65 does not forward to shop-green yet",
 		"note: a rule Terraform manages needs `lifecycle { ignore_changes = [action] }`",
 		"  step 2 of 4  blue=90 green=10  hold 0s       no gates\n",
-		"writes: 5 writes (9 ModifyRule and ModifyListener calls in all) for the run and its longest rollback",
+		"note: the run tags each rule (a listener: its default rule) with its authority, crossfade.io/cutover/shop/TOKEN, before its first write, and removes the tag when the cutover ends",
+		"writes: 5 writes (11 ELBv2 calls in all: 9 ModifyRule and ModifyListener, 2 AddTags) for the run and its longest rollback",
 	} {
 		if !strings.Contains(sum.String(), want) {
 			t.Errorf("summary lacks %q:\n%s", want, sum.String())
 		}
 	}
 	stick := `"TargetGroupStickinessConfig":{"DurationSeconds":3600,"Enabled":true}`
+	host := authorityValue(previewRunner())[len(previewToken)+1:]
 	for _, want := range []string{
-		"step 1 of 4: blue=100 green=0, 1 calls, as the AWS CLI takes them:\naws elbv2 modify-listener --listener-arn " + listenerWeb +
+		"step 1 of 4: blue=100 green=0, 3 calls, as the AWS CLI takes them:\n" +
+			"aws elbv2 add-tags --resource-arns " + ruleHTTPS + ` --tags '[{"Key":"crossfade.io/cutover/shop/TOKEN","Value":"TOKEN@` + host + `"}]'` + "\n" +
+			"aws elbv2 add-tags --resource-arns " + defaultRule(listenerWeb) + ` --tags '[{"Key":"crossfade.io/cutover/shop/TOKEN","Value":"TOKEN@` + host + `"}]'` + "\n" +
+			"aws elbv2 modify-listener --listener-arn " + listenerWeb +
 			` --default-actions '[{"Type":"forward","ForwardConfig":{"TargetGroups":[{"TargetGroupArn":"` + tgBlue + `","Weight":100},{"TargetGroupArn":"` + tgGreen + `","Weight":0}]}}]'` + "\n",
 		"step 2 of 4: blue=90 green=10, 2 calls, as the AWS CLI takes them:\naws elbv2 modify-rule --rule-arn " + ruleHTTPS +
 			` --actions '[{"Type":"authenticate-oidc","AuthenticateOidcConfig":{"AuthorizationEndpoint":"https://idp.example.com/auth","ClientId":"shop","Issuer":"https://idp.example.com",` +
@@ -574,7 +676,7 @@ func TestALBReportTerraform(t *testing.T) {
 	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	f := newFakeELB()
 	lv := newALBLever(albTestPlan(), f)
-	s, _ := lv.Read(context.Background(), ReadOptions{})
+	s, _ := lv.Read(context.Background(), ReadOptions{Runner: testRunner})
 	w, err := lv.Write(context.Background(), s, Change{Weights: map[string]int64{"blue": 0, "green": 100}}, testEnv())
 	if err != nil {
 		t.Fatal(err)

@@ -351,15 +351,18 @@ func setWeightAdvice(e *endpoint.Endpoint, w int64) string {
 }
 
 // HeldError is a cutover whose weights another runner of it holds: its authority record
-// carries another runner token. Two runners of one cutover (two machines, two state
+// (the ALB lever: an authority tag on a listener rule) carries another runner token. Two runners of one cutover (two machines, two state
 // directories) would write over each other's steps; the one that came second stops.
 type HeldError struct {
 	// Cutover is the cutover's name.
 	Cutover string
-	// Record is the authority record's name.
+	// Record is the authority record's name (the Route 53 lever).
 	Record string
-	// Holder is the runner the record names; zero for a record written before runners
-	// were recorded.
+	// Tag names the authority tag and the listener rule it is on (the ALB lever), e.g.
+	// "tag crossfade.io/cutover/shop/TOKEN on rule shop/9683b2d02a6cabee".
+	Tag string
+	// Holder is the runner the record or tag names; zero for a record written before
+	// runners were recorded.
 	Holder registry.Runner
 }
 
@@ -372,9 +375,13 @@ func (e *HeldError) Error() string {
 			who += " at " + e.Holder.Host
 		}
 	}
-	return fmt.Sprintf("cutover %s: its weights are held by another runner, %s (record %s): a cutover runs from one place at a time; "+
+	where := "record " + e.Record
+	if e.Tag != "" {
+		where = e.Tag
+	}
+	return fmt.Sprintf("cutover %s: its weights are held by another runner, %s (%s): a cutover runs from one place at a time; "+
 		"if that runner is gone, or its run ended without `crossfade cutover release`, take the weights over from here with `crossfade cutover abort` (rolls back) or `crossfade cutover release --force`",
-		e.Cutover, who, e.Record)
+		e.Cutover, who, where)
 }
 
 // untouchable lists the weighted sets a batch setting ttls would have to rewrite but may

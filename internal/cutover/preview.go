@@ -1,6 +1,7 @@
 package cutover
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -282,9 +283,12 @@ func (pv *Preview) WriteSummary(w io.Writer) error {
 		fmt.Fprintf(&b, "TTL: lowered to %ds before step 1, then the old %ds is waited out; restored to %ds at the end (completed or rolled back)\n",
 			pv.LowerTTL, pv.TTL, pv.TTL)
 	}
-	if pv.Lever == LeverALB {
+	switch pv.Lever {
+	case LeverALB:
 		fmt.Fprintf(&b, "steps (each holds with every gate passing at every check, for its pause: an ALB weight applies to the next request):\n")
-	} else {
+	case LeverCloudMap:
+		fmt.Fprintf(&b, "steps (each holds with every gate passing at every check, for its pause, once Cloud Map shows the statuses written):\n")
+	default:
 		fmt.Fprintf(&b, "steps (each holds with every gate passing at every check, never shorter than the TTL):\n")
 	}
 	wcol := 0
@@ -317,16 +321,23 @@ func (pv *Preview) WriteSummary(w io.Writer) error {
 		}
 		i = j
 	}
-	batches, changes := 0, 0
+	batches, changes, tags := 0, 0, 0
 	for _, wr := range pv.Writes {
 		if wr.Changes > 0 {
 			batches, changes = batches+1, changes+wr.Changes
 		}
+		tags += bytes.Count(wr.Batch, []byte("aws elbv2 add-tags "))
 	}
-	if pv.Lever == LeverALB {
-		fmt.Fprintf(&b, "writes: %s (%s in all) for the run and its longest rollback; `cutover plan --batches` prints each call as the AWS CLI takes it (`aws elbv2 modify-rule`, `modify-listener`)\n",
-			plural(batches, "write", "writes"), plural(changes, "ModifyRule or ModifyListener call", "ModifyRule and ModifyListener calls"))
-	} else {
+	switch pv.Lever {
+	case LeverALB:
+		fmt.Fprintf(&b, "writes: %s (%s in all: %d ModifyRule and ModifyListener, %d AddTags) for the run and its longest rollback; "+
+			"`cutover plan --batches` prints each call as the AWS CLI takes it (`aws elbv2 add-tags`, `modify-rule`, `modify-listener`)\n",
+			plural(batches, "write", "writes"), plural(changes, "ELBv2 call", "ELBv2 calls"), changes-tags, tags)
+	case LeverCloudMap:
+		fmt.Fprintf(&b, "writes: %s (%s in all) for the run and its longest rollback; "+
+			"`cutover plan --batches` prints each call as `aws servicediscovery update-instance-custom-health-status` takes it\n",
+			plural(batches, "write", "writes"), plural(changes, "UpdateInstanceCustomHealthStatus call", "UpdateInstanceCustomHealthStatus calls"))
+	default:
 		fmt.Fprintf(&b, "writes: %s (%s in all) for the run and its longest rollback; `cutover plan --batches` prints each one as `aws route53 change-resource-record-sets` takes it\n",
 			plural(batches, "batch", "batches"), plural(changes, "change", "changes"))
 	}
@@ -347,9 +358,12 @@ func (pv *Preview) writeHead(b *strings.Builder) {
 	if pv.Cutover != "" {
 		fmt.Fprintf(b, "cutover %s: %s → %s\n", pv.Cutover, pv.From, pv.To)
 	}
-	if pv.Lever == LeverALB {
+	switch pv.Lever {
+	case LeverALB:
 		fmt.Fprintf(b, "ALB listener rules: %d, current weights %s (each applies to the next request: no TTL)\n", len(pv.Rules), FormatWeights(pv.Current))
-	} else {
+	case LeverCloudMap:
+		fmt.Fprintf(b, "Cloud Map: current weights (HEALTHY instances) %s\n", FormatWeights(pv.Current))
+	default:
 		fmt.Fprintf(b, "zone %s, TTL %ds, current weights %s\n", pv.Zone, pv.TTL, FormatWeights(pv.Current))
 	}
 	if len(pv.Selected) > 0 {
@@ -396,10 +410,15 @@ func (pv *Preview) WriteText(w io.Writer) error {
 		fmt.Fprintf(&b, "%s\n", rb)
 	}
 	switch {
+	case len(pv.Writes) > 0 && pv.Lever == LeverCloudMap:
+		b.WriteString("each call sets one instance's custom health status; a write sends the HEALTHY ones first and, when some instances also go UNHEALTHY, waits until Cloud Map shows the HEALTHY ones in effect before sending those; " +
+			"a write interrupted half way is written again by `run --resume` (Cloud Map has no transaction); a run's first write (a resume's too) also sends the statuses already right, " +
+			"which cancels any status an interrupted run left on its way\n")
 	case len(pv.Writes) > 0 && pv.Lever == LeverALB:
 		b.WriteString("each call replaces the rule's actions with those read, only the forward action's target-group weights changed; " +
 			"the calls of a write go in the plan's order after the run journals it, and a write interrupted half way is written again by `run --resume`, " +
-			"rules already at its weights skipped (ELBv2 has no transaction over several rules)\n")
+			"rules already at its weights skipped (ELBv2 has no transaction over several rules); " +
+			"the first write tags each rule with the runner's authority first (add-tags), and `run` makes the " + previewToken + "\n")
 	case len(pv.Writes) > 0:
 		fmt.Fprintf(&b, "each batch replaces what it changes as read (DELETE, then CREATE: refused, and read again, if it changed meanwhile); "+
 			"the authority record names its runner as crossfade/runner=TOKEN@HOST:PID, and `run` makes the %s\n", previewToken)
@@ -409,10 +428,14 @@ func (pv *Preview) WriteText(w io.Writer) error {
 		if len(wr.Weights) > 0 {
 			fmt.Fprintf(&b, "%s, ", FormatWeights(wr.Weights))
 		}
-		if pv.Lever == LeverALB {
+		if pv.Lever == LeverALB || pv.Lever == LeverCloudMap {
 			fmt.Fprintf(&b, "%d calls", wr.Changes)
 			if wr.Changes == 0 {
-				b.WriteString(" (every rule is at these weights already: nothing to send)\n")
+				if pv.Lever == LeverALB {
+					b.WriteString(" (every rule is at these weights already: nothing to send)\n")
+				} else {
+					b.WriteString(" (every instance has its status already: nothing to send)\n")
+				}
 				continue
 			}
 			fmt.Fprintf(&b, ", as the AWS CLI takes them:\n%s\n", wr.Batch)

@@ -291,9 +291,9 @@ func (r *Report) WriteText(w io.Writer) error {
 			resumes = resumes[1:]
 		}
 		switch {
-		case r.Lever == LeverALB && s.InSyncAfter == "":
+		case (r.Lever == LeverALB || r.Lever == LeverCloudMap) && s.InSyncAfter == "":
 			fmt.Fprintf(&b, "  %-16s %-22s %-8s not seen in effect", s.Name, FormatWeights(s.Weights), s.Outcome)
-		case r.Lever == LeverALB:
+		case r.Lever == LeverALB || r.Lever == LeverCloudMap:
 			fmt.Fprintf(&b, "  %-16s %-22s %-8s in effect after %s", s.Name, FormatWeights(s.Weights), s.Outcome, s.InSyncAfter)
 		default:
 			fmt.Fprintf(&b, "  %-16s %-22s %-8s change %s, INSYNC after %s", s.Name, FormatWeights(s.Weights), s.Outcome, s.ChangeID, s.InSyncAfter)

@@ -198,9 +198,44 @@ func (r *runner) forward(ctx context.Context, st state) (*rollbackDue, error) {
 	if err := r.restoreTTL(ctx); err != nil {
 		return nil, err
 	}
-	_, err := r.append(journal.Entry{Kind: kindDone, Step: stepNone, Detail: outcomeCompleted})
+	err := r.end(ctx, outcomeCompleted)
 	r.cfg.Progress.Event(Event{Phase: PhaseDone, Message: "cutover completed", Weights: r.stepWeights(last), Total: len(r.p.Steps)})
 	return nil, err
+}
+
+// end journals the cutover's outcome, then lets go of the weights where the lever's hold
+// ends with the cutover (the ALB lever's authority tags). The outcome comes first: a
+// runner killed in between leaves tags, which `run --resume` of the ended cutover (or
+// `cutover release`) removes, never a finished cutover that looks unfinished.
+func (r *runner) end(ctx context.Context, outcome string) error {
+	if _, err := r.append(journal.Entry{Kind: kindDone, Step: stepNone, Detail: outcome}); err != nil {
+		return err
+	}
+	r.letGo(ctx)
+	return nil
+}
+
+// letGo removes this runner's hold on a lever whose hold ends with the cutover, and
+// journals it. It does its best: the cutover has ended whatever it finds, so a failure is
+// logged, and `cutover release` (or the next `run --resume`) removes what is left.
+func (r *runner) letGo(ctx context.Context) {
+	h, ok := r.lever.(holdReleaser)
+	if !ok || r.id.Token == "" {
+		return
+	}
+	n, _, err := h.letGo(ctx, r.id, ownKeepOthers)
+	if err != nil {
+		r.log.Warn("could not remove the cutover's authority tags from its listener rules; `crossfade cutover release` removes them", "runner", r.id.String(), "err", err)
+		return
+	}
+	if n == 0 {
+		return
+	}
+	detail := fmt.Sprintf("authority tags of runner %s removed from %d listener rules", r.id, n)
+	r.log.Info(detail)
+	if _, err := r.append(journal.Entry{Kind: kindReleased, Step: stepNone, Detail: detail}); err != nil {
+		r.log.Warn("journal the release of the authority tags", "err", err)
+	}
 }
 
 // heed acts on the control commands waiting between writes: it holds while paused, and
@@ -705,7 +740,7 @@ func (r *runner) rollback(ctx context.Context, due *rollbackDue) error {
 	if err := r.restoreTTL(ctx); err != nil {
 		return err
 	}
-	_, err := r.append(journal.Entry{Kind: kindDone, Step: stepNone, Detail: outcomeRolledBack})
+	err := r.end(ctx, outcomeRolledBack)
 	r.cfg.Progress.Event(Event{Phase: PhaseDone, Message: "rolled back: " + due.reason, Weights: r.start})
 	return err
 }

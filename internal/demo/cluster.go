@@ -86,18 +86,28 @@ func startCluster(dns provider.Provider, dir, id, version, ip string, port int, 
 	// The publisher's own logs (a conflict at every sync) would drown the demo's output;
 	// publishLoop says what matters once.
 	c.syncer = &controller.Syncer{Provider: dns, Registry: reg, Policy: plan.Sync, Logger: slog.New(slog.DiscardHandler)}
+	c.srv = &http.Server{Handler: appHandler(id, version, &c.served), ReadHeaderTimeout: 5 * time.Second}
+	return c, nil
+}
+
+// appHandler is a cluster's app: "/" answers its version and names the cluster in
+// X-Crossfade-Cluster, counted in served; /metrics exposes that count for the retire
+// check; /healthz answers 200 uncounted, for the ALB's health checks.
+func appHandler(id, version string, served *atomic.Int64) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/metrics", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
-		fmt.Fprintf(w, "# HELP demo_requests_total Requests the app served.\n# TYPE demo_requests_total counter\ndemo_requests_total{cluster=%q} %d\n", id, c.served.Load())
+		fmt.Fprintf(w, "# HELP demo_requests_total Requests the app served.\n# TYPE demo_requests_total counter\ndemo_requests_total{cluster=%q} %d\n", id, served.Load())
+	})
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprintln(w, "ok")
 	})
 	mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
-		c.served.Add(1)
+		served.Add(1)
 		w.Header().Set("X-Crossfade-Cluster", id)
 		fmt.Fprintf(w, "app %s from cluster %s\n", version, id)
 	})
-	c.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
-	return c, nil
+	return mux
 }
 
 // writeManifests writes the cluster's Service into its manifests directory under dir.

@@ -2,7 +2,9 @@
 // simulated clusters each publishing its own member of a weighted name, real traffic from
 // clients that resolve the name like caching resolvers, and a gated cutover from one
 // cluster to the other, shown live on the dashboard. With Config.Kube each cluster is a
-// real kube-apiserver whose own `crossfade controller` publishes from a real Service.
+// real kube-apiserver whose own `crossfade controller` publishes from a real Service. With
+// Config.Lever LeverALB the two clusters sit behind one sandbox ALB instead, and the
+// cutover moves its listener rule's target-group weights: no DNS change at all (alb.go).
 package demo
 
 import (
@@ -16,6 +18,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"text/tabwriter"
@@ -24,6 +27,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 
 	"github.com/crossfade-io/crossfade/internal/cutover"
+	"github.com/crossfade-io/crossfade/internal/cutover/gate"
 	"github.com/crossfade-io/crossfade/internal/cutover/spec"
 	"github.com/crossfade-io/crossfade/internal/dashboard"
 	"github.com/crossfade-io/crossfade/internal/provider/route53"
@@ -48,8 +52,11 @@ type Config struct {
 	Logger   *slog.Logger
 	// Kube, when set, runs the two clusters as real kube-apiservers, each with its own
 	// `crossfade controller` publishing from a real Service, instead of publishers that
-	// sync manifest files (demo --kube).
+	// sync manifest files (demo --kube). The DNS demo's only.
 	Kube *KubeConfig
+	// Lever is the lever the cutover pulls: LeverDNS (or "": Route 53 weighted records)
+	// or LeverALB (the two clusters behind one sandbox ALB, demo --lever alb).
+	Lever string
 }
 
 const (
@@ -76,6 +83,8 @@ type Result struct {
 	FinalWeights map[string]int64
 	// PerStep is the share of requests each cluster got while each step held.
 	PerStep []StepTraffic
+	// Dashboard is the dashboard's state when the cutover ended.
+	Dashboard dashboard.State
 }
 
 // StepTraffic is where requests landed during one step's hold.
@@ -83,6 +92,10 @@ type StepTraffic struct {
 	Step     string
 	Weights  map[string]int64
 	Requests map[string]int64
+	// CloudWatch is, in the ALB demo, each cluster's share (0..1) of the requests its
+	// target group got as the albTraffic gate last read them from CloudWatch while the
+	// step held; nil in the DNS demo.
+	CloudWatch map[string]float64
 }
 
 // Run runs the demo and returns an error unless the cutover completed with every step
@@ -102,6 +115,16 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	if cfg.UI == "" {
 		cfg.UI = "127.0.0.1:0"
+	}
+	switch cfg.Lever {
+	case "", LeverDNS:
+	case LeverALB:
+		if cfg.Kube != nil {
+			return nil, errors.New("demo: --kube runs real clusters whose controllers publish DNS records: it goes with --lever dns only")
+		}
+		return runALB(ctx, cfg)
+	default:
+		return nil, fmt.Errorf("demo: lever %q: want %s or %s", cfg.Lever, LeverDNS, LeverALB)
 	}
 	out, log := cfg.Out, cfg.Logger
 	ctx, cancel := context.WithCancel(ctx)
@@ -221,7 +244,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	rep, runErr := cutover.Run(ctx, ccfg, false)
 	tracker.Event(cutover.Event{Phase: cutover.PhaseDone})
 
-	res := &Result{Report: rep, PerStep: tracker.steps}
+	res := &Result{Report: rep, PerStep: tracker.steps, Dashboard: rec.State()}
 	res.Requests, res.Failures, _ = lg.snapshot()
 	res.FinalWeights, err = weights(ctx, dns)
 	if err != nil {
@@ -333,6 +356,7 @@ func (t *stepTracker) Event(e cutover.Event) {
 		name = fmt.Sprintf("step %d/%d", e.Step+1, e.Total)
 	}
 	if t.cur != nil && t.cur.Step == name {
+		t.cur.noteCloudWatch(e.Gates)
 		return
 	}
 	counts, _, _ := t.lg.snapshot()
@@ -346,17 +370,54 @@ func (t *stepTracker) Event(e cutover.Event) {
 	if name != "" {
 		t.cur = &StepTraffic{Step: name, Weights: maps.Clone(e.Weights), Requests: map[string]int64{}}
 		t.base = counts
+		t.cur.noteCloudWatch(e.Gates)
 	}
 }
 
-// writeTraffic prints where requests landed in each step against the weights.
+// noteCloudWatch keeps the shares an albTraffic gate's result read from CloudWatch
+// ("<cluster>.share"), when it counted requests.
+func (s *StepTraffic) noteCloudWatch(gates []gate.Result) {
+	for _, g := range gates {
+		if g.Kind != gate.KindALBTraffic {
+			continue
+		}
+		shares := map[string]float64{}
+		for k, v := range g.Values {
+			if id, ok := strings.CutSuffix(k, ".share"); ok {
+				shares[id] = v
+			}
+		}
+		if len(shares) > 0 {
+			s.CloudWatch = shares
+		}
+	}
+}
+
+// writeTraffic prints where requests landed in each step against the weights; in the
+// ALB demo, also green's share as the traffic gate last read it from CloudWatch.
 func writeTraffic(out io.Writer, r *Result) {
+	cloudWatch := slices.ContainsFunc(r.PerStep, func(s StepTraffic) bool { return s.CloudWatch != nil })
 	fmt.Fprintf(out, "\ntraffic observed by the clients (requests that landed on each cluster while each step held):\n")
+	if cloudWatch {
+		fmt.Fprintf(out, "  (GREEN BY CLOUDWATCH: green's share of the requests to both target groups, as the traffic gate last read it)\n")
+	}
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "  STEP\tWEIGHTS\tBLUE (v1)\tGREEN (v2)")
+	header := "  STEP\tWEIGHTS\tBLUE (v1)\tGREEN (v2)"
+	if cloudWatch {
+		header += "\tGREEN BY CLOUDWATCH"
+	}
+	fmt.Fprintln(tw, header)
 	for _, s := range r.PerStep {
 		n := total(s.Requests)
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", s.Step, cutover.FormatWeights(s.Weights), pct(s.Requests["blue"], n), pct(s.Requests["green"], n))
+		row := fmt.Sprintf("  %s\t%s\t%s\t%s", s.Step, cutover.FormatWeights(s.Weights), pct(s.Requests["blue"], n), pct(s.Requests["green"], n))
+		if cloudWatch {
+			share := fmt.Sprintf("%6s", "-") // as wide as a share, right-aligned like one
+			if v, ok := s.CloudWatch["green"]; ok {
+				share = fmt.Sprintf("%5.1f%%", 100*v)
+			}
+			row += "\t" + share
+		}
+		fmt.Fprintln(tw, row)
 	}
 	tw.Flush()
 	fmt.Fprintf(out, "  in all: %d requests, blue %d, green %d, %d failed\n", total(r.Requests), r.Requests["blue"], r.Requests["green"], r.Failures)

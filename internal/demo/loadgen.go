@@ -17,13 +17,16 @@ import (
 
 // loadgen is the demo's traffic: clients that each resolve the name through the sandbox's
 // DNS server like a caching resolver (an answer is kept for its TTL, then asked again)
-// and send real HTTP requests to the address they got. Where requests land is counted
-// from the X-Crossfade-Cluster header the backends set.
+// and send real HTTP requests to the address they got; or, in the ALB demo, clients that
+// send every request to the ALB's listener, which picks the cluster per request. Where
+// requests land is counted from the X-Crossfade-Cluster header the backends set.
 type loadgen struct {
 	name, dnsAddr string
 	port          int
-	clients       int
-	interval      time.Duration
+	// listener, when set, is the ALB listener's host:port: no DNS is asked.
+	listener string
+	clients  int
+	interval time.Duration
 
 	mu sync.Mutex
 	// counts are the requests that landed, per cluster.
@@ -36,6 +39,12 @@ type loadgen struct {
 // newLoadgen returns the traffic for name, resolved at dnsAddr and sent to port.
 func newLoadgen(name, dnsAddr string, port, clients int, interval time.Duration) *loadgen {
 	return &loadgen{name: name, dnsAddr: dnsAddr, port: port, clients: clients, interval: interval, counts: map[string]int64{}}
+}
+
+// newALBLoadgen returns the traffic for name (the Host header the listener rule matches),
+// sent to the ALB listener at addr.
+func newALBLoadgen(name, addr string, clients int, interval time.Duration) *loadgen {
+	return &loadgen{name: name, listener: addr, clients: clients, interval: interval, counts: map[string]int64{}}
 }
 
 // snapshot returns the requests per cluster and the failures so far.
@@ -57,8 +66,11 @@ func (l *loadgen) run(ctx context.Context) {
 // client is one caching resolver and its HTTP client.
 func (l *loadgen) client(ctx context.Context, i int) {
 	// Keep-alives would pin a client to one backend across answers; a new connection per
-	// request follows the DNS answer, as a client behind a caching resolver does.
-	hc := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	// request follows the DNS answer, as a client behind a caching resolver does. An ALB
+	// picks a target group per request, so its clients keep their connection, as browsers do.
+	tr := &http.Transport{DisableKeepAlives: l.listener == ""}
+	defer tr.CloseIdleConnections()
+	hc := &http.Client{Timeout: 2 * time.Second, Transport: tr}
 	dc := &dns.Client{Net: "udp", Timeout: time.Second}
 	var ip string
 	var expires time.Time
@@ -72,6 +84,10 @@ func (l *loadgen) client(ctx context.Context, i int) {
 		case <-t.C:
 		}
 		t.Reset(l.interval)
+		if l.listener != "" {
+			l.request(ctx, hc, l.listener)
+			continue
+		}
 		if time.Now().After(expires) {
 			addr, ttl, err := l.resolve(ctx, dc)
 			if err != nil {
@@ -82,7 +98,7 @@ func (l *loadgen) client(ctx context.Context, i int) {
 			}
 			ip, expires = addr, time.Now().Add(ttl)
 		}
-		l.request(ctx, hc, ip)
+		l.request(ctx, hc, net.JoinHostPort(ip, strconv.Itoa(l.port)))
 	}
 }
 
@@ -102,8 +118,9 @@ func (l *loadgen) resolve(ctx context.Context, dc *dns.Client) (string, time.Dur
 	return "", 0, fmt.Errorf("resolve %s: empty answer (%s)", l.name, dns.RcodeToString[in.Rcode])
 }
 
-func (l *loadgen) request(ctx context.Context, hc *http.Client, ip string) {
-	url := "http://" + net.JoinHostPort(ip, strconv.Itoa(l.port)) + "/"
+// request sends one request to addr (host:port) for the name, and counts where it landed.
+func (l *loadgen) request(ctx context.Context, hc *http.Client, addr string) {
+	url := "http://" + addr + "/"
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		l.fail(err)

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -205,7 +207,8 @@ func (a *cutALB) render(acts []types.Action) string {
 
 // plan writes an ALB plan moving the rule and the listener from → to (group names) in
 // 1 → 10 → 50 → 100 % steps of pause each, gated on target health and on the traffic
-// CloudWatch counts; extra is appended to spec.
+// CloudWatch counts (read with no publication delay: the sandbox counts at once); extra
+// is appended to spec.
 func (a *cutALB) plan(name, from, to, pause, extra string) string {
 	a.t.Helper()
 	plan := fmt.Sprintf(`apiVersion: crossfade.io/v1alpha1
@@ -217,6 +220,7 @@ spec:
     listenerRules: [%s, %s]
     from: %s
     to: %s
+    cloudWatch: {delay: 0s}
   steps: [1, 10, 50, 100]
   pause: %s
   gates:
@@ -542,8 +546,10 @@ func TestALBCutoverRollsBack(t *testing.T) {
 // the rule and the listener fully moved and the journal completed, while not one request
 // through the listener fails throughout. Trials alternate the direction. A kill between
 // the rule's ModifyRule and the listener's ModifyListener leaves them at different
-// weights; the resume writes the step again, skipping what is already at it.
-// CROSSFADE_CUTOVER_TRIALS raises the number of trials (make soak).
+// weights; the resume writes the step again, skipping what is already at it. The resume
+// holds the rules as the same runner (its token is in the journal), and no authority tag
+// is left once a trial has ended. CROSSFADE_CUTOVER_TRIALS raises the number of trials
+// (make soak).
 func TestALBCutoverKill9(t *testing.T) {
 	trials := 5
 	if v, err := strconv.Atoi(os.Getenv("CROSSFADE_CUTOVER_TRIALS")); err == nil && v > 0 {
@@ -585,6 +591,17 @@ func TestALBCutoverKill9(t *testing.T) {
 		}
 		if !strings.Contains(resumed, "cutover "+name+": completed") {
 			t.Fatalf("trial %d: resume did not report completion:\n%s", i, resumed)
+		}
+		// The resume is the same runner (the journal's token): it took no rule over from
+		// the killed one, and its authority tags are gone once the cutover ended, also
+		// when the kill came between the end and their removal.
+		if tags := a.authority(); len(tags) > 0 {
+			t.Fatalf("trial %d (killed after %s): authority tags left: %q\n%s", i, delay, tags, resumed)
+		}
+		for _, e := range journalEntries(t, state, name) {
+			if e["kind"] == "takeover" {
+				t.Fatalf("trial %d: the resume took the rules over from the killed runner: %v", i, e)
+			}
 		}
 		t.Logf("trial %d: %s → %s, killed after %s, resumed to completion", i, from, to, delay)
 	}
@@ -695,4 +712,213 @@ spec:
 		t.Errorf("the unselected rule's weights: %s, want blue=50 other=50 (unchanged)", got)
 	}
 	t.Logf("%d requests, %d failed", load.total.Load(), len(load.failures))
+}
+
+// authority lists the cutover authority tags on the rule and on the listener's default
+// rule (which carries the listener's): "KEY=VALUE", sorted.
+func (a *cutALB) authority() []string {
+	a.t.Helper()
+	ctx := context.Background()
+	rules, err := a.api.DescribeRules(ctx, &elbv2.DescribeRulesInput{ListenerArn: aws.String(a.listener)})
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	arns := []string{a.rule}
+	for _, r := range rules.Rules {
+		if aws.ToBool(r.IsDefault) {
+			arns = append(arns, aws.ToString(r.RuleArn))
+		}
+	}
+	out, err := a.api.DescribeTags(ctx, &elbv2.DescribeTagsInput{ResourceArns: arns})
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	var got []string
+	for _, d := range out.TagDescriptions {
+		for _, tg := range d.Tags {
+			if strings.HasPrefix(aws.ToString(tg.Key), cutover.AuthorityTagPrefix) {
+				got = append(got, aws.ToString(tg.Key)+"="+aws.ToString(tg.Value))
+			}
+		}
+	}
+	slices.Sort(got)
+	return got
+}
+
+// quickPlan writes an ALB plan moving the rule and the listener from → to (group names)
+// in 50 → 100 % steps of pause each, gated on target health only.
+func (a *cutALB) quickPlan(name, from, to, pause string) string {
+	a.t.Helper()
+	plan := fmt.Sprintf(`apiVersion: crossfade.io/v1alpha1
+kind: Cutover
+metadata:
+  name: %s
+spec:
+  alb:
+    listenerRules: [%s, %s]
+    from: %s
+    to: %s
+  steps: [50, 100]
+  pause: %s
+  gates:
+    - name: healthy
+      targetHealth: {minHealthy: 2}
+`, name, a.rule, a.listener, from, to, pause)
+	path := filepath.Join(a.t.TempDir(), name+".yaml")
+	if err := os.WriteFile(path, []byte(plan), 0o644); err != nil {
+		a.t.Fatal(err)
+	}
+	return path
+}
+
+// TestALBCutoverTwoRunners runs `crossfade cutover run` of one ALB plan twice at the same
+// moment from two state directories (two machines: their flock locks cannot see each
+// other), several times over: each time exactly one moves the rules to its end, and the
+// other exits 1 naming the winner's runner token, its journal showing no write; the
+// winner's authority tags are gone when it ends. Then machine A runs a cutover and holds
+// the rules: a runner from machine C is refused naming A; machine B, whose journal of the
+// cutover started with another token, aborts it, takes the rules over from A (and says
+// so) and rolls them back; A stops at its next read without writing over B's rollback,
+// and no tag is left. Requests flow through the listener the whole time; none fails.
+func TestALBCutoverTwoRunners(t *testing.T) {
+	a := newCutALB(t)
+	load := startCutLoad(t, a.addr, 2)
+	load.waitRequests(t, 50)
+	const races = 4
+	for i := range races {
+		from, to := "blue", "green"
+		if i%2 == 1 {
+			from, to = to, from
+		}
+		name := fmt.Sprintf("alb-race-%02d", i)
+		planFile := a.quickPlan(name, from, to, "1s")
+		dirs := [2]string{t.TempDir(), t.TempDir()}
+		var cmds [2]*exec.Cmd
+		var outs [2]*bytes.Buffer
+		for k := range dirs {
+			cmds[k], outs[k] = cutoverCmd(t, a.sb, dirs[k], "run", planFile)
+		}
+		for _, c := range cmds {
+			if err := c.Start(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		codes := [2]int{waitCmd(t, cmds[0], outs[0]), waitCmd(t, cmds[1], outs[1])}
+		winner, loser := 0, 1
+		if codes[1] == 0 {
+			winner, loser = 1, 0
+		}
+		if codes[winner] != 0 || codes[loser] != 1 {
+			t.Fatalf("race %d: exit codes %v, want exactly one 0 and one 1:\n--- A\n%s\n--- B\n%s", i, codes, outs[0], outs[1])
+		}
+		token := journalToken(t, dirs[winner], name)
+		if token == "" || !strings.Contains(outs[loser].String(), "held by another runner, runner "+token+"@") {
+			t.Fatalf("race %d: the loser's output does not name the winner's runner %q:\n%s", i, token, outs[loser])
+		}
+		for _, e := range journalEntries(t, dirs[loser], name) {
+			if e["kind"] == "written" {
+				t.Errorf("race %d: the loser's journal has a write: %v", i, e)
+			}
+		}
+		want := fmt.Sprintf("%s=0 %s=100", from, to)
+		if from == "green" {
+			want = fmt.Sprintf("%s=100 %s=0", to, from)
+		}
+		if rule, listener := a.weights(); rule != want || listener != want {
+			t.Fatalf("race %d: rule %s, listener %s; want %s", i, rule, listener, want)
+		}
+		if tags := a.authority(); len(tags) > 0 {
+			t.Errorf("race %d: authority tags left after the winner ended: %q", i, tags)
+		}
+		t.Logf("race %d: %s → %s, runner %s won", i, from, to, token)
+	}
+
+	// The takeover. After an even number of races blue holds the traffic again.
+	planFile := a.quickPlan("alb-takeover", "blue", "green", "1h")
+	dirA, dirB, dirC := t.TempDir(), t.TempDir(), t.TempDir()
+	cmdA, outA := cutoverCmd(t, a.sb, dirA, "run", planFile)
+	if err := cmdA.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmdA.Process.Kill(); cmdA.Wait() })
+	waitJournal(t, dirA, "alb-takeover", "insync")
+	tokenA := journalToken(t, dirA, "alb-takeover")
+	if tags := a.authority(); len(tags) != 2 || !strings.HasPrefix(tags[0], cutover.AuthorityTagPrefix+"alb-takeover/"+tokenA+"="+tokenA+"@") {
+		t.Fatalf("A's authority tags: %q, want its token on the rule and the default rule", tags)
+	}
+	// A third machine without a journal is refused, naming A.
+	out, code := runCutover(t, a.sb, dirC, "run", planFile)
+	if code != 1 || !strings.Contains(out, "held by another runner, runner "+tokenA+"@") || !strings.Contains(out, "(tag "+cutover.AuthorityTagPrefix+"alb-takeover/"+tokenA+" on ") {
+		t.Fatalf("run from C exited %d, want 1 naming A's runner and tag:\n%s", code, out)
+	}
+	for _, e := range journalEntries(t, dirC, "alb-takeover") {
+		if e["kind"] == "written" || e["kind"] == "intent" {
+			t.Errorf("C journaled %v", e)
+		}
+	}
+	// Machine B's journal of the cutover, as a runner that started there left it.
+	start := fmt.Sprintf(`{"seq":1,"time":%q,"kind":"start","step":-1,"weights":{"blue":99,"green":1},"token":"b0b0b0b0b0b0b0b0"}`+"\n",
+		time.Now().UTC().Format(time.RFC3339Nano))
+	if err := os.WriteFile(filepath.Join(dirB, "alb-takeover.journal"), []byte(start), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, code = runCutover(t, a.sb, dirB, "abort", planFile)
+	if code != 0 || !strings.Contains(out, "took the weights over from runner "+tokenA+"@") || !strings.Contains(out, "rolled-back") {
+		t.Fatalf("abort from B exited %d, want a rollback that says it took over from runner %s:\n%s", code, tokenA, out)
+	}
+	if rule, listener := a.weights(); rule != "blue=99 green=1" || listener != "blue=99 green=1" {
+		t.Fatalf("after B's abort: rule %s, listener %s; want blue=99 green=1", rule, listener)
+	}
+	// A stops at its next read: B's tags in place of its own, or, B having ended, none.
+	code = waitCmd(t, cmdA, outA)
+	if code != 1 || !(strings.Contains(outA.String(), "held by another runner, runner b0b0b0b0b0b0b0b0@") ||
+		strings.Contains(outA.String(), "another runner took them over and ended (cutover abort elsewhere)")) {
+		t.Fatalf("A after the takeover exited %d, want 1, stopped by B's takeover:\n%s", code, outA)
+	}
+	if rule, listener := a.weights(); rule != "blue=99 green=1" || listener != "blue=99 green=1" {
+		t.Errorf("after A stopped: rule %s, listener %s; want B's rollback kept", rule, listener)
+	}
+	if tags := a.authority(); len(tags) > 0 {
+		t.Errorf("authority tags left: %q", tags)
+	}
+
+	// A runner killed while it holds the rules leaves its tags: `cutover release` refuses
+	// the unfinished cutover, `abort` rolls it back and removes them, and release then
+	// speaks of the ALB's tags, not of DNS records.
+	planFile = a.quickPlan("alb-release", "blue", "green", "1h")
+	dirD := t.TempDir()
+	cmdD, outD := cutoverCmd(t, a.sb, dirD, "run", planFile)
+	if err := cmdD.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitJournal(t, dirD, "alb-release", "insync")
+	_ = cmdD.Process.Kill()
+	_ = cmdD.Wait()
+	if tags := a.authority(); len(tags) != 2 {
+		t.Fatalf("after kill -9 of a holding runner: tags %q, want its 2 left:\n%s", tags, outD)
+	}
+	// Unfinished, it is not released: it is finished or aborted first.
+	if out, code = runCutover(t, a.sb, dirD, "release", planFile); code != 1 || !strings.Contains(out, "unfinished") {
+		t.Fatalf("release of an unfinished cutover exited %d, want 1 saying so:\n%s", code, out)
+	}
+	if out, code = runCutover(t, a.sb, dirD, "abort", planFile); code != 0 || !strings.Contains(out, "rolled-back") {
+		t.Fatalf("abort after kill -9 exited %d, want a rollback:\n%s", code, out)
+	}
+	if tags := a.authority(); len(tags) > 0 {
+		t.Errorf("authority tags left after the abort: %q", tags)
+	}
+	if out, code = runCutover(t, a.sb, dirD, "release", planFile); code != 0 || !strings.Contains(out, "cutover alb-release: authority tags removed from 0 listener rules") {
+		t.Fatalf("release after the abort exited %d, want 0 in the ALB's words:\n%s", code, out)
+	}
+	load.halt()
+	if len(load.failures) > 0 {
+		t.Errorf("%d of %d requests failed; first: %s", len(load.failures), load.total.Load(), load.failures[0])
+	}
+	t.Logf("%d requests, %d failed; A: %s", load.total.Load(), len(load.failures), lastLine(outA.String()))
+}
+
+// lastLine is the last non-empty line of s.
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return lines[len(lines)-1]
 }

@@ -34,9 +34,10 @@ const phaseALBCutover = "crossfade cutover (alb)"
 // sandbox's ELBv2 and CloudWatch APIs, with every call path the lever has: the rules
 // selected by load balancer (spec.alb.select: DescribeListeners by load balancer,
 // DescribeRules by listener), the target groups named (DescribeTargetGroups), a listener
-// default action and a listener rule moved (ModifyListener, ModifyRule), the targetHealth
-// gate (DescribeTargetHealth), the albTraffic gate and the CloudWatch retire check
-// (GetMetricData), then `cutover status`. The operations it called are exactly the
+// default action and a listener rule moved (ModifyListener, ModifyRule), the authority
+// tags taken on them at the first write, read at every check and removed at the end
+// (AddTags, DescribeTags, RemoveTags), the targetHealth gate (DescribeTargetHealth), the
+// albTraffic gate and the CloudWatch retire check (GetMetricData), then `cutover status`. The operations it called are exactly the
 // actions of deploy/iam-policy-cutover-alb.json, and no Route 53 operation is among
 // them. The ALB is set up through the sandbox's API before the phase starts, so every
 // call counted in the phase is crossfade's.
@@ -65,6 +66,7 @@ spec:
     select: {loadBalancers: [%s]}
     from: blue
     to: green
+    cloudWatch: {delay: 0s}   # the sandbox counts at once
   steps: [1, 50, 100]
   pause: 1s
   gates:

@@ -57,7 +57,24 @@ var resourceTypes = map[string]string{
 	"elasticloadbalancing:DescribeTargetHealth": "*",
 	"elasticloadbalancing:ModifyRule":           "listener-rule/app",
 	"elasticloadbalancing:ModifyListener":       "listener/app",
-	"cloudwatch:GetMetricData":                  "*",
+	// The ALB lever's authority tags: on listener rules only (a listener's default
+	// action through its default rule); DescribeTags, like every Describe call, takes no
+	// resource.
+	"elasticloadbalancing:AddTags":      "listener-rule/app",
+	"elasticloadbalancing:RemoveTags":   "listener-rule/app",
+	"elasticloadbalancing:DescribeTags": "*",
+	"cloudwatch:GetMetricData":          "*",
+	// The Cloud Map cutover's calls ("Actions, resources, and condition keys for AWS Cloud
+	// Map"): the namespace and service lists and DiscoverInstances take no resource
+	// (DiscoverInstances is narrowed by the servicediscovery:NamespaceName and ServiceName
+	// condition keys), the rest a service.
+	"servicediscovery:ListNamespaces":                   "*",
+	"servicediscovery:ListServices":                     "*",
+	"servicediscovery:DiscoverInstances":                "*",
+	"servicediscovery:GetService":                       "service",
+	"servicediscovery:ListInstances":                    "service",
+	"servicediscovery:GetInstancesHealthStatus":         "service",
+	"servicediscovery:UpdateInstanceCustomHealthStatus": "service",
 }
 
 // changeActionsKey is the condition key that limits the changes a ChangeResourceRecordSets

@@ -190,9 +190,12 @@ const shareSigmas = 4
 // 0: an ALB publishes its counts only when they are not.
 //
 // The window starts at the first whole period after Step.Since (a period that began
-// under the previous weights would mix both), and ends now; with window set, it starts no
-// earlier than that long ago. Before the write (Since zero: `cutover plan`) it is the last
-// window, or the last ten periods.
+// under the previous weights would mix both), and ends at the last period CloudWatch has
+// published whole: the last that ended at least the delay (spec.alb.cloudWatch.delay)
+// ago; with no delay, now (the current period as far as it has come). A window with no
+// such period yet is not judged (Pending). With window set, it starts no earlier than
+// that long before its end. Before the write (Since zero: `cutover plan`) it is the last
+// window, or the last ten periods, before that end.
 //
 // Values, per cluster (from, to): <id>.requests, .share, .expected, .errors_5xx,
 // .error_rate, .response_time_ms; and "requests", "window_s".
@@ -204,17 +207,23 @@ type ALBTraffic struct {
 	maxRT       time.Duration // 0: none
 	period      time.Duration
 	window      time.Duration // 0: the whole hold
+	delay       time.Duration // how long after a period ends CloudWatch holds all of it
 	api         MetricsAPI
 	now         func() time.Time
 }
 
-// NewALBTraffic builds an ALB traffic gate from its spec; it calls nothing.
-func NewALBTraffic(name string, g spec.ALBTrafficGate, api MetricsAPI) (*ALBTraffic, error) {
+// NewALBTraffic builds an ALB traffic gate from its spec; it calls nothing. delay is the
+// plan's spec.alb.cloudWatch.delay (spec.Plan.CloudWatchDelay): how long after a period
+// ends CloudWatch is taken to hold all of it.
+func NewALBTraffic(name string, g spec.ALBTrafficGate, api MetricsAPI, delay time.Duration) (*ALBTraffic, error) {
 	if api == nil {
 		return nil, fmt.Errorf("gate %s: no CloudWatch client to read the ALB's metrics with", name)
 	}
+	if delay < 0 {
+		return nil, fmt.Errorf("gate %s: CloudWatch delay %s: want ≥ 0", name, delay)
+	}
 	a := &ALBTraffic{name: name, tolerance: spec.DefaultALBTolerance, minRequests: g.MinRequests, maxErrRate: g.MaxErrorRate,
-		period: time.Duration(g.Period) * time.Second, window: g.Window.Duration, api: api, now: time.Now}
+		period: time.Duration(g.Period) * time.Second, window: g.Window.Duration, delay: delay, api: api, now: time.Now}
 	if g.Tolerance != nil {
 		a.tolerance = *g.Tolerance
 	}
@@ -260,34 +269,53 @@ func (a *ALBTraffic) Check(ctx context.Context, s Step) Result {
 		groups = append(groups, s.TargetGroups[i])
 	}
 	now := a.now()
-	start := a.windowStart(s.Since, now)
-	r.set("window_s", max(now.Sub(start), 0).Seconds())
-	if now.Sub(start) < time.Second {
+	end := publishedEnd(now, a.period, a.delay)
+	start := a.windowStart(s.Since, end)
+	r.set("window_s", max(end.Sub(start), 0).Seconds())
+	if end.Sub(start) < time.Second {
 		r.Pass, r.Pending = true, true
 		r.Detail = fmt.Sprintf("not judged yet: the window begins at the first whole %s period after the step's weights took effect, %s", a.period, start.Format(time.TimeOnly))
+		if a.delay > 0 {
+			r.Detail += fmt.Sprintf(", and is read once CloudWatch has published it, %s after it ends (spec.alb.cloudWatch.delay): from %s on",
+				a.delay, start.Add(a.period+a.delay).Format(time.TimeOnly))
+		}
 		return r
 	}
 	ctx, cancel := context.WithTimeout(ctx, albTimeout)
 	defer cancel()
-	counts, err := readALBMetrics(ctx, a.api, groups, start, now, a.period, true)
+	counts, err := readALBMetrics(ctx, a.api, groups, start, end, a.period, true)
 	if err != nil {
 		return r.fail(fmt.Errorf("gate %s: %w", a.name, err))
 	}
-	return a.judge(r, s, groups, counts, now.Sub(start))
+	return a.judge(r, s, groups, counts, end.Sub(start))
 }
 
-// windowStart is where the window of a check at now begins.
-func (a *ALBTraffic) windowStart(since, now time.Time) time.Time {
+// windowStart is where the window of a check that reads up to end begins.
+func (a *ALBTraffic) windowStart(since, end time.Time) time.Time {
 	start := since
 	switch {
 	case since.IsZero() && a.window > 0:
-		start = now.Add(-a.window)
+		start = end.Add(-a.window)
 	case since.IsZero():
-		start = now.Add(-10 * a.period)
-	case a.window > 0 && now.Add(-a.window).After(since):
-		start = now.Add(-a.window)
+		start = end.Add(-10 * a.period)
+	case a.window > 0 && end.Add(-a.window).After(since):
+		start = end.Add(-a.window)
 	}
 	return periodStart(start, a.period, true)
+}
+
+// publishedEnd is where a read of CloudWatch at now ends. With no delay, now: a
+// CloudWatch that counts every request at once (the sandbox's) holds the current period
+// as far as it has come. Otherwise the start of the first period that had not ended
+// delay ago: every period before it ended at least delay ago and is read whole, none
+// after it is read at all. (CloudWatch returns the datapoints whose timestamps, their
+// periods' starts, lie in [start, end): a period that has begun but not been published
+// would count as partly or wholly missing traffic.)
+func publishedEnd(now time.Time, period, delay time.Duration) time.Time {
+	if delay <= 0 {
+		return now
+	}
+	return periodStart(now.Add(-delay), period, false)
 }
 
 // periodStart rounds t to the start of a period as CloudWatch aligns them: a period under

@@ -219,7 +219,7 @@ func TestALBTrafficJudges(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.gate.Period = 1
 			api := &fakeMetrics{values: tc.values}
-			g, err := NewALBTraffic("traffic", tc.gate, api)
+			g, err := NewALBTraffic("traffic", tc.gate, api, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -246,23 +246,36 @@ func TestALBTrafficJudges(t *testing.T) {
 // whole periods since the weights took effect (or the last window of them).
 func TestALBTrafficQuery(t *testing.T) {
 	since := time.Date(2026, 3, 1, 12, 0, 10, 300e6, time.UTC)
+	minute := func(m, s int) time.Time { return time.Date(2026, 3, 1, 12, m, s, 0, time.UTC) }
 	for _, tc := range []struct {
 		name       string
 		period     int
 		window     time.Duration
+		delay      time.Duration
 		since, now time.Time
 		start      time.Time // zero: no call, not judged yet
+		end        time.Time // zero: now
+		pending    string    // what a check not judged yet says
 	}{
-		{"period 1: the next whole second", 1, 0, since, since.Add(20 * time.Second), since.Truncate(time.Second).Add(time.Second)},
-		{"period 5", 5, 0, since, since.Add(20 * time.Second), time.Date(2026, 3, 1, 12, 0, 15, 0, time.UTC)},
-		{"period 60: the next minute", 60, 0, since, since.Add(2 * time.Minute), time.Date(2026, 3, 1, 12, 1, 0, 0, time.UTC)},
-		{"period 60, before the next minute", 60, 0, since, since.Add(30 * time.Second), time.Time{}},
-		{"a window of 5s", 1, 5 * time.Second, since, since.Add(20 * time.Second), time.Date(2026, 3, 1, 12, 0, 26, 0, time.UTC)},
-		{"before the write: the last ten periods", 5, 0, time.Time{}, since, time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC).Add(-35 * time.Second)},
+		{"period 1: the next whole second", 1, 0, 0, since, since.Add(20 * time.Second), since.Truncate(time.Second).Add(time.Second), time.Time{}, ""},
+		{"period 5", 5, 0, 0, since, since.Add(20 * time.Second), minute(0, 15), time.Time{}, ""},
+		{"period 60: the next minute", 60, 0, 0, since, since.Add(2 * time.Minute), minute(1, 0), time.Time{}, ""},
+		{"period 60, before the next minute", 60, 0, 0, since, since.Add(30 * time.Second), time.Time{}, time.Time{}, "the window begins at the first whole 1m0s period"},
+		{"a window of 5s", 1, 5 * time.Second, 0, since, since.Add(20 * time.Second), minute(0, 26), time.Time{}, ""},
+		{"before the write: the last ten periods", 5, 0, 0, time.Time{}, since, minute(0, 0).Add(-35 * time.Second), time.Time{}, ""},
+		// With a delay the read ends at the last period that ended at least the delay ago:
+		// at 12:04:10, with 2m, the minute 12:01–12:02 is the last one published whole.
+		{"delay 2m: whole minutes published", 60, 0, 2 * time.Minute, since, minute(4, 10), minute(1, 0), minute(2, 0), ""},
+		{"delay 2m: the first whole minute not yet published", 60, 0, 2 * time.Minute, since, minute(2, 59), time.Time{}, time.Time{},
+			"is read once CloudWatch has published it, 2m0s after it ends (spec.alb.cloudWatch.delay): from 12:04:00 on"},
+		{"delay 2m: published the moment the delay has passed", 60, 0, 2 * time.Minute, since, minute(4, 0), minute(1, 0), minute(2, 0), ""},
+		{"delay 2m, a window of 2m: its last two published minutes", 60, 2 * time.Minute, 2 * time.Minute, since, minute(6, 30), minute(2, 0), minute(4, 0), ""},
+		{"delay 2m before the write: ten published minutes", 60, 0, 2 * time.Minute, time.Time{}, minute(4, 10), minute(2, 0).Add(-10 * time.Minute), minute(2, 0), ""},
+		{"delay 30s at period 5", 5, 0, 30 * time.Second, since, since.Add(50 * time.Second), minute(0, 15), minute(0, 30), ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			api := &fakeMetrics{}
-			g, err := NewALBTraffic("traffic", spec.ALBTrafficGate{Period: tc.period, Window: spec.Duration{Duration: tc.window}}, api)
+			g, err := NewALBTraffic("traffic", spec.ALBTrafficGate{Period: tc.period, Window: spec.Duration{Duration: tc.window}}, api, tc.delay)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -272,8 +285,8 @@ func TestALBTrafficQuery(t *testing.T) {
 			s.Since = tc.since
 			r := g.Check(context.Background(), s)
 			if tc.start.IsZero() {
-				if len(api.ins) != 0 || !r.Pending || !strings.Contains(r.Detail, "the window begins at the first whole 1m0s period") {
-					t.Errorf("%d calls, result %+v", len(api.ins), r)
+				if len(api.ins) != 0 || !r.Pending || !r.Pass || !strings.Contains(r.Detail, tc.pending) {
+					t.Errorf("%d calls, result %+v, want not judged yet: %q", len(api.ins), r, tc.pending)
 				}
 				return
 			}
@@ -281,8 +294,15 @@ func TestALBTrafficQuery(t *testing.T) {
 				t.Fatalf("no call: %+v", r)
 			}
 			in := api.ins[0]
-			if !aws.ToTime(in.StartTime).Equal(tc.start) || !aws.ToTime(in.EndTime).Equal(tc.now) {
-				t.Errorf("window %s – %s, want %s – %s", aws.ToTime(in.StartTime), aws.ToTime(in.EndTime), tc.start, tc.now)
+			end := tc.end
+			if end.IsZero() {
+				end = tc.now
+			}
+			if !aws.ToTime(in.StartTime).Equal(tc.start) || !aws.ToTime(in.EndTime).Equal(end) {
+				t.Errorf("window %s – %s, want %s – %s", aws.ToTime(in.StartTime), aws.ToTime(in.EndTime), tc.start, end)
+			}
+			if w := r.Values["window_s"]; w != end.Sub(tc.start).Seconds() {
+				t.Errorf("window_s %v, want %v", w, end.Sub(tc.start).Seconds())
 			}
 			var got []string
 			for _, q := range in.MetricDataQueries {
@@ -322,7 +342,7 @@ func TestALBTrafficSumsLoadBalancers(t *testing.T) {
 	values := traffic(450, 40, 0, 0, time.Millisecond)
 	values[series{"targetgroup/shop-green/1a2b3c4d5e6f7a8b", lbAdmin, "RequestCount", "Sum"}] = []float64{10}
 	api := &fakeMetrics{values: values}
-	g, _ := NewALBTraffic("traffic", spec.ALBTrafficGate{Period: 1}, api)
+	g, _ := NewALBTraffic("traffic", spec.ALBTrafficGate{Period: 1}, api, 0)
 	s := albStep(90, 10, 0)
 	s.TargetGroups[1].LoadBalancers = []string{lbShop, lbAdmin}
 	r := g.Check(context.Background(), s)
@@ -340,43 +360,74 @@ func TestALBTrafficSpec(t *testing.T) {
 	for _, bad := range []spec.ALBTrafficGate{
 		{Period: 7}, {Tolerance: ptr(1.5)}, {MaxErrorRate: ptr(-0.1)}, {MaxResponseTime: &spec.Duration{}},
 	} {
-		if _, err := NewALBTraffic("traffic", bad, api); err == nil {
+		if _, err := NewALBTraffic("traffic", bad, api, 0); err == nil {
 			t.Errorf("%+v accepted", bad)
 		}
 	}
-	if _, err := NewALBTraffic("traffic", spec.ALBTrafficGate{}, nil); err == nil {
+	if _, err := NewALBTraffic("traffic", spec.ALBTrafficGate{}, nil, 0); err == nil {
 		t.Error("no CloudWatch client accepted")
 	}
-	g, err := NewALBTraffic("traffic", spec.ALBTrafficGate{}, api)
+	if _, err := NewALBTraffic("traffic", spec.ALBTrafficGate{}, api, -time.Second); err == nil {
+		t.Error("a negative delay accepted")
+	}
+	g, err := NewALBTraffic("traffic", spec.ALBTrafficGate{}, api, 0)
 	if err != nil || g.period != time.Minute || g.minRequests != spec.DefaultMinRequests || g.tolerance != spec.DefaultALBTolerance {
 		t.Errorf("defaults: %+v %v", g, err)
 	}
 }
 
 // TestALBResidual: the retire check's rate is the from group's RequestCount over the last
-// period and the current one so far.
+// period and the current one so far; with a delay, over the last period published whole,
+// so that a minute CloudWatch has not published yet never reads as a drained cluster.
 func TestALBResidual(t *testing.T) {
-	api := &fakeMetrics{values: map[series][]float64{{"targetgroup/shop-blue/73e2d6bc24d8a067", lbShop, "RequestCount", "Sum"}: {3, 1}}}
-	from := albStep(0, 100, 0).TargetGroups[0]
-	r, err := NewALBResidual(spec.Retire{CloudWatch: &spec.RetireCloudWatch{Period: 1}}, api, from)
-	if err != nil {
-		t.Fatal(err)
+	at := func(m, s int) time.Time { return time.Date(2026, 3, 1, 12, m, s, 0, time.UTC) }
+	for _, tc := range []struct {
+		name       string
+		period     int
+		delay      time.Duration
+		now        time.Time
+		start, end time.Time
+		rate       float64 // the fake's 3+1 requests over the window
+		source     string
+	}{
+		{"no delay: the last period and the current one so far", 1, 0, at(0, 10).Add(500 * time.Millisecond), at(0, 9), at(0, 10).Add(500 * time.Millisecond), 4 / 1.5, "period 1s, delay 0s)"},
+		{"delay 2m: the last minute that ended 2m ago", 60, 2 * time.Minute, at(5, 30), at(2, 0), at(3, 0), 4.0 / 60, "period 1m0s, delay 2m0s)"},
+		{"delay 2m, just before the next minute is published", 60, 2 * time.Minute, at(5, 59), at(2, 0), at(3, 0), 4.0 / 60, "period 1m0s, delay 2m0s)"},
+		{"delay 2m, the moment it is", 60, 2 * time.Minute, at(6, 0), at(3, 0), at(4, 0), 4.0 / 60, "period 1m0s, delay 2m0s)"},
+		{"delay 10s at period 5", 5, 10 * time.Second, at(0, 17), at(0, 0), at(0, 5), 4.0 / 5, "period 5s, delay 10s)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			api := &fakeMetrics{values: map[series][]float64{{"targetgroup/shop-blue/73e2d6bc24d8a067", lbShop, "RequestCount", "Sum"}: {3, 1}}}
+			from := albStep(0, 100, 0).TargetGroups[0]
+			r, err := NewALBResidual(spec.Retire{CloudWatch: &spec.RetireCloudWatch{Period: tc.period}}, api, from, tc.delay)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.now = func() time.Time { return tc.now }
+			rate, ok, err := r.Rate(context.Background())
+			if err != nil || !ok || math.Abs(rate-tc.rate) > 1e-9 {
+				t.Errorf("rate %v %v %v, want %v", rate, ok, err, tc.rate)
+			}
+			in := api.ins[0]
+			if n := len(in.MetricDataQueries); n != 1 || aws.ToString(in.MetricDataQueries[0].MetricStat.Metric.MetricName) != "RequestCount" {
+				t.Errorf("%d queries: want RequestCount alone", n)
+			}
+			if !aws.ToTime(in.StartTime).Equal(tc.start) || !aws.ToTime(in.EndTime).Equal(tc.end) {
+				t.Errorf("window %s – %s, want %s – %s", aws.ToTime(in.StartTime), aws.ToTime(in.EndTime), tc.start, tc.end)
+			}
+			if !strings.Contains(r.Source(), "RequestCount of target group shop-blue (load balancer "+lbShop+", "+tc.source) {
+				t.Errorf("source %q", r.Source())
+			}
+		})
 	}
-	rate, ok, err := r.Rate(context.Background())
-	if err != nil || !ok || rate <= 2 || rate > 4 {
-		t.Errorf("rate %v %v %v, want 4 requests over 1–2 s", rate, ok, err)
-	}
-	in := api.ins[0]
-	if n := len(in.MetricDataQueries); n != 1 || aws.ToString(in.MetricDataQueries[0].MetricStat.Metric.MetricName) != "RequestCount" {
-		t.Errorf("%d queries: want RequestCount alone", n)
-	}
-	if !strings.Contains(r.Source(), "RequestCount of target group shop-blue (load balancer "+lbShop+", period 1s)") {
-		t.Errorf("source %q", r.Source())
-	}
+	api := &fakeMetrics{}
 	if _, err := NewResidual(spec.Retire{CloudWatch: &spec.RetireCloudWatch{}}); err == nil {
 		t.Error("NewResidual accepted a cloudWatch retire")
 	}
-	if _, err := NewALBResidual(spec.Retire{CloudWatch: &spec.RetireCloudWatch{}}, api, TargetGroup{Name: "x"}); err == nil {
+	if _, err := NewALBResidual(spec.Retire{CloudWatch: &spec.RetireCloudWatch{}}, api, TargetGroup{Name: "x"}, 0); err == nil {
 		t.Error("a group without ARN accepted")
+	}
+	if _, err := NewALBResidual(spec.Retire{CloudWatch: &spec.RetireCloudWatch{}}, api, albStep(0, 100, 0).TargetGroups[0], -time.Second); err == nil {
+		t.Error("a negative delay accepted")
 	}
 }

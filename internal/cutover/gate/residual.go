@@ -25,10 +25,13 @@ type Residual struct {
 	client           *http.Client
 	query            string
 	prom             v1.API
-	// cw reads group's RequestCount at period (NewALBResidual).
+	// cw reads group's RequestCount at period (NewALBResidual), in periods that ended
+	// at least delay ago.
 	cw     MetricsAPI
 	group  TargetGroup
 	period time.Duration
+	delay  time.Duration
+	now    func() time.Time
 	// last is the previous scrape of the counter.
 	last     float64
 	lastAt   time.Time
@@ -61,9 +64,10 @@ func NewResidual(r spec.Retire) (*Residual, error) {
 
 // NewALBResidual builds the reader of the from target group's request rate from
 // CloudWatch (a plan's retire.cloudWatch): its RequestCount by TargetGroup and
-// LoadBalancer over the last period and what has come of the current one. It calls
-// nothing.
-func NewALBResidual(r spec.Retire, api MetricsAPI, from TargetGroup) (*Residual, error) {
+// LoadBalancer over the last period CloudWatch has published whole, the last that ended
+// at least delay (spec.alb.cloudWatch.delay) ago; with no delay, over the last period and
+// what has come of the current one. It calls nothing.
+func NewALBResidual(r spec.Retire, api MetricsAPI, from TargetGroup, delay time.Duration) (*Residual, error) {
 	if r.CloudWatch == nil {
 		return nil, fmt.Errorf("retire: no cloudWatch section")
 	}
@@ -80,14 +84,17 @@ func NewALBResidual(r spec.Retire, api MetricsAPI, from TargetGroup) (*Residual,
 	if _, ok := arnSuffix(from.ARN); !ok || len(from.LoadBalancers) == 0 {
 		return nil, fmt.Errorf("retire: cloudWatch: target group %s (%q) has no ARN or no load balancer of the plan's rules", from.Name, from.ARN)
 	}
-	return &Residual{cw: api, group: from, period: time.Duration(period) * time.Second}, nil
+	if delay < 0 {
+		return nil, fmt.Errorf("retire: cloudWatch: delay %s: want ≥ 0", delay)
+	}
+	return &Residual{cw: api, group: from, period: time.Duration(period) * time.Second, delay: delay, now: time.Now}, nil
 }
 
 // Source says where the rate is read, for the report.
 func (r *Residual) Source() string {
 	if r.cw != nil {
-		return fmt.Sprintf("CloudWatch AWS/ApplicationELB RequestCount of target group %s (load balancer %s, period %s)",
-			r.group.Name, strings.Join(r.group.LoadBalancers, ", "), r.period)
+		return fmt.Sprintf("CloudWatch AWS/ApplicationELB RequestCount of target group %s (load balancer %s, period %s, delay %s)",
+			r.group.Name, strings.Join(r.group.LoadBalancers, ", "), r.period, r.delay)
 	}
 	if r.prom != nil {
 		return "prometheus query " + r.query
@@ -101,13 +108,12 @@ func (r *Residual) Rate(ctx context.Context) (rate float64, ok bool, err error) 
 	ctx, cancel := context.WithTimeout(ctx, promTimeout)
 	defer cancel()
 	if r.cw != nil {
-		now := time.Now()
-		start := periodStart(now.Add(-r.period), r.period, false)
-		counts, err := readALBMetrics(ctx, r.cw, []TargetGroup{r.group}, start, now, r.period, false)
+		start, end := r.window(r.now())
+		counts, err := readALBMetrics(ctx, r.cw, []TargetGroup{r.group}, start, end, r.period, false)
 		if err != nil {
 			return 0, false, fmt.Errorf("retire: %w", err)
 		}
-		return counts[0].requests / now.Sub(start).Seconds(), true, nil
+		return counts[0].requests / end.Sub(start).Seconds(), true, nil
 	}
 	if r.prom != nil {
 		val, _, err := r.prom.Query(ctx, r.query, time.Now())
@@ -138,6 +144,18 @@ func (r *Residual) Rate(ctx context.Context) (rate float64, ok bool, err error) 
 		return 0, false, nil
 	}
 	return (total - r.last) / d, true, nil
+}
+
+// window is the span the CloudWatch reader reads at now: with a delay, the last whole
+// period published (ended at least delay ago), so that a period CloudWatch has not yet
+// published is never read as a drained cluster; without one, the last period and what
+// has come of the current one.
+func (r *Residual) window(now time.Time) (start, end time.Time) {
+	if r.delay > 0 {
+		end = publishedEnd(now, r.period, r.delay)
+		return end.Add(-r.period), end
+	}
+	return periodStart(now.Add(-r.period), r.period, false), now
 }
 
 // scrape reads the counter's total over all its series.

@@ -4,6 +4,7 @@ import (
 	"os"
 	"reflect"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -23,7 +24,7 @@ func albPlan() *Plan {
 	traffic := Gate{Name: "traffic", ALBTraffic: &ALBTrafficGate{Tolerance: ptr(0.05), MinRequests: 500, MaxErrorRate: ptr(0.01),
 		MaxResponseTime: &Duration{250 * time.Millisecond}, Period: 60, Window: Duration{5 * time.Minute}}}
 	step := func(from, to int64) PlanStep {
-		return PlanStep{Weights: Weights{From: from, To: to}, Pause: 2 * time.Minute, PauseField: "spec.pause", Gates: []Gate{g, health, traffic}}
+		return PlanStep{Weights: Weights{From: from, To: to}, Pause: 5 * time.Minute, PauseField: "spec.pause", Gates: []Gate{g, health, traffic}}
 	}
 	return &Plan{
 		Name:          "shop-alb-blue-to-green",
@@ -35,7 +36,9 @@ func albPlan() *Plan {
 		OnDrift:       DriftPause,
 		InSyncTimeout: DefaultInSyncTimeout,
 		StepTimeout:   DefaultStepTimeout,
-		Retire:        &Retire{CloudWatch: &RetireCloudWatch{Period: 60}, Window: Duration{10 * time.Minute}, Timeout: Duration{DefaultRetireTimeout}},
+		Retire:        &Retire{CloudWatch: &RetireCloudWatch{Period: 60}, Window: Duration{10 * time.Minute}, Timeout: Duration{20 * time.Minute}},
+		// Not in ALB: how the metrics are read may change across a resume.
+		CloudWatchDelay: 2 * time.Minute,
 	}
 }
 
@@ -62,7 +65,7 @@ func TestALBDocumentsEveryField(t *testing.T) {
 		t.Fatal(err)
 	}
 	data := string(raw)
-	for _, typ := range []reflect.Type{reflect.TypeFor[ALB](), reflect.TypeFor[TargetHealthGate](), reflect.TypeFor[ALBTrafficGate](), reflect.TypeFor[RetireCloudWatch]()} {
+	for _, typ := range []reflect.Type{reflect.TypeFor[ALB](), reflect.TypeFor[ALBCloudWatch](), reflect.TypeFor[TargetHealthGate](), reflect.TypeFor[ALBTrafficGate](), reflect.TypeFor[RetireCloudWatch]()} {
 		for _, name := range jsonNames(typ) {
 			if !regexp.MustCompile(`(?m)^[ -]*` + name + `:|[{,] *` + name + `:`).MatchString(data) {
 				t.Errorf("alb.yaml does not use %s.%s", typ.Name(), name)
@@ -178,3 +181,97 @@ func TestALBProblems(t *testing.T) {
 		t.Errorf("ALB weights: %v, warnings %v", err, p.Warnings)
 	}
 }
+
+// TestALBCloudWatchDelay: spec.alb.cloudWatch.delay is defaulted, bounded and named in
+// errors, and checked against the pauses, the step timeout and the retire timeout that
+// must leave a CloudWatch reader time to read a whole published period.
+func TestALBCloudWatchDelay(t *testing.T) {
+	albWith := func(cw string) string {
+		return "{listenerRules: [" + testRule + "], from: shop-blue, to: shop-green" + cw + "}"
+	}
+	traffic := func(period int) string { return "[{albTraffic: {period: " + itoa(period) + "}}]" }
+	for _, tc := range []struct {
+		name     string
+		over     kv
+		delay    time.Duration // the plan's, when it parses
+		errs     []string      // problems; none: it parses
+		warnings []string
+	}{
+		{"default", kv{"alb": albWith("")}, DefaultCloudWatchDelay, nil, nil},
+		{"0s for the sandbox", kv{"alb": albWith(", cloudWatch: {delay: 0s}"), "gates": traffic(1)}, 0, nil, nil},
+		{"90s", kv{"alb": albWith(", cloudWatch: {delay: 90s}"), "gates": traffic(60), "pause": "5m"}, 90 * time.Second, nil, nil},
+		{"an empty cloudWatch section", kv{"alb": albWith(", cloudWatch: {}")}, DefaultCloudWatchDelay, nil, nil},
+		{"above 15m", kv{"alb": albWith(", cloudWatch: {delay: 16m}")}, 0,
+			[]string{`spec.alb.cloudWatch.delay "16m": want a duration from 0s to 15m`}, nil},
+		{"negative", kv{"alb": albWith(", cloudWatch: {delay: -1s}")}, 0,
+			[]string{`spec.alb.cloudWatch.delay "-1s": want a duration ≥ 0`}, nil},
+		{"a bare number", kv{"alb": albWith(", cloudWatch: {delay: 120}")}, 0,
+			[]string{`spec.alb.cloudWatch.delay "120": want a duration such as`}, nil},
+		{"a misspelt key", kv{"alb": albWith(", cloudWatch: {dealy: 1m}")}, 0,
+			[]string{`spec.alb.cloudWatch.dealy: unknown field; did you mean "delay"?`}, nil},
+		// The default delay against the sandbox's 1 s periods and a 1 m step timeout: a step
+		// can never read a published period in time, and would always roll back.
+		{"a step that can never be judged", kv{"alb": albWith(""), "gates": traffic(1), "pause": "1s", "timeouts": "{step: 1m}"}, 0,
+			[]string{`spec.timeouts.step "1m": with spec.pause 1s, spec.timeouts.step 1m0s and spec.alb.cloudWatch.delay 2m0s, an albTraffic gate of period 1s first judges a step up to 2m2s after its write`}, nil},
+		{"a step gate's period counts too", kv{"alb": albWith(", cloudWatch: {delay: 1m}"), "steps": "[{percent: 10, gates: " + traffic(300) + "}, 100]",
+			"pause": "1m", "timeouts": "{step: 5m}"}, 0,
+			[]string{`an albTraffic gate of period 300s first judges a step up to 11m0s after its write`}, nil},
+		{"a pause shorter than the first verdict", kv{"alb": albWith(""), "gates": traffic(60), "pause": "1m"}, DefaultCloudWatchDelay, nil,
+			[]string{`spec.steps[0] "10": holds for 1m0s (spec.pause), but its albTraffic gate reads whole published periods only and first judges up to 4m0s after the write (spec.alb.cloudWatch.delay 2m0s)`,
+				`spec.steps[1] "100": holds for 1m0s`}},
+		{"no warning without a delay", kv{"alb": albWith(", cloudWatch: {delay: 0s}"), "gates": traffic(60), "pause": "1m"}, 0, nil, nil},
+		{"a step's own pause", kv{"alb": albWith(""), "gates": traffic(60), "pause": "5m", "steps": "[{percent: 10, pause: 30s}, 100]"}, DefaultCloudWatchDelay, nil,
+			[]string{"spec.steps[0]: holds for 30s (spec.steps[0].pause)"}},
+		{"a retire timeout that leaves no time to publish", kv{"alb": albWith(""), "retire": "{cloudWatch: {period: 60}, window: 3m, timeout: 5m}"}, DefaultCloudWatchDelay, nil,
+			[]string{`spec.retire.timeout "5m": the first reading that can show the drain comes up to 4m0s after the last step's write (spec.alb.cloudWatch.delay 2m0s), and the rate must then stay low for the window 3m0s: allow at least 7m0s`}},
+		{"a delay nothing reads", kv{"alb": albWith(", cloudWatch: {delay: 1m}")}, time.Minute, nil,
+			[]string{`spec.alb.cloudWatch.delay "1m": no albTraffic gate nor retire.cloudWatch reads CloudWatch`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			over := kv{"zone": del, "records": del}
+			for k, v := range tc.over {
+				over[k] = v
+			}
+			p, err := Parse([]byte(planYAML(nil, over)), "plan.yaml")
+			if len(tc.errs) > 0 {
+				if err == nil {
+					t.Fatalf("parsed, want %q", tc.errs)
+				}
+				for _, w := range tc.errs {
+					if !strings.Contains(err.Error(), w) {
+						t.Errorf("error lacks %q:\n%v", w, err)
+					}
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.CloudWatchDelay != tc.delay {
+				t.Errorf("delay %s, want %s", p.CloudWatchDelay, tc.delay)
+			}
+			if p.ALB.CloudWatch != nil {
+				t.Errorf("the resolved plan's ALB keeps the cloudWatch section %+v: it must stay out of the plan's hash", p.ALB.CloudWatch)
+			}
+			var got []string
+			for _, w := range p.Warnings {
+				got = append(got, w.Error())
+			}
+			if len(got) != len(tc.warnings) {
+				t.Errorf("warnings %q, want %d", got, len(tc.warnings))
+			}
+			for _, w := range tc.warnings {
+				if !strings.Contains(strings.Join(got, "\n"), w) {
+					t.Errorf("warnings lack %q:\n%s", w, strings.Join(got, "\n"))
+				}
+			}
+		})
+	}
+	// A Route 53 plan reads no CloudWatch: no delay, and no cloudWatch section to write.
+	p, err := Parse([]byte(planYAML(nil, nil)), "plan.yaml")
+	if err != nil || p.CloudWatchDelay != 0 {
+		t.Errorf("Route 53 plan: delay %s, %v", p.CloudWatchDelay, err)
+	}
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }

@@ -17,6 +17,9 @@ type Plan struct {
 	// ALB is the ALB lever's rules and target groups, as written; nil for the Route 53
 	// lever (Zone and Records).
 	ALB *ALB
+	// CloudMap is the Cloud Map lever's service and the clients' query, its cluster
+	// attribute and health status defaulted; nil for the other levers.
+	CloudMap *CloudMap
 	// From and To are the set identifiers; with ALB, the clusters' names (spec.from and
 	// spec.to, else the target groups' names).
 	From, To string
@@ -33,6 +36,10 @@ type Plan struct {
 	// Retire is the residual-traffic check after the last step, nil for none; its
 	// Timeout is defaulted.
 	Retire *Retire
+	// CloudWatchDelay is spec.alb.cloudWatch.delay, defaulted (DefaultCloudWatchDelay)
+	// for an ALB plan; 0 for the Route 53 lever. The albTraffic gates and
+	// retire.cloudWatch read only periods that ended at least this long ago.
+	CloudWatchDelay time.Duration
 	// Warnings are legal but probably unintended settings, e.g. a step whose weights are
 	// both 0 (Route 53 then splits evenly: it does not mean "off").
 	Warnings []*FieldError
@@ -106,4 +113,14 @@ const (
 	// DefaultCloudWatchPeriod is the period, in seconds, the ALB's CloudWatch metrics are
 	// read at: the resolution an ALB publishes them at.
 	DefaultCloudWatchPeriod = 60
+	// DefaultCloudWatchDelay is how long after a period ends the ALB's CloudWatch
+	// metrics are read as whole (spec.alb.cloudWatch.delay): an ALB sends a minute's
+	// counts after it ends, and CloudWatch has 1-minute metrics about 2 minutes after
+	// their timestamp, so 2 minutes after the end leaves a minute to spare. Reading
+	// sooner takes requests still on their way for missing ones, and a minute not yet
+	// published for a drained cluster.
+	DefaultCloudWatchDelay = 2 * time.Minute
+	// MaxCloudWatchDelay bounds spec.alb.cloudWatch.delay: CloudWatch publishes an ALB's
+	// metrics within minutes, and a longer delay only postpones every verdict.
+	MaxCloudWatchDelay = 15 * time.Minute
 )

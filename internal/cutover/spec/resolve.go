@@ -30,6 +30,15 @@ func resolve(c *Cutover) *Plan {
 			p.ALB.Select = &ALBSelect{LoadBalancers: slices.Clone(a.Select.LoadBalancers)}
 		}
 		p.From, p.To = clusterNames(s)
+		// The delay is how the metrics are read, not what the plan moves: it is kept out
+		// of p.ALB (as written, and hashed), so that it may change across a resume.
+		p.CloudWatchDelay = DefaultCloudWatchDelay
+		if cw := a.CloudWatch; cw != nil && cw.Delay != nil {
+			p.CloudWatchDelay = cw.Delay.Duration
+		}
+	}
+	if c := s.CloudMap; c != nil {
+		p.CloudMap = resolveCloudMap(c)
 	}
 	p.SelectAllWeighted = s.Select != nil && s.Select.AllWeighted
 	if p.InSyncTimeout == 0 {
@@ -172,6 +181,11 @@ func resolveGate(g Gate, name string) Gate {
 			a.Period = DefaultCloudWatchPeriod
 		}
 		out.ALBTraffic = &a
+	}
+	if g.CloudMapDiscovery != nil {
+		d := *g.CloudMapDiscovery
+		d.Tolerance = new(orDefault(d.Tolerance, DefaultCloudMapTolerance))
+		out.CloudMapDiscovery = &d
 	}
 	return out
 }

@@ -43,6 +43,13 @@ type Spec struct {
 	// records (the ALB lever): no DNS answer changes, so no resolver cache keeps clients
 	// on the old cluster. With it, zone, zoneID, records and ttl are not set.
 	ALB *ALB `json:"alb,omitempty"`
+	// CloudMap moves the custom health status of a Cloud Map service's instances instead
+	// (the Cloud Map lever): clients that discover the service (DiscoverInstances with
+	// HEALTHY or HEALTHY_OR_ELSE_ALL) spread over the instances it returns, and a step
+	// sets instances of from and to HEALTHY or UNHEALTHY so that to's share of the
+	// healthy ones is the step's. With it, from and to are the values of the instances'
+	// cluster attribute, and zone, zoneID, records, select, alb and ttl are not set.
+	CloudMap *CloudMap `json:"cloudMap,omitempty"`
 	// From and To are the set identifiers (cluster ids) losing and gaining traffic. With
 	// alb they are optional names for the clusters behind alb.from and alb.to (default:
 	// the target groups' names), used in weights, gates, the journal and the report.
@@ -124,6 +131,22 @@ type ALB struct {
 	// Another target group of a rule's forward action keeps its weight.
 	From string `json:"from"`
 	To   string `json:"to"`
+	// CloudWatch says how the ALB's metrics are read, by the albTraffic gates and
+	// retire.cloudWatch alike.
+	CloudWatch *ALBCloudWatch `json:"cloudWatch,omitempty"`
+}
+
+// ALBCloudWatch is how the ALB lever's CloudWatch readers (albTraffic gates and
+// retire.cloudWatch) read the AWS/ApplicationELB metrics.
+type ALBCloudWatch struct {
+	// Delay is how long after a period ends CloudWatch is taken to hold all of it. An
+	// ALB sends each minute's counts after the minute, and CloudWatch shows them a minute
+	// or two later: a period read too early counts requests as missing, and an
+	// unpublished period reads as no traffic at all. So every read ends at the last
+	// period that ended at least Delay ago (a window that has no such period yet is not
+	// judged). Default 2m (DefaultCloudWatchDelay); 0s reads up to now, the current
+	// period as far as it has come: for a CloudWatch that counts at once (the sandbox).
+	Delay *Duration `json:"delay,omitempty"`
 }
 
 // Select selects the records a cutover moves instead of listing them.
@@ -214,6 +237,9 @@ type Gate struct {
 	// target groups' health, and the traffic CloudWatch counts per target group.
 	TargetHealth *TargetHealthGate `json:"targetHealth,omitempty"`
 	ALBTraffic   *ALBTrafficGate   `json:"albTraffic,omitempty"`
+	// CloudMapDiscovery is the Cloud Map lever's proof (only with spec.cloudMap): what
+	// DiscoverInstances returns for the clients' query.
+	CloudMapDiscovery *CloudMapDiscoveryGate `json:"cloudMapDiscovery,omitempty"`
 }
 
 // TargetHealthGate requires every target group a step sends traffic to (a weight above 0

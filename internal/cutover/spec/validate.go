@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"net"
@@ -40,10 +41,11 @@ const (
 	wantOnDrift     = `want "` + DriftPause + `" or "` + DriftRollback + `"`
 	wantRecordType  = "want A, AAAA or CNAME"
 	wantQuery       = "want a PromQL query that yields one number"
-	wantGateKind    = "want exactly one of http, prometheus, dns, targetHealth, albTraffic"
+	wantGateKind    = "want exactly one of http, prometheus, dns, targetHealth, albTraffic, cloudMapDiscovery"
 	wantMinHealthy  = "want an integer 1..1000 (healthy targets per target group)"
 	wantMinRequests = "want an integer 1..1000000000"
 	wantPeriod      = "want a CloudWatch period in seconds: 1, 5, 10, 20, 30 or a multiple of 60"
+	wantDelay       = `want a duration from 0s to 15m such as "2m": how long after a period ends CloudWatch holds all of it (0s for a CloudWatch that counts at once, the sandbox's)`
 )
 
 // What the ALB lever's fields want.
@@ -133,7 +135,9 @@ func validate(c *Cutover, ps *problems) {
 		ps.add(sp, "", "required: want zone, records, from, to and steps")
 		return
 	}
-	if c.Spec.ALB != nil {
+	if c.Spec.CloudMap != nil {
+		v.cloudMap(sp)
+	} else if c.Spec.ALB != nil {
 		v.alb(sp)
 	} else {
 		zone := v.zone(sp)
@@ -156,9 +160,12 @@ func validate(c *Cutover, ps *problems) {
 	if r := c.Spec.Retire; r != nil {
 		v.retire(sp.field("retire"), r)
 	}
+	v.cloudWatchPacing(sp)
 	if t := c.Spec.TTL; t != nil {
 		lp := sp.field("ttl").field("lower")
 		switch {
+		case c.Spec.CloudMap != nil:
+			ps.add(sp.field("ttl"), "", "not with spec.cloudMap: a Cloud Map cutover changes instances' health status, not records: there is no TTL to lower")
 		case c.Spec.ALB != nil:
 			ps.add(sp.field("ttl"), "", "not with spec.alb: an ALB weight change takes effect for new requests at once, there is no TTL to lower")
 		case !ps.present(lp):
@@ -361,6 +368,92 @@ func (v validator) alb(sp path) {
 	if a.From != "" && a.To != "" && TargetGroupName(a.From) == TargetGroupName(a.To) {
 		v.ps.add(ap.field("to"), a.To, "the same target group as spec.alb.from: want the other cluster's group")
 	}
+	if cw := a.CloudWatch; cw != nil && cw.Delay != nil && cw.Delay.Duration > MaxCloudWatchDelay {
+		v.ps.add(ap.field("cloudWatch").field("delay"), cw.Delay.String(), wantDelay)
+	}
+}
+
+// cloudWatchDelay is the plan's spec.alb.cloudWatch.delay, defaulted.
+func (v validator) cloudWatchDelay() time.Duration {
+	if a := v.c.Spec.ALB; a != nil && a.CloudWatch != nil && a.CloudWatch.Delay != nil {
+		return a.CloudWatch.Delay.Duration
+	}
+	return DefaultCloudWatchDelay
+}
+
+// FirstCloudWatchVerdict is the longest a CloudWatch reader at period seconds (0: the
+// default) may wait, after a write, before it can read a whole period of traffic at the
+// new weights: the period the write fell in (it mixes the weights before and after), the
+// next whole one, and the delay until CloudWatch holds it (spec.alb.cloudWatch.delay).
+func FirstCloudWatchVerdict(period int, delay time.Duration) time.Duration {
+	period = cmp.Or(period, DefaultCloudWatchPeriod)
+	return 2*time.Duration(period)*time.Second + delay
+}
+
+// cloudWatchPacing checks an ALB plan's pauses and timeouts against how late its
+// CloudWatch readers can judge (spec.alb.cloudWatch.delay): a step whose albTraffic gate
+// cannot read a whole published period before its step time runs out can only roll
+// back, and is refused; a pause the delay makes shorter than that is warned of, as the
+// step holds on until the gate judges; a retire timeout that leaves no room for the
+// drain to show is warned of too, and a delay that nothing reads.
+func (v validator) cloudWatchPacing(sp path) {
+	s := &v.c.Spec
+	if s.ALB == nil {
+		return
+	}
+	delay := v.cloudWatchDelay()
+	readers := false
+	stepTimeout := s.Timeouts.Step.Duration
+	if stepTimeout == 0 {
+		stepTimeout = DefaultStepTimeout
+	}
+	refused := false
+	for i, st := range s.Steps {
+		pause, pauseField := s.Pause.Duration, "spec.pause"
+		if st.Pause != nil {
+			pause, pauseField = st.Pause.Duration, fmt.Sprintf("spec.steps[%d].pause", i)
+		}
+		for _, g := range slices.Concat(s.Gates, st.Gates) {
+			if g.ALBTraffic == nil {
+				continue
+			}
+			period := cmp.Or(g.ALBTraffic.Period, DefaultCloudWatchPeriod)
+			if !ValidPeriod(period) {
+				continue // refused by the gate's own check
+			}
+			readers = true
+			need := FirstCloudWatchVerdict(period, delay)
+			switch {
+			case pause+stepTimeout < need && !refused:
+				refused = true // once: every step would say the same
+				v.ps.add(sp.field("timeouts").field("step"), stepTimeout.String(), fmt.Sprintf(
+					"with %s %s, spec.timeouts.step %s and spec.alb.cloudWatch.delay %s, an albTraffic gate of period %ds first judges a step up to %s after its write "+
+						"(the period the write fell in, a whole one, and the delay): the step would run out of time and roll back; raise spec.timeouts.step or the pause, or lower the delay or the period",
+					pauseField, pause, stepTimeout, delay, period, need))
+			case pause > 0 && delay > 0 && pause < need && pause+stepTimeout >= need:
+				// (Without a pause the gate decides how long the step holds; without a
+				// delay the reader's wait is the periods' own, as it always was.)
+				v.ps.warn(sp.field("steps").index(i), "", fmt.Sprintf(
+					"holds for %s (%s), but its albTraffic gate reads whole published periods only and first judges up to %s after the write (spec.alb.cloudWatch.delay %s): the step holds on until it does",
+					pause, pauseField, need, delay))
+			}
+		}
+	}
+	if r := s.Retire; r != nil && r.CloudWatch != nil {
+		readers = true
+		timeout := r.Timeout.Duration
+		if timeout == 0 {
+			timeout = DefaultRetireTimeout
+		}
+		if need := FirstCloudWatchVerdict(r.CloudWatch.Period, delay) + r.Window.Duration; r.Window.Duration > 0 && timeout >= r.Window.Duration && timeout < need {
+			v.ps.warn(sp.field("retire").field("timeout"), timeout.String(), fmt.Sprintf(
+				"the first reading that can show the drain comes up to %s after the last step's write (spec.alb.cloudWatch.delay %s), and the rate must then stay low for the window %s: "+
+					"allow at least %s, or the cluster may be declared not retirable only because CloudWatch had not published yet", FirstCloudWatchVerdict(r.CloudWatch.Period, delay), delay, r.Window.Duration, need))
+		}
+	}
+	if !readers && s.ALB.CloudWatch != nil && s.ALB.CloudWatch.Delay != nil {
+		v.ps.warn(sp.field("alb").field("cloudWatch").field("delay"), s.ALB.CloudWatch.Delay.String(), "no albTraffic gate nor retire.cloudWatch reads CloudWatch: the delay has no effect")
+	}
 }
 
 // checkRuleARN says why arn is not the ARN of an ALB listener or listener rule, "" when
@@ -454,6 +547,8 @@ func (v validator) steps(sp path) {
 			continue
 		}
 		switch {
+		case w.From == 0 && w.To == 0 && s.CloudMap != nil:
+			v.ps.add(p.field("weights"), "", "both weights are 0: a Cloud Map step keeps at least one instance healthy, and needs a share for from or to; write percent: 0 or percent: 100")
 		case w.From == 0 && w.To == 0 && s.ALB != nil:
 			v.ps.warn(p.field("weights"), "", "both weights are 0: the ALB then forwards to the rules' other target groups only; plan and run refuse it for a rule that has none")
 		case w.From == 0 && w.To == 0:
@@ -603,6 +698,8 @@ func gateKind(g Gate) string {
 		return "targetHealth"
 	case g.ALBTraffic != nil:
 		return "albTraffic"
+	case g.CloudMapDiscovery != nil:
+		return "cloudMapDiscovery"
 	}
 	return "gate"
 }
@@ -613,7 +710,7 @@ func (v validator) gate(p path, g Gate) {
 		name string
 		set  bool
 	}{{"http", g.HTTP != nil}, {"prometheus", g.Prometheus != nil}, {"dns", g.DNS != nil},
-		{"targetHealth", g.TargetHealth != nil}, {"albTraffic", g.ALBTraffic != nil}} {
+		{"targetHealth", g.TargetHealth != nil}, {"albTraffic", g.ALBTraffic != nil}, {"cloudMapDiscovery", g.CloudMapDiscovery != nil}} {
 		if k.set {
 			kinds = append(kinds, k.name)
 		}
@@ -632,6 +729,10 @@ func (v validator) gate(p path, g Gate) {
 		v.httpGate(p.field("http"), g.HTTP)
 	case g.Prometheus != nil:
 		v.prometheusGate(p.field("prometheus"), g.Prometheus)
+	case g.CloudMapDiscovery != nil:
+		v.cloudMapDiscoveryGate(p.field("cloudMapDiscovery"), g.CloudMapDiscovery)
+	case v.c.Spec.CloudMap != nil && (g.DNS != nil || g.TargetHealth != nil || g.ALBTraffic != nil):
+		v.ps.add(p.field(gateKind(g)), "", "not with spec.cloudMap: a Cloud Map cutover changes instances' health status, no record nor target group; use a cloudMapDiscovery, http or prometheus gate")
 	case g.DNS != nil && v.c.Spec.ALB != nil:
 		v.ps.add(p.field("dns"), "", "not with spec.alb: a dns gate compares the records' DNS answers with their weights, and an ALB cutover changes no record; use an http or prometheus gate")
 	case g.DNS != nil:

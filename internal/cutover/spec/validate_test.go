@@ -113,12 +113,12 @@ func TestValidationRules(t *testing.T) {
 
 		// gates: kinds.
 		{"gate without kind", nil, gate(`{name: x}`),
-			[]string{`spec.gates[0]: want exactly one of http, prometheus, dns, targetHealth, albTraffic`}},
+			[]string{`spec.gates[0]: want exactly one of http, prometheus, dns, targetHealth, albTraffic, cloudMapDiscovery`}},
 		{"gate with two kinds", nil, gate(`{http: {url: "http://x"}, dns: {}}`),
-			[]string{`spec.gates[0]: want exactly one of http, prometheus, dns, targetHealth, albTraffic, not http and dns`}},
+			[]string{`spec.gates[0]: want exactly one of http, prometheus, dns, targetHealth, albTraffic, cloudMapDiscovery, not http and dns`}},
 		{"gate unknown kind", nil, gate(`{tcp: {}}`),
-			[]string{`spec.gates[0]: want exactly one of http, prometheus, dns, targetHealth, albTraffic`,
-				`spec.gates[0].tcp: unknown field; want one of name, http, prometheus, dns, targetHealth, albTraffic`}},
+			[]string{`spec.gates[0]: want exactly one of http, prometheus, dns, targetHealth, albTraffic, cloudMapDiscovery`,
+				`spec.gates[0].tcp: unknown field; want one of name, http, prometheus, dns, targetHealth, albTraffic, cloudMapDiscovery`}},
 
 		// gates: http.
 		{"http nothing to probe", nil, gate(`{http: {requests: 5}}`),
@@ -243,7 +243,7 @@ func TestValidationRules(t *testing.T) {
 		{"unknown field in wrong case", nil, kv{"zoneId": "Z1"},
 			[]string{`spec.zoneId: unknown field; did you mean "zoneID"?`}},
 		{"unknown field with odd characters", nil, kv{`"a b"`: "1"},
-			[]string{`spec["a b"]: unknown field; want one of zone, zoneID, records, select, alb, from, to, steps, pause, gates, rollback, onDrift, timeouts, ttl, retire`}},
+			[]string{`spec["a b"]: unknown field; want one of zone, zoneID, records, select, alb, cloudMap, from, to, steps, pause, gates, rollback, onDrift, timeouts, ttl, retire`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			doc := planYAML(tc.top, tc.spec)

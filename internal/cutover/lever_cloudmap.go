@@ -1,0 +1,717 @@
+package cutover
+
+// The Cloud Map lever: the custom health status of a Cloud Map service's instances,
+// moved by UpdateInstanceCustomHealthStatus. Both clusters register their instances into
+// one service, told apart by a cluster attribute (spec.cloudMap.clusterAttribute, default
+// "cluster"); clients call DiscoverInstances with HealthStatus HEALTHY_OR_ELSE_ALL (or
+// HEALTHY) and spread their calls over the instances it returns. A step therefore moves
+// traffic by choosing which of from's and to's instances are HEALTHY.
+//
+// Weights. A step's weights are a ratio: to's share is to/(from+to) (a percent p writes
+// from=100-p, to=p). Of from's nFrom and to's nTo instances (those the clients' query
+// parameters select), the step leaves HEALTHY the counts whose share of to is closest to
+// it (gate.CloudMapHealthy), never none at all, every instance a share allows: 0 % makes
+// every to instance UNHEALTHY, 100 % every from instance, and with 3 and 3 instances 10 %
+// is 1 of 4 healthy. The lever's weights as read are the numbers of HEALTHY instances of
+// from and to (blue=3 green=0): the start a rollback returns to is that ratio. Instances
+// of a third cluster keep their status.
+//
+// Writes. Cloud Map has no transaction and no conditional write: a write is the step's
+// intent journaled first (by the runner), then one UpdateInstanceCustomHealthStatus per
+// instance whose status differs (a process's first write: per instance, which cancels a
+// status an interrupted run left on its way), the HEALTHY ones first; when instances also go
+// UNHEALTHY, the lever waits until Cloud Map shows the HEALTHY ones in effect (AWS
+// applies a custom status after about 30 s) before sending those, so that the healthy
+// set only shrinks to the new one once the new one is healthy: no client is answered
+// with no instance at any moment. A write interrupted half way is redone whole by `run
+// --resume` from a fresh read, instances already right skipped. InEffect is
+// GetInstancesHealthStatus showing every status written.
+//
+// Drift. Members are the instances, weight 1 for HEALTHY and 0 for UNHEALTHY: another
+// writer of a status, or an instance registered meanwhile (Cloud Map makes a new or
+// re-registered instance HEALTHY), is drift, and the runner does what spec.onDrift says;
+// `cutover resume` writes the step again over the instances as they are then. An
+// instance deregistered is no drift. No authority tag keeps a second runner of the
+// cutover out (the journal's lock does on one machine).
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	sd "github.com/aws/aws-sdk-go-v2/service/servicediscovery"
+	sdtypes "github.com/aws/aws-sdk-go-v2/service/servicediscovery/types"
+	"github.com/aws/smithy-go/middleware"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
+
+	"github.com/crossfade-io/crossfade/internal/cutover/gate"
+	"github.com/crossfade-io/crossfade/internal/cutover/spec"
+	"github.com/crossfade-io/crossfade/internal/registry"
+)
+
+// LeverCloudMap is the Cloud Map lever's kind.
+const LeverCloudMap = "cloudmap"
+
+// ServiceDiscovery is the part of the Cloud Map API the Cloud Map lever calls;
+// *servicediscovery.Client (NewServiceDiscovery) implements it.
+type ServiceDiscovery interface {
+	ListNamespaces(ctx context.Context, in *sd.ListNamespacesInput, optFns ...func(*sd.Options)) (*sd.ListNamespacesOutput, error)
+	ListServices(ctx context.Context, in *sd.ListServicesInput, optFns ...func(*sd.Options)) (*sd.ListServicesOutput, error)
+	GetService(ctx context.Context, in *sd.GetServiceInput, optFns ...func(*sd.Options)) (*sd.GetServiceOutput, error)
+	ListInstances(ctx context.Context, in *sd.ListInstancesInput, optFns ...func(*sd.Options)) (*sd.ListInstancesOutput, error)
+	GetInstancesHealthStatus(ctx context.Context, in *sd.GetInstancesHealthStatusInput, optFns ...func(*sd.Options)) (*sd.GetInstancesHealthStatusOutput, error)
+	UpdateInstanceCustomHealthStatus(ctx context.Context, in *sd.UpdateInstanceCustomHealthStatusInput, optFns ...func(*sd.Options)) (*sd.UpdateInstanceCustomHealthStatusOutput, error)
+	// DiscoverInstances is the cloudMapDiscovery gate's.
+	gate.DiscoveryAPI
+}
+
+var _ ServiceDiscovery = (*sd.Client)(nil)
+
+// NewServiceDiscovery returns a Cloud Map client for cfg, sending to endpoint instead of
+// AWS's when it is set (the sandbox's URL). With an endpoint, DiscoverInstances goes to
+// that endpoint as it is: AWS's model puts it under the host prefix "data-" (as
+// data-servicediscovery.REGION.amazonaws.com), which a local endpoint has no name for.
+// The prefix is turned off inside the client's stack: a value set on the caller's
+// context is cleared by the client before it would apply.
+func NewServiceDiscovery(cfg aws.Config, endpoint string) *sd.Client {
+	return sd.NewFromConfig(cfg, func(o *sd.Options) {
+		if endpoint == "" {
+			return
+		}
+		o.BaseEndpoint = aws.String(endpoint)
+		o.APIOptions = append(o.APIOptions, func(st *middleware.Stack) error {
+			return st.Initialize.Add(middleware.InitializeMiddlewareFunc("DisableEndpointHostPrefix",
+				func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
+					return next.HandleInitialize(smithyhttp.DisableEndpointHostPrefix(ctx, true), in)
+				}), middleware.Before)
+		})
+	})
+}
+
+// cloudMapLever is the Cloud Map lever for one plan.
+type cloudMapLever struct {
+	p   *spec.Plan
+	c   *spec.CloudMap
+	api ServiceDiscovery
+	// serviceID and namespace are the service resolved once: its id, and its namespace's
+	// name (a plan may name either by id).
+	serviceID, namespace, service string
+	// poll is the time between reads while the lever waits for statuses to take effect.
+	poll time.Duration
+	// confirmed is set once this process has written every instance's status: its first
+	// write sends the ones already right too, which cancels a status still on its way
+	// from an interrupted run (Cloud Map shows a status only once in effect, so a read
+	// cannot tell one is pending).
+	confirmed bool
+}
+
+var (
+	_ Lever    = (*cloudMapLever)(nil)
+	_ Snapshot = (*cloudMapLive)(nil)
+)
+
+func newCloudMapLever(p *spec.Plan, api ServiceDiscovery) *cloudMapLever {
+	return &cloudMapLever{p: p, c: p.CloudMap, api: api, poll: 500 * time.Millisecond}
+}
+
+// cmInstance is one instance of the service as read.
+type cmInstance struct {
+	id, cluster string
+	// healthy is false for UNHEALTHY only: Cloud Map answers HEALTHY (and UNKNOWN, which
+	// a custom health check does not give) as healthy.
+	healthy bool
+	// owner is who registered it, as its crossfade.io/owner attribute says ("" when none).
+	owner string
+}
+
+// cloudMapLive is the service's instances as read at one moment, or as a write leaves them.
+type cloudMapLive struct {
+	fromName, toName string
+	// where names the service: "apps.local/web (srv-…)"; serviceID is its id.
+	where, serviceID string
+	// insts are from's and to's instances the clients' query selects, from's first, each
+	// cluster's in id order; others those of other clusters, which keep their status.
+	insts, others []cmInstance
+}
+
+// Kind is LeverCloudMap.
+func (c *cloudMapLever) Kind() string { return LeverCloudMap }
+
+// Read resolves the service (once), lists its instances and reads their health.
+func (c *cloudMapLever) Read(ctx context.Context, _ ReadOptions) (Snapshot, error) {
+	if err := c.resolve(ctx); err != nil {
+		return nil, err
+	}
+	attrs, err := c.instances(ctx)
+	if err != nil {
+		return nil, &ReadError{Err: err}
+	}
+	health, err := c.health(ctx)
+	if err != nil {
+		return nil, &ReadError{Err: err}
+	}
+	l := &cloudMapLive{fromName: c.p.From, toName: c.p.To, serviceID: c.serviceID, where: c.where()}
+	for _, id := range slices.Sorted(maps.Keys(attrs)) {
+		a := attrs[id]
+		if !hasAttrs(a, c.c.QueryParameters) {
+			continue
+		}
+		in := cmInstance{id: id, cluster: a[c.c.ClusterAttribute], healthy: health[id] != string(sdtypes.HealthStatusUnhealthy), owner: a[ownerAttribute]}
+		if in.cluster == c.p.From || in.cluster == c.p.To {
+			l.insts = append(l.insts, in)
+		} else {
+			l.others = append(l.others, in)
+		}
+	}
+	slices.SortStableFunc(l.insts, func(a, b cmInstance) int {
+		return boolInt(a.cluster != c.p.From) - boolInt(b.cluster != c.p.From)
+	})
+	return l, nil
+}
+
+// ownerAttribute is the attribute crossfade's publisher records the registering
+// controller's owner id in (cloudmap.AttrOwner), shown as a member's source.
+const ownerAttribute = "crossfade.io/owner"
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// hasAttrs reports whether attrs has every query parameter, as DiscoverInstances matches.
+func hasAttrs(attrs, query map[string]string) bool {
+	for k, v := range query {
+		if got, ok := attrs[k]; !ok || got != v {
+			return false
+		}
+	}
+	return true
+}
+
+// where names the service for people.
+func (c *cloudMapLever) where() string {
+	return fmt.Sprintf("%s/%s (%s)", c.namespace, c.service, c.serviceID)
+}
+
+// resolve finds the service's id by its namespace's and its own name (or ids), and
+// refuses a service without HealthCheckCustomConfig; done once per lever.
+func (c *cloudMapLever) resolve(ctx context.Context) error {
+	if c.serviceID != "" {
+		return nil
+	}
+	if c.api == nil {
+		return fmt.Errorf("cutover %s moves Cloud Map instances (spec.cloudMap), and no Cloud Map client is configured", c.p.Name)
+	}
+	notReady := func(format string, args ...any) error {
+		return &NotReadyError{Problems: []string{fmt.Sprintf(format, args...)}, Lever: LeverCloudMap}
+	}
+	var nsID, nsName string
+	in := &sd.ListNamespacesInput{}
+	for nsID == "" {
+		out, err := c.api.ListNamespaces(ctx, in)
+		if err != nil {
+			return &ReadError{Err: fmt.Errorf("list namespaces: %w", err)}
+		}
+		for _, n := range out.Namespaces {
+			if aws.ToString(n.Name) == c.c.Namespace || aws.ToString(n.Id) == c.c.Namespace {
+				nsID, nsName = aws.ToString(n.Id), aws.ToString(n.Name)
+				break
+			}
+		}
+		if aws.ToString(out.NextToken) == "" {
+			break
+		}
+		in.NextToken = out.NextToken
+	}
+	if nsID == "" {
+		return notReady("spec.cloudMap.namespace %s: no such Cloud Map namespace", c.c.Namespace)
+	}
+	var svcID string
+	sin := &sd.ListServicesInput{Filters: []sdtypes.ServiceFilter{{Name: sdtypes.ServiceFilterNameNamespaceId, Values: []string{nsID}, Condition: sdtypes.FilterConditionEq}}}
+	for svcID == "" {
+		out, err := c.api.ListServices(ctx, sin)
+		if err != nil {
+			return &ReadError{Err: fmt.Errorf("list services of namespace %s: %w", nsID, err)}
+		}
+		for _, s := range out.Services {
+			if aws.ToString(s.Name) == c.c.Service || aws.ToString(s.Id) == c.c.Service {
+				svcID = aws.ToString(s.Id)
+				break
+			}
+		}
+		if aws.ToString(out.NextToken) == "" {
+			break
+		}
+		sin.NextToken = out.NextToken
+	}
+	if svcID == "" {
+		return notReady("spec.cloudMap.service %s: no such service in namespace %s (%s)", c.c.Service, nsName, nsID)
+	}
+	out, err := c.api.GetService(ctx, &sd.GetServiceInput{Id: aws.String(svcID)})
+	if err != nil {
+		return &ReadError{Err: fmt.Errorf("get service %s: %w", svcID, err)}
+	}
+	if out.Service == nil || out.Service.HealthCheckCustomConfig == nil {
+		return notReady("spec.cloudMap.service %s (%s in %s) has no HealthCheckCustomConfig: the Cloud Map lever moves traffic by custom health status "+
+			"(UpdateInstanceCustomHealthStatus), which only a service created with --health-check-custom-config has (it cannot be added later: create the service with it)",
+			c.c.Service, svcID, nsName)
+	}
+	c.serviceID, c.namespace, c.service = svcID, nsName, aws.ToString(out.Service.Name)
+	return nil
+}
+
+// instances lists every instance of the service with its attributes, page by page.
+func (c *cloudMapLever) instances(ctx context.Context) (map[string]map[string]string, error) {
+	out := map[string]map[string]string{}
+	in := &sd.ListInstancesInput{ServiceId: aws.String(c.serviceID)}
+	for {
+		page, err := c.api.ListInstances(ctx, in)
+		if err != nil {
+			return nil, fmt.Errorf("list instances of %s: %w", c.where(), err)
+		}
+		for _, i := range page.Instances {
+			out[aws.ToString(i.Id)] = i.Attributes
+		}
+		if aws.ToString(page.NextToken) == "" {
+			return out, nil
+		}
+		in.NextToken = page.NextToken
+	}
+}
+
+// health reads every instance's health status as in effect, page by page.
+func (c *cloudMapLever) health(ctx context.Context) (map[string]string, error) {
+	out := map[string]string{}
+	in := &sd.GetInstancesHealthStatusInput{ServiceId: aws.String(c.serviceID)}
+	for {
+		page, err := c.api.GetInstancesHealthStatus(ctx, in)
+		if err != nil {
+			return nil, fmt.Errorf("get instances health status of %s: %w", c.where(), err)
+		}
+		for id, st := range page.Status {
+			out[id] = string(st)
+		}
+		if aws.ToString(page.NextToken) == "" {
+			return out, nil
+		}
+		in.NextToken = page.NextToken
+	}
+}
+
+// counts returns from's and to's instances and how many of each are healthy.
+func (l *cloudMapLive) counts() (nFrom, nTo, hFrom, hTo int) {
+	for _, in := range l.insts {
+		if in.cluster == l.fromName {
+			nFrom, hFrom = nFrom+1, hFrom+boolInt(in.healthy)
+		} else {
+			nTo, hTo = nTo+1, hTo+boolInt(in.healthy)
+		}
+	}
+	return nFrom, nTo, hFrom, hTo
+}
+
+// assign returns how many of from's and to's instances weights w leave healthy; ok is
+// false when no assignment exists (no instance, or both weights 0).
+func (l *cloudMapLive) assign(w map[string]int64) (hFrom, hTo int, ok bool) {
+	nf, nt, _, _ := l.counts()
+	return gate.CloudMapHealthy(nf, nt, w[l.fromName], w[l.toName])
+}
+
+// with returns l with the step of weights w applied (nil: l as it is): in each cluster,
+// the instances healthy now stay healthy first, in id order, so that a step changes as
+// few statuses as it can.
+func (l *cloudMapLive) with(w map[string]int64) *cloudMapLive {
+	n := *l
+	n.insts = slices.Clone(l.insts)
+	if w == nil {
+		return &n
+	}
+	hf, ht, ok := l.assign(w)
+	if !ok {
+		return &n
+	}
+	for cluster, keep := range map[string]int{l.fromName: hf, l.toName: ht} {
+		var idx []int
+		for i, in := range n.insts {
+			if in.cluster == cluster {
+				idx = append(idx, i)
+			}
+		}
+		// Healthy ones first, each group in id order (insts are in id order).
+		slices.SortStableFunc(idx, func(a, b int) int { return boolInt(!n.insts[a].healthy) - boolInt(!n.insts[b].healthy) })
+		for k, i := range idx {
+			n.insts[i].healthy = k < keep
+		}
+	}
+	return &n
+}
+
+// Weights are the numbers of HEALTHY instances of from and to: their ratio is what the
+// clients see.
+func (l *cloudMapLive) Weights() map[string]int64 {
+	_, _, hf, ht := l.counts()
+	return map[string]int64{l.fromName: int64(hf), l.toName: int64(ht)}
+}
+
+// Members are from's and to's instances, weight 1 when healthy.
+func (l *cloudMapLive) Members() []Member {
+	var out []Member
+	for _, in := range l.insts {
+		src := "cluster " + in.cluster
+		if in.owner != "" {
+			src += ", registered by owner " + in.owner
+		}
+		out = append(out, Member{Key: "instance " + in.id, Name: fmt.Sprintf("instance %s of %s (1 HEALTHY, 0 UNHEALTHY)", in.id, in.cluster),
+			Weight: int64(boolInt(in.healthy)), Source: src})
+	}
+	return out
+}
+
+// TTL is 0: the lever waits for a status to take effect, and a client's own cache of its
+// DiscoverInstances answer is for the step's pause to cover.
+func (l *cloudMapLive) TTL() int64 { return 0 }
+
+// RecordTTLs is nil: the Cloud Map lever has no records.
+func (l *cloudMapLive) RecordTTLs() map[spec.Record]int64 { return nil }
+
+// Targets is nil: the Cloud Map lever has no records for a DNS gate.
+func (l *cloudMapLive) Targets() map[spec.Record]map[string][]string { return nil }
+
+// TargetGroups is nil: the Cloud Map lever has no target groups.
+func (l *cloudMapLive) TargetGroups(map[string]int64) []gate.TargetGroup { return nil }
+
+// NoTraffic names the service when weights w (nil: as read) leave no instance of from or
+// to healthy.
+func (l *cloudMapLive) NoTraffic(w map[string]int64) string {
+	if w == nil {
+		if _, _, hf, ht := l.counts(); hf+ht == 0 {
+			return "Cloud Map service " + l.where
+		}
+		return ""
+	}
+	if _, _, ok := l.assign(w); !ok {
+		return "Cloud Map service " + l.where
+	}
+	return ""
+}
+
+// Skipped is nil: a read either finds the service or fails.
+func (l *cloudMapLive) Skipped() []string { return nil }
+
+// TakenOver is nil: the Cloud Map lever writes no authority record.
+func (l *cloudMapLive) TakenOver() []registry.Runner { return nil }
+
+// StartData names the lever, for the report.
+func (l *cloudMapLive) StartData() json.RawMessage {
+	b, _ := json.Marshal(startData{Lever: LeverCloudMap})
+	return b
+}
+
+// LogAttr names the service.
+func (l *cloudMapLive) LogAttr() slog.Attr { return slog.String("cloudmap", l.where) }
+
+// problems lists why weights w cannot be written on l: a cluster given a share has no
+// instance, or there is none at all.
+func (l *cloudMapLive) problems(w map[string]int64) []string {
+	nf, nt, _, _ := l.counts()
+	var out []string
+	for _, c := range []struct {
+		name string
+		n    int
+	}{{l.fromName, nf}, {l.toName, nt}} {
+		if w[c.name] > 0 && c.n == 0 {
+			out = append(out, fmt.Sprintf("weights %s give %s a share, and %s has no instance of %s the query selects: its share would go to the other cluster", FormatWeights(w), c.name, l.where, c.name))
+		}
+	}
+	if _, _, ok := l.assign(w); !ok && len(out) == 0 {
+		out = append(out, fmt.Sprintf("weights %s leave no instance of %s healthy: clients would find none", FormatWeights(w), l.where))
+	}
+	return out
+}
+
+// StartProblems refuses a start with no healthy instance of from or to (a rollback would
+// have nothing to return to), and steps that give a share to a cluster with no instance.
+func (c *cloudMapLever) StartProblems(s Snapshot) []string {
+	l := s.(*cloudMapLive)
+	var out []string
+	if at := l.NoTraffic(nil); at != "" {
+		out = append(out, fmt.Sprintf("%s: no instance of %s or %s is HEALTHY: a cutover from there would roll back onto it; make %s's instances healthy first", at, l.fromName, l.toName, l.fromName))
+	}
+	seen := map[string]bool{}
+	for i, st := range c.p.Steps {
+		w := map[string]int64{l.fromName: st.Weights.From, l.toName: st.Weights.To}
+		for _, p := range l.problems(w) {
+			if !seen[p] {
+				out = append(out, fmt.Sprintf("spec.steps[%d]: %s", i, p))
+				seen[p] = true
+			}
+		}
+	}
+	return out
+}
+
+// Check refuses TTLs and weights no assignment of the instances can give.
+func (c *cloudMapLever) Check(s Snapshot, ch Change) []string {
+	l := s.(*cloudMapLive)
+	var out []string
+	if len(ch.TTLs) > 0 {
+		out = append(out, "the Cloud Map lever has no TTL to set (spec.ttl is for Route 53 records)")
+	}
+	if ch.Weights != nil {
+		out = append(out, l.problems(ch.Weights)...)
+	}
+	return out
+}
+
+// healthUpdate is one UpdateInstanceCustomHealthStatus call.
+type healthUpdate struct {
+	Instance string `json:"instance"`
+	Cluster  string `json:"cluster"`
+	Status   string `json:"status"`
+}
+
+// updates are the calls that take l to want: HEALTHY ones first, then UNHEALTHY ones;
+// with all, also those of instances already at their status.
+func (l *cloudMapLive) updates(want *cloudMapLive, all bool) (up, down []healthUpdate) {
+	for i, in := range want.insts {
+		if in.healthy == l.insts[i].healthy && !all {
+			continue
+		}
+		if in.healthy {
+			up = append(up, healthUpdate{in.id, in.cluster, string(sdtypes.CustomHealthStatusHealthy)})
+		} else {
+			down = append(down, healthUpdate{in.id, in.cluster, string(sdtypes.CustomHealthStatusUnhealthy)})
+		}
+	}
+	return up, down
+}
+
+// assignment is what the journal keeps of a write: every instance's status written.
+type assignment struct {
+	Service   string         `json:"service"`
+	Healthy   map[string]int `json:"healthy"`
+	Instances []healthUpdate `json:"instances"`
+}
+
+func (l *cloudMapLive) assignment() assignment {
+	a := assignment{Service: l.where, Healthy: map[string]int{l.fromName: 0, l.toName: 0}}
+	for _, in := range l.insts {
+		st := string(sdtypes.CustomHealthStatusUnhealthy)
+		if in.healthy {
+			st = string(sdtypes.CustomHealthStatusHealthy)
+			a.Healthy[in.cluster]++
+		}
+		a.Instances = append(a.Instances, healthUpdate{in.id, in.cluster, st})
+	}
+	return a
+}
+
+// Write sends the step's statuses (see the file's comment for the order and what it
+// makes safe).
+func (c *cloudMapLever) Write(ctx context.Context, s Snapshot, ch Change, env WriteEnv) (Written, error) {
+	l := s.(*cloudMapLive)
+	if len(ch.TTLs) > 0 {
+		return Written{}, fmt.Errorf("%s: the Cloud Map lever has no TTL to set", env.What)
+	}
+	if err := env.BeforeSend(l); err != nil {
+		return Written{}, err
+	}
+	want := l.with(ch.Weights)
+	up, down := l.updates(want, !c.confirmed)
+	sent := 0
+	send := func(us []healthUpdate) error {
+		for _, u := range us {
+			_, err := c.api.UpdateInstanceCustomHealthStatus(ctx, &sd.UpdateInstanceCustomHealthStatusInput{
+				ServiceId: aws.String(c.serviceID), InstanceId: aws.String(u.Instance), Status: sdtypes.CustomHealthStatus(u.Status)})
+			if err != nil {
+				err = fmt.Errorf("%s: set instance %s of %s %s (%d of %d calls): %w", env.What, u.Instance, u.Cluster, u.Status, sent+1, len(up)+len(down), err)
+				if sent > 0 {
+					err = fmt.Errorf("%w; %d of the %d statuses are written (Cloud Map has no transaction): `crossfade cutover run --resume` writes the step again (instances already right are skipped), `crossfade cutover abort` rolls back", err, sent, len(up)+len(down))
+				}
+				return err
+			}
+			sent++
+			env.Log.Debug("instance health written", "instance", u.Instance, "cluster", u.Cluster, "status", u.Status)
+		}
+		return nil
+	}
+	if err := send(up); err != nil {
+		return Written{}, err
+	}
+	if len(up) > 0 && len(down) > 0 {
+		// The new healthy set must answer before the old one shrinks to it.
+		if err := c.waitStatuses(ctx, up); err != nil {
+			return Written{}, fmt.Errorf("%s: waiting for %d instances to be HEALTHY before setting %d UNHEALTHY: %w", env.What, len(up), len(down), err)
+		}
+	}
+	if err := send(down); err != nil {
+		return Written{}, err
+	}
+	c.confirmed = true
+	hf, ht := want.Weights()[l.fromName], want.Weights()[l.toName]
+	detail := fmt.Sprintf("%d UpdateInstanceCustomHealthStatus (%d HEALTHY, %d UNHEALTHY); healthy %s %d of %d, %s %d of %d",
+		len(up)+len(down), len(up), len(down), l.fromName, hf, countOf(l.insts, l.fromName), l.toName, ht, countOf(l.insts, l.toName))
+	data, _ := json.Marshal(want.assignment())
+	return Written{Detail: detail, Calls: len(up) + len(down), Data: data, After: want,
+		Pending: "the custom health statuses written are not yet in effect (GetInstancesHealthStatus)"}, nil
+}
+
+func countOf(insts []cmInstance, cluster string) int {
+	n := 0
+	for _, in := range insts {
+		n += boolInt(in.cluster == cluster)
+	}
+	return n
+}
+
+// waitStatuses polls GetInstancesHealthStatus until every update in us is in effect (an
+// instance gone counts as done), for at most the plan's inSync timeout.
+func (c *cloudMapLever) waitStatuses(ctx context.Context, us []healthUpdate) error {
+	ctx, cancel := context.WithTimeout(ctx, c.p.InSyncTimeout)
+	defer cancel()
+	for {
+		health, err := c.health(ctx)
+		if err == nil && inEffect(health, us) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("not in effect after %s (last error: %v)", c.p.InSyncTimeout, err)
+		case <-time.After(c.poll):
+		}
+	}
+}
+
+// inEffect reports whether health shows every update of us (an instance missing from it
+// was deregistered: nothing is left to wait for).
+func inEffect(health map[string]string, us []healthUpdate) bool {
+	for _, u := range us {
+		st, ok := health[u.Instance]
+		if !ok {
+			continue
+		}
+		if (st == string(sdtypes.HealthStatusUnhealthy)) != (u.Status == string(sdtypes.CustomHealthStatusUnhealthy)) {
+			return false
+		}
+	}
+	return true
+}
+
+// InEffect reads the instances' health and reports whether each shows the status written.
+func (c *cloudMapLever) InEffect(ctx context.Context, w Written) (bool, error) {
+	want, ok := w.After.(*cloudMapLive)
+	if !ok {
+		return false, errors.New("not a Cloud Map write")
+	}
+	health, err := c.health(ctx)
+	if err != nil {
+		return false, err
+	}
+	return inEffect(health, want.assignment().Instances), nil
+}
+
+// DryRun renders the write's UpdateInstanceCustomHealthStatus calls as `aws
+// servicediscovery` commands, one per line, in the order Write sends them.
+func (c *cloudMapLever) DryRun(_ context.Context, s Snapshot, ch Change) (Rendered, error) {
+	l := s.(*cloudMapLive)
+	if len(ch.TTLs) > 0 {
+		return Rendered{}, errors.New("the Cloud Map lever has no TTL to set")
+	}
+	want := l.with(ch.Weights)
+	up, down := l.updates(want, false)
+	var lines []string
+	line := func(u healthUpdate) string {
+		return fmt.Sprintf("aws servicediscovery update-instance-custom-health-status --service-id %s --instance-id %s --status %s # %s",
+			l.serviceID, shellQuote(u.Instance), u.Status, u.Cluster)
+	}
+	for _, u := range up {
+		lines = append(lines, line(u))
+	}
+	if len(up) > 0 && len(down) > 0 {
+		lines = append(lines, fmt.Sprintf("# then wait until `aws servicediscovery get-instances-health-status --service-id %s` shows them HEALTHY", l.serviceID))
+	}
+	for _, u := range down {
+		lines = append(lines, line(u))
+	}
+	return Rendered{Doc: []byte(strings.Join(lines, "\n")), Calls: len(up) + len(down), After: want}, nil
+}
+
+// Describe lists the service, each cluster's instances and their health, and the Cloud
+// Map lever's warnings and notes.
+func (c *cloudMapLever) Describe(_ context.Context, s Snapshot, pv *Preview) error {
+	l := s.(*cloudMapLive)
+	pv.Lever = LeverCloudMap
+	q := "every instance"
+	if len(c.c.QueryParameters) > 0 {
+		q = "query parameters " + formatAttrs(c.c.QueryParameters)
+	}
+	pv.Rules = append(pv.Rules, fmt.Sprintf("Cloud Map service %s: clients discover %s with HealthStatus %s; cluster attribute %q", l.where, q, c.c.HealthStatus, c.c.ClusterAttribute))
+	nf, nt, hf, ht := l.counts()
+	for _, cl := range []struct {
+		name    string
+		n, h    int
+		members []string
+	}{{l.fromName, nf, hf, nil}, {l.toName, nt, ht, nil}} {
+		for _, in := range l.insts {
+			if in.cluster == cl.name {
+				cl.members = append(cl.members, in.id+"="+healthWord(in.healthy))
+			}
+		}
+		pv.Health = append(pv.Health, fmt.Sprintf("cluster %s: %d HEALTHY of %d instances (%s)", cl.name, cl.h, cl.n, strings.Join(cl.members, " ")))
+	}
+	if len(l.others) > 0 {
+		var ids []string
+		for _, in := range l.others {
+			ids = append(ids, fmt.Sprintf("%s (%s=%q, %s)", in.id, c.c.ClusterAttribute, in.cluster, healthWord(in.healthy)))
+		}
+		pv.Warnings = append(pv.Warnings, fmt.Sprintf("the clients' query also returns %d instances of neither %s nor %s: %s; the cutover leaves their status as it is, so they keep a share of the answers",
+			len(l.others), l.fromName, l.toName, strings.Join(ids, ", ")))
+	}
+	if ht > 0 && len(c.p.Steps) > 0 && c.p.Steps[0].Weights.To > 0 {
+		pv.Notes = append(pv.Notes, fmt.Sprintf("%d instances of %s are HEALTHY already (Cloud Map makes a new instance HEALTHY): clients reach %s before step 1; a first step of 0 takes them out of the answers", ht, l.toName, l.toName))
+	}
+	pv.Notes = append(pv.Notes,
+		"each step sets the custom health status of instances, one UpdateInstanceCustomHealthStatus each, HEALTHY ones first; when some also go UNHEALTHY, the run waits until the HEALTHY ones are in effect (AWS: about 30 s) before sending those, so the answer is never empty",
+		"an instance registered during the cutover (a new pod; a re-registration makes it HEALTHY) or a status changed by another writer is drift (spec.onDrift); `cutover resume` writes the step again over the instances as they are then",
+		"a client caches its DiscoverInstances answer as it likes: a step's pause should cover that cache")
+	return nil
+}
+
+func healthWord(healthy bool) string {
+	if healthy {
+		return "HEALTHY"
+	}
+	return "UNHEALTHY"
+}
+
+// formatAttrs renders attributes as k=v,k=v in key order.
+func formatAttrs(m map[string]string) string {
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		parts = append(parts, k+"="+m[k])
+	}
+	return strings.Join(parts, ",")
+}
+
+// Summary names the service and the instances, for the start entry.
+func (c *cloudMapLever) Summary(s Snapshot) string {
+	l := s.(*cloudMapLive)
+	nf, nt, hf, ht := l.counts()
+	return fmt.Sprintf("Cloud Map service %s, HEALTHY instances %s %d of %d, %s %d of %d, from %s to %s",
+		l.where, l.fromName, hf, nf, l.toName, ht, nt, c.p.From, c.p.To)
+}
+
+// DriftCause is what usually changes an instance's health behind the cutover's back.
+func (c *cloudMapLever) DriftCause() string {
+	return "another writer set an instance's custom health status (a health checker calling UpdateInstanceCustomHealthStatus), or an instance was registered or re-registered meanwhile (Cloud Map makes it HEALTHY): " +
+		"`cutover resume` writes the step again over the instances as they are now"
+}
