@@ -213,9 +213,12 @@ the current weights (step 1 checks it too, and would fail and roll back);
 					fmt.Fprintf(out, "cutover %s: took the weights over from runner %s (another runner's record, deleted with --force); that runner, if still running, stops at its next write\n", cfg.Plan.Name, r)
 				}
 			}
-			if cfg.Plan.ALB != nil {
+			switch {
+			case cfg.Plan.ALB != nil:
 				fmt.Fprintf(out, "cutover %s: authority tags removed from %d listener rules; their weights are anyone's to change again\n", cfg.Plan.Name, rel.Records)
-			} else {
+			case cfg.Plan.CloudMap != nil:
+				fmt.Fprintf(out, "cutover %s: authority tags removed from %d Cloud Map services; their instances' health is anyone's to change again\n", cfg.Plan.Name, rel.Records)
+			default:
 				fmt.Fprintf(out, "cutover %s: %d authority records deleted; publishers own the weights again\n", cfg.Plan.Name, rel.Records)
 			}
 			for _, c := range rel.Changes {

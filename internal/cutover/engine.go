@@ -562,10 +562,10 @@ type Released struct {
 // what they ask for, are rewritten as read in the same batch: a record rewritten
 // meanwhile fails the batch, and the zone is read and judged again.
 //
-// An ALB cutover's authority tags are removed by its runner when the cutover ends; Release
-// removes those a runner killed before it could (this runner's, the journal's token), or
-// with force every runner's of this cutover, never another cutover's. The rules keep the
-// weights written (the report prints them as the Terraform forward block).
+// An ALB or Cloud Map cutover's authority tags are removed by its runner when the cutover
+// ends; Release removes those a runner killed before it could (this runner's, the
+// journal's token), or with force every runner's of this cutover, never another
+// cutover's. The rules (the instances) keep the weights (statuses) written.
 func Release(ctx context.Context, cfg Config, force bool) (Released, error) {
 	p := cfg.Plan
 	paths := PathsFor(cfg.StateDir, p.Name)

@@ -114,13 +114,9 @@ type albLive struct {
 	// rules are in the plan's order; a partial read leaves out those it skipped.
 	rules   []albRule
 	skipped []string
-	// me is the runner that read the rules, for the cutover; takeover is its read's
-	// ReadOptions.Takeover; takenOver are the other runners whose authority tags the next
-	// write removes (lever_alb_authority.go).
-	me        registry.Runner
-	cutover   string
-	takeover  bool
-	takenOver []registry.Runner
+	// authorityHold is the runner that read the rules, for the cutover, and the other
+	// runners whose authority tags the next write removes (authority_tags.go).
+	authorityHold
 }
 
 // albRule is one listener rule's forward action, or a listener's default one.
@@ -140,15 +136,10 @@ type albRule struct {
 	groups []tgWeight
 	// stickiness is the forward action's group stickiness as read, nil for none.
 	stickiness *types.TargetGroupStickinessConfig
-	// tagARN is the listener rule that carries the cutover's authority tag for this one:
-	// the rule itself, or a listener's default rule. held is set when it carries this
-	// runner's tag; rivalKeys are other runners' tag keys of the cutover, holders the
-	// runners they name; tags counts its tags (ELBv2 allows 50).
-	tagARN    string
-	held      bool
-	rivalKeys []string
-	holders   []registry.Runner
-	tags      int
+	// tagged is the cutover's authority tags for this rule: its tagARN is the listener
+	// rule that carries them, the rule itself or a listener's default rule (ELBv2 allows
+	// 50 tags on it).
+	tagged
 }
 
 // tgWeight is one target group of a forward action and its weight. listed is false for a
@@ -637,7 +628,7 @@ func (a *albLever) StartProblems(s Snapshot) []string {
 	if at := l.NoTraffic(nil); at != "" {
 		out = append(out, fmt.Sprintf("%s: every target group of its forward action weighs 0, so it forwards nowhere: a cutover from there would roll back onto it; give %s its traffic first", at, l.from.name))
 	}
-	out = append(out, l.tagProblems()...)
+	out = append(out, a.tagProblems(l)...)
 	for i, st := range a.p.Steps {
 		w := map[string]int64{l.fromName: st.Weights.From, l.toName: st.Weights.To}
 		if at := l.NoTraffic(w); at != "" {

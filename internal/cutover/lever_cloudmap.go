@@ -31,8 +31,15 @@ package cutover
 // writer of a status, or an instance registered meanwhile (Cloud Map makes a new or
 // re-registered instance HEALTHY), is drift, and the runner does what spec.onDrift says;
 // `cutover resume` writes the step again over the instances as they are then. An
-// instance deregistered is no drift. No authority tag keeps a second runner of the
-// cutover out (the journal's lock does on one machine).
+// instance deregistered is no drift.
+//
+// Authority. Two runners of one cutover on two machines are kept apart by authority tags
+// on the service (TagResource, UntagResource, ListTagsForResource on its ARN), with the
+// protocol of authority_tags.go, the ALB lever's: the runner tags the service with
+// crossfade.io/cutover/NAME/TOKEN = TOKEN@HOST:PID before its first
+// UpdateInstanceCustomHealthStatus, reads the tags after the instances at every read (another
+// runner's key: *HeldError naming it), and removes its key when the cutover ends. Cloud
+// Map allows 50 tags on a resource, keys of 128 characters and values of 256.
 
 import (
 	"context"
@@ -68,6 +75,10 @@ type ServiceDiscovery interface {
 	ListInstances(ctx context.Context, in *sd.ListInstancesInput, optFns ...func(*sd.Options)) (*sd.ListInstancesOutput, error)
 	GetInstancesHealthStatus(ctx context.Context, in *sd.GetInstancesHealthStatusInput, optFns ...func(*sd.Options)) (*sd.GetInstancesHealthStatusOutput, error)
 	UpdateInstanceCustomHealthStatus(ctx context.Context, in *sd.UpdateInstanceCustomHealthStatusInput, optFns ...func(*sd.Options)) (*sd.UpdateInstanceCustomHealthStatusOutput, error)
+	// TagResource, UntagResource and ListTagsForResource hold the service's authority tags.
+	TagResource(ctx context.Context, in *sd.TagResourceInput, optFns ...func(*sd.Options)) (*sd.TagResourceOutput, error)
+	UntagResource(ctx context.Context, in *sd.UntagResourceInput, optFns ...func(*sd.Options)) (*sd.UntagResourceOutput, error)
+	ListTagsForResource(ctx context.Context, in *sd.ListTagsForResourceInput, optFns ...func(*sd.Options)) (*sd.ListTagsForResourceOutput, error)
 	// DiscoverInstances is the cloudMapDiscovery gate's.
 	gate.DiscoveryAPI
 }
@@ -101,8 +112,8 @@ type cloudMapLever struct {
 	c   *spec.CloudMap
 	api ServiceDiscovery
 	// serviceID and namespace are the service resolved once: its id, and its namespace's
-	// name (a plan may name either by id).
-	serviceID, namespace, service string
+	// name (a plan may name either by id); serviceARN carries the authority tags.
+	serviceID, namespace, service, serviceARN string
 	// poll is the time between reads while the lever waits for statuses to take effect.
 	poll time.Duration
 	// confirmed is set once this process has written every instance's status: its first
@@ -139,13 +150,18 @@ type cloudMapLive struct {
 	// insts are from's and to's instances the clients' query selects, from's first, each
 	// cluster's in id order; others those of other clusters, which keep their status.
 	insts, others []cmInstance
+	// svc is the service's authority tags, authorityHold the runner that read them and
+	// whom the next write takes the service over from (authority_tags.go).
+	svc tagged
+	authorityHold
 }
 
 // Kind is LeverCloudMap.
 func (c *cloudMapLever) Kind() string { return LeverCloudMap }
 
-// Read resolves the service (once), lists its instances and reads their health.
-func (c *cloudMapLever) Read(ctx context.Context, _ ReadOptions) (Snapshot, error) {
+// Read resolves the service (once), lists its instances and reads their health, then the
+// service's authority tags.
+func (c *cloudMapLever) Read(ctx context.Context, o ReadOptions) (Snapshot, error) {
 	if err := c.resolve(ctx); err != nil {
 		return nil, err
 	}
@@ -173,8 +189,90 @@ func (c *cloudMapLever) Read(ctx context.Context, _ ReadOptions) (Snapshot, erro
 	slices.SortStableFunc(l.insts, func(a, b cmInstance) int {
 		return boolInt(a.cluster != c.p.From) - boolInt(b.cluster != c.p.From)
 	})
+	// The tags after the instances: a write by another runner that took the service over
+	// comes after its tags, so a read that finds the new statuses finds its tags too.
+	l.me, l.cutover, l.takeover = o.Runner, c.p.Name, o.Takeover
+	l.svc = tagged{tagARN: c.serviceARN, tagName: "service " + c.namespace + "/" + c.service}
+	tags, err := cloudMapTags{c}.readTags(ctx, []string{c.serviceARN})
+	if err != nil {
+		return nil, &ReadError{Err: err}
+	}
+	ts, ok := tags[c.serviceARN]
+	if !ok {
+		return nil, &ReadError{Err: fmt.Errorf("%s: not found: it was deleted while the cutover read it", c.where())}
+	}
+	problem, err := c.authority().check(&l.authorityHold, &l.svc, ts, o)
+	if err != nil {
+		return nil, err
+	}
+	if problem != "" {
+		return nil, &NotReadyError{Problems: []string{problem}, Lever: LeverCloudMap}
+	}
 	return l, nil
 }
+
+// cloudMapTags is the Cloud Map API as the authority protocol's tagAPI: the service's tags.
+type cloudMapTags struct{ c *cloudMapLever }
+
+// authority is the protocol over the service's tags.
+func (c *cloudMapLever) authority() *tagAuthority {
+	return &tagAuthority{api: cloudMapTags{c}, lever: LeverCloudMap, provider: "Cloud Map", resource: "a resource", maxTags: maxCloudMapTags,
+		tooManyCode: "TooManyTagsException", tagged: "the Cloud Map service", held: "the service's instances", state: "the instances' health"}
+}
+
+// maxCloudMapTags is Cloud Map's limit of tags per resource.
+const maxCloudMapTags = 50
+
+// readTags reads the tags of each resource of arns (the service); one that is gone is
+// left out.
+func (t cloudMapTags) readTags(ctx context.Context, arns []string) (map[string][]resourceTag, error) {
+	out := map[string][]resourceTag{}
+	for _, arn := range arns {
+		res, err := t.c.api.ListTagsForResource(ctx, &sd.ListTagsForResourceInput{ResourceARN: aws.String(arn)})
+		switch {
+		case isAPIError(err, "ResourceNotFoundException"):
+			continue
+		case err != nil:
+			return nil, fmt.Errorf("list tags for %s: %w", arn, err)
+		}
+		tags := make([]resourceTag, 0, len(res.Tags))
+		for _, tg := range res.Tags {
+			tags = append(tags, resourceTag{Key: aws.ToString(tg.Key), Value: aws.ToString(tg.Value)})
+		}
+		out[arn] = tags
+	}
+	return out, nil
+}
+
+// addTag puts tg on the resource arn.
+func (t cloudMapTags) addTag(ctx context.Context, arn string, tg resourceTag) error {
+	_, err := t.c.api.TagResource(ctx, &sd.TagResourceInput{ResourceARN: aws.String(arn), Tags: []sdtypes.Tag{{Key: aws.String(tg.Key), Value: aws.String(tg.Value)}}})
+	return err
+}
+
+// removeTags removes keys from the resource arn; one that is gone has none.
+func (t cloudMapTags) removeTags(ctx context.Context, arn string, keys []string) error {
+	_, err := t.c.api.UntagResource(ctx, &sd.UntagResourceInput{ResourceARN: aws.String(arn), TagKeys: keys})
+	if err != nil && !isAPIError(err, "ResourceNotFoundException") {
+		return err
+	}
+	return nil
+}
+
+// letGo removes the authority tags of the cutover from the service: this runner's, or,
+// with everyRunner, every runner's, never another cutover's. It returns 1 when it untagged
+// the service, and the other runners whose keys it removed.
+func (c *cloudMapLever) letGo(ctx context.Context, me registry.Runner, mode letGoMode) (int, []registry.Runner, error) {
+	if err := c.resolve(ctx); err != nil {
+		return 0, nil, err
+	}
+	return c.authority().letGo(ctx, c.p.Name, []*tagged{{tagARN: c.serviceARN, tagName: "service " + c.namespace + "/" + c.service}}, me, mode)
+}
+
+// heldWhat is what the Cloud Map lever's authority tags are on.
+func (c *cloudMapLever) heldWhat() string { return "Cloud Map services" }
+
+var _ holdReleaser = (*cloudMapLever)(nil)
 
 // ownerAttribute is the attribute crossfade's publisher records the registering
 // controller's owner id in (cloudmap.AttrOwner), shown as a member's source.
@@ -265,7 +363,10 @@ func (c *cloudMapLever) resolve(ctx context.Context) error {
 			"(UpdateInstanceCustomHealthStatus), which only a service created with --health-check-custom-config has (it cannot be added later: create the service with it)",
 			c.c.Service, svcID, nsName)
 	}
-	c.serviceID, c.namespace, c.service = svcID, nsName, aws.ToString(out.Service.Name)
+	if aws.ToString(out.Service.Arn) == "" {
+		return &ReadError{Err: fmt.Errorf("get service %s: Cloud Map returned no ARN, which would carry the cutover's authority tag", svcID)}
+	}
+	c.serviceID, c.namespace, c.service, c.serviceARN = svcID, nsName, aws.ToString(out.Service.Name), aws.ToString(out.Service.Arn)
 	return nil
 }
 
@@ -407,8 +508,9 @@ func (l *cloudMapLive) NoTraffic(w map[string]int64) string {
 // Skipped is nil: a read either finds the service or fails.
 func (l *cloudMapLive) Skipped() []string { return nil }
 
-// TakenOver is nil: the Cloud Map lever writes no authority record.
-func (l *cloudMapLive) TakenOver() []registry.Runner { return nil }
+// TakenOver are the runners whose authority tags the next write removes from the service
+// (an abort or a forced release taking it over).
+func (l *cloudMapLive) TakenOver() []registry.Runner { return l.takenOver }
 
 // StartData names the lever, for the report.
 func (l *cloudMapLive) StartData() json.RawMessage {
@@ -446,6 +548,7 @@ func (c *cloudMapLever) StartProblems(s Snapshot) []string {
 	if at := l.NoTraffic(nil); at != "" {
 		out = append(out, fmt.Sprintf("%s: no instance of %s or %s is HEALTHY: a cutover from there would roll back onto it; make %s's instances healthy first", at, l.fromName, l.toName, l.fromName))
 	}
+	out = append(out, c.authority().tooMany([]*tagged{&l.svc})...)
 	seen := map[string]bool{}
 	for i, st := range c.p.Steps {
 		w := map[string]int64{l.fromName: st.Weights.From, l.toName: st.Weights.To}
@@ -524,6 +627,10 @@ func (c *cloudMapLever) Write(ctx context.Context, s Snapshot, ch Change, env Wr
 	}
 	if err := env.BeforeSend(l); err != nil {
 		return Written{}, err
+	}
+	// The authority tag before any status: a runner that loses the service writes nothing.
+	if err := c.authority().hold(ctx, &l.authorityHold, []*tagged{&l.svc}, l, env); err != nil {
+		return Written{}, fmt.Errorf("%s: %w", env.What, err)
 	}
 	want := l.with(ch.Weights)
 	up, down := l.updates(want, !c.confirmed)
@@ -629,6 +736,12 @@ func (c *cloudMapLever) DryRun(_ context.Context, s Snapshot, ch Change) (Render
 	want := l.with(ch.Weights)
 	up, down := l.updates(want, false)
 	var lines []string
+	if !l.svc.held && len(up)+len(down) > 0 {
+		// The first write tags the service with the runner's authority first (see hold).
+		tag := fmt.Sprintf(`[{"Key":%q,"Value":%q}]`, authorityKey(l.cutover, l.me.Token), authorityValue(l.me))
+		lines = append(lines, fmt.Sprintf("aws servicediscovery tag-resource --resource-arn %s --tags %s", l.svc.tagARN, shellQuote(tag)))
+		want.svc.held = true
+	}
 	line := func(u healthUpdate) string {
 		return fmt.Sprintf("aws servicediscovery update-instance-custom-health-status --service-id %s --instance-id %s --status %s # %s",
 			l.serviceID, shellQuote(u.Instance), u.Status, u.Cluster)
@@ -682,7 +795,8 @@ func (c *cloudMapLever) Describe(_ context.Context, s Snapshot, pv *Preview) err
 	pv.Notes = append(pv.Notes,
 		"each step sets the custom health status of instances, one UpdateInstanceCustomHealthStatus each, HEALTHY ones first; when some also go UNHEALTHY, the run waits until the HEALTHY ones are in effect (AWS: about 30 s) before sending those, so the answer is never empty",
 		"an instance registered during the cutover (a new pod; a re-registration makes it HEALTHY) or a status changed by another writer is drift (spec.onDrift); `cutover resume` writes the step again over the instances as they are then",
-		"a client caches its DiscoverInstances answer as it likes: a step's pause should cover that cache")
+		"a client caches its DiscoverInstances answer as it likes: a step's pause should cover that cache",
+		fmt.Sprintf("the first write tags the service with the runner's authority (%s%s/TOKEN), which keeps a second runner of this cutover (another machine) out; the run removes it when it ends", AuthorityTagPrefix, c.p.Name))
 	return nil
 }
 

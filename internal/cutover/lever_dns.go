@@ -358,8 +358,9 @@ type HeldError struct {
 	Cutover string
 	// Record is the authority record's name (the Route 53 lever).
 	Record string
-	// Tag names the authority tag and the listener rule it is on (the ALB lever), e.g.
-	// "tag crossfade.io/cutover/shop/TOKEN on rule shop/9683b2d02a6cabee".
+	// Tag names the authority tag and the resource it is on (the ALB lever: a listener
+	// rule; the Cloud Map lever: the service), e.g. "tag crossfade.io/cutover/shop/TOKEN
+	// on rule shop/9683b2d02a6cabee".
 	Tag string
 	// Holder is the runner the record or tag names; zero for a record written before
 	// runners were recorded.

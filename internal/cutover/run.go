@@ -225,13 +225,13 @@ func (r *runner) letGo(ctx context.Context) {
 	}
 	n, _, err := h.letGo(ctx, r.id, ownKeepOthers)
 	if err != nil {
-		r.log.Warn("could not remove the cutover's authority tags from its listener rules; `crossfade cutover release` removes them", "runner", r.id.String(), "err", err)
+		r.log.Warn("could not remove the cutover's authority tags from its "+h.heldWhat()+"; `crossfade cutover release` removes them", "runner", r.id.String(), "err", err)
 		return
 	}
 	if n == 0 {
 		return
 	}
-	detail := fmt.Sprintf("authority tags of runner %s removed from %d listener rules", r.id, n)
+	detail := fmt.Sprintf("authority tags of runner %s removed from %d %s", r.id, n, h.heldWhat())
 	r.log.Info(detail)
 	if _, err := r.append(journal.Entry{Kind: kindReleased, Step: stepNone, Detail: detail}); err != nil {
 		r.log.Warn("journal the release of the authority tags", "err", err)

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"math"
@@ -445,6 +446,16 @@ func TestCloudMapCutoverKill9(t *testing.T) {
 		if got := m.healthy(); got[from] != 0 || got[to] != cmPerCluster {
 			t.Fatalf("trial %d (killed after %s): healthy %v, want %s 0 and %s %d\n%s", i, delay, got, from, to, cmPerCluster, resumed)
 		}
+		// The resume is the killed runner (the journal's token): its tag was its own, and the
+		// end removed it.
+		if tags := m.authority(); len(tags) > 0 {
+			t.Fatalf("trial %d (killed after %s): authority tags left after the resumed run ended: %q", i, delay, tags)
+		}
+		for _, e := range journalEntries(t, state, name) {
+			if e["kind"] == "takeover" {
+				t.Fatalf("trial %d: the resume took the service over from itself: %v", i, e)
+			}
+		}
 		t.Logf("trial %d: %s → %s, killed after %s, resumed to completion", i, from, to, delay)
 	}
 	load.halt()
@@ -452,4 +463,150 @@ func TestCloudMapCutoverKill9(t *testing.T) {
 		t.Fatalf("%d of %d DiscoverInstances calls failed or were empty over %d killed cutovers; first: %s", len(load.failures), load.total.Load(), trials, load.failures[0])
 	}
 	t.Logf("%d DiscoverInstances calls over %d trials, none empty", load.total.Load(), trials)
+}
+
+// authority lists the service's authority tags, "KEY=VALUE" (ListTagsForResource on the
+// service's ARN).
+func (m *cutCloudMap) authority() []string {
+	m.t.Helper()
+	ctx := context.Background()
+	svc, err := m.c.GetService(ctx, &sd.GetServiceInput{Id: aws.String(m.svcID)})
+	if err != nil {
+		m.t.Fatal(err)
+	}
+	out, err := m.c.ListTagsForResource(ctx, &sd.ListTagsForResourceInput{ResourceARN: svc.Service.Arn})
+	if err != nil {
+		m.t.Fatal(err)
+	}
+	var got []string
+	for _, tg := range out.Tags {
+		if strings.HasPrefix(aws.ToString(tg.Key), cutover.AuthorityTagPrefix) {
+			got = append(got, aws.ToString(tg.Key)+"="+aws.ToString(tg.Value))
+		}
+	}
+	return got
+}
+
+// TestCloudMapCutoverTwoRunners runs `crossfade cutover run` of one Cloud Map plan twice
+// at the same moment from two state directories (two machines: their flock locks cannot
+// see each other), several times over: each time exactly one moves the instances to its
+// end, and the other exits 1 naming the winner's runner token, its journal showing no
+// write; the winner's authority tag is gone from the service when it ends. Then machine A
+// runs a cutover and holds the service: a runner from machine C is refused naming A;
+// machine B, whose journal of the cutover started with another token, aborts it, takes
+// the service over from A (and says so) and rolls it back; A stops at its next read
+// without writing over B's rollback, and no tag is left. Clients call DiscoverInstances
+// the whole time; no answer is empty.
+func TestCloudMapCutoverTwoRunners(t *testing.T) {
+	m := newCutCloudMap(t, 100*time.Millisecond)
+	load := startCMClients(t, m.sb, 4)
+	load.waitAnswers(t, 50)
+	const races = 4
+	for i := range races {
+		from, to := "blue", "green"
+		if i%2 == 1 {
+			from, to = to, from
+		}
+		name := fmt.Sprintf("cm-race-%02d", i)
+		planFile := m.plan(name, from, to, "[50, 100]", "1s", "")
+		dirs := [2]string{t.TempDir(), t.TempDir()}
+		var cmds [2]*exec.Cmd
+		var outs [2]*bytes.Buffer
+		for k := range dirs {
+			cmds[k], outs[k] = cutoverCmd(t, m.sb, dirs[k], "run", planFile)
+		}
+		for _, c := range cmds {
+			if err := c.Start(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		codes := [2]int{waitCmd(t, cmds[0], outs[0]), waitCmd(t, cmds[1], outs[1])}
+		winner, loser := 0, 1
+		if codes[1] == 0 {
+			winner, loser = 1, 0
+		}
+		if codes[winner] != 0 || codes[loser] != 1 {
+			t.Fatalf("race %d: exit codes %v, want exactly one 0 and one 1:\n--- A\n%s\n--- B\n%s", i, codes, outs[0], outs[1])
+		}
+		token := journalToken(t, dirs[winner], name)
+		if token == "" || !strings.Contains(outs[loser].String(), "held by another runner, runner "+token+"@") {
+			t.Fatalf("race %d: the loser's output does not name the winner's runner %q:\n%s", i, token, outs[loser])
+		}
+		for _, e := range journalEntries(t, dirs[loser], name) {
+			if e["kind"] == "written" {
+				t.Errorf("race %d: the loser's journal has a write: %v", i, e)
+			}
+		}
+		if got := m.healthy(); got[from] != 0 || got[to] != cmPerCluster {
+			t.Fatalf("race %d: healthy %v, want %s 0 and %s %d", i, got, from, to, cmPerCluster)
+		}
+		if tags := m.authority(); len(tags) > 0 {
+			t.Errorf("race %d: authority tags left after the winner ended: %q", i, tags)
+		}
+		t.Logf("race %d: %s → %s, runner %s won", i, from, to, token)
+	}
+
+	// The takeover. After an even number of races blue holds the traffic again.
+	planFile := m.plan("cm-takeover", "blue", "green", "[50, 100]", "1h", "")
+	dirA, dirB, dirC := t.TempDir(), t.TempDir(), t.TempDir()
+	cmdA, outA := cutoverCmd(t, m.sb, dirA, "run", planFile)
+	if err := cmdA.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmdA.Process.Kill(); _ = cmdA.Wait() })
+	waitJournal(t, dirA, "cm-takeover", "insync")
+	tokenA := journalToken(t, dirA, "cm-takeover")
+	if tags := m.authority(); len(tags) != 1 || !strings.HasPrefix(tags[0], cutover.AuthorityTagPrefix+"cm-takeover/"+tokenA+"="+tokenA+"@") {
+		t.Fatalf("A's authority tags: %q, want its token on the service", tags)
+	}
+	// A third machine without a journal is refused, naming A.
+	out, code := runCutover(t, m.sb, dirC, "run", planFile)
+	if code != 1 || !strings.Contains(out, "held by another runner, runner "+tokenA+"@") ||
+		!strings.Contains(out, "(tag "+cutover.AuthorityTagPrefix+"cm-takeover/"+tokenA+" on service apps/orders)") {
+		t.Fatalf("run from C exited %d, want 1 naming A's runner and tag:\n%s", code, out)
+	}
+	for _, e := range journalEntries(t, dirC, "cm-takeover") {
+		if e["kind"] == "written" || e["kind"] == "intent" {
+			t.Errorf("C journaled %v", e)
+		}
+	}
+	// Machine B's journal of the cutover, as a runner that started there left it.
+	start := fmt.Sprintf(`{"seq":1,"time":%q,"kind":"start","step":-1,"weights":{"blue":%d,"green":0},"token":"b0b0b0b0b0b0b0b0"}`+"\n",
+		time.Now().UTC().Format(time.RFC3339Nano), cmPerCluster)
+	if err := os.WriteFile(filepath.Join(dirB, "cm-takeover.journal"), []byte(start), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, code = runCutover(t, m.sb, dirB, "abort", planFile)
+	if code != 0 || !strings.Contains(out, "took the weights over from runner "+tokenA+"@") || !strings.Contains(out, "rolled-back") {
+		t.Fatalf("abort from B exited %d, want a rollback that says it took over from runner %s:\n%s", code, tokenA, out)
+	}
+	if got := m.healthy(); got["blue"] != cmPerCluster || got["green"] != 0 {
+		t.Fatalf("after B's abort: healthy %v, want blue %d green 0", got, cmPerCluster)
+	}
+	// A stops at its next read: B's tag in place of its own, or, B having ended, none.
+	code = waitCmd(t, cmdA, outA)
+	if code != 1 || !(strings.Contains(outA.String(), "held by another runner, runner b0b0b0b0b0b0b0b0@") ||
+		strings.Contains(outA.String(), "another runner took them over and ended (cutover abort elsewhere)")) {
+		t.Fatalf("A after the takeover exited %d, want 1, stopped by B's takeover:\n%s", code, outA)
+	}
+	for _, e := range journalEntries(t, dirA, "cm-takeover") {
+		if e["kind"] == "intent" && e["step"] == float64(1) {
+			t.Errorf("A went on to step 2 after B's takeover: %v", e)
+		}
+	}
+	if got := m.healthy(); got["blue"] != cmPerCluster || got["green"] != 0 {
+		t.Errorf("after A stopped: healthy %v, want B's rollback kept", got)
+	}
+	if tags := m.authority(); len(tags) > 0 {
+		t.Errorf("authority tags left: %q", tags)
+	}
+	// B's cutover has ended: its release speaks of the service's tags, not of DNS records.
+	if out, code = runCutover(t, m.sb, dirB, "release", planFile); code != 0 || !strings.Contains(out, "cutover cm-takeover: authority tags removed from 0 Cloud Map services") {
+		t.Errorf("release after the abort exited %d, want 0 in Cloud Map's words:\n%s", code, out)
+	}
+	load.halt()
+	if len(load.failures) > 0 {
+		t.Errorf("%d of %d DiscoverInstances calls failed or were empty; first: %s", len(load.failures), load.total.Load(), load.failures[0])
+	}
+	t.Logf("%d DiscoverInstances calls, none empty", load.total.Load())
 }

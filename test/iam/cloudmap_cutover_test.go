@@ -30,8 +30,9 @@ const phaseCloudMapCutover = "crossfade cutover (cloudmap)"
 // binary against the sandbox's Cloud Map API, with every call path the lever and its gate
 // have: the namespace and service found (ListNamespaces, ListServices, GetService), the
 // instances and their health read (ListInstances, GetInstancesHealthStatus), statuses set
-// (UpdateInstanceCustomHealthStatus), the cloudMapDiscovery gate (DiscoverInstances); then
-// `cutover status`. The operations called are exactly the actions of
+// (UpdateInstanceCustomHealthStatus), the service's authority tag added, read and removed
+// (TagResource, ListTagsForResource, UntagResource), the cloudMapDiscovery gate
+// (DiscoverInstances); then `cutover status`. The operations called are exactly the actions of
 // deploy/iam-policy-cutover-cloudmap.json, and none is a Route 53 one.
 func TestCloudMapCutoverPolicyMatchesObservedCalls(t *testing.T) {
 	if testing.Short() {

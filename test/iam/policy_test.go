@@ -75,6 +75,11 @@ var resourceTypes = map[string]string{
 	"servicediscovery:ListInstances":                    "service",
 	"servicediscovery:GetInstancesHealthStatus":         "service",
 	"servicediscovery:UpdateInstanceCustomHealthStatus": "service",
+	// The Cloud Map lever's authority tags, on the service only (the tagging actions also
+	// take a namespace, which crossfade never tags).
+	"servicediscovery:TagResource":         "service",
+	"servicediscovery:UntagResource":       "service",
+	"servicediscovery:ListTagsForResource": "service",
 }
 
 // changeActionsKey is the condition key that limits the changes a ChangeResourceRecordSets
