@@ -1,12 +1,10 @@
 package cloudmap
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"sync"
 
-	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
 	"github.com/aws/smithy-go/middleware"
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -89,14 +87,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 // APIOption returns an aws-sdk-go-v2 API option that counts every request of the client
 // in NameAPICalls, as internal/metrics counts Route 53's: attempts, after the retry loop.
 func (m *Metrics) APIOption() func(*middleware.Stack) error {
-	return func(st *middleware.Stack) error {
-		return st.Finalize.Add(middleware.FinalizeMiddlewareFunc("crossfadeCloudMapAPICalls",
-			func(ctx context.Context, in middleware.FinalizeInput, next middleware.FinalizeHandler) (middleware.FinalizeOutput, middleware.Metadata, error) {
-				out, md, err := next.HandleFinalize(ctx, in)
-				m.apiCalls.WithLabelValues(awsmiddleware.GetOperationName(ctx), metrics.APIResult(err)).Inc()
-				return out, md, err
-			}), middleware.After)
-	}
+	return metrics.CountAttempts("crossfadeCloudMapAPICalls", m.apiCalls)
 }
 
 func (m *Metrics) operation(a Action, result string) {

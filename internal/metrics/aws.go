@@ -8,6 +8,7 @@ import (
 	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/smithy-go/middleware"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // apiCallsMiddlewareID names the counting middleware in the SDK's stack.
@@ -25,11 +26,18 @@ const apiCallsMiddlewareID = "crossfadeAPICallMetrics"
 // (which re-runs the rest of the stack once per attempt) and signing, so each request on
 // the wire passes it once.
 func (m *Metrics) AWSAPIOption() func(*middleware.Stack) error {
+	return CountAttempts(apiCallsMiddlewareID, m.apiCalls)
+}
+
+// CountAttempts returns an aws-sdk-go-v2 API option that counts every attempt of the
+// client's calls in calls, labelled by operation and APIResult, at the place and for the
+// reasons AWSAPIOption's doc gives. id names the middleware in the stack: one per counter.
+func CountAttempts(id string, calls *prometheus.CounterVec) func(*middleware.Stack) error {
 	return func(st *middleware.Stack) error {
-		return st.Finalize.Add(middleware.FinalizeMiddlewareFunc(apiCallsMiddlewareID,
+		return st.Finalize.Add(middleware.FinalizeMiddlewareFunc(id,
 			func(ctx context.Context, in middleware.FinalizeInput, next middleware.FinalizeHandler) (middleware.FinalizeOutput, middleware.Metadata, error) {
 				out, md, err := next.HandleFinalize(ctx, in)
-				m.apiCalls.WithLabelValues(label(awsmiddleware.GetOperationName(ctx)), APIResult(err)).Inc()
+				calls.WithLabelValues(label(awsmiddleware.GetOperationName(ctx)), APIResult(err)).Inc()
 				return out, md, err
 			}), middleware.After)
 	}
