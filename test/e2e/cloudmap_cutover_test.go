@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"math"
@@ -509,34 +508,7 @@ func TestCloudMapCutoverTwoRunners(t *testing.T) {
 		}
 		name := fmt.Sprintf("cm-race-%02d", i)
 		planFile := m.plan(name, from, to, "[50, 100]", "1s", "")
-		dirs := [2]string{t.TempDir(), t.TempDir()}
-		var cmds [2]*exec.Cmd
-		var outs [2]*bytes.Buffer
-		for k := range dirs {
-			cmds[k], outs[k] = cutoverCmd(t, m.sb, dirs[k], "run", planFile)
-		}
-		for _, c := range cmds {
-			if err := c.Start(); err != nil {
-				t.Fatal(err)
-			}
-		}
-		codes := [2]int{waitCmd(t, cmds[0], outs[0]), waitCmd(t, cmds[1], outs[1])}
-		winner, loser := 0, 1
-		if codes[1] == 0 {
-			winner, loser = 1, 0
-		}
-		if codes[winner] != 0 || codes[loser] != 1 {
-			t.Fatalf("race %d: exit codes %v, want exactly one 0 and one 1:\n--- A\n%s\n--- B\n%s", i, codes, outs[0], outs[1])
-		}
-		token := journalToken(t, dirs[winner], name)
-		if token == "" || !strings.Contains(outs[loser].String(), "held by another runner, runner "+token+"@") {
-			t.Fatalf("race %d: the loser's output does not name the winner's runner %q:\n%s", i, token, outs[loser])
-		}
-		for _, e := range journalEntries(t, dirs[loser], name) {
-			if e["kind"] == "written" {
-				t.Errorf("race %d: the loser's journal has a write: %v", i, e)
-			}
-		}
+		token, _ := raceRunners(t, m.sb, name, planFile)
 		if got := m.healthy(); got[from] != 0 || got[to] != cmPerCluster {
 			t.Fatalf("race %d: healthy %v, want %s 0 and %s %d", i, got, from, to, cmPerCluster)
 		}

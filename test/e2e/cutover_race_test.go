@@ -114,6 +114,43 @@ func waitJournal(t *testing.T, dir, name, kind string) {
 	t.Fatalf("journal in %s: no %s entry after 30 s", dir, kind)
 }
 
+// raceRunners starts two runners of planFile (cutover name) from two state directories at
+// once, as on two machines, and requires exactly one to win: it exits 0, the other exits
+// 1 naming the winner's runner token and has no write in its journal. It returns the
+// winner's token and state directory.
+func raceRunners(t *testing.T, sb *sandbox.Sandbox, name, planFile string) (token, winnerDir string) {
+	t.Helper()
+	dirs := [2]string{t.TempDir(), t.TempDir()}
+	var cmds [2]*exec.Cmd
+	var outs [2]*bytes.Buffer
+	for k := range dirs {
+		cmds[k], outs[k] = cutoverCmd(t, sb, dirs[k], "run", planFile)
+	}
+	for _, c := range cmds {
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	codes := [2]int{waitCmd(t, cmds[0], outs[0]), waitCmd(t, cmds[1], outs[1])}
+	winner, loser := 0, 1
+	if codes[1] == 0 {
+		winner, loser = 1, 0
+	}
+	if codes[winner] != 0 || codes[loser] != 1 {
+		t.Fatalf("%s: exit codes %v, want exactly one 0 and one 1:\n--- A\n%s\n--- B\n%s", name, codes, outs[0], outs[1])
+	}
+	token = journalToken(t, dirs[winner], name)
+	if token == "" || !strings.Contains(outs[loser].String(), "held by another runner, runner "+token+"@") {
+		t.Fatalf("%s: the loser's output does not name the winner's runner %q:\n%s", name, token, outs[loser])
+	}
+	for _, e := range journalEntries(t, dirs[loser], name) {
+		if e["kind"] == "written" {
+			t.Errorf("%s: the loser's journal has a write: %v", name, e)
+		}
+	}
+	return token, dirs[winner]
+}
+
 // waitCmd waits for a started command, killing it after two minutes.
 func waitCmd(t *testing.T, cmd *exec.Cmd, out *bytes.Buffer) int {
 	t.Helper()
@@ -146,40 +183,13 @@ func TestCutoverTwoMachines(t *testing.T) {
 		}
 		name := fmt.Sprintf("race-%02d", i)
 		planFile := cutoverPlan(t, sb, name, from, to)
-		dirs := [2]string{t.TempDir(), t.TempDir()}
-		var cmds [2]*exec.Cmd
-		var outs [2]*bytes.Buffer
-		for k := range dirs {
-			cmds[k], outs[k] = cutoverCmd(t, sb, dirs[k], "run", planFile)
-		}
-		for _, c := range cmds {
-			if err := c.Start(); err != nil {
-				t.Fatal(err)
-			}
-		}
-		codes := [2]int{waitCmd(t, cmds[0], outs[0]), waitCmd(t, cmds[1], outs[1])}
-		winner, loser := 0, 1
-		if codes[1] == 0 {
-			winner, loser = 1, 0
-		}
-		if codes[winner] != 0 || codes[loser] != 1 {
-			t.Fatalf("race %d: exit codes %v, want exactly one 0 and one 1:\n--- A\n%s\n--- B\n%s", i, codes, outs[0], outs[1])
-		}
-		token := journalToken(t, dirs[winner], name)
-		if token == "" || !strings.Contains(outs[loser].String(), "held by another runner, runner "+token+"@") {
-			t.Fatalf("race %d: the loser's output does not name the winner's runner %q:\n%s", i, token, outs[loser])
-		}
-		for _, e := range journalEntries(t, dirs[loser], name) {
-			if e["kind"] == "written" {
-				t.Errorf("race %d: the loser's journal has a write: %v", i, e)
-			}
-		}
+		token, winnerDir := raceRunners(t, sb, name, planFile)
 		w, authority := sdkWeights(t, sb, zoneID)
 		if w[from] != 0 || w[to] != 100 || !strings.Contains(authority, "crossfade/runner="+token+"@") {
 			t.Fatalf("race %d: weights %v, authority %s; want %s=0 %s=100 held by runner %s", i, w, authority, from, to, token)
 		}
 		t.Logf("race %d: %s → %s, runner %s won", i, from, to, token)
-		if out, code := runCutover(t, sb, dirs[winner], "release", planFile); code != 0 {
+		if out, code := runCutover(t, sb, winnerDir, "release", planFile); code != 0 {
 			t.Fatalf("race %d: release: %s", i, out)
 		}
 	}
