@@ -141,7 +141,7 @@ func (b *bed) measureInto(ctx context.Context, o options, scenario string, t too
 		idle, samples = o.clusterHold, 0
 	}
 	began := time.Now()
-	if err := createServices(ctx, b.kube, o.services, t.zone(), o.workers, scenario == scenarioCluster); err != nil {
+	if err := createServices(ctx, b.kube, o.services, t.zone(), o.workers, shape{selector: scenario == scenarioCluster, bystanders: o.bystanders}); err != nil {
 		return err
 	}
 	r.create = time.Since(began)

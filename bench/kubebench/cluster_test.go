@@ -56,7 +56,7 @@ func TestPodFixtures(t *testing.T) {
 			// every Pod, the whole objects of some).
 			full := max(1, l.services/200)
 			for i := range l.services {
-				selector := labels.SelectorFromSet(serviceObject(i, "z.test", true).Spec.Selector)
+				selector := labels.SelectorFromSet(serviceObject(i, "z.test", shape{selector: true}).Spec.Selector)
 				onNodes := map[string]bool{}
 				for r := range l.podsPerService {
 					k := l.podIndex(i, r)

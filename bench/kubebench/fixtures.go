@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/netip"
 	"sync"
 	"sync/atomic"
@@ -62,9 +63,9 @@ func ensureNamespace(ctx context.Context, kube kubernetes.Interface) error {
 
 // createServices creates n LoadBalancer Services svc-0 … svc-(n-1) (serviceObject), and
 // sets each one's load-balancer status as a cloud controller would (none runs here).
-func createServices(ctx context.Context, kube kubernetes.Interface, n int, zone string, workers int, selector bool) error {
+func createServices(ctx context.Context, kube kubernetes.Interface, n int, zone string, workers int, sh shape) error {
 	return parallel(ctx, n, workers, func(ctx context.Context, i int) error {
-		svc, err := kube.CoreV1().Services(namespace).Create(ctx, serviceObject(i, zone, selector), metav1.CreateOptions{})
+		svc, err := kube.CoreV1().Services(namespace).Create(ctx, serviceObject(i, zone, sh), metav1.CreateOptions{})
 		if err != nil {
 			return fmt.Errorf("create service %s/%s: %w", namespace, serviceName(i), err)
 		}
@@ -76,19 +77,45 @@ func createServices(ctx context.Context, kube kubernetes.Interface, n int, zone 
 	})
 }
 
+// shape says what each Service carries besides its hostname annotation.
+type shape struct {
+	// selector selects the Pods labelled app=svc-N (the cluster scenario's).
+	selector bool
+	// bystanders adds the annotations a Service installed by Helm behind the AWS Load
+	// Balancer Controller typically carries, which neither tool reads (--bystanders).
+	bystanders bool
+}
+
+// bystanderAnnotations are a Helm-installed NLB Service's annotations that no DNS
+// controller reads (the release's name and namespace are per Service in real clusters;
+// here they carry the Service's name).
+func bystanderAnnotations(name string) map[string]string {
+	return map[string]string{
+		"meta.helm.sh/release-name":                                             name,
+		"meta.helm.sh/release-namespace":                                        namespace,
+		"service.beta.kubernetes.io/aws-load-balancer-type":                     "external",
+		"service.beta.kubernetes.io/aws-load-balancer-nlb-target-type":          "ip",
+		"service.beta.kubernetes.io/aws-load-balancer-scheme":                   "internet-facing",
+		"service.beta.kubernetes.io/aws-load-balancer-healthcheck-path":         "/healthz",
+		"service.beta.kubernetes.io/aws-load-balancer-additional-resource-tags": "team=" + name + ",env=prod,cost-center=cc-1234",
+	}
+}
+
 // serviceObject is the i-th LoadBalancer Service, whose hostname annotation names
-// svc-N.<zone>; with selector, it selects the Pods labelled app=svc-N (the cluster
-// scenario's). It allocates no node ports: 30,000–32,767 would run out long before 10,000
-// Services.
-func serviceObject(i int, zone string, selector bool) *corev1.Service {
+// svc-N.<zone>, shaped by sh. It allocates no node ports: 30,000–32,767 would run out
+// long before 10,000 Services.
+func serviceObject(i int, zone string, sh shape) *corev1.Service {
 	no := false
+	ann := map[string]string{hostnameAnnotation: hostname(i, zone)}
+	if sh.bystanders {
+		maps.Copy(ann, bystanderAnnotations(serviceName(i)))
+	}
 	svc := &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Name: serviceName(i), Namespace: namespace,
-			Annotations: map[string]string{hostnameAnnotation: hostname(i, zone)}},
+		ObjectMeta: metav1.ObjectMeta{Name: serviceName(i), Namespace: namespace, Annotations: ann},
 		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, AllocateLoadBalancerNodePorts: &no,
 			Ports: []corev1.ServicePort{{Name: "http", Port: 80}}},
 	}
-	if selector {
+	if sh.selector {
 		svc.Spec.Selector = map[string]string{appLabel: serviceName(i)}
 	}
 	return svc

@@ -71,6 +71,7 @@ type options struct {
 	cpuProfile      string
 	memProfile      string
 	seed            uint64
+	bystanders      bool
 }
 
 func parseFlags(args []string) (options, error) {
@@ -84,6 +85,7 @@ func parseFlags(args []string) (options, error) {
 	fs.DurationVar(&o.sampleGap, "sample-gap", time.Second, "least pause between samples; a random extra, uniform over the tool's cycle (1 m for external-dns, 5 s with --events, this much for crossfade), lands each change at a random point of it")
 	fs.DurationVar(&o.settle, "settle", 10*time.Second, "wait after convergence before the idle window starts, for the write in flight to finish")
 	fs.DurationVar(&o.syncTimeout, "sync-timeout", 15*time.Minute, "give up on a first sync after this long")
+	fs.BoolVar(&o.bystanders, "bystanders", false, "give every Service also the 7 annotations a Helm-installed Service behind the AWS Load Balancer Controller carries (Helm release, NLB settings, tags), which neither tool reads")
 	fs.IntVar(&o.workers, "workers", 16, "concurrent API requests while creating and deleting the Services and creating the cluster scenario's objects")
 	scenarios := fs.String("scenarios", strings.Join(scenarioNames, ","), "scenarios to run (comma-separated; run in this order whatever the order given): "+
 		"services (the Services alone), cluster (Services selecting Running Pods, with their EndpointSlices and Nodes)")

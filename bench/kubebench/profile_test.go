@@ -7,6 +7,9 @@ package main
 // the in-process sandbox's API, wired as cmd/crossfade's controller command wires them
 // (keep newController in step with it).
 //
+// KUBEBENCH_BYSTANDERS=1 gives every Service the annotations kubebench's --bystanders
+// does.
+//
 //	KUBEBENCH_SERVICES=10000 go test -run '^$' -bench . -benchtime 5x \
 //	    -cpuprofile /tmp/cpu.out -memprofile /tmp/mem.out ./bench/kubebench/
 //	go tool pprof -top -focus 'crossfade-io|client-go' /tmp/cpu.out
@@ -70,7 +73,8 @@ func newProfileBed(b *testing.B) *profileBed {
 		b.Fatal(err)
 	}
 	began := time.Now()
-	if err := createServices(b.Context(), kube, n, pb.zone, 16, false); err != nil {
+	sh := shape{bystanders: os.Getenv("KUBEBENCH_BYSTANDERS") != ""}
+	if err := createServices(b.Context(), kube, n, pb.zone, 16, sh); err != nil {
 		b.Fatal(err)
 	}
 	b.Logf("%d Services created in %s", n, time.Since(began).Round(time.Millisecond))
@@ -102,7 +106,12 @@ func (pb *profileBed) watch(b *testing.B) *controller.Watcher {
 	if err != nil {
 		b.Fatal(err)
 	}
-	w, err := controller.NewWatcher(client, dyn, controller.WatchConfig{Sources: []string{controller.SourceService}})
+	src, err := source.New(source.Config{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	w, err := controller.NewWatcher(client, dyn, controller.WatchConfig{Sources: []string{controller.SourceService},
+		KeepAnnotation: src.ReadsAnnotation})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -276,8 +276,12 @@ func (f *controllerFlags) run(ctx context.Context, log *slog.Logger) error {
 	// object changes.
 	p.syncer.Refusals = &controller.Refusals{}
 	p.syncer.QuietConflicts = true
+	keep := p.source.ReadsAnnotation
+	if f.cloudMap.enabled {
+		keep = func(k string) bool { return p.source.ReadsAnnotation(k) || cloudmap.ReadsAnnotation(k) }
+	}
 	w, err := controller.NewWatcher(client, dyn, controller.WatchConfig{Sources: sources, Namespace: f.source.Namespace,
-		CRDPoll: f.crdPoll, CloudMap: f.cloudMap.enabled, Logger: log})
+		CRDPoll: f.crdPoll, CloudMap: f.cloudMap.enabled, KeepAnnotation: keep, Logger: log})
 	if err != nil {
 		return fmt.Errorf("--source: %w", err)
 	}

@@ -40,6 +40,12 @@ const (
 	LabelVersion = "app.kubernetes.io/version"
 )
 
+// ReadsAnnotation reports whether the publisher reads the annotation key: the
+// controller's cache keeps these on Services whatever the sources read.
+func ReadsAnnotation(key string) bool {
+	return key == AnnotationService || key == AnnotationAttributes || key == AnnotationPort
+}
+
 // The attributes crossfade writes on every instance besides the annotation's.
 const (
 	// AttrIPv4, AttrIPv6 and AttrPort are Cloud Map's reserved attributes for the

@@ -12,15 +12,27 @@ import (
 // thing in metadata, and never read.
 const lastApplied = "kubectl.kubernetes.io/last-applied-configuration"
 
-// strip drops what crossfade never reads from an object before the informer caches it:
-// managedFields (often half an object), kubectl's last-applied copy, and the large parts
-// of each kind that no source looks at (a Node's images and conditions, an Ingress's
-// paths, a route's rules). The memory of the cache then grows with what is published,
-// not with how busy the cluster is. It also makes update events that change only those
-// parts compare equal, so they trigger no reconcile.
-func strip(obj any) (any, error) {
+// stripper is a Watcher's transform: it drops what crossfade never reads from an object
+// before the informer caches it: managedFields (often half an object), kubectl's
+// last-applied copy, the annotations no source reads, and the large parts of each kind
+// that no source looks at (a Node's images and conditions, an Ingress's paths, a route's
+// rules). The memory of the cache then grows with what is published, not with how busy
+// the cluster is. It also makes update events that change only those parts compare
+// equal, so they trigger no reconcile.
+type stripper struct {
+	// keepEndpoints keeps every EndpointSlice's endpoint addresses and ports (the Cloud
+	// Map publisher's input), where most slices otherwise keep only their nodes.
+	keepEndpoints bool
+	// keepAnnotation says which annotation keys are read; nil keeps every annotation but
+	// kubectl's last-applied copy.
+	keepAnnotation func(key string) bool
+}
+
+// strip is the transform itself. Stripping a stripped object changes nothing and
+// allocates nothing (a listed object passes twice: its page, then the informer).
+func (s stripper) strip(obj any) (any, error) {
 	if m, ok := obj.(metav1.Object); ok {
-		stripMeta(m)
+		stripMeta(m, s.keepAnnotation)
 	}
 	switch o := obj.(type) {
 	case *corev1.Node:
@@ -42,7 +54,7 @@ func strip(obj any) (any, error) {
 		}
 		o.Spec.DefaultBackend = nil
 	case *discoveryv1.EndpointSlice:
-		stripSlice(o, false)
+		stripSlice(o, s.keepEndpoints)
 	case *corev1.Namespace:
 		o.Spec, o.Status = corev1.NamespaceSpec{}, corev1.NamespaceStatus{}
 	case *gatewayv1.HTTPRoute:
@@ -51,24 +63,6 @@ func strip(obj any) (any, error) {
 		o.Spec.Rules = nil
 	}
 	return obj, nil
-}
-
-// stripFor returns a Watcher's transform: strip, except that with keepEndpoints every
-// EndpointSlice keeps its endpoints' addresses and its ports (the Cloud Map publisher's
-// input), where strip keeps only the nodes of most slices. Without it the transform is
-// strip itself, so the controller without Cloud Map caches exactly what it did before.
-func stripFor(keepEndpoints bool) func(any) (any, error) {
-	if !keepEndpoints {
-		return strip
-	}
-	return func(obj any) (any, error) {
-		if s, ok := obj.(*discoveryv1.EndpointSlice); ok {
-			stripMeta(s)
-			stripSlice(s, true)
-			return s, nil
-		}
-		return strip(obj)
-	}
 }
 
 // endpointSliceController is the managed-by label value of the slices Kubernetes' own
@@ -151,11 +145,26 @@ func nodeEndpoints(eps []discoveryv1.Endpoint) []discoveryv1.Endpoint {
 	return out
 }
 
-func stripMeta(m metav1.Object) {
+func stripMeta(m metav1.Object, keepAnnotation func(string) bool) {
 	m.SetManagedFields(nil)
-	delete(m.GetAnnotations(), lastApplied)
 	m.SetOwnerReferences(nil)
 	m.SetFinalizers(nil)
+	a := m.GetAnnotations()
+	delete(a, lastApplied)
+	if keepAnnotation == nil {
+		return
+	}
+	// Helm's, Argo CD's and the load balancer controller's annotations (often a dozen
+	// per object, some of them kilobytes of JSON) are never read: only the keys the
+	// sources and the Cloud Map publisher read, and those --annotation-filter names, stay.
+	for k := range a {
+		if !keepAnnotation(k) {
+			delete(a, k)
+		}
+	}
+	if len(a) == 0 && a != nil {
+		m.SetAnnotations(nil)
+	}
 }
 
 // keepLabels returns the labels of keys that l has, nil when none; l itself when it holds

@@ -1,7 +1,9 @@
 package controller
 
 import (
+	"maps"
 	"reflect"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -9,6 +11,43 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
+
+// strip is the transform with every annotation kept, as a Watcher built without
+// KeepAnnotation uses it.
+var strip = stripper{}.strip
+
+// TestStripAnnotations: with KeepAnnotation only the annotations it names are cached
+// (none left: no map at all); without it, all but kubectl's last-applied copy. A second
+// strip of a stripped object allocates nothing.
+func TestStripAnnotations(t *testing.T) {
+	read := func(k string) bool { return strings.HasPrefix(k, "external-dns.alpha.kubernetes.io/") || k == "team" }
+	all := map[string]string{lastApplied: "{…}", "external-dns.alpha.kubernetes.io/hostname": "web.example.com", "team": "a",
+		"meta.helm.sh/release-name": "web", "service.beta.kubernetes.io/aws-load-balancer-type": "external"}
+	for _, tc := range []struct {
+		name string
+		keep func(string) bool
+		in   map[string]string
+		want map[string]string
+	}{
+		{"only what is read", read, all, map[string]string{"external-dns.alpha.kubernetes.io/hostname": "web.example.com", "team": "a"}},
+		{"nothing read", read, map[string]string{"meta.helm.sh/release-name": "web"}, nil},
+		{"no annotations", read, nil, nil},
+		{"no KeepAnnotation", nil, all, map[string]string{"external-dns.alpha.kubernetes.io/hostname": "web.example.com", "team": "a",
+			"meta.helm.sh/release-name": "web", "service.beta.kubernetes.io/aws-load-balancer-type": "external"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			strip := stripper{keepAnnotation: tc.keep}.strip
+			svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", Annotations: maps.Clone(tc.in)}}
+			got, _ := strip(svc)
+			if a := got.(*corev1.Service).Annotations; !reflect.DeepEqual(a, tc.want) {
+				t.Errorf("annotations after strip: %v, want %v", a, tc.want)
+			}
+			if n := testing.AllocsPerRun(10, func() { _, _ = strip(svc) }); n != 0 {
+				t.Errorf("a second strip allocates %v times, want 0", n)
+			}
+		})
+	}
+}
 
 // TestStripKeepsWhatSourcesRead: strip drops what no source reads (managedFields,
 // kubectl's last-applied copy, a Node's heartbeat and images, an Ingress's paths) and
@@ -151,7 +190,7 @@ func TestStripSliceOfNonHeadlessService(t *testing.T) {
 			slice := &discoveryv1.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Name: "web-x", Namespace: "default", Labels: tc.labels,
 				Annotations: map[string]string{"endpoints.kubernetes.io/last-change-trigger-time": "2026-11-25T00:00:00Z"}},
 				AddressType: discoveryv1.AddressTypeIPv4, Endpoints: append([]discoveryv1.Endpoint(nil), endpoints...), Ports: ports}
-			strip := stripFor(tc.cloudMap)
+			strip := stripper{keepEndpoints: tc.cloudMap}.strip
 			got, _ := strip(slice)
 			// A listed slice passes twice (its page, then the transform): the same again.
 			again, _ := strip(got)

@@ -58,6 +58,10 @@ type WatchConfig struct {
 	// EndpointSlices (whatever the sources), and keeps every slice's endpoint addresses
 	// and ports, which the Service source alone mostly drops.
 	CloudMap bool
+	// KeepAnnotation says which annotation keys anything reads (the sources, the Cloud
+	// Map publisher, --annotation-filter): only those are cached. Nil caches every
+	// annotation but kubectl's last-applied copy.
+	KeepAnnotation func(key string) bool
 	// Logger receives structured logs; nil discards them.
 	Logger *slog.Logger
 }
@@ -73,6 +77,8 @@ type Watcher struct {
 	typed   []cache.SharedIndexInformer
 	lists   typedLists
 	changed chan struct{}
+	// strip is every informer's transform.
+	strip func(any) (any, error)
 
 	mu   sync.Mutex
 	crds []*crdKind
@@ -123,9 +129,9 @@ func NewWatcher(client kubernetes.Interface, dyn dynamic.Interface, cfg WatchCon
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	w := &Watcher{cfg: cfg, client: client, dyn: dyn, log: log, changed: make(chan struct{}, 1)}
+	strip := stripper{keepEndpoints: cfg.CloudMap, keepAnnotation: cfg.KeepAnnotation}.strip
+	w := &Watcher{cfg: cfg, client: client, dyn: dyn, log: log, changed: make(chan struct{}, 1), strip: strip}
 	ns := cfg.Namespace
-	strip := stripFor(cfg.CloudMap)
 	typed := func(example runtime.Object, list listFunc, watchFn watchFunc) cache.Store {
 		inf := cache.NewSharedIndexInformer(pagedListWatch(list, watchFn, strip), example, 0, cache.Indexers{})
 		// Objects that arrive by watch are stripped here; listed ones already were.
@@ -241,14 +247,13 @@ func crdKinds(want map[string]bool) []*crdKind {
 	return out
 }
 
-// convertTo decodes an unstructured object into T, which keeps only T's fields, and
-// strips it.
+// convertTo decodes an unstructured object into T, which keeps only T's fields.
 func convertTo[T any](u *unstructured.Unstructured) (any, error) {
 	out := new(T)
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, out); err != nil {
 		return nil, fmt.Errorf("%s %s/%s: %w", u.GetKind(), u.GetNamespace(), u.GetName(), err)
 	}
-	return strip(out)
+	return out, nil
 }
 
 func appendAll[T any](dst []T, objs []any) []T {
@@ -409,7 +414,7 @@ func (w *Watcher) start(ctx context.Context, k *crdKind) {
 			w.log.Error("cannot read object", "kind", k.kind, "namespace", u.GetNamespace(), "name", u.GetName(), "err", err)
 			return &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: u.GetNamespace(), Name: u.GetName(), UID: u.GetUID()}}, nil
 		}
-		return out, nil
+		return w.strip(out)
 	})
 	w.handle(inf)
 	ictx, stop := context.WithCancel(ctx)

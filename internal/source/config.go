@@ -72,6 +72,7 @@ type Source struct {
 	cfg         Config
 	prefixes    []string
 	annotations labels.Selector // nil matches everything
+	filterKeys  map[string]bool // the annotation keys annotations names
 	labels      labels.Selector
 	gwLabels    labels.Selector
 	svcTypes    map[corev1.ServiceType]bool
@@ -92,6 +93,13 @@ func New(cfg Config) (*Source, error) {
 	var err error
 	if s.annotations, err = annotationSelector(cfg.AnnotationFilter); err != nil {
 		return nil, fmt.Errorf("source: AnnotationFilter %q: %w", cfg.AnnotationFilter, err)
+	}
+	if s.annotations != nil {
+		reqs, _ := s.annotations.Requirements()
+		s.filterKeys = make(map[string]bool, len(reqs))
+		for _, r := range reqs {
+			s.filterKeys[r.Key()] = true
+		}
 	}
 	if s.labels, err = labelSelector(cfg.LabelFilter); err != nil {
 		return nil, fmt.Errorf("source: LabelFilter %q: %w", cfg.LabelFilter, err)
@@ -139,6 +147,22 @@ func labelSelector(filter string) (labels.Selector, error) {
 		return nil, err
 	}
 	return sel, nil
+}
+
+// ReadsAnnotation reports whether the sources read the annotation key: one under an
+// annotation prefix, the legacy ingress class, or one the annotation filter names. A
+// cache of the objects may drop every other annotation without changing what is
+// published.
+func (s *Source) ReadsAnnotation(key string) bool {
+	if key == ingressClassAnnotation || s.filterKeys[key] {
+		return true
+	}
+	for _, p := range s.prefixes {
+		if strings.HasPrefix(key, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // selects reports whether an object passes the namespace, label and annotation filters.
