@@ -113,11 +113,19 @@ func (p *Provider) Zones(ctx context.Context) ([]provider.Zone, error) {
 	defer p.mu.Unlock()
 	if p.epoch == epoch {
 		p.zones, p.zonesOK, p.zonesAt = slices.Clone(zones), true, at
-		// A zone that is gone (or no longer passes the filters) is not kept.
-		for id := range p.entries {
-			if !slices.ContainsFunc(zones, func(z provider.Zone) bool { return z.ID == id }) {
-				delete(p.entries, id)
-			}
+		// A zone that is gone (or no longer passes the filters) is not kept, nor is its
+		// write counter: over months of zones coming and going the counters would be all
+		// that is left of them. Forgetting a counter could let a listing already on its
+		// way match a counter that restarted, so the epoch moves too and such a listing
+		// is returned but not kept.
+		gone := func(id string) bool {
+			return !slices.ContainsFunc(zones, func(z provider.Zone) bool { return z.ID == id })
+		}
+		maps.DeleteFunc(p.entries, func(id string, _ *entry) bool { return gone(id) })
+		n := len(p.gen)
+		maps.DeleteFunc(p.gen, func(id string, _ uint64) bool { return gone(id) })
+		if len(p.gen) < n {
+			p.epoch++
 		}
 		p.log.DebugContext(ctx, "zones listed", "zones", len(zones))
 	}
