@@ -109,6 +109,11 @@ type Publisher struct {
 	// namespace no Service names any more are still found and deregistered.
 	namespaces map[string]*namespaceState
 	refusals   map[string]*refusal
+	// problems are the last problems reported per target: a target that cannot be read
+	// this time (its namespace or service lookup, or its list, failed) reports them
+	// again rather than none, so that events are not sent again and gauges do not drop
+	// to zero because of one throttled call.
+	problems map[Target][]Problem
 }
 
 // namespaceState is what is cached of one namespace.
@@ -160,7 +165,8 @@ func New(cfg Config) (*Publisher, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	p := &Publisher{cfg: cfg, log: log.With("publisher", "cloudmap"), namespaces: map[string]*namespaceState{}, refusals: map[string]*refusal{}}
+	p := &Publisher{cfg: cfg, log: log.With("publisher", "cloudmap"), namespaces: map[string]*namespaceState{},
+		refusals: map[string]*refusal{}, problems: map[Target][]Problem{}}
 	for _, n := range cfg.Identity.Namespaces {
 		p.namespaces[n] = &namespaceState{name: n}
 	}
@@ -193,6 +199,10 @@ func (p *Publisher) Reconcile(ctx context.Context, services []*corev1.Service, e
 		}
 	}
 	var errs []error
+	// unread are the targets not planned because reading them failed: whole namespaces
+	// (Service "") or single services. Not planning one says nothing about its refused
+	// ops or its problems, which are kept as they were.
+	unread := map[Target]bool{}
 	// Resolve every managed namespace and list what is stale first, so that every target
 	// that cannot be resolved holds its objects' instances before anything is planned.
 	var ready []*namespaceState
@@ -201,6 +211,10 @@ func (p *Publisher) Reconcile(ctx context.Context, services []*corev1.Service, e
 		if err := p.resolve(ctx, ns, d.Wanted); err != nil {
 			errs = append(errs, err)
 			hold(name, "")
+			unread[Target{Namespace: name}] = true
+			for _, s := range ns.services {
+				p.keepRefusals(s.id)
+			}
 			continue
 		}
 		if ns.missing != "" {
@@ -222,6 +236,8 @@ func (p *Publisher) Reconcile(ctx context.Context, services []*corev1.Service, e
 			if err := p.list(ctx, s); err != nil {
 				errs = append(errs, fmt.Errorf("cloud map service %s/%s (%s): list instances: %w", name, s.name, s.id, err))
 				hold(name, s.name)
+				unread[Target{Namespace: name, Service: s.name}] = true
+				p.keepRefusals(s.id)
 			}
 		}
 		ready = append(ready, ns)
@@ -243,6 +259,7 @@ func (p *Publisher) Reconcile(ctx context.Context, services []*corev1.Service, e
 		}
 	}
 	p.pruneRefusals()
+	p.carryProblems(rep, unread)
 	p.forget(d.Wanted)
 	rep.Err = errors.Join(errs...)
 	refused := 0
@@ -726,6 +743,30 @@ func (p *Publisher) refused(serviceID string, op Op, reason string) time.Time {
 	r.delay = min(max(2*r.delay, minRefusalBackoff), maxRefusalBackoff)
 	r.until, r.reason, r.touched = p.cfg.Now().Add(r.delay), reason, true
 	return r.until
+}
+
+// keepRefusals keeps the refusals of a service this reconcile could not read: forgetting
+// them would send each refused op again at once, its backoff restarted.
+func (p *Publisher) keepRefusals(serviceID string) {
+	for k, r := range p.refusals {
+		if strings.HasPrefix(k, serviceID+"\x00") {
+			r.touched = true
+		}
+	}
+}
+
+// carryProblems adds to rep the last problems of the targets in unread (a namespace's
+// when its Service is "") and remembers rep's problems per target for next time.
+func (p *Publisher) carryProblems(rep *Report, unread map[Target]bool) {
+	for t, probs := range p.problems {
+		if unread[t] || unread[Target{Namespace: t.Namespace}] {
+			rep.Problems = append(rep.Problems, probs...)
+		}
+	}
+	clear(p.problems)
+	for _, pr := range rep.Problems {
+		p.problems[pr.Target] = append(p.problems[pr.Target], pr)
+	}
 }
 
 // pruneRefusals forgets refusals of ops no longer planned.

@@ -324,6 +324,53 @@ func TestPublisherRefusalsAndFailures(t *testing.T) {
 
 func c(calls map[string]int, op string) int { return calls[op] }
 
+// TestPublisherKeepsWhatItCouldNotRead: one throttled list of a service is not "no
+// problems there": the refusal stays held (nothing is sent again before its backoff) and
+// the report still carries the service's problems, so that no event is sent again and no
+// gauge drops; the same when the namespace's lookup fails.
+func TestPublisherKeepsWhatItCouldNotRead(t *testing.T) {
+	for _, tc := range []struct {
+		name, failing string
+	}{
+		{"service list throttled", "ListInstances"},
+		{"namespace lookup throttled", "ListNamespaces"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			now := time.Unix(1_800_000_000, 0)
+			// A resync shorter than the first backoff (1 m): the namespace is looked up
+			// again while the refusal is still held.
+			p := f.publisher("blue", func(c *Config) { c.Now, c.Resync = func() time.Time { return now }, 30*time.Second })
+			svcs, eps := web("10.0.1.1")
+			eps = append(eps, slice("web-6", discoveryv1.AddressTypeIPv6, ep("fd00::1", nil)))
+			first := p.Reconcile(context.Background(), svcs, eps, true)
+			if len(first.Problems) != 1 || first.Problems[0].Kind != ProblemRefused {
+				t.Fatalf("want one refusal to start from: %+v", first)
+			}
+			// Past the resync, inside the backoff.
+			now = now.Add(40 * time.Second)
+			sandboxtest.SetFaults(t, f.sb, `{"throttleRate": 1, "operations": ["`+tc.failing+`"]}`)
+			calls := sandboxtest.APICalls(t, f.sb)
+			rep := p.Reconcile(context.Background(), svcs, eps, true)
+			if rep.Err == nil || f.calls(calls)[tc.failing] == 0 {
+				t.Fatalf("the fault did not bite: err %v, calls %v", rep.Err, f.calls(calls))
+			}
+			if len(rep.Problems) != 1 || rep.Problems[0] != first.Problems[0] {
+				t.Errorf("problems while the service could not be read: %+v, want the last ones %+v", rep.Problems, first.Problems)
+			}
+			sandboxtest.SetFaults(t, f.sb, `{}`)
+			calls = sandboxtest.APICalls(t, f.sb)
+			rep = p.Reconcile(context.Background(), svcs, eps, true)
+			if n := f.calls(calls)["RegisterInstance"]; n != 0 {
+				t.Errorf("the refused registration was sent again %d times inside its backoff: its refusal was forgotten", n)
+			}
+			if len(rep.Problems) != 1 || rep.Problems[0].Message != first.Problems[0].Message {
+				t.Errorf("problems once read again: %+v, want the same message as before (one event)", rep.Problems)
+			}
+		})
+	}
+}
+
 // TestPublisherLookups: a namespace or service Cloud Map lacks is reported on the Service
 // and holds its instances; it is looked up again after a minute, not at every reconcile;
 // a dry run sends nothing.
