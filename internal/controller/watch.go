@@ -108,7 +108,15 @@ type crdKind struct {
 	absent   bool // the cluster said it does not serve the kind
 	unknown  error
 	logged   bool
+	// unserved counts the polls in a row that found the watched kind no longer served.
+	unserved int
 }
+
+// unservedPolls is how many polls in a row must find a watched kind not served before
+// its informer stops and the kind counts as absent (its objects gone, so their records
+// may go): an API server that has just restarted answers 404 for CRD groups for a few
+// seconds, and one such answer must not unpublish every record the kind asks for.
+const unservedPolls = 3
 
 // NewWatcher builds a Watcher; Run starts it.
 func NewWatcher(client kubernetes.Interface, dyn dynamic.Interface, cfg WatchConfig) (*Watcher, error) {
@@ -339,15 +347,34 @@ func (w *Watcher) Run(ctx context.Context) error {
 	return nil
 }
 
-// discover starts an informer for every CRD-served kind the cluster now serves.
+// discover starts an informer for every CRD-served kind the cluster now serves, and
+// follows the kinds already watched: over months a CRD is upgraded (Istio's served
+// versions move from v1alpha3 to v1) or removed, and an informer left on a version no
+// longer served would list and fail forever, its store frozen at what it last saw.
 func (w *Watcher) discover(ctx context.Context) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	asked := map[string]groupVersion{} // one discovery call per group/version per poll
 	for _, k := range w.crds {
+		version, err := w.served(k, asked)
 		if k.informer != nil {
-			continue
+			switch {
+			case err != nil || version == k.version:
+				k.unserved = 0
+				continue // what is watched is still served (or the cluster cannot say)
+			case version == "":
+				if k.unserved++; k.unserved < unservedPolls {
+					continue
+				}
+				w.log.Info("kind no longer served: its CRD was removed; its objects are gone",
+					"kind", k.kind, "group", k.group, "version", k.version)
+			default:
+				w.log.Info("kind now served at another version: watching that one",
+					"kind", k.kind, "group", k.group, "from", k.version, "to", version)
+			}
+			k.stop()
+			k.informer, k.stop, k.unserved, k.logged = nil, nil, 0, false
 		}
-		version, err := w.served(k)
 		switch {
 		case err != nil:
 			if k.unknown == nil {
@@ -371,15 +398,28 @@ func (w *Watcher) discover(ctx context.Context) {
 	}
 }
 
+// groupVersion is one discovery answer: the resources of a group/version, or why not.
+type groupVersion struct {
+	list *metav1.APIResourceList
+	err  error
+}
+
 // served returns the preferred version of k the cluster serves, "" when it serves none.
-func (w *Watcher) served(k *crdKind) (string, error) {
+// asked holds the answers of this poll, by group/version.
+func (w *Watcher) served(k *crdKind, asked map[string]groupVersion) (string, error) {
 	for _, v := range k.versions {
-		list, err := w.client.Discovery().ServerResourcesForGroupVersion(k.group + "/" + v)
+		gv := k.group + "/" + v
+		a, ok := asked[gv]
+		if !ok {
+			a.list, a.err = w.client.Discovery().ServerResourcesForGroupVersion(gv)
+			asked[gv] = a
+		}
+		list, err := a.list, a.err
 		if apierrors.IsNotFound(err) {
 			continue
 		}
 		if err != nil {
-			return "", fmt.Errorf("discover %s/%s: %w", k.group, v, err)
+			return "", fmt.Errorf("discover %s: %w", gv, err)
 		}
 		for _, r := range list.APIResources {
 			if r.Name == k.resource {
