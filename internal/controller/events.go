@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"context"
 	"log/slog"
 	"regexp"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"github.com/crossfade-io/crossfade/internal/cloudmap"
 	"github.com/crossfade-io/crossfade/internal/endpoint"
 	"github.com/crossfade-io/crossfade/internal/plan"
+	"github.com/crossfade-io/crossfade/internal/provider"
 	"github.com/crossfade-io/crossfade/internal/source"
 )
 
@@ -27,6 +29,11 @@ const (
 	ReasonConflict = "DNSRecordConflict"
 	// ReasonRefused: the DNS provider refused the record's change.
 	ReasonRefused = "DNSRecordRefused"
+	// ReasonAdjusted: the record is published, but otherwise than the object asks (a
+	// weighted member's TTL fitted to its group's, a legacy ownership record left out).
+	// A Warning, not a Normal event: what the object asks for is not what is published,
+	// and only a change to the object (or to the zone) ends it.
+	ReasonAdjusted = "DNSRecordAdjusted"
 	// ReasonCloudMapInvalid: a Cloud Map annotation cannot be published, or names a
 	// namespace or service Cloud Map does not have; the object's instances are kept as
 	// they are until it is fixed.
@@ -38,11 +45,16 @@ const (
 	ReasonCloudMapRefused = "CloudMapInstanceRefused"
 )
 
-// logMessages are the log lines' messages by reason.
+// logMessages are the log lines' messages by reason; "conflict" for the others.
 var logMessages = map[string]string{
 	ReasonInvalid: "invalid object", ReasonCloudMapInvalid: "invalid object",
 	ReasonCloudMapConflict: "cloud map conflict", ReasonCloudMapRefused: "cloud map refusal",
+	ReasonAdjusted: "written otherwise than asked",
 }
+
+// logLevels are the log lines' levels by reason; error for the others. A record written
+// otherwise than asked was written: a warning, as a sync logs it.
+var logLevels = map[string]slog.Level{ReasonAdjusted: slog.LevelWarn}
 
 // DefaultReemit is how long a problem that persists stays quiet before its event is
 // sent again: Kubernetes keeps events for an hour by default, so a problem older than
@@ -62,8 +74,12 @@ type objectIndex interface {
 
 // EventReporter sends one Warning event per problem of an object when the problem
 // appears, again after Reemit while it stands, and never for a problem that is gone,
-// and logs an error line each time it sends one. A reconcile every few seconds
-// therefore floods neither the API with events nor the log with repeats.
+// and logs a line each time it sends one. A reconcile every few seconds therefore floods
+// neither the API with events nor the log with repeats.
+//
+// A problem is gone when a reconcile that could have seen it did not: a zone whose
+// records could not be listed, or a reconcile that could not list the zones, says
+// nothing about the problems found there before, and does not make them new again.
 type EventReporter struct {
 	rec    recorder
 	index  objectIndex
@@ -71,7 +87,19 @@ type EventReporter struct {
 	log    *slog.Logger
 
 	mu   sync.Mutex
-	sent map[string]time.Time // problem key → when its event was sent
+	sent map[string]lastEvent // problem key → its last event
+}
+
+// lastEvent is what the reporter remembers of a problem's last event.
+type lastEvent struct {
+	at time.Time
+	// inZone is set for a problem found in a zone's plan or writes, zoneID being the
+	// zone's id.
+	inZone bool
+	zoneID string
+	// until is when the problem will be looked at anew (a refused name sent again):
+	// the event is not sent again before then, since the outcome will be news.
+	until time.Time
 }
 
 // NewEventReporter returns a reporter sending through rec; reemit 0 means DefaultReemit,
@@ -83,14 +111,16 @@ func NewEventReporter(rec recorder, index objectIndex, reemit time.Duration, log
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &EventReporter{rec: rec, index: index, reemit: reemit, log: log, sent: map[string]time.Time{}}
+	return &EventReporter{rec: rec, index: index, reemit: reemit, log: log, sent: map[string]lastEvent{}}
 }
 
 type problem struct {
 	ref     endpoint.ObjectRef
 	reason  string
 	message string
-	zone    string
+	inZone  bool
+	zone    provider.Zone // the zone it was found in, when inZone
+	until   time.Time     // see lastEvent.until
 }
 
 // Report sends the events for one reconcile's problems.
@@ -100,7 +130,8 @@ func (r *EventReporter) Report(res source.Result, rep *Report, now time.Time) {
 
 // ReportAll sends the events for one reconcile's problems, the Cloud Map publisher's (cm,
 // nil without it) included. Every problem of the reconcile must be given in one call: a
-// problem absent from it is taken as gone.
+// problem absent from it is taken as gone, but for the zones' problems when rep is nil
+// (the zones could not be listed) and those of rep.Unplanned's zones.
 func (r *EventReporter) ReportAll(res source.Result, rep *Report, cm *cloudmap.Report, now time.Time) {
 	var problems []problem
 	for _, e := range res.Invalid {
@@ -108,18 +139,26 @@ func (r *EventReporter) ReportAll(res source.Result, rep *Report, cm *cloudmap.R
 		if e.Value != "" {
 			msg = e.Field + " " + quote(e.Value) + ": " + e.Reason
 		}
-		problems = append(problems, problem{e.Object, ReasonInvalid, msg + "; its records are kept as they are until it is fixed", ""})
+		problems = append(problems, problem{ref: e.Object, reason: ReasonInvalid, message: msg + "; its records are kept as they are until it is fixed"})
 	}
+	// The zones whose problems are not known this time: none can be, without a report.
+	unknown := map[string]bool{}
 	if rep != nil {
+		for _, id := range rep.Unplanned {
+			unknown[id] = true
+		}
 		wanters := resourcesByKey(res.Endpoints)
 		for _, z := range rep.Zones {
 			if z.Plan != nil {
 				for _, c := range z.Plan.Conflicts {
-					problems = append(problems, conflictProblems(c, ReasonConflict, z.Zone.Name, wanters)...)
+					problems = append(problems, conflictProblems(c, ReasonConflict, z.Zone, time.Time{}, wanters)...)
+				}
+				for _, c := range z.Plan.Notes {
+					problems = append(problems, conflictProblems(c, ReasonAdjusted, z.Zone, time.Time{}, wanters)...)
 				}
 			}
 			for _, c := range z.Refused {
-				problems = append(problems, conflictProblems(c, ReasonRefused, z.Zone.Name, wanters)...)
+				problems = append(problems, conflictProblems(c, ReasonRefused, z.Zone, z.heldUntil[c.Key], wanters)...)
 			}
 		}
 	}
@@ -129,14 +168,14 @@ func (r *EventReporter) ReportAll(res source.Result, rep *Report, cm *cloudmap.R
 			if e.Value != "" {
 				msg = e.Field + " " + quote(e.Value) + ": " + e.Reason
 			}
-			problems = append(problems, problem{e.Object, ReasonCloudMapInvalid, msg, ""})
+			problems = append(problems, problem{ref: e.Object, reason: ReasonCloudMapInvalid, message: msg})
 		}
 		for _, p := range cm.Problems {
 			reason := ReasonCloudMapConflict
 			if p.Kind == cloudmap.ProblemRefused {
 				reason = ReasonCloudMapRefused
 			}
-			problems = append(problems, problem{p.Object, reason, p.Message, ""})
+			problems = append(problems, problem{ref: p.Object, reason: reason, message: p.Message})
 		}
 	}
 	r.mu.Lock()
@@ -145,35 +184,40 @@ func (r *EventReporter) ReportAll(res source.Result, rep *Report, cm *cloudmap.R
 	for _, p := range problems {
 		key := p.ref.String() + "\x00" + p.reason + "\x00" + p.message
 		seen[key] = true
-		if at, ok := r.sent[key]; ok && now.Sub(at) < r.reemit {
+		if last, ok := r.sent[key]; ok && (now.Sub(last.at) < r.reemit || now.Before(last.until)) {
 			continue
 		}
-		r.sent[key] = now
+		r.sent[key] = lastEvent{at: now, inZone: p.inZone, zoneID: p.zone.ID, until: p.until}
 		r.rec.Event(r.reference(p.ref), corev1.EventTypeWarning, p.reason, p.message)
 		attrs := []any{"kind", p.ref.Kind, "namespace", p.ref.Namespace, "name", p.ref.Name, "reason", p.reason, "message", p.message}
-		if p.zone != "" {
-			attrs = append(attrs, "zone", p.zone)
+		if p.inZone {
+			attrs = append(attrs, "zone", p.zone.Name)
 		}
 		msg, ok := logMessages[p.reason]
 		if !ok {
 			msg = "conflict"
 		}
-		r.log.Error(msg, attrs...)
-	}
-	for k := range r.sent {
-		if !seen[k] {
-			delete(r.sent, k)
+		level, ok := logLevels[p.reason]
+		if !ok {
+			level = slog.LevelError
 		}
+		r.log.Log(context.Background(), level, msg, attrs...)
+	}
+	for k, last := range r.sent {
+		if seen[k] || last.inZone && (rep == nil || unknown[last.zoneID]) {
+			continue
+		}
+		delete(r.sent, k)
 	}
 }
 
 // conflictProblems attributes a record's conflict to every object that wants it.
-func conflictProblems(c plan.Conflict, reason, zone string, wanters map[endpoint.Key][]string) []problem {
+func conflictProblems(c plan.Conflict, reason string, zone provider.Zone, until time.Time, wanters map[endpoint.Key][]string) []problem {
 	var out []problem
-	msg := "zone " + zone + ": " + c.String()
+	msg := "zone " + zone.Name + ": " + c.String()
 	for _, res := range wanters[c.Key] {
 		if ref, ok := refOfResource(res); ok {
-			out = append(out, problem{ref, reason, msg, zone})
+			out = append(out, problem{ref: ref, reason: reason, message: msg, inZone: true, zone: zone, until: until})
 		}
 	}
 	return out
@@ -226,15 +270,47 @@ var indexes = regexp.MustCompile(`\[[^\]]*\]`)
 
 // reasonOf turns an invalid field into a metric label of bounded cardinality: the
 // annotation's name without its prefix ("aws-weight"), or the field path without list
-// indexes ("spec.endpoints[].recordTTL").
+// indexes ("spec.endpoints[].recordTTL"). Every part of a field that users choose is
+// left out or bounded, since a series, once made, is never deleted: an annotation or
+// a provider-specific property of a name crossfade does not read becomes "aws-other" (or
+// "other"), and the objects a field names ("of gateway ns/name") are dropped.
 func reasonOf(field string) string {
-	if a, ok := strings.CutPrefix(field, "annotation "); ok {
-		if i := strings.LastIndex(a, "/"); i >= 0 {
-			return a[i+1:]
-		}
-		return a
+	// "spec.endpoints[0].providerSpecific[1] (aws/name)": the name first, as it may hold
+	// anything, spaces and brackets included.
+	suffix := ""
+	if i := strings.Index(field, " ("); i >= 0 && strings.HasSuffix(field, ")") {
+		suffix = " (" + bounded(field[i+2:len(field)-1], source.KnownProperty(field[i+2:len(field)-1]), "aws/") + ")"
+		field = field[:i]
 	}
-	return indexes.ReplaceAllString(field, "[]")
+	field, _, _ = strings.Cut(field, "; ")   // several origins: the first
+	field, _, _ = strings.Cut(field, " of ") // "... of gateway ns/name"
+	if key, ok := strings.CutPrefix(field, "annotation "); ok {
+		name := key
+		if i := strings.LastIndex(key, "/"); i >= 0 {
+			name = key[i+1:]
+		}
+		return bounded(name, source.KnownAnnotationName(name) || cloudmap.ReadsAnnotation(key), "aws-") + suffix
+	}
+	var parts []string
+	for _, w := range strings.Fields(indexes.ReplaceAllString(field, "[]")) {
+		if !strings.Contains(w, "/") { // "EndpointSlice ns/name endpoints[].hostname"
+			parts = append(parts, w)
+		}
+	}
+	return strings.Join(parts, " ") + suffix
+}
+
+// bounded returns name when it is known (read by crossfade), else "aws-other" for a name
+// with the AWS prefix and "other" for any other.
+func bounded(name string, known bool, awsPrefix string) string {
+	switch {
+	case known:
+		return name
+	case strings.HasPrefix(name, awsPrefix):
+		return "aws-other"
+	default:
+		return "other"
+	}
 }
 
 func quote(s string) string {

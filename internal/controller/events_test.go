@@ -133,10 +133,24 @@ func TestEventReporterCloudMap(t *testing.T) {
 func TestReasonOf(t *testing.T) {
 	for field, want := range map[string]string{
 		"annotation external-dns.alpha.kubernetes.io/aws-weight": "aws-weight",
-		"annotation crossfade.io/weight":                         "weight",
-		"annotation crossfade.io/cloudmap-attributes":            "cloudmap-attributes",
-		"spec.endpoints[3].recordTTL":                            "spec.endpoints[].recordTTL",
-		"spec.rules[0].host":                                     "spec.rules[].host",
+		// Any prefix: the name is what counts.
+		"annotation crossfade.io/ttl":                 "ttl",
+		"annotation crossfade.io/cloudmap-attributes": "cloudmap-attributes",
+		"spec.endpoints[3].recordTTL":                 "spec.endpoints[].recordTTL",
+		"spec.rules[0].host":                          "spec.rules[].host",
+		// Names users choose are bounded: a series is never deleted.
+		"annotation crossfade.io/weight":                                                "other",
+		"annotation external-dns.alpha.kubernetes.io/aws-typo-7":                        "aws-other",
+		"annotation external-dns.kubernetes.io/hostnme":                                 "other",
+		"spec.endpoints[0].providerSpecific[1] (aws/weight)":                            "spec.endpoints[].providerSpecific[] (aws/weight)",
+		"spec.endpoints[0].providerSpecific[2] (alias)":                                 "spec.endpoints[].providerSpecific[] (alias)",
+		"spec.endpoints[0].providerSpecific[1] (aws/typo-3)":                            "spec.endpoints[].providerSpecific[] (aws-other)",
+		"spec.endpoints[0].providerSpecific[1] (aws/a [b] of c; d)":                     "spec.endpoints[].providerSpecific[] (aws-other)",
+		"spec.endpoints[0].providerSpecific[1] (zz)":                                    "spec.endpoints[].providerSpecific[] (other)",
+		"annotation external-dns.alpha.kubernetes.io/target of gateway istio-system/gw": "target",
+		"spec.listeners[2].hostname of gateway team/gw":                                 "spec.listeners[].hostname",
+		"EndpointSlice default/web-x7k2p endpoints[3].hostname":                         "EndpointSlice endpoints[].hostname",
+		"status.loadBalancer.ingress of service a/b, c/d; annotation x of ingress e/f":  "status.loadBalancer.ingress",
 	} {
 		if got := reasonOf(field); got != want {
 			t.Errorf("reasonOf(%q) = %q, want %q", field, got, want)
@@ -214,5 +228,62 @@ func TestWaitConvergesUnderConstantChange(t *testing.T) {
 	cancel()
 	if c.wait(ctx, nil) {
 		t.Error("wait after stop reported a change")
+	}
+}
+
+// TestEventReporterKeepsWhatItCannotSee: a zone that could not be listed, or a reconcile
+// without a report (the zone list failed), does not make its problems gone, so they are not
+// sent again when the zone is read again; problems outside zones are judged as ever; and a
+// refused name held back past the reemit interval is not sent again before it is retried.
+func TestEventReporterKeepsWhatItCannotSee(t *testing.T) {
+	zone := provider.Zone{ID: "Z1", Name: "example.com"}
+	api := &endpoint.Endpoint{Name: "api.example.com", Type: "A", Labels: endpoint.Labels{endpoint.ResourceLabel: "crd/team/api"}}
+	web := endpoint.ObjectRef{Kind: "Service", Namespace: "default", Name: "web"}
+	invalid := []*endpoint.InvalidError{{Object: web, Field: "annotation external-dns.alpha.kubernetes.io/ttl", Value: "x", Reason: "want seconds"}}
+	t0 := time.Unix(1_700_000_000, 0)
+	held := &Report{Zones: []ZoneReport{{Zone: zone, Plan: &plan.Plan{},
+		Refused:   []plan.Conflict{{Key: api.Key(), Reason: "refused", Advice: "sent again after 2h"}},
+		heldUntil: map[endpoint.Key]time.Time{api.Key(): t0.Add(2 * time.Hour)}}}}
+	planned := func(conflicts ...plan.Conflict) *Report {
+		return &Report{Zones: []ZoneReport{{Zone: zone, Plan: &plan.Plan{Conflicts: conflicts}}}}
+	}
+	unlisted := &Report{Zones: []ZoneReport{{Zone: zone}}, Unplanned: []string{zone.ID}}
+	conflict := plan.Conflict{Key: api.Key(), Reason: "held by owner green"}
+	note := plan.Conflict{Key: api.Key(), Reason: "published with TTL 60"}
+
+	rec := &recorded{}
+	r := NewEventReporter(rec, nil, 50*time.Minute, nil)
+	steps := []struct {
+		name    string
+		invalid []*endpoint.InvalidError
+		rep     *Report
+		at      time.Duration
+		want    []string
+	}{
+		{"conflict and invalid object", invalid, planned(conflict), 0, []string{"InvalidDNSInput", "DNSRecordConflict"}},
+		{"zone not listed, object fixed", nil, unlisted, time.Second, nil},
+		{"zone listed again: no news", nil, planned(conflict), 2 * time.Second, nil},
+		{"no report, object broken again", invalid, nil, 3 * time.Second, []string{"InvalidDNSInput"}},
+		{"zone listed again after no report: no news", invalid, planned(conflict), 4 * time.Second, nil},
+		{"conflict gone", invalid, planned(), 5 * time.Second, nil},
+		{"conflict back", invalid, planned(conflict), 6 * time.Second, []string{"DNSRecordConflict"}},
+		{"a note: its own reason", nil, &Report{Zones: []ZoneReport{{Zone: zone, Plan: &plan.Plan{Notes: []plan.Conflict{note}}}}}, 7 * time.Second, []string{"DNSRecordAdjusted"}},
+		{"refused, held for 2 h", nil, held, 8 * time.Second, []string{"DNSRecordRefused"}},
+		{"still held after the reemit interval", nil, held, time.Hour, nil},
+		{"held past its retry: reemitted", nil, held, 2*time.Hour + time.Second, []string{"DNSRecordRefused"}},
+	}
+	for _, s := range steps {
+		rec.events = nil
+		r.Report(source.Result{Endpoints: []*endpoint.Endpoint{api}, Invalid: s.invalid}, s.rep, t0.Add(s.at))
+		var got []string
+		for _, e := range rec.events {
+			got = append(got, e.reason)
+			if e.typ != corev1.EventTypeWarning {
+				t.Errorf("%s: event type %s, want Warning", s.name, e.typ)
+			}
+		}
+		if !slices.Equal(got, s.want) {
+			t.Errorf("%s: sent %q, want %q", s.name, got, s.want)
+		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -61,6 +62,11 @@ type Stats struct {
 	Invalid map[InvalidKey]int
 	// Conflicts counts records not written because something stands in their way,
 	// including the names the provider refused.
+	//
+	// Conflicts and Refused of a zone whose records could not be listed, and Conflicts,
+	// Refused, Desired and ZoneNames when the zones could not be listed at all, are those
+	// of the last reconcile that listed them: a failed listing says nothing of them, and
+	// a gauge at 0, or a series gone, would say the problems or the zone were gone.
 	Conflicts int
 	// Refused counts the names the provider refused.
 	Refused int
@@ -107,6 +113,15 @@ type Controller struct {
 	cfg     Config
 	objects objects
 	log     *slog.Logger
+
+	mu   sync.Mutex
+	last map[string]zoneNumbers // by zone id, as the last reconcile reported it
+}
+
+// zoneNumbers are a zone's figures in Stats.
+type zoneNumbers struct {
+	name                        string
+	desired, conflicts, refused int
 }
 
 // New returns a Controller reading objects from w.
@@ -222,8 +237,6 @@ func (c *Controller) ReconcileOnce(ctx context.Context) (*Report, error) {
 		}
 	}
 	if rep != nil {
-		st.Refused = rep.Refused()
-		st.Conflicts = len(rep.Conflicts())
 		for _, z := range rep.Zones {
 			if c.cfg.Syncer.DryRun && z.Plan != nil && len(z.Plan.Batches) > 0 {
 				c.log.Info("dry run: would change", "zone", z.Zone.Name, "plan", z.Summary())
@@ -231,12 +244,16 @@ func (c *Controller) ReconcileOnce(ctx context.Context) (*Report, error) {
 					c.log.Debug("dry run: batch", "zone", z.Zone.Name, "batch", i, "change_batch", string(doc))
 				}
 			}
-			st.Desired[z.Zone.Name] += z.Desired
-			st.ZoneNames[z.Zone.ID] = z.Zone.Name
 			for a, n := range z.Written {
 				st.Written[a] += n
 			}
 		}
+	}
+	for id, z := range c.zoneNumbers(rep) {
+		st.Desired[z.name] += z.desired
+		st.ZoneNames[id] = z.name
+		st.Conflicts += z.conflicts
+		st.Refused += z.refused
 	}
 	if c.cfg.Events != nil {
 		c.cfg.Events.ReportAll(res, rep, cm, time.Now())
@@ -259,6 +276,29 @@ func (c *Controller) ReconcileOnce(ctx context.Context) (*Report, error) {
 		c.log.Debug("reconciled", attrs...)
 	}
 	return rep, nil
+}
+
+// zoneNumbers returns each zone's figures for Stats, by zone id: from rep, but the last
+// known conflicts of a zone rep could not list, and every zone's last figures when there
+// is no rep (the zones could not be listed).
+func (c *Controller) zoneNumbers(rep *Report) map[string]zoneNumbers {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if rep == nil {
+		return c.last
+	}
+	now := make(map[string]zoneNumbers, len(rep.Zones))
+	for _, z := range rep.Zones {
+		n := zoneNumbers{name: z.Zone.Name, desired: z.Desired, conflicts: len(z.Refused), refused: len(z.Refused)}
+		if z.Plan != nil {
+			n.conflicts += len(z.Plan.Conflicts)
+		} else if last, ok := c.last[z.Zone.ID]; ok {
+			n.conflicts, n.refused = last.conflicts, last.refused
+		}
+		now[z.Zone.ID] = n
+	}
+	c.last = now
+	return now
 }
 
 // dropKinds removes everything objects of kinds yield or report.

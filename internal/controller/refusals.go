@@ -34,6 +34,7 @@ type Refusals struct {
 }
 
 type refusalState struct {
+	zoneID string
 	until  time.Time
 	delay  time.Duration
 	reason string
@@ -77,10 +78,12 @@ func (r *Refusals) held(zoneID string, u plan.Unit) (bool, string, time.Time) {
 	return true, f.reason, f.until
 }
 
-// refused records that u was refused for reason.
-func (r *Refusals) refused(zoneID string, u plan.Unit, reason string) {
+// refused records that u was refused for reason, and returns when it will be sent again:
+// zero when it is not held back (no Refusals, or the zone moved under the write, which the
+// next sync plans again from what it reads).
+func (r *Refusals) refused(zoneID string, u plan.Unit, reason string) time.Time {
 	if r == nil || Moved(reason) {
-		return
+		return time.Time{}
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -90,7 +93,7 @@ func (r *Refusals) refused(zoneID string, u plan.Unit, reason string) {
 	fp := fingerprint(zoneID, u)
 	f, ok := r.byUnit[fp]
 	if !ok {
-		f = &refusalState{}
+		f = &refusalState{zoneID: zoneID}
 		r.byUnit[fp] = f
 	}
 	minDelay, maxDelay := orDefault(r.Min, DefaultRefusalBackoff), orDefault(r.Max, DefaultMaxRefusalBackoff)
@@ -100,18 +103,22 @@ func (r *Refusals) refused(zoneID string, u plan.Unit, reason string) {
 		r.touched = map[string]bool{}
 	}
 	r.touched[fp] = true
+	return f.until
 }
 
 // prune forgets the refusals of units no sync since the last prune planned: their
-// object changed or went, so the change they remember will never be sent again.
-func (r *Refusals) prune() {
+// object changed or went, so the change they remember will never be sent again. The
+// refusals of the zones in unplanned (by id) are kept: their listing failed, so no unit
+// of theirs was planned, and forgetting would send a refused name again at the next sync
+// with its backoff started over.
+func (r *Refusals) prune(unplanned map[string]bool) {
 	if r == nil {
 		return
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for fp := range r.byUnit {
-		if !r.touched[fp] {
+	for fp, f := range r.byUnit {
+		if !r.touched[fp] && !unplanned[f.zoneID] {
 			delete(r.byUnit, fp)
 		}
 	}

@@ -70,12 +70,9 @@ type ZoneReport struct {
 	// cancelled call); the batches after a failed one are still tried.
 	Err error
 
-	refusedUnits []refusedUnit
-}
-
-type refusedUnit struct {
-	unit   plan.Unit
-	reason string
+	// heldUntil says, by the key of a Refused entry, when its name is sent again; absent
+	// when the next sync sends it.
+	heldUntil map[endpoint.Key]time.Time
 }
 
 // Report is the outcome of one sync.
@@ -85,6 +82,10 @@ type Report struct {
 	KeptAll bool
 	// Unzoned are desired names no managed zone can hold.
 	Unzoned []string
+	// Unplanned are the ids of the zones whose records could not be listed (their
+	// ZoneReport has no Plan): nothing is known of them this time, so what earlier syncs
+	// found there (conflicts, refusals, notes) is not known to be gone.
+	Unplanned []string
 }
 
 // Conflicts returns every zone's conflicts in zone order.
@@ -184,6 +185,7 @@ func (s *Syncer) SyncKeeping(ctx context.Context, desired []*endpoint.Endpoint, 
 		if err != nil {
 			zr.Err = fmt.Errorf("zone %s: list records: %w", z, err)
 			rep.Zones = append(rep.Zones, zr)
+			rep.Unplanned = append(rep.Unplanned, z.ID)
 			log.Error("list records", "zone", z.Name, "zone_id", z.ID, "err", err)
 			continue
 		}
@@ -206,33 +208,36 @@ func (s *Syncer) SyncKeeping(ctx context.Context, desired []*endpoint.Endpoint, 
 		for _, c := range zr.Plan.Conflicts {
 			log.Log(ctx, conflictLevel, "conflict", "zone", z.Name, "record", c.Key.String(), "reason", c.Reason, "advice", c.Advice)
 		}
+		// Notes stand as long as their object asks for what cannot be written: a controller
+		// reports them once, as conflicts, through its EventReporter.
 		for _, c := range zr.Plan.Notes {
-			log.Warn("written otherwise than asked", "zone", z.Name, "record", c.Key.String(), "reason", c.Reason, "advice", c.Advice)
+			log.Log(ctx, conflictLevel, "written otherwise than asked", "zone", z.Name, "record", c.Key.String(), "reason", c.Reason, "advice", c.Advice)
 		}
 		if s.DryRun {
 			if err := s.render(ctx, &zr); err != nil {
 				zr.Err = err
 			}
 		} else {
+			// Every batch goes through holdBack even once ctx is done (WriteUnits then
+			// sends nothing): a held name not looked at would be forgotten by prune.
 			for i, units := range zr.Plan.Units {
 				units = s.holdBack(&zr, units)
 				s.apply(ctx, &zr, units, log.With("zone", z.Name, "zone_id", z.ID, "batch", i))
-				if ctx.Err() != nil {
-					break
-				}
-			}
-			for _, r := range zr.refusedUnits {
-				s.Refusals.refused(z.ID, r.unit, r.reason)
 			}
 		}
 		rep.Zones = append(rep.Zones, zr)
 	}
-	s.Refusals.prune()
+	unplanned := make(map[string]bool, len(rep.Unplanned))
+	for _, id := range rep.Unplanned {
+		unplanned[id] = true
+	}
+	s.Refusals.prune(unplanned)
 	return rep, nil
 }
 
 // holdBack returns the units not held back by an earlier refusal; the held ones are
-// reported as refused again, with when they will be sent.
+// reported as refused again, in the very words of their refusal (which say when they are
+// sent again): holding a name back is no news, and must not read as some.
 func (s *Syncer) holdBack(zr *ZoneReport, units []plan.Unit) []plan.Unit {
 	if s.Refusals == nil {
 		return units
@@ -244,9 +249,7 @@ func (s *Syncer) holdBack(zr *ZoneReport, units []plan.Unit) []plan.Unit {
 			out = append(out, u)
 			continue
 		}
-		c := refusal(u, "not sent again before "+until.UTC().Format(time.RFC3339)+": "+reason)
-		c.Advice = "held back after the provider refused it; fix the source object and it is sent at once"
-		zr.Refused = append(zr.Refused, c)
+		zr.addRefused(refusal(u, reason, until), until)
 	}
 	return out
 }
@@ -263,7 +266,9 @@ func (s *Syncer) apply(ctx context.Context, zr *ZoneReport, units []plan.Unit, l
 				zr.Written[c.Action]++
 			}
 		},
-		Refused: func(u plan.Unit, reason string) { zr.refuse(u, reason, log) },
+		Refused: func(u plan.Unit, reason string) {
+			zr.refuse(u, reason, s.Refusals.refused(zr.Zone.ID, u, reason), log)
+		},
 		Failed: func(units []plan.Unit, batch plan.Batch, err error) {
 			if zr.Err == nil {
 				zr.Err = fmt.Errorf("zone %s: %d changes of %d names: %w", zr.Zone, len(batch), len(units), err)
@@ -331,16 +336,28 @@ func WriteUnits(ctx context.Context, p provider.Provider, zone provider.Zone, un
 	}
 }
 
-// refuse reports a unit the provider would not take.
-func (zr *ZoneReport) refuse(u plan.Unit, reason string, log *slog.Logger) {
-	c := refusal(u, reason)
-	zr.Refused = append(zr.Refused, c)
-	zr.refusedUnits = append(zr.refusedUnits, refusedUnit{u, reason})
+// refuse reports a unit the provider would not take, held back until until (zero: not
+// held back).
+func (zr *ZoneReport) refuse(u plan.Unit, reason string, until time.Time, log *slog.Logger) {
+	c := refusal(u, reason, until)
+	zr.addRefused(c, until)
 	log.Error("change refused", "record", c.Key.String(), "name", u.Name, "resources", u.Resources, "reason", reason)
 }
 
-// refusal describes a refused unit as a conflict on its first non-TXT record.
-func refusal(u plan.Unit, reason string) plan.Conflict {
+func (zr *ZoneReport) addRefused(c plan.Conflict, until time.Time) {
+	zr.Refused = append(zr.Refused, c)
+	if !until.IsZero() {
+		if zr.heldUntil == nil {
+			zr.heldUntil = map[endpoint.Key]time.Time{}
+		}
+		zr.heldUntil[c.Key] = until
+	}
+}
+
+// refusal describes a refused unit as a conflict on its first non-TXT record. until is
+// when the unit is sent again, zero when the next sync sends it; the refusal and every
+// sync that holds the unit back until then describe it alike.
+func refusal(u plan.Unit, reason string, until time.Time) plan.Conflict {
 	key := u.Changes[0].Endpoint.Key()
 	for _, c := range u.Changes {
 		if c.Endpoint.Type != endpoint.TypeTXT {
@@ -356,6 +373,10 @@ func refusal(u plan.Unit, reason string) plan.Conflict {
 		Key:    key,
 		Reason: fmt.Sprintf("the %d changes of %s were not written%s: %s", len(u.Changes), u.Name, by, reason),
 		Advice: "every other name of the zone was written; fix the source object or the record in the zone, and the next sync sends this name again",
+	}
+	if !until.IsZero() {
+		c.Advice = "every other name of the zone was written; this name is sent again after " + until.UTC().Format(time.RFC3339) +
+			", or at once when what its object asks for changes: fix the source object or the record in the zone"
 	}
 	if Moved(reason) {
 		c.Advice = "another writer changed these record sets after this sync listed the zone, and nothing of theirs was overwritten; the next sync plans the name again from what it then reads"

@@ -34,6 +34,28 @@ const (
 	annAWSEvaluateTargetHealth = "aws-evaluate-target-health"
 )
 
+// annotationNames are the names above that an object may carry (annAWSPrefix is a prefix
+// of names, not one).
+var annotationNames = map[string]bool{annHostname: true, annInternalHostname: true, annTTL: true, annTarget: true,
+	annSetIdentifier: true, annAlias: true, annRecordType: true, annController: true, annAccess: true,
+	annEndpointsType: true, annIngressHostnameSource: true, annGatewayHostnameSource: true, annIngress: true,
+	annAWSWeight: true, annAWSFailover: true, annAWSHealthCheckID: true, annAWSEvaluateTargetHealth: true}
+
+// KnownAnnotationName reports whether name, an annotation key's part after its prefix
+// ("aws-weight"), is one the sources read: a bound for labels made of user input.
+func KnownAnnotationName(name string) bool { return annotationNames[name] }
+
+// KnownProperty reports whether name is a DNSEndpoint providerSpecific property the
+// sources read ("aws/weight"), as KnownAnnotationName does for annotations.
+func KnownProperty(name string) bool {
+	switch name {
+	case endpoint.PropAlias, propWeight, propFailover, endpoint.PropHealthCheckID, endpoint.PropEvaluateTargetHealth,
+		endpoint.PropAliasZoneID, propRecordType:
+		return true
+	}
+	return false
+}
+
 // controllerValue is the controller annotation value external-dns (and crossfade) own.
 const controllerValue = "dns-controller"
 

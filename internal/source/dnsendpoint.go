@@ -10,6 +10,14 @@ import (
 	"github.com/crossfade-io/crossfade/internal/endpoint"
 )
 
+// The providerSpecific properties read besides endpoint's, as external-dns's AWS provider
+// spells them.
+const (
+	propWeight     = "aws/weight"
+	propFailover   = "aws/failover"
+	propRecordType = "record-type"
+)
+
 // DNSEndpointGroupVersion is the API group and version of external-dns's DNSEndpoint CRD.
 const DNSEndpointGroupVersion = "externaldns.k8s.io/v1alpha1"
 
@@ -120,7 +128,7 @@ func (o *object) addDNSEndpointRecord(path string, rec *DNSEndpointRecord) {
 			} else if b {
 				e.SetProp(endpoint.PropAlias, "true")
 			}
-		case "aws/weight":
+		case propWeight:
 			from.weight = field + " (aws/weight)"
 			w, err := strconv.ParseInt(p.Value, 10, 64)
 			if err != nil || w < 0 || w > endpoint.MaxWeight {
@@ -132,7 +140,7 @@ func (o *object) addDNSEndpointRecord(path string, rec *DNSEndpointRecord) {
 				continue
 			}
 			e.Policy = endpoint.WeightedPolicy(w)
-		case "aws/failover":
+		case propFailover:
 			from.failover = field + " (aws/failover)"
 			if !strings.EqualFold(p.Value, endpoint.Primary) && !strings.EqualFold(p.Value, endpoint.Secondary) {
 				o.fail(from.failover, p.Value, reasonFailover)
@@ -165,7 +173,7 @@ func (o *object) addDNSEndpointRecord(path string, rec *DNSEndpointRecord) {
 				continue
 			}
 			e.SetProp(endpoint.PropAliasZoneID, p.Value)
-		case "record-type":
+		case propRecordType:
 			switch {
 			case p.Value == "":
 			case strings.EqualFold(p.Value, endpoint.TypePTR):
