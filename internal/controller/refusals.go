@@ -38,7 +38,17 @@ type refusalState struct {
 	until  time.Time
 	delay  time.Duration
 	reason string
+	// moved counts the refusals in a row that said the zone moved under the write.
+	moved int
 }
+
+// movedRepeats is how many times in a row the very same change may be refused as "the
+// zone moved" before it is held back like any refusal. After such a refusal the zone is
+// listed again, so a change planned from what truly moved differs from the refused one;
+// the same change refused again and again means the listing and Route 53 disagree (a
+// stale read path, a writer fighting over the name), and resending it, with a listing
+// of the whole zone each time, at every reconcile for months helps nobody.
+const movedRepeats = 3
 
 func (r *Refusals) now() time.Time {
 	if r.Now != nil {
@@ -80,9 +90,10 @@ func (r *Refusals) held(zoneID string, u plan.Unit) (bool, string, time.Time) {
 
 // refused records that u was refused for reason, and returns when it will be sent again:
 // zero when it is not held back (no Refusals, or the zone moved under the write, which the
-// next sync plans again from what it reads).
+// next sync plans again from what it reads, unless the same change was refused so
+// movedRepeats times in a row).
 func (r *Refusals) refused(zoneID string, u plan.Unit, reason string) time.Time {
-	if r == nil || Moved(reason) {
+	if r == nil {
 		return time.Time{}
 	}
 	r.mu.Lock()
@@ -90,19 +101,26 @@ func (r *Refusals) refused(zoneID string, u plan.Unit, reason string) time.Time 
 	if r.byUnit == nil {
 		r.byUnit = map[string]*refusalState{}
 	}
+	if r.touched == nil {
+		r.touched = map[string]bool{}
+	}
 	fp := fingerprint(zoneID, u)
 	f, ok := r.byUnit[fp]
 	if !ok {
 		f = &refusalState{zoneID: zoneID}
 		r.byUnit[fp] = f
 	}
+	r.touched[fp] = true
+	if Moved(reason) {
+		if f.moved++; f.moved < movedRepeats {
+			return time.Time{}
+		}
+	} else {
+		f.moved = 0
+	}
 	minDelay, maxDelay := orDefault(r.Min, DefaultRefusalBackoff), orDefault(r.Max, DefaultMaxRefusalBackoff)
 	f.delay = min(max(2*f.delay, minDelay), maxDelay)
 	f.until, f.reason = r.now().Add(f.delay), reason
-	if r.touched == nil {
-		r.touched = map[string]bool{}
-	}
-	r.touched[fp] = true
 	return f.until
 }
 

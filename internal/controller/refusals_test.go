@@ -2,11 +2,14 @@ package controller
 
 import (
 	"context"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/crossfade-io/crossfade/internal/endpoint"
 	"github.com/crossfade-io/crossfade/internal/plan"
+	"github.com/crossfade-io/crossfade/internal/provider"
 	"github.com/crossfade-io/crossfade/internal/sandbox/sandboxtest"
 )
 
@@ -66,5 +69,70 @@ func TestRefusalsHoldBackARefusedName(t *testing.T) {
 	}
 	if writes() != before {
 		t.Errorf("fixed object refused again")
+	}
+}
+
+// staleListing is a provider whose listing of one record set is always stale: it shows
+// name with an old value whatever the zone holds, as a read path lagging behind Route 53
+// (or a writer that keeps putting the value back) would.
+type staleListing struct {
+	provider.Provider
+	name  string
+	shown endpoint.Targets
+}
+
+func (s *staleListing) Records(ctx context.Context, z provider.Zone) ([]*endpoint.Endpoint, error) {
+	recs, err := s.Provider.Records(ctx, z)
+	for _, r := range recs {
+		if r.Name == s.name && r.Type == endpoint.TypeA {
+			r.Targets = s.shown
+		}
+	}
+	return recs, err
+}
+
+// TestMovedRefusalThatRepeatsIsHeldBack: a change refused as "another writer moved the
+// records" is sent again at the next sync, planned from a fresh listing; but the very same
+// change refused so movedRepeats times in a row is held back like any refusal, so that a
+// listing that disagrees with Route 53 does not cost a refused write and a re-list at
+// every reconcile for months.
+func TestMovedRefusalThatRepeatsIsHeldBack(t *testing.T) {
+	e := newEnv(t)
+	res := endpoint.Labels{endpoint.ResourceLabel: "service/default/web"}
+	web := &endpoint.Endpoint{Name: "web.example.com", Type: "A", Targets: endpoint.NewTargets("192.0.2.1"), Labels: res}
+	e.sync(t, "blue", plan.Sync, web)
+	// The zone holds .9 now (another writer); the listing keeps showing .1.
+	e.sync(t, "blue", plan.Sync, &endpoint.Endpoint{Name: "web.example.com", Type: "A", Targets: endpoint.NewTargets("192.0.2.9"), Labels: res})
+	now := time.Unix(1_700_000_000, 0)
+	s := e.syncer(t, "blue", plan.Sync)
+	s.Provider = &staleListing{Provider: e.p, name: "web.example.com", shown: endpoint.NewTargets("192.0.2.1")}
+	s.Refusals = &Refusals{Min: time.Minute, Max: 4 * time.Minute, Now: func() time.Time { return now }}
+	wanted := web.Clone()
+	wanted.Targets = endpoint.NewTargets("192.0.2.2")
+	refusedCalls := func() int { return sandboxtest.APICalls(t, e.sb)["ChangeResourceRecordSets InvalidChangeBatch"] }
+
+	var sent []int
+	var advice string
+	for range 20 {
+		now = now.Add(10 * time.Second)
+		before := refusedCalls()
+		rep, err := s.Sync(context.Background(), []*endpoint.Endpoint{wanted})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Refused() != 1 {
+			t.Fatalf("%d names reported refused, want 1 (held or not)", rep.Refused())
+		}
+		sent = append(sent, refusedCalls()-before)
+		advice = rep.Zones[0].Refused[0].Advice
+	}
+	// A sync every 10 s: three refusals as "moved" (10, 20, 30 s), the third holding it
+	// for a minute; sent once more at 90 s and refused, now held for two.
+	want := []int{1, 1, 1, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
+	if !slices.Equal(sent, want) {
+		t.Errorf("refused calls per sync %v, want %v", sent, want)
+	}
+	if !strings.Contains(advice, "3 times in a row") || !strings.Contains(advice, "sent again after") {
+		t.Errorf("advice of the held change: %q", advice)
 	}
 }

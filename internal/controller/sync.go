@@ -378,8 +378,13 @@ func refusal(u plan.Unit, reason string, until time.Time) plan.Conflict {
 		c.Advice = "every other name of the zone was written; this name is sent again after " + until.UTC().Format(time.RFC3339) +
 			", or at once when what its object asks for changes: fix the source object or the record in the zone"
 	}
-	if Moved(reason) {
+	switch {
+	case Moved(reason) && until.IsZero():
 		c.Advice = "another writer changed these record sets after this sync listed the zone, and nothing of theirs was overwritten; the next sync plans the name again from what it then reads"
+	case Moved(reason):
+		c.Advice = fmt.Sprintf("Route 53 refused this very change %d times in a row as if another writer had changed the records, though the zone was listed again after each: "+
+			"the zone's listing and Route 53 disagree, or a writer is fighting over the name; it is sent again after %s, or at once when the records in the zone or what its object asks for change",
+			movedRepeats, until.UTC().Format(time.RFC3339))
 	}
 	return c
 }
