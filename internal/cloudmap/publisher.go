@@ -62,6 +62,9 @@ type Problem struct {
 	Target  Target
 	ID      string
 	Message string
+	// Until is, for a refusal, when the op is sent again: nothing new can be said of it
+	// before then.
+	Until time.Time
 }
 
 // Report is what one reconcile did.
@@ -696,7 +699,7 @@ func (p *Publisher) record(t Target, s *serviceState, o outcome, rep *Report) er
 // refusedProblem reports an op Cloud Map refused; the message stays the same while the op
 // is held back, so that its event is sent once per refusal.
 func refusedProblem(t Target, op Op, reason string, until time.Time) Problem {
-	return Problem{Object: refOf(op.Resource), Kind: ProblemRefused, Target: t, ID: op.ID,
+	return Problem{Object: refOf(op.Resource), Kind: ProblemRefused, Target: t, ID: op.ID, Until: until,
 		Message: fmt.Sprintf("Cloud Map service %s refused the %s of instance %s (%s port %s): %s; it is sent again after %s, or at once when the Service changes",
 			t, op.Action, op.ID, address(op.Attributes), op.Attributes[AttrPort], reason, until.UTC().Format(time.RFC3339))}
 }

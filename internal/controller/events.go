@@ -175,7 +175,7 @@ func (r *EventReporter) ReportAll(res source.Result, rep *Report, cm *cloudmap.R
 			if p.Kind == cloudmap.ProblemRefused {
 				reason = ReasonCloudMapRefused
 			}
-			problems = append(problems, problem{ref: p.Object, reason: reason, message: p.Message})
+			problems = append(problems, problem{ref: p.Object, reason: reason, message: p.Message, until: p.Until})
 		}
 	}
 	r.mu.Lock()

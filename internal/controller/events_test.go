@@ -130,6 +130,33 @@ func TestEventReporterCloudMap(t *testing.T) {
 	}
 }
 
+// TestEventReporterCloudMapHeldRefusal: a Cloud Map refusal, like a DNS one, is not sent
+// again while its op is held back (its message already says when it is retried), even
+// past the reemit interval; after the retry it is news again.
+func TestEventReporterCloudMapHeldRefusal(t *testing.T) {
+	web := endpoint.ObjectRef{Kind: "Service", Namespace: "default", Name: "web"}
+	t0 := time.Unix(1_700_000_000, 0)
+	cm := &cloudmap.Report{Problems: []cloudmap.Problem{{Object: web, Kind: cloudmap.ProblemRefused, ID: "blue-2",
+		Message: "refused; it is sent again after 2h", Until: t0.Add(2 * time.Hour)}}}
+	rec := &recorded{}
+	r := NewEventReporter(rec, nil, 50*time.Minute, nil)
+	for _, step := range []struct {
+		name string
+		at   time.Duration
+		want int
+	}{
+		{"refused", 0, 1},
+		{"held past the reemit interval", time.Hour, 0},
+		{"past its retry", 2*time.Hour + time.Second, 1},
+	} {
+		rec.events = nil
+		r.ReportAll(source.Result{}, nil, cm, t0.Add(step.at))
+		if len(rec.events) != step.want {
+			t.Errorf("%s: %d events, want %d", step.name, len(rec.events), step.want)
+		}
+	}
+}
+
 func TestReasonOf(t *testing.T) {
 	for field, want := range map[string]string{
 		"annotation external-dns.alpha.kubernetes.io/aws-weight": "aws-weight",
