@@ -3,6 +3,7 @@ package cloudmap
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"maps"
 	"net/netip"
 	"regexp"
@@ -81,7 +82,7 @@ const (
 var (
 	// attrKeyPattern and attrValuePattern are the Attributes map's patterns in Cloud Map's
 	// model: printable ASCII keys; values of printable ASCII, spaces and tabs allowed
-	// inside but not at either end.
+	// anywhere but first (the model's pattern lets one end a value).
 	attrKeyPattern   = regexp.MustCompile(`^[a-zA-Z0-9!-~]+$`)
 	attrValuePattern = regexp.MustCompile(`^([a-zA-Z0-9!-~][ \ta-zA-Z0-9!-~]*){0,1}[a-zA-Z0-9!-~]{0,1}$`)
 )
@@ -286,7 +287,10 @@ func slicePort(s *discoveryv1.EndpointSlice, sp corev1.ServicePort) (int32, bool
 		if spProto == "" {
 			spProto = corev1.ProtocolTCP
 		}
-		if name == sp.Name && proto == spProto && p.Port != nil && *p.Port > 0 {
+		// The API server does not range-check a slice's port (any controller, or a
+		// person, may write a slice for a Service without a selector): a port over 65535
+		// is none, as Cloud Map refuses it in AWS_INSTANCE_PORT.
+		if name == sp.Name && proto == spProto && p.Port != nil && *p.Port > 0 && *p.Port <= 65535 {
 			return *p.Port, true
 		}
 	}
@@ -340,8 +344,9 @@ func parseAttributes(v string) (map[string]string, string) {
 		return out, ""
 	}
 	if strings.HasPrefix(v, "{") {
-		if err := json.Unmarshal([]byte(v), &out); err != nil {
-			return nil, "not a JSON object of strings: " + err.Error()
+		var reason string
+		if out, reason = jsonAttributes(v); reason != "" {
+			return nil, reason
 		}
 	} else {
 		for item := range strings.SplitSeq(v, ",") {
@@ -375,12 +380,45 @@ func parseAttributes(v string) (map[string]string, string) {
 }
 
 // checkValue says why v is not an attribute value Cloud Map takes, "" when it is.
+// jsonAttributes reads a JSON object of strings, refusing a key given twice as the
+// key=value form does (json.Unmarshal would keep the last silently).
+func jsonAttributes(v string) (map[string]string, string) {
+	const want = "not a JSON object of strings: "
+	dec := json.NewDecoder(strings.NewReader(v))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil, want + "want {"
+	}
+	out := map[string]string{}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return nil, want + err.Error()
+		}
+		k, _ := t.(string) // an object's keys are strings, or Token failed
+		var val string
+		if err := dec.Decode(&val); err != nil {
+			return nil, fmt.Sprintf("%skey %q: %v", want, k, err)
+		}
+		if _, dup := out[k]; dup {
+			return nil, fmt.Sprintf("key %q given twice", k)
+		}
+		out[k] = val
+	}
+	if _, err := dec.Token(); err != nil { // the closing }
+		return nil, want + err.Error()
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, want + "something follows the object"
+	}
+	return out, ""
+}
+
 func checkValue(v string) string {
 	if len(v) > maxAttrValueLen {
 		return fmt.Sprintf("longer than %d characters", maxAttrValueLen)
 	}
 	if !attrValuePattern.MatchString(v) {
-		return "want printable ASCII, with spaces or tabs only inside"
+		return "want printable ASCII, spaces and tabs allowed but not first"
 	}
 	return ""
 }
