@@ -15,8 +15,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/route53/types"
 
 	"github.com/crossfade-io/crossfade/internal/cutover/journal"
+	"github.com/crossfade-io/crossfade/internal/endpoint"
 	"github.com/crossfade-io/crossfade/internal/cutover/spec"
+	"github.com/crossfade-io/crossfade/internal/provider"
 	"github.com/crossfade-io/crossfade/internal/provider/route53/route53test"
+	"github.com/crossfade-io/crossfade/internal/sandbox/sandboxtest"
 )
 
 // foreignWeight sets blue's member of app.example.com to weight w the way external-dns
@@ -195,6 +198,22 @@ func TestDriftRollsBack(t *testing.T) {
 	}
 }
 
+// listThen lets listings through and, once armed, runs after right after the next one:
+// a write that lands after a check's last read.
+type listThen struct {
+	DNS
+	armed atomic.Bool
+	after func()
+}
+
+func (l *listThen) Records(ctx context.Context, z provider.Zone) ([]*endpoint.Endpoint, error) {
+	recs, err := l.DNS.Records(ctx, z)
+	if l.armed.CompareAndSwap(true, false) {
+		l.after()
+	}
+	return recs, err
+}
+
 // TestDriftBeforeAWrite: a weight moved between two steps (after step 1's last check,
 // before step 2's write) is caught by the write, which then sends nothing.
 func TestDriftBeforeAWrite(t *testing.T) {
@@ -203,13 +222,18 @@ func TestDriftBeforeAWrite(t *testing.T) {
 	p.OnDrift = spec.DriftRollback
 	cfg := e.config(p)
 	moved := false
+	dns := &listThen{DNS: e.dns, after: func() {
+		moved = true
+		if err := foreignWeight(context.Background(), e, 70); err != nil {
+			t.Errorf("foreign write: %v", err)
+		}
+	}}
+	cfg.DNS = dns
 	cfg.Progress = progressHook(func(ev Event) {
-		// Left 0: step 1 passes right after this event, with no further check.
+		// Left 0: the next read is step 1's last comparison, before it passes; the
+		// foreign write lands right after it.
 		if ev.Phase == PhaseHolding && ev.Step == 0 && ev.Left == 0 && !moved {
-			moved = true
-			if err := foreignWeight(context.Background(), e, 70); err != nil {
-				t.Errorf("foreign write: %v", err)
-			}
+			dns.armed.Store(true)
 		}
 	})
 	_, err := Run(context.Background(), cfg, false)
@@ -264,4 +288,37 @@ func TestResumeStaysPausedByDrift(t *testing.T) {
 		t.Errorf("weights while paused %v: a paused cutover writes nothing", a)
 	}
 	resumeToEnd(t, e, paths, done, 60*time.Second)
+}
+
+// TestHoldReadBudget: a hold compares the weights with the zone at its first check, every
+// DriftInterval and before the step passes, not at every gate check: reading the weights
+// lists the whole zone, and at every 2 s check a large zone alone used up Route 53's
+// per-account rate for as long as a step held. The same run comparing at every check
+// (the old behaviour) lists the zone several times as often.
+func TestHoldReadBudget(t *testing.T) {
+	lists := map[string]int{}
+	for _, tc := range []struct {
+		name  string
+		every time.Duration
+	}{{"every check", 100 * time.Millisecond}, {"default", 0}} {
+		e := newEnv(t, 100, 0)
+		p := testPlan(t) // 4 steps, checked every 100 ms
+		for i := range p.Steps {
+			p.Steps[i].Pause = 2 * time.Second
+		}
+		cfg := e.config(p)
+		cfg.DriftInterval = tc.every
+		before := sandboxtest.APICalls(t, e.sb)
+		if _, err := Run(context.Background(), cfg, false); err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		after := sandboxtest.APICalls(t, e.sb)
+		lists[tc.name] = after["ListResourceRecordSets ok"] - before["ListResourceRecordSets ok"]
+	}
+	// 4 holds of 2 s: every check is ≈ 80 listings, the default (15 checks) ≈ 3 per hold,
+	// plus each write's own reads either way.
+	if lists["default"]*3 > lists["every check"] || lists["default"] > 40 {
+		t.Errorf("zone listings in a run: %v; want the default under a third of every check's, and at most 40", lists)
+	}
+	t.Logf("zone listings in a run: %v", lists)
 }

@@ -489,7 +489,9 @@ func (r *runner) hold(ctx context.Context, i int, w map[string]int64) (stepResul
 	gstep := r.gateStep(i, w)
 	var last []gate.Result
 	began := time.Now()
+	r.compared = time.Time{}
 	for {
+		checked := time.Now()
 		if err := r.poll(); err != nil {
 			return stepResult{}, nil, err
 		}
@@ -503,9 +505,12 @@ func (r *runner) hold(ctx context.Context, i int, w map[string]int64) (stepResul
 		if r.aborted {
 			return stepResult{outcome: stepAborted}, nil, nil
 		}
-		// Gates judge the weights the step wrote, or nothing: compare them first.
-		if d, err := r.checkDrift(ctx); d != nil || err != nil {
-			return stepResult{}, d, err
+		// Gates judge the weights the step wrote, or nothing: compare them first, then
+		// every DriftInterval.
+		if r.driftDue() {
+			if d, err := r.checkDrift(ctx); d != nil || err != nil {
+				return stepResult{}, d, err
+			}
 		}
 		hold := holdFor()
 		last = last[:0]
@@ -540,6 +545,12 @@ func (r *runner) hold(ctx context.Context, i int, w map[string]int64) (stepResul
 		// A gate that has judged nothing yet (too few requests counted) holds the step on;
 		// a promote skips that wait as it skips the pause.
 		if held >= hold && (pending == "" || r.promoted) {
+			// A step passes only on weights compared at its end, too.
+			if r.compared.Before(checked) {
+				if d, err := r.checkDrift(ctx); d != nil || err != nil {
+					return stepResult{}, d, err
+				}
+			}
 			data, _ := json.Marshal(last)
 			return stepResult{outcome: stepPassed, data: data}, nil, nil
 		}
@@ -603,10 +614,17 @@ func (r *runner) checkDrift(ctx context.Context) (*DriftError, error) {
 	case err != nil:
 		return nil, err
 	}
+	r.compared = time.Now()
 	if d := drift(l, r.expect); len(d) > 0 {
 		return &DriftError{Expected: r.expected, Members: d, Cause: r.lever.DriftCause()}, nil
 	}
 	return nil, nil
+}
+
+// driftDue reports whether the weights are to be compared at this check: at a hold's
+// first, after a read that failed, and every DriftInterval.
+func (r *runner) driftDue() bool {
+	return r.compared.IsZero() || time.Since(r.compared) >= r.cfg.DriftInterval
 }
 
 // onDrift journals drift found at step (whose weights are w) and acts as spec.onDrift
@@ -829,10 +847,14 @@ func (r *runner) retire(ctx context.Context) (*rollbackDue, error) {
 		if due, err := r.heed(ctx, last, w); due != nil || err != nil {
 			return due, err
 		}
-		// The wait holds the last step's weights like a step: drift is acted on alike.
-		d, err := r.checkDrift(ctx)
-		if err != nil {
-			return nil, err
+		// The wait holds the last step's weights like a step: drift is acted on alike,
+		// compared as often.
+		var d *DriftError
+		var err error
+		if r.driftDue() {
+			if d, err = r.checkDrift(ctx); err != nil {
+				return nil, err
+			}
 		}
 		if d != nil {
 			res, again, err := r.onDrift(ctx, last, w, d)
@@ -848,6 +870,7 @@ func (r *runner) retire(ctx context.Context) (*rollbackDue, error) {
 			if err := r.write(ctx, last, w, nil, fmt.Sprintf("step %d of %d", n, n), Event{Phase: PhaseWriting, Step: last, Total: n}); err != nil {
 				return nil, err
 			}
+			r.compared = time.Time{} // compare what was just written at the next check
 			// Traffic went elsewhere meanwhile: the drain is measured afresh.
 			below = time.Time{}
 			continue
