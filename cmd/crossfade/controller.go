@@ -418,15 +418,7 @@ type observer struct {
 }
 
 func (o *observer) Reconciled(s controller.Stats) {
-	o.m.ObserveReconcile(s.Duration, s.Err)
-	o.m.AddChanges(s.Written)
-	o.m.SetRecords(s.Desired)
-	inv := make(map[metrics.InvalidKey]int, len(s.Invalid))
-	for k, n := range s.Invalid {
-		inv[metrics.InvalidKey(k)] = n
-	}
-	o.m.SetInvalid(inv)
-	o.m.SetConflicts(s.Conflicts, s.Refused)
+	s.Record(o.m)
 	o.mu.Lock()
 	o.zoneNames = s.ZoneNames
 	o.mu.Unlock()

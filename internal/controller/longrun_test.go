@@ -81,15 +81,7 @@ func (o *statsObserver) Reconciled(s Stats) {
 	if o.m == nil {
 		return
 	}
-	o.m.ObserveReconcile(s.Duration, s.Err)
-	o.m.AddChanges(s.Written)
-	o.m.SetRecords(s.Desired)
-	inv := make(map[metrics.InvalidKey]int, len(s.Invalid))
-	for k, n := range s.Invalid {
-		inv[metrics.InvalidKey(k)] = n
-	}
-	o.m.SetInvalid(inv)
-	o.m.SetConflicts(s.Conflicts, s.Refused)
+	s.Record(o.m)
 }
 
 // gauges renders the gauges a failed listing must leave alone, series by series.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/crossfade-io/crossfade/internal/cloudmap"
 	"github.com/crossfade-io/crossfade/internal/endpoint"
+	"github.com/crossfade-io/crossfade/internal/metrics"
 	"github.com/crossfade-io/crossfade/internal/plan"
 	"github.com/crossfade-io/crossfade/internal/source"
 )
@@ -45,6 +46,20 @@ type objects interface {
 // implements it.
 type CloudMap interface {
 	Reconcile(ctx context.Context, services []*corev1.Service, slices []*discoveryv1.EndpointSlice, complete bool) *cloudmap.Report
+}
+
+// Record puts s into m's series: the reconcile's duration and outcome, the changes
+// written, the records managed per zone, the invalid objects, conflicts and refusals.
+func (s Stats) Record(m *metrics.Metrics) {
+	m.ObserveReconcile(s.Duration, s.Err)
+	m.AddChanges(s.Written)
+	m.SetRecords(s.Desired)
+	inv := make(map[metrics.InvalidKey]int, len(s.Invalid))
+	for k, n := range s.Invalid {
+		inv[metrics.InvalidKey(k)] = n
+	}
+	m.SetInvalid(inv)
+	m.SetConflicts(s.Conflicts, s.Refused)
 }
 
 // Observer receives each reconcile's outcome, e.g. to export metrics.
