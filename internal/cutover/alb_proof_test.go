@@ -143,3 +143,51 @@ func TestPendingGateHoldsStep(t *testing.T) {
 		t.Errorf("run: %v, want the step failed at its time limit naming the gate", err)
 	}
 }
+
+// flakyGate cannot measure (Result.Err, as a throttled GetMetricData) at the checks listed
+// in failing (1-based), and passes at the others.
+type flakyGate struct {
+	checks  atomic.Int32
+	failing func(n int32) bool
+}
+
+func (g *flakyGate) Name() string { return "traffic" }
+
+func (g *flakyGate) Check(context.Context, gate.Step) gate.Result {
+	if n := g.checks.Add(1); g.failing(n) {
+		return gate.Result{Gate: "traffic", Err: "GetMetricData: ThrottlingException: Rate exceeded"}
+	}
+	return gate.Result{Gate: "traffic", Pass: true, Detail: "judged"}
+}
+
+// TestGateThatCannotMeasureHoldsTheStep: a gate that fails to measure for a few checks in
+// a row (one throttled call during a long hold) holds the step rather than rolling it
+// back; one that cannot measure for unmeasuredChecks checks in a row fails it, naming
+// the error.
+func TestGateThatCannotMeasureHoldsTheStep(t *testing.T) {
+	run := func(g *flakyGate) error {
+		cfg := albRunConfig(t, newFakeELB())
+		cfg.Plan.Steps = cfg.Plan.Steps[:1]
+		cfg.NewGate = func(spec.Gate) (Gate, error) { return g, nil }
+		cfg.Plan.Steps[0].Gates = []spec.Gate{{Name: "traffic"}}
+		cfg.Plan.Steps[0].Pause = 100 * time.Millisecond // ≈ 20 checks
+		_, err := Run(context.Background(), cfg, false)
+		return err
+	}
+	brief := &flakyGate{failing: func(n int32) bool { return n >= 2 && n < 2+unmeasuredChecks-1 }}
+	if err := run(brief); err != nil {
+		t.Errorf("%d checks in a row that could not measure: %v, want the step to pass once the gate measures again", unmeasuredChecks-1, err)
+	}
+	if n := brief.checks.Load(); n < unmeasuredChecks+1 {
+		t.Errorf("%d checks: the step passed while its gate could not measure", n)
+	}
+	always := &flakyGate{failing: func(n int32) bool { return n >= 2 }}
+	err := run(always)
+	var rb *RollbackError
+	if !errors.As(err, &rb) || !strings.Contains(rb.Reason, "ThrottlingException") {
+		t.Fatalf("run: %v, want the step failed naming the error", err)
+	}
+	if n := always.checks.Load(); n != unmeasuredChecks+1 {
+		t.Errorf("failed after %d checks, want %d (one that measured, then %d that could not)", n, unmeasuredChecks+1, unmeasuredChecks)
+	}
+}

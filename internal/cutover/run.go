@@ -490,6 +490,7 @@ func (r *runner) hold(ctx context.Context, i int, w map[string]int64) (stepResul
 	var last []gate.Result
 	began := time.Now()
 	r.compared = time.Time{}
+	unmeasured := map[string]int{} // per gate: checks in a row that could not measure
 	for {
 		checked := time.Now()
 		if err := r.poll(); err != nil {
@@ -521,6 +522,7 @@ func (r *runner) hold(ctx context.Context, i int, w map[string]int64) (stepResul
 				// that run --resume continues the step rather than rolling back.
 				return stepResult{}, nil, ctx.Err()
 			}
+			res = r.graceUnmeasured(res, unmeasured)
 			last = append(last, res)
 			if !res.Pass {
 				// Shown before the step ends, so that a live view marks the gate failed.
@@ -619,6 +621,33 @@ func (r *runner) checkDrift(ctx context.Context) (*DriftError, error) {
 		return &DriftError{Expected: r.expected, Members: d, Cause: r.lever.DriftCause()}, nil
 	}
 	return nil, nil
+}
+
+// unmeasuredChecks is how many checks in a row a gate may fail to measure (Result.Err: a
+// throttled GetMetricData, an unreachable Prometheus) before it fails the step. Before
+// that the step holds, as for a gate that has judged nothing yet: over a hold of hours one
+// throttled call is all but certain, and it says nothing about the clusters. The SDK's
+// retries come first, within each check.
+const unmeasuredChecks = 5
+
+// graceUnmeasured turns res, when its gate could not measure for fewer than
+// unmeasuredChecks checks in a row (counted in n), into a pending pass that says so; any
+// other result resets the count and is returned as it is.
+func (r *runner) graceUnmeasured(res gate.Result, n map[string]int) gate.Result {
+	if res.Pass || res.Err == "" {
+		n[res.Gate] = 0
+		return res
+	}
+	n[res.Gate]++
+	if n[res.Gate] >= unmeasuredChecks {
+		return res
+	}
+	r.log.Warn("gate could not measure; the step holds until it can", "gate", res.Gate, "err", res.Err,
+		"checks_in_a_row", n[res.Gate], "fails_at", unmeasuredChecks)
+	res.Pass, res.Pending = true, true
+	res.Detail = fmt.Sprintf("could not measure (%d of %d checks in a row): %s", n[res.Gate], unmeasuredChecks, res.Err)
+	res.Err = ""
+	return res
 }
 
 // driftDue reports whether the weights are to be compared at this check: at a hold's
