@@ -99,7 +99,7 @@ func (c *cloudMapFlags) publisher(ctx context.Context, f *controllerFlags, m *me
 	if endpoint == "" {
 		endpoint = f.route53.Endpoint
 	}
-	client, err := cloudmap.NewClient(ctx, cloudmap.ClientConfig{Endpoint: endpoint, Region: f.route53.Region,
+	client, err := cloudmap.NewClient(ctx, cloudmap.ClientConfig{Endpoint: endpoint, Region: f.route53.Region, MaxRetries: f.route53.MaxRetries,
 		APIOptions: []func(*middleware.Stack) error{cm.APIOption()}})
 	if err != nil {
 		return nil, err

@@ -11,9 +11,9 @@ import (
 	"path/filepath"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/spf13/cobra"
 
+	"github.com/crossfade-io/crossfade/internal/awsconfig"
 	"github.com/crossfade-io/crossfade/internal/cutover"
 	"github.com/crossfade-io/crossfade/internal/cutover/journal"
 	"github.com/crossfade-io/crossfade/internal/cutover/spec"
@@ -359,16 +359,9 @@ func (f *cutoverFlags) config(cmd *cobra.Command, g *globalFlags, file string) (
 	}
 	if p.ALB != nil {
 		// The ALB lever: listener rules, through the standard AWS configuration chain.
-		var opts []func(*config.LoadOptions) error
-		if f.route53.Region != "" {
-			opts = append(opts, config.WithRegion(f.route53.Region))
-		}
-		awsCfg, err := config.LoadDefaultConfig(cmd.Context(), opts...)
+		awsCfg, err := f.awsConfig(cmd)
 		if err != nil {
-			return cutover.Config{}, fmt.Errorf("load AWS configuration: %w", err)
-		}
-		if awsCfg.Region == "" {
-			awsCfg.Region = route53.DefaultRegion
+			return cutover.Config{}, err
 		}
 		endpoint := f.elbv2Endpoint
 		if endpoint == "" {
@@ -392,21 +385,12 @@ func (f *cutoverFlags) config(cmd *cobra.Command, g *globalFlags, file string) (
 	return cfg, nil
 }
 
-// awsConfig loads the AWS configuration (credentials, region) the standard way, --region
-// first.
+// awsConfig loads the AWS configuration (credentials, region, retries) of the ALB and
+// Cloud Map levers the way the Route 53 provider loads its own: --region first, and
+// --aws-max-retries for every AWS API.
 func (f *cutoverFlags) awsConfig(cmd *cobra.Command) (aws.Config, error) {
-	var opts []func(*config.LoadOptions) error
-	if f.route53.Region != "" {
-		opts = append(opts, config.WithRegion(f.route53.Region))
-	}
-	awsCfg, err := config.LoadDefaultConfig(cmd.Context(), opts...)
-	if err != nil {
-		return aws.Config{}, fmt.Errorf("load AWS configuration: %w", err)
-	}
-	if awsCfg.Region == "" {
-		awsCfg.Region = route53.DefaultRegion
-	}
-	return awsCfg, nil
+	return awsconfig.Load(cmd.Context(), awsconfig.Options{Region: f.route53.Region,
+		MaxRetries: f.route53.MaxRetries, MaxBackoff: f.route53.MaxBackoff})
 }
 
 // defaultStateDir follows the XDG base directory spec: cutover state is state, not cache.

@@ -53,7 +53,7 @@ func (f *publishFlags) add(fl *pflag.FlagSet) {
 	route53Flags(fl, &f.route53)
 	fl.StringSliceVar(&f.route53.ZoneIDs, "zone-id-filter", nil, "only manage these hosted zone ids (repeatable)")
 	fl.StringVar(&f.route53.ZoneType, "aws-zone-type", "", "only manage public or private zones (default: both)")
-	fl.IntVar(&f.route53.MaxRetries, "aws-max-retries", route53.DefaultMaxRetries, "retries of a throttled or failed Route 53 call")
+	fl.IntVar(&f.route53.MaxRetries, "aws-max-retries", route53.DefaultMaxRetries, "retries of a throttled or failed AWS call (Route 53; Cloud Map with --cloudmap)")
 	fl.BoolVar(&f.route53.PreferCNAME, "aws-prefer-cname", false, "publish a CNAME to an AWS load balancer as a CNAME, not as an alias (with its alias AAAA)")
 }
 

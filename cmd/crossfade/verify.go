@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/spf13/cobra"
 
+	"github.com/crossfade-io/crossfade/internal/awsconfig"
 	"github.com/crossfade-io/crossfade/internal/cutover"
 	"github.com/crossfade-io/crossfade/internal/cutover/spec"
 	"github.com/crossfade-io/crossfade/internal/provider/route53"
@@ -45,16 +45,9 @@ answer is empty or off by more than --tolerance.`,
 					return fmt.Errorf("--cloudmap %q: want NAMESPACE/SERVICE", cloudMap)
 				}
 				cm.Service.Namespace, cm.Service.Service, cm.Tolerance = ns, svc, cfg.Tolerance
-				var opts []func(*config.LoadOptions) error
-				if r53.Region != "" {
-					opts = append(opts, config.WithRegion(r53.Region))
-				}
-				awsCfg, err := config.LoadDefaultConfig(cmd.Context(), opts...)
+				awsCfg, err := awsconfig.Load(cmd.Context(), awsconfig.Options{Region: r53.Region, MaxRetries: r53.MaxRetries, MaxBackoff: r53.MaxBackoff})
 				if err != nil {
-					return fmt.Errorf("load AWS configuration: %w", err)
-				}
-				if awsCfg.Region == "" {
-					awsCfg.Region = route53.DefaultRegion
+					return err
 				}
 				if sdEndpoint == "" {
 					sdEndpoint = r53.Endpoint

@@ -5,9 +5,10 @@ import (
 	"fmt"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/config"
 	sd "github.com/aws/aws-sdk-go-v2/service/servicediscovery"
 	"github.com/aws/smithy-go/middleware"
+
+	"github.com/crossfade-io/crossfade/internal/awsconfig"
 )
 
 // API is the part of the Cloud Map client the publisher uses: every Cloud Map call it
@@ -25,16 +26,15 @@ type API interface {
 
 var _ API = (*sd.Client)(nil)
 
-// DefaultRegion is the region used when neither the configuration nor the environment
-// names one (Cloud Map is regional; the sandbox answers any).
-const DefaultRegion = "us-east-1"
-
 // ClientConfig points a Cloud Map client somewhere.
 type ClientConfig struct {
 	// Endpoint replaces AWS's, e.g. the sandbox's URL; "" uses AWS's.
 	Endpoint string
-	// Region overrides the configuration chain's.
+	// Region overrides the configuration chain's (Cloud Map is regional; with none,
+	// awsconfig.DefaultRegion).
 	Region string
+	// MaxRetries is how often the SDK retries a throttled or failed call (awsconfig.Options).
+	MaxRetries int
 	// APIOptions are added to the client's middleware stack (metrics).
 	APIOptions []func(*middleware.Stack) error
 }
@@ -42,16 +42,9 @@ type ClientConfig struct {
 // NewClient builds a Cloud Map client from the standard AWS configuration chain
 // (environment, shared files, web identity, instance metadata) and cfg.
 func NewClient(ctx context.Context, cfg ClientConfig) (*sd.Client, error) {
-	var opts []func(*config.LoadOptions) error
-	if cfg.Region != "" {
-		opts = append(opts, config.WithRegion(cfg.Region))
-	}
-	awsCfg, err := config.LoadDefaultConfig(ctx, opts...)
+	awsCfg, err := awsconfig.Load(ctx, awsconfig.Options{Region: cfg.Region, MaxRetries: cfg.MaxRetries})
 	if err != nil {
-		return nil, fmt.Errorf("cloud map: load AWS configuration: %w", err)
-	}
-	if awsCfg.Region == "" {
-		awsCfg.Region = DefaultRegion
+		return nil, fmt.Errorf("cloud map: %w", err)
 	}
 	return sd.NewFromConfig(awsCfg, func(o *sd.Options) {
 		if cfg.Endpoint != "" {

@@ -25,14 +25,12 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
-	"github.com/aws/aws-sdk-go-v2/aws/retry"
-	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/route53"
 	"github.com/aws/aws-sdk-go-v2/service/route53/types"
 	"github.com/aws/smithy-go"
 	"github.com/aws/smithy-go/middleware"
 
+	"github.com/crossfade-io/crossfade/internal/awsconfig"
 	"github.com/crossfade-io/crossfade/internal/endpoint"
 	"github.com/crossfade-io/crossfade/internal/plan"
 	"github.com/crossfade-io/crossfade/internal/provider"
@@ -48,10 +46,10 @@ const (
 // Defaults.
 const (
 	// DefaultMaxRetries is how often a throttled or failed call is retried.
-	DefaultMaxRetries = 3
+	DefaultMaxRetries = awsconfig.DefaultMaxRetries
 	// DefaultRegion is used when neither Config nor the environment names one: Route 53 is
 	// a global service signed in us-east-1.
-	DefaultRegion = "us-east-1"
+	DefaultRegion = awsconfig.DefaultRegion
 	// ChangeComment is the comment on every change batch crossfade sends.
 	ChangeComment = "crossfade"
 	// recordsPageSize is Route 53's largest ListResourceRecordSets page.
@@ -124,20 +122,10 @@ func New(ctx context.Context, cfg Config) (*Provider, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	var opts []func(*config.LoadOptions) error
-	if cfg.Region != "" {
-		opts = append(opts, config.WithRegion(cfg.Region))
-	}
-	if cfg.Credentials != nil {
-		opts = append(opts, config.WithCredentialsProvider(cfg.Credentials))
-	}
-	opts = append(opts, config.WithRetryer(func() aws.Retryer { return newRetryer(cfg) }))
-	awsCfg, err := config.LoadDefaultConfig(ctx, opts...)
+	awsCfg, err := awsconfig.Load(ctx, awsconfig.Options{Region: cfg.Region, MaxRetries: cfg.MaxRetries,
+		MaxBackoff: cfg.MaxBackoff, Credentials: cfg.Credentials})
 	if err != nil {
-		return nil, fmt.Errorf("route53: load AWS configuration: %w", err)
-	}
-	if awsCfg.Region == "" {
-		awsCfg.Region = DefaultRegion
+		return nil, fmt.Errorf("route53: %w", err)
 	}
 	client := route53.NewFromConfig(awsCfg, func(o *route53.Options) {
 		if cfg.Endpoint != "" {
@@ -187,27 +175,6 @@ func (c Config) validate() error {
 		return fmt.Errorf("route53: zone type %q: want \"public\", \"private\" or empty for both", c.ZoneType)
 	}
 	return nil
-}
-
-// newRetryer is the SDK's standard retryer, which already retries Throttling and
-// PriorRequestNotComplete (retry.DefaultThrottleErrorCodes) and 5xx answers, without
-// the client-side retry quota: a controller that syncs on a timer must not lock itself out
-// for minutes after a burst of throttling, and it has its own backoff between syncs.
-func newRetryer(cfg Config) aws.Retryer {
-	return retry.NewStandard(func(o *retry.StandardOptions) {
-		switch {
-		case cfg.MaxRetries < 0:
-			o.MaxAttempts = 1
-		case cfg.MaxRetries == 0:
-			o.MaxAttempts = DefaultMaxRetries + 1
-		default:
-			o.MaxAttempts = cfg.MaxRetries + 1
-		}
-		if cfg.MaxBackoff > 0 {
-			o.MaxBackoff = cfg.MaxBackoff
-		}
-		o.RateLimiter = ratelimit.None
-	})
 }
 
 // Limits are Route 53's per-request limits.
