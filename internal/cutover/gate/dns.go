@@ -24,7 +24,11 @@ const dnsConcurrency = 8
 // Answer classes that are not a member.
 const (
 	classOther = "other" // values that belong to no member, or to several
-	classEmpty = "empty" // no answer of the record's type, an error rcode, or no reply
+	classEmpty = "empty" // no answer of the record's type, or an error rcode
+	// classUnanswered is a query no server replied to (timed out twice, refused by the
+	// network): it says where the runner stands, not what the zone answers, so it is left
+	// out of the shares rather than counted as an empty answer.
+	classUnanswered = "unanswered"
 )
 
 // DNS samples the authoritative answers for each record of a step and compares the share
@@ -42,8 +46,15 @@ const (
 // about one check in 10⁵. Empty answers and foreign values are never retried: the promise
 // is that there are none at all.
 //
-// Values, per record key "<name>/<type>": <key>.samples, .empty, .other, and per member
-// <key>.<id>.count, .share, .expected; and the totals "empty" and "other".
+// A query no server replies to is not an answer: the shares are judged on the answered
+// samples, and a record with fewer than half its queries answered cannot be judged, so
+// the check fails with Result.Err (could not measure), which the engine holds on for a few
+// checks before failing the step, rather than rolling back because the runner's own
+// network dropped packets.
+//
+// Values, per record key "<name>/<type>": <key>.samples (answered), .unanswered, .empty,
+// .other, and per member <key>.<id>.count, .share, .expected; and the totals "empty",
+// "other" and "unanswered".
 type DNS struct {
 	name      string
 	servers   []string
@@ -81,17 +92,26 @@ func (d *DNS) Servers() []string { return slices.Clone(d.servers) }
 
 // tally counts where one record's sampled answers went.
 type tally struct {
-	mu       sync.Mutex
-	total    int
-	counts   map[string]int // member, classOther or classEmpty → answers
-	examples map[string]string
+	mu         sync.Mutex
+	total      int            // answered queries
+	unanswered int            // queries no server replied to
+	counts     map[string]int // member, classOther or classEmpty → answers
+	examples   map[string]string
 }
+
+// tooFewAnswers reports whether fewer than half the queries were answered: too few to
+// judge the shares on.
+func (t *tally) tooFewAnswers() bool { return t.total*2 < t.total+t.unanswered }
 
 func (t *tally) add(class, example string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.total++
-	t.counts[class]++
+	if class == classUnanswered {
+		t.unanswered++
+	} else {
+		t.total++
+		t.counts[class]++
+	}
 	if _, ok := t.examples[class]; !ok && example != "" {
 		t.examples[class] = example
 	}
@@ -112,7 +132,7 @@ func (d *DNS) Check(ctx context.Context, s Step) Result {
 	want := expectedShares(s.Weights)
 	var next atomic.Uint64 // round robin over the servers across the whole check
 	var problems, summary []string
-	var empty, other int
+	var empty, other, unanswered int
 	for _, rec := range s.Records {
 		key := rec.Name + "/" + recordType(rec)
 		qtype, members, err := d.prepare(rec, s.Weights)
@@ -122,16 +142,23 @@ func (d *DNS) Check(ctx context.Context, s Step) Result {
 		t := &tally{counts: map[string]int{}, examples: map[string]string{}}
 		d.sample(ctx, rec.Name, qtype, members, t, &next)
 		bad := d.deviations(t, want)
-		if len(bad) > 0 && t.counts[classEmpty] == 0 && t.counts[classOther] == 0 && ctx.Err() == nil {
+		if len(bad) > 0 && t.counts[classEmpty] == 0 && t.counts[classOther] == 0 && !t.tooFewAnswers() && ctx.Err() == nil {
 			d.sample(ctx, rec.Name, qtype, members, t, &next) // see the type's comment
 			bad = d.deviations(t, want)
 		}
 		if err := ctx.Err(); err != nil {
 			return r.fail(fmt.Errorf("gate %s: check interrupted: %w", d.name, err))
 		}
+		if t.tooFewAnswers() {
+			r.set(key+".unanswered", float64(t.unanswered))
+			return r.fail(fmt.Errorf("gate %s: %s: %d of %d queries got no reply (e.g. %s): too few answers to judge",
+				d.name, key, t.unanswered, t.total+t.unanswered, t.examples[classUnanswered]))
+		}
 		empty += t.counts[classEmpty]
 		other += t.counts[classOther]
+		unanswered += t.unanswered
 		r.set(key+".samples", float64(t.total))
+		r.set(key+".unanswered", float64(t.unanswered))
 		r.set(key+".empty", float64(t.counts[classEmpty]))
 		r.set(key+".other", float64(t.counts[classOther]))
 		got := shares(t.counts, t.total)
@@ -142,7 +169,11 @@ func (d *DNS) Check(ctx context.Context, s Step) Result {
 			r.set(key+"."+id+".expected", want[id])
 			parts = append(parts, fmt.Sprintf("%s %s (want %s)", id, fmtPct(got[id]), fmtPct(want[id])))
 		}
-		summary = append(summary, fmt.Sprintf("%s: %s of %d answers", key, strings.Join(parts, ", "), t.total))
+		line := fmt.Sprintf("%s: %s of %d answers", key, strings.Join(parts, ", "), t.total)
+		if t.unanswered > 0 {
+			line += fmt.Sprintf(" (%d queries unanswered, e.g. %s)", t.unanswered, t.examples[classUnanswered])
+		}
+		summary = append(summary, line)
 		if n := t.counts[classEmpty]; n > 0 {
 			problems = append(problems, fmt.Sprintf("%s: %d of %d answers empty (e.g. %s)", key, n, t.total, t.examples[classEmpty]))
 		}
@@ -162,6 +193,7 @@ func (d *DNS) Check(ctx context.Context, s Step) Result {
 	}
 	r.set("empty", float64(empty))
 	r.set("other", float64(other))
+	r.set("unanswered", float64(unanswered))
 	r.Pass = len(problems) == 0
 	r.Detail = strings.Join(summary, "; ")
 	if !r.Pass {
@@ -216,7 +248,7 @@ func (d *DNS) ask(ctx context.Context, server, name string, qtype uint16, member
 		in, err = exchange(ctx, server, name, qtype, false)
 	}
 	if err != nil {
-		return classEmpty, err.Error()
+		return classUnanswered, err.Error()
 	}
 	if in.Rcode != dns.RcodeSuccess {
 		return classEmpty, fmt.Sprintf("%s from %s", dns.RcodeToString[in.Rcode], server)

@@ -2,6 +2,7 @@ package gate
 
 import (
 	"context"
+	"net"
 	"regexp"
 	"slices"
 	"strings"
@@ -174,5 +175,63 @@ func TestDNSGateForeignAnswer(t *testing.T) {
 	r := d.Check(context.Background(), Step{Weights: map[string]int64{"blue": 1, "green": 1}, Records: []Record{rec}})
 	if r.Pass || !strings.Contains(r.Detail, "answers matched no member (e.g. 192.0.2.20)") || r.Values["other"] == 0 {
 		t.Errorf("got pass=%v other=%v: %s", r.Pass, r.Values["other"], r.Detail)
+	}
+}
+
+// closedUDPPort is a loopback UDP address nothing listens on: a query sent there gets no
+// reply (the kernel answers port unreachable at once, so the test does not wait out
+// timeouts).
+func closedUDPPort(t *testing.T) string {
+	t.Helper()
+	c, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := c.LocalAddr().String()
+	c.Close()
+	return addr
+}
+
+// A query no server replies to is not an empty answer: the shares are judged on the
+// answered ones, and a record with fewer than half its queries answered cannot be judged
+// (Result.Err: the engine holds the step rather than rolling back on the runner's network).
+func TestDNSGateUnanswered(t *testing.T) {
+	z := startZone(t)
+	ms := []member{
+		{id: "blue", weight: 1, values: []string{"192.0.2.10"}},
+		{id: "green", weight: 3, values: []string{"192.0.2.20"}},
+	}
+	rec := z.setWeighted(t, "app.example.com", "A", ms...)
+	dead := closedUDPPort(t)
+	for _, tc := range []struct {
+		name       string
+		servers    []string
+		pass       bool
+		err        string // substring of Result.Err; "" wants none
+		unanswered float64
+	}{
+		// Round robin over a live and a dead server: half the queries answered.
+		{"half answered", []string{z.sb.DNSAddr(), dead}, true, "", 100},
+		{"none answered", []string{dead}, false, "200 of 200 queries got no reply", 200},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d, err := NewDNS("dns-1", spec.DNSGate{Servers: tc.servers, Samples: 200})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := d.Check(context.Background(), Step{Weights: weightsOf(ms...), Records: []Record{rec}})
+			if r.Pass != tc.pass {
+				t.Errorf("pass %v, want %v: %s (err %q)", r.Pass, tc.pass, r.Detail, r.Err)
+			}
+			if tc.err == "" && r.Err != "" || tc.err != "" && !strings.Contains(r.Err, tc.err) {
+				t.Errorf("err %q, want %q", r.Err, tc.err)
+			}
+			if got := r.Values["app.example.com/A.unanswered"]; got != tc.unanswered {
+				t.Errorf("unanswered %v, want %v", got, tc.unanswered)
+			}
+			if e := r.Values["empty"]; e != 0 {
+				t.Errorf("%v answers counted empty: no server answered empty", e)
+			}
+		})
 	}
 }
