@@ -39,21 +39,8 @@ func newFixture(t *testing.T) *fixture {
 		Retryer: retry.NewStandard(func(o *retry.StandardOptions) {
 			o.MaxAttempts, o.MaxBackoff, o.RateLimiter = 2, time.Millisecond, ratelimit.None
 		})})}
-	ctx := context.Background()
-	ns, err := f.api.CreatePrivateDnsNamespace(ctx, &sd.CreatePrivateDnsNamespaceInput{Name: aws.String("corp.local"), Vpc: aws.String("vpc-1")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	op, err := f.api.GetOperation(ctx, &sd.GetOperationInput{OperationId: ns.OperationId})
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc, err := f.api.CreateService(ctx, &sd.CreateServiceInput{Name: aws.String("api"), NamespaceId: aws.String(op.Operation.Targets["NAMESPACE"]),
-		DnsConfig: &types.DnsConfig{DnsRecords: []types.DnsRecord{{Type: types.RecordTypeA, TTL: aws.Int64(10)}, {Type: types.RecordTypeSrv, TTL: aws.Int64(10)}}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.svcID = aws.ToString(svc.Service.Id)
+	f.svcID = aws.ToString(sandboxtest.CloudMapService(t, f.api, "corp.local", "vpc-1", sd.CreateServiceInput{Name: aws.String("api"),
+		DnsConfig: &types.DnsConfig{DnsRecords: []types.DnsRecord{{Type: types.RecordTypeA, TTL: aws.Int64(10)}, {Type: types.RecordTypeSrv, TTL: aws.Int64(10)}}}}).Id)
 	return f
 }
 

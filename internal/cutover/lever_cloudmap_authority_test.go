@@ -40,27 +40,9 @@ func newSandboxCM(t *testing.T) *sandboxCM {
 	m := &sandboxCM{api: NewServiceDiscovery(aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("test", "test", "")}, sb.APIURL()),
 		name: "service apps/orders"}
 	ctx := context.Background()
-	if _, err := m.api.CreateHttpNamespace(ctx, &sd.CreateHttpNamespaceInput{Name: aws.String("apps")}); err != nil {
-		t.Fatal(err)
-	}
-	var nsID string
-	for deadline := time.Now().Add(10 * time.Second); nsID == ""; time.Sleep(10 * time.Millisecond) {
-		out, err := m.api.ListNamespaces(ctx, &sd.ListNamespacesInput{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(out.Namespaces) == 1 {
-			nsID = aws.ToString(out.Namespaces[0].Id)
-		} else if time.Now().After(deadline) {
-			t.Fatal("namespace apps not created")
-		}
-	}
-	svc, err := m.api.CreateService(ctx, &sd.CreateServiceInput{Name: aws.String("orders"), NamespaceId: aws.String(nsID),
+	svc := sandboxtest.CloudMapService(t, m.api, "apps", "", sd.CreateServiceInput{Name: aws.String("orders"),
 		HealthCheckCustomConfig: &sdtypes.HealthCheckCustomConfig{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m.svcID, m.arn = aws.ToString(svc.Service.Id), aws.ToString(svc.Service.Arn)
+	m.svcID, m.arn = aws.ToString(svc.Id), aws.ToString(svc.Arn)
 	for i, c := range []string{"blue", "blue", "green", "green"} {
 		id := fmt.Sprintf("%s-%d", c, i%2+1)
 		if _, err := m.api.RegisterInstance(ctx, &sd.RegisterInstanceInput{ServiceId: aws.String(m.svcID), InstanceId: aws.String(id),

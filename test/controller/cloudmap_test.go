@@ -82,20 +82,8 @@ func TestCloudMapTwoClustersAndAForeignRegistrar(t *testing.T) {
 	sb := sandboxtest.Start(t)
 	api := cloudMapClient(sb)
 	ctx := context.Background()
-	ns, err := api.CreatePrivateDnsNamespace(ctx, &sd.CreatePrivateDnsNamespaceInput{Name: aws.String("mesh.local"), Vpc: aws.String("vpc-1")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	op, err := api.GetOperation(ctx, &sd.GetOperationInput{OperationId: ns.OperationId})
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc, err := api.CreateService(ctx, &sd.CreateServiceInput{Name: aws.String("api"), NamespaceId: aws.String(op.Operation.Targets["NAMESPACE"]),
-		DnsConfig: &sdtypes.DnsConfig{DnsRecords: []sdtypes.DnsRecord{{Type: sdtypes.RecordTypeA, TTL: aws.Int64(10)}, {Type: sdtypes.RecordTypeSrv, TTL: aws.Int64(10)}}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	svcID := aws.ToString(svc.Service.Id)
+	svcID := aws.ToString(sandboxtest.CloudMapService(t, api, "mesh.local", "vpc-1", sd.CreateServiceInput{Name: aws.String("api"),
+		DnsConfig: &sdtypes.DnsConfig{DnsRecords: []sdtypes.DnsRecord{{Type: sdtypes.RecordTypeA, TTL: aws.Int64(10)}, {Type: sdtypes.RecordTypeSrv, TTL: aws.Int64(10)}}}}).Id)
 
 	blue := &cloudMapCluster{id: "blue", version: "v1-20", addrs: []string{"10.1.0.1", "10.1.0.2", "10.1.0.3"}}
 	green := &cloudMapCluster{id: "green", version: "v1-21", addrs: []string{"10.2.0.1", "10.2.0.2"}}

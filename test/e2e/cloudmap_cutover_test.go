@@ -27,6 +27,7 @@ import (
 	"github.com/crossfade-io/crossfade/internal/cutover"
 	"github.com/crossfade-io/crossfade/internal/cutover/journal"
 	"github.com/crossfade-io/crossfade/internal/sandbox"
+	"github.com/crossfade-io/crossfade/internal/sandbox/sandboxtest"
 )
 
 // cmPerCluster is how many instances each cluster registers: with 9 and 9, the steps 10,
@@ -61,31 +62,8 @@ func newCutCloudMap(t *testing.T, healthDelay time.Duration) *cutCloudMap {
 	sb := startSandbox(t, sandbox.Config{CloudMapHealthDelay: healthDelay})
 	m := &cutCloudMap{t: t, sb: sb, c: newSDClient(sb)}
 	ctx := context.Background()
-	// A fresh input per call: the SDK writes a generated CreatorRequestId into it.
-	if _, err := m.c.CreateHttpNamespace(ctx, &sd.CreateHttpNamespaceInput{Name: aws.String("apps")}); err != nil {
-		t.Fatal(err)
-	}
-	var nsID string
-	for range 100 {
-		out, err := m.c.ListNamespaces(ctx, &sd.ListNamespacesInput{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(out.Namespaces) == 1 {
-			nsID = aws.ToString(out.Namespaces[0].Id)
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	if nsID == "" {
-		t.Fatal("namespace apps not created")
-	}
-	svc, err := m.c.CreateService(ctx, &sd.CreateServiceInput{Name: aws.String("orders"), NamespaceId: aws.String(nsID),
-		HealthCheckCustomConfig: &sdtypes.HealthCheckCustomConfig{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m.svcID = aws.ToString(svc.Service.Id)
+	m.svcID = aws.ToString(sandboxtest.CloudMapService(t, m.c, "apps", "", sd.CreateServiceInput{Name: aws.String("orders"),
+		HealthCheckCustomConfig: &sdtypes.HealthCheckCustomConfig{}}).Id)
 	register := func(id, cluster, env string, ip int) {
 		t.Helper()
 		if _, err := m.c.RegisterInstance(ctx, &sd.RegisterInstanceInput{ServiceId: aws.String(m.svcID), InstanceId: aws.String(id),

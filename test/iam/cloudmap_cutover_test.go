@@ -41,20 +41,9 @@ func TestCloudMapCutoverPolicyMatchesObservedCalls(t *testing.T) {
 	sb := sandboxtest.Start(t)
 	ctx := context.Background()
 	api := cutover.NewServiceDiscovery(aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("test", "test", "")}, sb.APIURL())
-	ns, err := api.CreateHttpNamespace(ctx, &sd.CreateHttpNamespaceInput{Name: aws.String("apps")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	op, err := api.GetOperation(ctx, &sd.GetOperationInput{OperationId: ns.OperationId})
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc, err := api.CreateService(ctx, &sd.CreateServiceInput{Name: aws.String("orders"), NamespaceId: aws.String(op.Operation.Targets["NAMESPACE"]),
+	svc := sandboxtest.CloudMapService(t, api, "apps", "", sd.CreateServiceInput{Name: aws.String("orders"),
 		HealthCheckCustomConfig: &sdtypes.HealthCheckCustomConfig{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	svcID := aws.ToString(svc.Service.Id)
+	svcID := aws.ToString(svc.Id)
 	for i, c := range []string{"blue", "blue", "green", "green"} {
 		id := fmt.Sprintf("%s-%d", c, i)
 		if _, err := api.RegisterInstance(ctx, &sd.RegisterInstanceInput{ServiceId: aws.String(svcID), InstanceId: aws.String(id),

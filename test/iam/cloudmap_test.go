@@ -53,19 +53,7 @@ func TestCloudMapPolicyMatchesObservedCalls(t *testing.T) {
 	ctx := context.Background()
 	api := sd.New(sd.Options{Region: "us-east-1", BaseEndpoint: aws.String(sb.APIURL()),
 		Credentials: credentials.NewStaticCredentialsProvider("test", "test", "")})
-	ns, err := api.CreateHttpNamespace(ctx, &sd.CreateHttpNamespaceInput{Name: aws.String("shop")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	op, err := api.GetOperation(ctx, &sd.GetOperationInput{OperationId: ns.OperationId})
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc, err := api.CreateService(ctx, &sd.CreateServiceInput{Name: aws.String("orders"), NamespaceId: aws.String(op.Operation.Targets["NAMESPACE"])})
-	if err != nil {
-		t.Fatal(err)
-	}
-	svcID := aws.ToString(svc.Service.Id)
+	svcID := aws.ToString(sandboxtest.CloudMapService(t, api, "shop", "", sd.CreateServiceInput{Name: aws.String("orders")}).Id)
 	taken := cloudmap.InstanceID("blue", "default", "orders", "10.3.0.3", 8080)
 	foreign := map[string]string{cloudmap.AttrIPv4: "10.9.0.3", cloudmap.AttrPort: "8080", "team": "legacy"}
 	if _, err := api.RegisterInstance(ctx, &sd.RegisterInstanceInput{ServiceId: aws.String(svcID), InstanceId: aws.String(taken), Attributes: foreign}); err != nil {

@@ -9,6 +9,11 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	sd "github.com/aws/aws-sdk-go-v2/service/servicediscovery"
+	sdtypes "github.com/aws/aws-sdk-go-v2/service/servicediscovery/types"
 
 	"github.com/crossfade-io/crossfade/internal/sandbox"
 )
@@ -93,4 +98,49 @@ func SetFaults(t testing.TB, sb *sandbox.Sandbox, body string) {
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("PUT %sfaults %s: %s", sandbox.AdminPrefix, body, resp.Status)
 	}
+}
+
+// CloudMapService creates, through api, the Cloud Map namespace named namespace (a private
+// DNS namespace in vpc, or an HTTP one when vpc is ""), waits for the operation creating it
+// to succeed, as a client must before using the namespace, and creates svc in it
+// (svc.NamespaceId is set here). It returns the service.
+func CloudMapService(t testing.TB, api *sd.Client, namespace, vpc string, svc sd.CreateServiceInput) sdtypes.Service {
+	t.Helper()
+	ctx := context.Background()
+	var opID *string
+	if vpc == "" {
+		out, err := api.CreateHttpNamespace(ctx, &sd.CreateHttpNamespaceInput{Name: aws.String(namespace)})
+		if err != nil {
+			t.Fatalf("create namespace %s: %v", namespace, err)
+		}
+		opID = out.OperationId
+	} else {
+		out, err := api.CreatePrivateDnsNamespace(ctx, &sd.CreatePrivateDnsNamespaceInput{Name: aws.String(namespace), Vpc: aws.String(vpc)})
+		if err != nil {
+			t.Fatalf("create namespace %s: %v", namespace, err)
+		}
+		opID = out.OperationId
+	}
+	var nsID string
+	for deadline := time.Now().Add(10 * time.Second); nsID == ""; time.Sleep(10 * time.Millisecond) {
+		op, err := api.GetOperation(ctx, &sd.GetOperationInput{OperationId: opID})
+		if err != nil {
+			t.Fatalf("namespace %s: operation %s: %v", namespace, aws.ToString(opID), err)
+		}
+		switch op.Operation.Status {
+		case sdtypes.OperationStatusSuccess:
+			nsID = op.Operation.Targets[string(sdtypes.OperationTargetTypeNamespace)]
+		case sdtypes.OperationStatusFail:
+			t.Fatalf("namespace %s: operation failed: %s", namespace, aws.ToString(op.Operation.ErrorMessage))
+		}
+		if nsID == "" && time.Now().After(deadline) {
+			t.Fatalf("namespace %s: operation %s not done after 10s (%s)", namespace, aws.ToString(opID), op.Operation.Status)
+		}
+	}
+	svc.NamespaceId = aws.String(nsID)
+	out, err := api.CreateService(ctx, &svc)
+	if err != nil {
+		t.Fatalf("create service %s in %s: %v", aws.ToString(svc.Name), namespace, err)
+	}
+	return *out.Service
 }
