@@ -9,12 +9,12 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/crossfade-io/crossfade/internal/child"
 	"github.com/crossfade-io/crossfade/internal/sandbox/albproxy"
 )
 
@@ -144,26 +144,10 @@ func checkGone(t *testing.T, r *run) {
 		t.Fatalf("the run did not get as far as starting both proxies: %+v", r)
 	}
 	for name, pgid := range map[string]int{"albproxy": r.albPID, "nginx": r.nginxPID} {
-		if left := groupMembers(pgid); len(left) > 0 {
+		if left := child.GroupMembers(pgid); len(left) > 0 {
 			t.Errorf("%s: processes %v of its group %d still run", name, left, pgid)
 		}
 	}
-}
-
-// groupMembers lists the processes in process group pgid.
-func groupMembers(pgid int) []int {
-	entries, _ := os.ReadDir("/proc")
-	var out []int
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		if f, ok := statFields(pid); ok && len(f) > 2 && f[2] == strconv.Itoa(pgid) && f[0] != "Z" {
-			out = append(out, pid)
-		}
-	}
-	return out
 }
 
 // testWriter sends log lines to t.Log, and to onLine when set.
@@ -300,7 +284,7 @@ func TestShares(t *testing.T) {
 	}
 }
 
-func TestLatencyFormat(t *testing.T) {
+func TestAdded(t *testing.T) {
 	for _, tc := range []struct {
 		d    time.Duration
 		want string
@@ -309,8 +293,8 @@ func TestLatencyFormat(t *testing.T) {
 		{1234 * time.Microsecond, "1.23 ms"},
 		{1500 * time.Millisecond, "1.50 s"},
 	} {
-		if got := latency(tc.d); got != tc.want {
-			t.Errorf("latency(%v) = %q, want %q", tc.d, got, tc.want)
+		if got := added(tc.d); got != "+"+tc.want {
+			t.Errorf("added(%v) = %q", tc.d, got)
 		}
 		if got := added(-tc.d); got != "−"+tc.want {
 			t.Errorf("added(%v) = %q", -tc.d, got)

@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/crossfade-io/crossfade/internal/child"
 	"github.com/crossfade-io/crossfade/internal/sandbox/albproxy"
 )
 
@@ -74,7 +75,7 @@ func groupID(name string) string { return "targetgroup/" + name + "/000000000000
 
 // albChild is the albproxy's process, seen from this one.
 type albChild struct {
-	*child
+	*child.Process
 	addr  string
 	stdin *os.File // closing it tells the child to go, should signals fail
 }
@@ -113,7 +114,7 @@ func startALBProxy(ctx context.Context, dir string, cfg albproxy.Config, log *sl
 		outR.Close()
 		return nil, err
 	}
-	a := &albChild{child: c, stdin: inW}
+	a := &albChild{Process: c, stdin: inW}
 
 	lines := make(chan string, 1)
 	go func() {
@@ -133,16 +134,16 @@ func startALBProxy(ctx context.Context, dir string, cfg albproxy.Config, log *sl
 		addr, ok := strings.CutPrefix(line, "ready ")
 		if !ok {
 			a.stop(log)
-			return nil, fmt.Errorf("albproxy: unexpected first line %q; log tail:\n%s", line, tailFile(c.logPath, 2048))
+			return nil, fmt.Errorf("albproxy: unexpected first line %q; log tail:\n%s", line, c.Tail(logTailLines))
 		}
 		a.addr = addr
 		return a, nil
-	case <-c.done:
+	case <-c.Done():
 		a.stop(log)
-		return nil, c.earlyExit()
+		return nil, c.ExitError()
 	case <-timer.C:
 		a.stop(log)
-		return nil, fmt.Errorf("albproxy: not ready within %s; log tail:\n%s", readyTimeout, tailFile(c.logPath, 2048))
+		return nil, fmt.Errorf("albproxy: not ready within %s; log tail:\n%s", readyTimeout, c.Tail(logTailLines))
 	case <-ctx.Done():
 		a.stop(log)
 		return nil, context.Cause(ctx)
@@ -151,7 +152,7 @@ func startALBProxy(ctx context.Context, dir string, cfg albproxy.Config, log *sl
 
 // stop ends the albproxy's process.
 func (a *albChild) stop(log *slog.Logger) {
-	a.child.stop(log)
+	stopChild(a.Process, log)
 	a.stdin.Close()
 }
 

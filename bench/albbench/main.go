@@ -34,11 +34,14 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
+
+	"github.com/crossfade-io/crossfade/bench/internal/cli"
+	"github.com/crossfade-io/crossfade/bench/internal/machine"
+	"github.com/crossfade-io/crossfade/bench/internal/report"
+	"github.com/crossfade-io/crossfade/internal/child"
 )
 
 // options are the command-line settings.
@@ -72,11 +75,8 @@ func parseFlags(args []string) (options, error) {
 	fs.BoolVar(&o.nginxAccessLog, "nginx-access-log", false, "nginx writes a buffered access log in the temp dir (the albproxy writes none, so off by default)")
 	fs.StringVar(&o.out, "out", "", "also write the Markdown report to this file")
 	fs.BoolVar(&o.keep, "keep", false, "keep the temp dir (nginx.conf, the logs) after the run")
-	if err := fs.Parse(args); err != nil {
+	if err := cli.Parse(fs, args); err != nil {
 		return o, err
-	}
-	if fs.NArg() > 0 {
-		return o, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
 	whole := func(d time.Duration) bool { return d%time.Second == 0 }
 	switch {
@@ -106,22 +106,10 @@ func main() {
 	if os.Getenv(childEnv) == childALBProxy {
 		os.Exit(serveALBProxy())
 	}
-	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
-	opts, err := parseFlags(os.Args[1:])
-	if errors.Is(err, flag.ErrHelp) {
-		return
-	}
-	if err != nil {
-		log.Error("albbench: bad flags", "err", err)
-		os.Exit(2)
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	_, err = runTo(ctx, opts, log, os.Stdout, os.Args[1:])
-	stop()
-	if err != nil {
-		log.Error("albbench failed", "err", err)
-		os.Exit(1)
-	}
+	os.Exit(cli.Main("albbench", os.Args[1:], parseFlags, func(ctx context.Context, o options, log *slog.Logger) error {
+		_, err := runTo(ctx, o, log, os.Stdout, os.Args[1:])
+		return err
+	}))
 }
 
 // The paths measured, in the order they run.
@@ -137,8 +125,8 @@ type path struct {
 	title string
 	url   string
 	// proc is the proxy's process (nil for direct), and cpu reads its process tree's CPU time.
-	proc *child
-	cpu  func() (time.Duration, bool)
+	proc *child.Process
+	cpu  func() (time.Duration, error)
 }
 
 // run is what one benchmark run made and measured.
@@ -168,19 +156,11 @@ func runTo(ctx context.Context, o options, log *slog.Logger, w io.Writer, args [
 	}
 	env.wrkVersion = wrkVersion(ctx, wrkBin)
 
-	dir, err := os.MkdirTemp("", "albbench-")
+	dir, done, err := cli.TempDir("albbench-", log)
 	if err != nil {
-		return nil, fmt.Errorf("temp dir: %w", err)
+		return nil, err
 	}
-	defer func() {
-		if o.keep {
-			log.Info("kept the temp dir (nginx.conf, logs)", "dir", dir)
-			return
-		}
-		if rmErr := os.RemoveAll(dir); rmErr != nil {
-			log.Warn("remove temp dir", "dir", dir, "err", rmErr)
-		}
-	}()
+	defer func() { done(o.keep) }()
 	// Run as root, nginx's workers switch to user nobody and must reach their temp paths
 	// in here. Nothing in it is secret.
 	if err := os.Chmod(dir, 0o755); err != nil {
@@ -204,7 +184,7 @@ func runTo(ctx context.Context, o options, log *slog.Logger, w io.Writer, args [
 		return nil, err
 	}
 	defer alb.stop(log)
-	r.albPID = alb.cmd.Process.Pid
+	r.albPID = alb.Pid()
 
 	listen, err := freeAddr()
 	if err != nil {
@@ -222,15 +202,15 @@ func runTo(ctx context.Context, o options, log *slog.Logger, w io.Writer, args [
 	if err != nil {
 		return nil, err
 	}
-	defer ngx.stop(log)
-	r.nginxPID = ngx.cmd.Process.Pid
+	defer stopChild(ngx, log)
+	r.nginxPID = ngx.Pid()
 
 	paths := []path{
 		{name: pathDirect, title: "direct to one backend (baseline)", url: "http://" + r.backends[0].addr() + "/"},
-		{name: pathALBProxy, title: "sandbox albproxy", url: "http://" + alb.addr + "/", proc: alb.child,
-			cpu: func() (time.Duration, bool) { return processCPU(r.albPID) }},
+		{name: pathALBProxy, title: "sandbox albproxy", url: "http://" + alb.addr + "/", proc: alb.Process,
+			cpu: func() (time.Duration, error) { return child.CPUTime(r.albPID) }},
 		{name: pathNginx, title: "nginx " + strings.TrimPrefix(env.nginxVersion, "nginx/"), url: "http://" + listen + "/", proc: ngx,
-			cpu: func() (time.Duration, bool) { return treeCPU(r.nginxPID) }},
+			cpu: func() (time.Duration, error) { return child.TreeCPUTime(r.nginxPID) }},
 	}
 	var failed []error
 	for _, p := range paths {
@@ -250,15 +230,9 @@ func runTo(ctx context.Context, o options, log *slog.Logger, w io.Writer, args [
 		}
 	}
 
-	r.env.loadAfter = loadAverage()
-	rep := render(o, r)
-	if _, werr := io.WriteString(w, rep); werr != nil {
-		failed = append(failed, fmt.Errorf("write the report: %w", werr))
-	}
-	if o.out != "" {
-		if werr := os.WriteFile(o.out, []byte(rep), 0o644); werr != nil {
-			failed = append(failed, fmt.Errorf("write -out %s: %w", o.out, werr))
-		}
+	r.env.LoadAfter = machine.LoadAverage()
+	if werr := report.Write(w, render(o, r), "-out", o.out); werr != nil {
+		failed = append(failed, werr)
 	}
 	if ctx.Err() != nil {
 		failed = append(failed, context.Cause(ctx))
@@ -270,7 +244,8 @@ func runTo(ctx context.Context, o options, log *slog.Logger, w io.Writer, args [
 // exits 1 after printing it with its usage, so only the output counts.
 func wrkVersion(ctx context.Context, bin string) string {
 	out, _ := exec.CommandContext(ctx, bin, "-v").CombinedOutput()
-	f := strings.Fields(firstLine(string(out)))
+	line, _, _ := strings.Cut(string(out), "\n")
+	f := strings.Fields(line)
 	if len(f) >= 2 && f[0] == "wrk" {
 		return f[1]
 	}

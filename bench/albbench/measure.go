@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"os"
 	"time"
+
+	"github.com/crossfade-io/crossfade/bench/internal/machine"
+	"github.com/crossfade-io/crossfade/internal/child"
 )
 
 // result is one path's measured run.
@@ -41,24 +44,24 @@ func measure(ctx context.Context, o options, wrkBin string, p path, backends []*
 			return res
 		}
 	}
-	if p.proc != nil && p.proc.exited() {
-		res.err = p.proc.earlyExit()
+	if p.proc != nil && p.proc.Exited() {
+		res.err = p.proc.ExitError()
 		return res
 	}
 
 	run.duration = o.duration
 	servedBefore := servedCounts(backends)
 	proxyBefore, proxyOK1 := readCPU(p.cpu)
-	selfBefore, selfOK1 := processCPU(os.Getpid())
-	busyBefore, totalBefore, machineOK1 := machineCPU()
+	selfBefore, selfOK1 := readCPU(selfCPU)
+	busyBefore, totalBefore, machineOK1 := machine.CPU()
 	start := time.Now()
 
 	var err error
 	res.wrk, res.wrkCPU, err = run.run(ctx)
 
 	res.wall = time.Since(start)
-	busyAfter, totalAfter, machineOK2 := machineCPU()
-	selfAfter, selfOK2 := processCPU(os.Getpid())
+	busyAfter, totalAfter, machineOK2 := machine.CPU()
+	selfAfter, selfOK2 := readCPU(selfCPU)
 	proxyAfter, proxyOK2 := readCPU(p.cpu)
 	servedAfter := servedCounts(backends)
 
@@ -72,16 +75,21 @@ func measure(ctx context.Context, o options, wrkBin string, p path, backends []*
 	switch {
 	case err != nil:
 		res.err = err
-	case p.proc != nil && p.proc.exited():
-		res.err = p.proc.earlyExit()
+	case p.proc != nil && p.proc.Exited():
+		res.err = p.proc.ExitError()
 	}
 	return res
 }
 
-// readCPU calls cpu, which is nil for the direct path.
-func readCPU(cpu func() (time.Duration, bool)) (time.Duration, bool) {
+// readCPU calls cpu, which is nil for the direct path; ok is false where the CPU time
+// could not be read (no /proc), and the report then says n/a.
+func readCPU(cpu func() (time.Duration, error)) (time.Duration, bool) {
 	if cpu == nil {
 		return 0, false
 	}
-	return cpu()
+	d, err := cpu()
+	return d, err == nil
 }
+
+// selfCPU is this process's CPU time: the backends'.
+func selfCPU() (time.Duration, error) { return child.CPUTime(os.Getpid()) }

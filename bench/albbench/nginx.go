@@ -12,6 +12,8 @@ import (
 	"strings"
 	"text/template"
 	"time"
+
+	"github.com/crossfade-io/crossfade/internal/child"
 )
 
 // nginxConf is what the generated nginx.conf says. Everything nginx writes (pid, logs,
@@ -153,7 +155,7 @@ func nginxVersion(ctx context.Context, bin string) (string, error) {
 
 // startNginx writes the config and starts nginx on it in the foreground, and waits until
 // it answers on its listener through the upstream.
-func startNginx(ctx context.Context, bin string, c nginxConf, log *slog.Logger) (*child, error) {
+func startNginx(ctx context.Context, bin string, c nginxConf, log *slog.Logger) (*child.Process, error) {
 	if err := writeNginxConf(c); err != nil {
 		return nil, err
 	}
@@ -167,20 +169,20 @@ func startNginx(ctx context.Context, bin string, c nginxConf, log *slog.Logger) 
 		return nil, err
 	}
 	if err := waitServing(ctx, ch, "http://"+c.listen+"/"); err != nil {
-		ch.stop(log)
-		return nil, fmt.Errorf("nginx: %w; error.log tail:\n%s", err, tailFile(filepath.Join(c.dir, "error.log"), 2048))
+		stopChild(ch, log)
+		return nil, fmt.Errorf("nginx: %w; error.log tail:\n%s", err, child.Tail(filepath.Join(c.dir, "error.log"), logTailLines))
 	}
 	return ch, nil
 }
 
 // waitServing polls url until it answers 200, the child ends, or readyTimeout passes.
-func waitServing(ctx context.Context, ch *child, url string) error {
+func waitServing(ctx context.Context, ch *child.Process, url string) error {
 	client := &http.Client{Timeout: time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
 	deadline := time.Now().Add(readyTimeout)
 	var last error
 	for time.Now().Before(deadline) {
-		if ch.exited() {
-			return ch.earlyExit()
+		if ch.Exited() {
+			return ch.ExitError()
 		}
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 		if err != nil {

@@ -2,48 +2,23 @@ package main
 
 import (
 	"fmt"
-	"os"
-	"runtime"
 	"strings"
 	"time"
+
+	"github.com/crossfade-io/crossfade/bench/internal/machine"
+	"github.com/crossfade-io/crossfade/bench/internal/report"
 )
 
-// environment describes where and when the run happened.
+// environment describes where and when the run happened, and with what.
 type environment struct {
-	date         time.Time
-	cpus         int
-	cpuModel     string
-	goVersion    string
+	machine.Info
 	nginxVersion string
 	wrkVersion   string
-	loadBefore   string
-	loadAfter    string
 	args         []string
 }
 
 func describe(args []string) environment {
-	return environment{
-		date:       time.Now().UTC(),
-		cpus:       runtime.NumCPU(),
-		cpuModel:   cpuModel(),
-		goVersion:  runtime.Version(),
-		loadBefore: loadAverage(),
-		args:       args,
-	}
-}
-
-// cpuModel is the first "model name" of /proc/cpuinfo, "" where there is none.
-func cpuModel() string {
-	b, err := os.ReadFile("/proc/cpuinfo")
-	if err != nil {
-		return ""
-	}
-	for l := range strings.SplitSeq(string(b), "\n") {
-		if k, v, ok := strings.Cut(l, ":"); ok && strings.TrimSpace(k) == "model name" {
-			return strings.TrimSpace(v)
-		}
-	}
-	return ""
+	return environment{Info: machine.Describe(), args: args}
 }
 
 // byPath indexes results by path name.
@@ -58,36 +33,12 @@ func byPath(results []*result) map[string]*result {
 // ok reports whether r measured something usable.
 func (r *result) ok() bool { return r != nil && r.err == nil && r.wrk.requests > 0 }
 
-// latency renders a duration at a precision that suits it: "612 µs", "1.23 ms", "1.23 s".
-func latency(d time.Duration) string {
-	switch {
-	case d >= time.Second:
-		return fmt.Sprintf("%.2f s", d.Seconds())
-	case d >= time.Millisecond:
-		return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond))
-	default:
-		return fmt.Sprintf("%d µs", d.Microseconds())
-	}
-}
-
 // added renders a difference of latencies with its sign: "+0.42 ms", "−35 µs".
 func added(d time.Duration) string {
 	if d < 0 {
-		return "−" + latency(-d)
+		return "−" + report.Latency(-d)
 	}
-	return "+" + latency(d)
-}
-
-// thousands spells n with a comma every three digits: 10000 → "10,000".
-func thousands(n int64) string {
-	if n < 0 {
-		return "-" + thousands(-n)
-	}
-	s := fmt.Sprint(n)
-	for i := len(s) - 3; i > 0; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
+	return "+" + report.Latency(d)
 }
 
 // cores renders CPU time used over wall time as a number of CPUs kept busy: "0.93".
@@ -127,7 +78,7 @@ func render(o options, run *run) string {
 
 	b.WriteString("## Sandbox ALB proxy vs nginx: reverse-proxy throughput and added latency\n\n")
 	fmt.Fprintf(&b, "%s · %d CPUs (%s), shared with other work · %s · %s · wrk %s · %d connections, %d threads, %s per path %s\n\n",
-		env.date.Format("2006-01-02 15:04 UTC"), env.cpus, orNA(env.cpuModel), env.goVersion, orNA(env.nginxVersion), orNA(env.wrkVersion),
+		env.Date.Format("2006-01-02 15:04 UTC"), env.CPUs, report.OrNA(env.CPUModel), env.GoVersion, report.OrNA(env.nginxVersion), report.OrNA(env.wrkVersion),
 		o.connections, o.threads, o.duration, warmupText(o))
 
 	b.WriteString("| path | req/s | p50 | p99 | added p50 | added p99 | proxy CPU per request | failed requests |\n")
@@ -144,7 +95,7 @@ func render(o options, run *run) string {
 			continue
 		}
 		p50, p99 := r.wrk.percentiles[50], r.wrk.percentiles[99]
-		cells = append(cells, thousands(int64(r.wrk.reqPerSec+0.5)), latency(p50), latency(p99))
+		cells = append(cells, report.Thousands(int64(r.wrk.reqPerSec+0.5)), report.Latency(p50), report.Latency(p99))
 		if r.name != pathDirect && direct.ok() {
 			cells = append(cells, added(p50-direct.wrk.percentiles[50]), added(p99-direct.wrk.percentiles[99]))
 		} else {
@@ -155,7 +106,7 @@ func render(o options, run *run) string {
 		} else {
 			cells = append(cells, "—")
 		}
-		cells = append(cells, thousands(r.wrk.failed()))
+		cells = append(cells, report.Thousands(r.wrk.failed()))
 		fmt.Fprintf(&b, "| %s |\n", strings.Join(cells, " | "))
 	}
 	if line := comparison(by[pathALBProxy], by[pathNginx], direct); line != "" {
@@ -213,13 +164,13 @@ func writeDetails(b *strings.Builder, run *run) {
 		fmt.Fprintf(b, "| %s |\n", strings.Join(cells, " | "))
 	}
 	row("requests in the measured run", func(r *result) string {
-		return fmt.Sprintf("%s in %s", thousands(r.wrk.requests), latency(r.wrk.duration))
+		return fmt.Sprintf("%s in %s", report.Thousands(r.wrk.requests), report.Latency(r.wrk.duration))
 	})
 	row("latency p75 / p90", func(r *result) string {
-		return latency(r.wrk.percentiles[75]) + " / " + latency(r.wrk.percentiles[90])
+		return report.Latency(r.wrk.percentiles[75]) + " / " + report.Latency(r.wrk.percentiles[90])
 	})
-	row("latency mean / max", func(r *result) string { return latency(r.wrk.avg) + " / " + latency(r.wrk.max) })
-	row("transfer/s (wrk)", func(r *result) string { return orNA(r.wrk.transferPerSec) })
+	row("latency mean / max", func(r *result) string { return report.Latency(r.wrk.avg) + " / " + report.Latency(r.wrk.max) })
+	row("transfer/s (wrk)", func(r *result) string { return report.OrNA(r.wrk.transferPerSec) })
 	row("CPUs busy: proxy (process tree)", func(r *result) string {
 		if !r.proxyCPUOK {
 			return "—"
@@ -248,12 +199,7 @@ func writeDetails(b *strings.Builder, run *run) {
 		w := r.wrk
 		return fmt.Sprintf("%d/%d/%d/%d · %d", w.connectErrs, w.readErrs, w.writeErrs, w.timeouts, w.badStatus)
 	})
-	row("error", func(r *result) string {
-		if r.err == nil {
-			return ""
-		}
-		return strings.ReplaceAll(firstLine(r.err.Error()), "|", "\\|")
-	})
+	row("error", func(r *result) string { return report.ErrorCell(r.err) })
 }
 
 // shares renders how the backends split the requests: "blue-1 25.0 %, …; blue 50.1 %".
@@ -295,12 +241,12 @@ func writeMethod(b *strings.Builder, o options, run *run) {
 		accessLog = "access log on, `combined` format buffered 64k, in the temp dir"
 	}
 	fmt.Fprintf(b, "- nginx: %s from a generated `nginx.conf` in the temp dir, run as `nginx -p <dir>/ -c <dir>/nginx.conf -e <dir>/error.log` with `daemon off`, `worker_processes %s`, `worker_connections 4096`; `upstream` of the same 4 backends with `weight=1` each (so blue and green get half each), `keepalive %d` idle connections per worker with `proxy_http_version 1.1` and an empty `Connection` header; `keepalive_requests` unlimited towards clients and upstreams (nginx's default, 1,000, would reconnect where Go's server and transport never do); the client's Host and `X-Forwarded-For/-Proto/-Port` as the albproxy sends them; error log, pid and temp paths in the temp dir, %s.\n",
-		orNA(env.nginxVersion), o.nginxWorkers, o.nginxKeepalive, accessLog)
+		report.OrNA(env.nginxVersion), o.nginxWorkers, o.nginxKeepalive, accessLog)
 	fmt.Fprintf(b, "- Load: wrk %s, `wrk -t %d -c %d -d %ds --latency <url>` per path, %s (a wrk run whose numbers are dropped), in the order direct, albproxy, nginx. \"added\" is the path's percentile less the direct one's. wrk is closed-loop: each connection sends its next request when the answer arrives, so at %d connections latency is mostly queueing (about connections ÷ req/s) and the added p99 carries the throughput difference too.\n",
-		orNA(env.wrkVersion), o.threads, o.connections, int(o.duration.Seconds()), warmupText(o), o.connections)
+		report.OrNA(env.wrkVersion), o.threads, o.connections, int(o.duration.Seconds()), warmupText(o), o.connections)
 	b.WriteString("- Proxy CPU per request: the proxy's CPU time (user + system, from `/proc`; nginx: master and workers) over the measured run ÷ its requests. It depends less on what else the machine does than req/s.\n")
 	fmt.Fprintf(b, "- The machine has %d CPUs shared with other work; wrk, the proxy and the backends all run on them at once, so every path is CPU-bound on the same cores and the numbers are noisy (load average %s before, %s after; the details show the CPU other processes took). Compare paths within one run.\n",
-		env.cpus, orNA(env.loadBefore), orNA(env.loadAfter))
+		env.CPUs, report.OrNA(env.LoadBefore), report.OrNA(env.LoadAfter))
 }
 
 // warmupText says whether each measured run came after a warm-up.
@@ -311,34 +257,11 @@ func warmupText(o options) string {
 	return fmt.Sprintf("after a %s warm-up", o.warmup)
 }
 
-func orNA(s string) string {
-	if s == "" {
-		return "n/a"
-	}
-	return s
-}
-
 // outputOnly are the flags that change where results go, not what is measured: the
 // reproduce line leaves them out. The bool says whether the flag takes a value.
 var outputOnly = map[string]bool{"out": true, "keep": false}
 
-// reproduce is the command line that measures the same again: this run's flags less
-// those in outputOnly.
+// reproduce is the command line that measures the same again.
 func reproduce(args []string) string {
-	cmd := "go run ./bench/albbench"
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		if takesValue, skip := outputOnly[name]; skip && strings.HasPrefix(a, "-") {
-			if takesValue && !hasValue {
-				i++ // its value is the next argument
-			}
-			continue
-		}
-		if strings.ContainsAny(a, " \t'\"$") {
-			a = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
-		}
-		cmd += " " + a
-	}
-	return cmd
+	return report.Reproduce("go run ./bench/albbench", args, outputOnly)
 }

@@ -16,6 +16,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/crossfade-io/crossfade/bench/internal/machine"
+	"github.com/crossfade-io/crossfade/internal/child"
 )
 
 // target is one DNS server under test and what was measured on it.
@@ -23,7 +26,7 @@ type target struct {
 	name    string
 	kind    string // what its records are, for the report
 	addr    string
-	proc    *child
+	proc    *child.Process
 	runs    []perfResult // saturating throughput runs, in order
 	latency *perfResult  // verbose run the p99 comes from
 	notes   []string
@@ -148,11 +151,11 @@ type cpuSample struct {
 	ok                        bool
 }
 
-func sampleCPU(server *child) cpuSample {
-	srv, ok1 := server.cpuTime()
-	self, ok2 := processCPU(os.Getpid())
-	busy, total, ok3 := machineCPU()
-	return cpuSample{server: srv, self: self, busy: busy, total: total, ok: ok1 && ok2 && ok3}
+func sampleCPU(server *child.Process) cpuSample {
+	srv, err1 := child.CPUTime(server.Pid())
+	self, err2 := child.CPUTime(os.Getpid())
+	busy, total, ok := machine.CPU()
+	return cpuSample{server: srv, self: self, busy: busy, total: total, ok: err1 == nil && err2 == nil && ok}
 }
 
 // runMeasured runs dnsperf against t and adds the CPU time t's server used meanwhile and
@@ -170,8 +173,8 @@ func runMeasured(ctx context.Context, run perfRun, t *target) (perfResult, error
 		res.window = (after.total - before.total) / time.Duration(runtime.NumCPU())
 		res.otherCPU = (after.busy - before.busy) - res.serverCPU - res.perfCPU - (after.self - before.self)
 	}
-	if t.proc.exited() {
-		return res, t.proc.earlyExit()
+	if t.proc.Exited() {
+		return res, t.proc.ExitError()
 	}
 	return res, checkResult(res)
 }

@@ -13,11 +13,13 @@ import (
 	"time"
 
 	"github.com/miekg/dns"
+
+	"github.com/crossfade-io/crossfade/internal/child"
 )
 
 // knot is a running knotd child serving bench.test. from a zone file in the temp dir.
 type knot struct {
-	*child
+	*child.Process
 	addr string
 }
 
@@ -78,9 +80,9 @@ func startKnot(ctx context.Context, dir string, names int, log *slog.Logger) (*k
 	if err != nil {
 		return nil, err
 	}
-	k := &knot{child: c, addr: fmt.Sprintf("127.0.0.1:%d", port)}
+	k := &knot{Process: c, addr: fmt.Sprintf("127.0.0.1:%d", port)}
 	if err := waitZone(ctx, c, k.addr); err != nil {
-		k.stop(log)
+		stopChild(c, log)
 		return nil, fmt.Errorf("knotd: %w", err)
 	}
 	log.Info("knotd ready", "dns", k.addr, "conf", conf)
@@ -144,7 +146,7 @@ func writeZoneFile(path string, names int) error {
 
 // waitZone polls the server for the zone's SOA until it answers NOERROR: knotd binds its
 // sockets before the zone is loaded and answers SERVFAIL or REFUSED until then.
-func waitZone(ctx context.Context, c *child, addr string) error {
+func waitZone(ctx context.Context, c *child.Process, addr string) error {
 	ctx, cancel := context.WithTimeout(ctx, startupTimeout)
 	defer cancel()
 	tick := time.NewTicker(100 * time.Millisecond)
@@ -155,10 +157,10 @@ func waitZone(ctx context.Context, c *child, addr string) error {
 			return nil
 		}
 		select {
-		case <-c.done:
-			return c.earlyExit()
+		case <-c.Done():
+			return c.ExitError()
 		case <-ctx.Done():
-			return fmt.Errorf("no SOA for %s at %s: %w (last: %v); log tail:\n%s", zoneName, addr, ctx.Err(), lastErr, tailFile(c.logPath, 2048))
+			return fmt.Errorf("no SOA for %s at %s: %w (last: %v); log tail:\n%s", zoneName, addr, ctx.Err(), lastErr, c.Tail(logTailLines))
 		case <-tick.C:
 		}
 	}
@@ -171,6 +173,7 @@ func knotVersion(ctx context.Context) string {
 		return ""
 	}
 	// "knotd (Knot DNS), version 3.2.6"
-	_, v, _ := strings.Cut(firstLine(out), "version ")
+	line, _, _ := strings.Cut(out, "\n")
+	_, v, _ := strings.Cut(line, "version ")
 	return strings.TrimSpace(v)
 }

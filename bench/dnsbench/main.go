@@ -10,15 +10,16 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
 	"os"
-	"os/signal"
 	"path/filepath"
-	"syscall"
 	"time"
+
+	"github.com/crossfade-io/crossfade/bench/internal/cli"
+	"github.com/crossfade-io/crossfade/bench/internal/machine"
+	"github.com/crossfade-io/crossfade/bench/internal/report"
 )
 
 // options are the command-line settings.
@@ -39,25 +40,25 @@ type options struct {
 	keepTempOnFail bool
 }
 
-func parseFlags() (options, error) {
+func parseFlags(args []string) (options, error) {
 	var o options
-	flag.StringVar(&o.crossfade, "crossfade", "", "crossfade binary to benchmark (default: build ./cmd/crossfade into the temp dir)")
-	flag.IntVar(&o.names, "names", 10000, "number of names in the zone bench.test.")
-	flag.DurationVar(&o.duration, "duration", 10*time.Second, "length of each dnsperf throughput run")
-	flag.IntVar(&o.rounds, "rounds", 2, "throughput runs per server, alternating servers; the best is reported")
-	flag.IntVar(&o.clients, "clients", 8, "dnsperf -c: simulated clients (UDP sockets; more spread queries over the servers' SO_REUSEPORT sockets)")
-	flag.IntVar(&o.threads, "threads", 2, "dnsperf -T: dnsperf threads (it shares the CPUs with the server)")
-	flag.IntVar(&o.outstanding, "outstanding", 1000, "dnsperf -q: queries in flight at once")
-	flag.IntVar(&o.latencyRate, "latency-qps", 0, "offered rate of the latency (p99) run; 0: half the lower best qps of the two servers, -1: unlimited")
-	flag.DurationVar(&o.latencyLength, "latency-duration", 5*time.Second, "length of the verbose dnsperf run per server that measures p99")
-	flag.Uint64Var(&o.seed, "seed", 1, "seed of the query file's random order")
-	flag.DurationVar(&o.timeout, "timeout", 0, "bound on the whole run (default: derived from the durations)")
-	flag.Float64Var(&o.minRatio, "min-ratio", 0, "fail unless crossfade qps / knot qps reaches this (0: report only)")
-	flag.StringVar(&o.out, "out", "", "also write the Markdown report to this file")
-	flag.BoolVar(&o.keepTempOnFail, "keep", false, "keep the temp dir (configs, logs) when a step fails")
-	flag.Parse()
-	if flag.NArg() > 0 {
-		return o, fmt.Errorf("unexpected arguments %q", flag.Args())
+	fs := flag.NewFlagSet("dnsbench", flag.ContinueOnError)
+	fs.StringVar(&o.crossfade, "crossfade", "", "crossfade binary to benchmark (default: build ./cmd/crossfade into the temp dir)")
+	fs.IntVar(&o.names, "names", 10000, "number of names in the zone bench.test.")
+	fs.DurationVar(&o.duration, "duration", 10*time.Second, "length of each dnsperf throughput run")
+	fs.IntVar(&o.rounds, "rounds", 2, "throughput runs per server, alternating servers; the best is reported")
+	fs.IntVar(&o.clients, "clients", 8, "dnsperf -c: simulated clients (UDP sockets; more spread queries over the servers' SO_REUSEPORT sockets)")
+	fs.IntVar(&o.threads, "threads", 2, "dnsperf -T: dnsperf threads (it shares the CPUs with the server)")
+	fs.IntVar(&o.outstanding, "outstanding", 1000, "dnsperf -q: queries in flight at once")
+	fs.IntVar(&o.latencyRate, "latency-qps", 0, "offered rate of the latency (p99) run; 0: half the lower best qps of the two servers, -1: unlimited")
+	fs.DurationVar(&o.latencyLength, "latency-duration", 5*time.Second, "length of the verbose dnsperf run per server that measures p99")
+	fs.Uint64Var(&o.seed, "seed", 1, "seed of the query file's random order")
+	fs.DurationVar(&o.timeout, "timeout", 0, "bound on the whole run (default: derived from the durations)")
+	fs.Float64Var(&o.minRatio, "min-ratio", 0, "fail unless crossfade qps / knot qps reaches this (0: report only)")
+	fs.StringVar(&o.out, "out", "", "also write the Markdown report to this file")
+	fs.BoolVar(&o.keepTempOnFail, "keep", false, "keep the temp dir (configs, logs) when a step fails")
+	if err := cli.Parse(fs, args); err != nil {
+		return o, err
 	}
 	switch {
 	case o.names < 1 || o.names > 100000:
@@ -81,19 +82,7 @@ func parseFlags() (options, error) {
 }
 
 func main() {
-	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
-	opts, err := parseFlags()
-	if err != nil {
-		log.Error("dnsbench: bad flags", "err", err)
-		os.Exit(2)
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err = run(ctx, opts, log)
-	stop()
-	if err != nil {
-		log.Error("dnsbench failed", "err", err)
-		os.Exit(1)
-	}
+	os.Exit(cli.Main("dnsbench", os.Args[1:], parseFlags, run))
 }
 
 // run does the whole benchmark; every resource it takes is released by its defers, so it
@@ -102,19 +91,11 @@ func run(ctx context.Context, o options, log *slog.Logger) (err error) {
 	ctx, cancel := context.WithTimeout(ctx, o.timeout)
 	defer cancel()
 
-	dir, err := os.MkdirTemp("", "dnsbench-")
+	dir, done, err := cli.TempDir("dnsbench-", log)
 	if err != nil {
-		return fmt.Errorf("temp dir: %w", err)
+		return err
 	}
-	defer func() {
-		if err != nil && o.keepTempOnFail {
-			log.Warn("keeping temp dir", "dir", dir)
-			return
-		}
-		if rmErr := os.RemoveAll(dir); rmErr != nil {
-			log.Warn("remove temp dir", "dir", dir, "err", rmErr)
-		}
-	}()
+	defer func() { done(err != nil && o.keepTempOnFail) }()
 
 	env := describeMachine(ctx)
 	binary := o.crossfade
@@ -128,7 +109,7 @@ func run(ctx context.Context, o options, log *slog.Logger) (err error) {
 	if err != nil {
 		return err
 	}
-	defer sb.stop(log)
+	defer stopChild(sb.Process, log)
 
 	api, err := populateAPI(ctx, sb.apiURL, o.names, log)
 	if err != nil {
@@ -139,11 +120,11 @@ func run(ctx context.Context, o options, log *slog.Logger) (err error) {
 	if err != nil {
 		return err
 	}
-	defer kn.stop(log)
+	defer stopChild(kn.Process, log)
 
 	targets := []*target{
-		{name: "crossfade sandbox", kind: "weighted A pair (blue 1 / green 3)", addr: sb.dnsAddr, proc: sb.child},
-		{name: "Knot DNS " + knotVersion(ctx), kind: "plain A", addr: kn.addr, proc: kn.child},
+		{name: "crossfade sandbox", kind: "weighted A pair (blue 1 / green 3)", addr: sb.dnsAddr, proc: sb.Process},
+		{name: "Knot DNS " + knotVersion(ctx), kind: "plain A", addr: kn.addr, proc: kn.Process},
 	}
 	if err := checkAnswers(ctx, targets, o.names); err != nil {
 		return err
@@ -157,13 +138,9 @@ func run(ctx context.Context, o options, log *slog.Logger) (err error) {
 		return err
 	}
 
-	env.loadAfter = loadAverage()
-	rep := renderReport(o, env, targets, api)
-	fmt.Print(rep)
-	if o.out != "" {
-		if err := os.WriteFile(o.out, []byte(rep), 0o644); err != nil {
-			return fmt.Errorf("write -out %s: %w", o.out, err)
-		}
+	env.LoadAfter = machine.LoadAverage()
+	if err := report.Write(os.Stdout, renderReport(o, env, targets, api), "-out", o.out); err != nil {
+		return err
 	}
 	if o.minRatio > 0 {
 		if r := qpsRatio(targets); r < o.minRatio {
@@ -172,6 +149,3 @@ func run(ctx context.Context, o options, log *slog.Logger) (err error) {
 	}
 	return ctx.Err()
 }
-
-// errStopped marks a child that exited before it was asked to.
-var errStopped = errors.New("exited early")

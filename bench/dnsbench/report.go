@@ -3,46 +3,31 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
-	"runtime"
+	"math"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/crossfade-io/crossfade/bench/internal/machine"
+	"github.com/crossfade-io/crossfade/bench/internal/report"
 )
 
-// machine describes where the numbers were taken, because on a small shared machine the
-// load matters as much as the code.
-type machine struct {
-	cpus       int
-	goVersion  string
-	dnsperf    string
-	loadBefore string
-	loadAfter  string
-	started    time.Time
+// environment describes where the numbers were taken, because on a small shared machine
+// the load matters as much as the code.
+type environment struct {
+	machine.Info
+	dnsperf string
 }
 
-func describeMachine(ctx context.Context) machine {
-	m := machine{cpus: runtime.NumCPU(), goVersion: runtime.Version(), loadBefore: loadAverage(), started: time.Now()}
+func describeMachine(ctx context.Context) environment {
+	env := environment{Info: machine.Describe()}
 	// dnsperf has no version flag; -h ends its usage text with "Version 2.10.0".
 	if out, err := output(ctx, "dnsperf", "-h"); err == nil {
 		if _, v, ok := strings.Cut(out, "Version "); ok {
-			m.dnsperf = firstLine(v)
+			env.dnsperf, _, _ = strings.Cut(v, "\n")
 		}
 	}
-	return m
-}
-
-// loadAverage is the 1, 5 and 15 minute load from /proc/loadavg, or "n/a".
-func loadAverage() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "n/a"
-	}
-	f := strings.Fields(string(b))
-	if len(f) < 3 {
-		return "n/a"
-	}
-	return strings.Join(f[:3], " ")
+	return env
 }
 
 // qpsRatio is the sandbox's best qps over Knot's.
@@ -70,11 +55,11 @@ func perCoreRatio(targets []*target) (float64, bool) {
 }
 
 // renderReport formats everything measured as Markdown.
-func renderReport(o options, m machine, targets []*target, api apiStats) string {
+func renderReport(o options, m environment, targets []*target, api apiStats) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "## DNS: crossfade sandbox vs Knot DNS\n\n")
 	fmt.Fprintf(&b, "%d names in %s, UDP, %s per run, %d rounds alternating servers; %d CPUs, load avg %s before / %s after; %s, dnsperf %s; %s.\n\n",
-		o.names, zoneName, o.duration, o.rounds, m.cpus, m.loadBefore, m.loadAfter, m.goVersion, m.dnsperf, m.started.UTC().Format(time.RFC3339))
+		o.names, zoneName, o.duration, o.rounds, m.CPUs, report.OrNA(m.LoadBefore), report.OrNA(m.LoadAfter), m.GoVersion, m.dnsperf, m.Date.Format(time.RFC3339))
 	fmt.Fprintf(&b, "| server | qps (best of %d) | avg latency | p99 latency | lost | notes |\n", o.rounds)
 	b.WriteString("|---|---:|---:|---:|---:|---|\n")
 	for _, t := range targets {
@@ -110,12 +95,12 @@ func writeDNSRow(b *strings.Builder, t *target) {
 	p99 := "n/a"
 	if l := t.latency; l != nil && l.hist != nil {
 		h := l.hist
-		p99 = fmtDur(h.quantile(0.99))
+		p99 = report.Latency(h.quantile(0.99))
 		notes = append(notes, fmt.Sprintf("latency run @ %s: %.0f qps, p50 %s, p99.9 %s, max %s, %d lost",
-			rateLabel(l), l.qps, fmtDur(h.quantile(0.50)), fmtDur(h.quantile(0.999)), fmtDur(h.max), l.lost))
+			rateLabel(l), l.qps, report.Latency(h.quantile(0.50)), report.Latency(h.quantile(0.999)), report.Latency(h.max), l.lost))
 	}
 	notes = append(notes, t.notes...)
-	fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s |\n", t.name, thousands(best.qps), fmtDur(best.avg), p99,
+	fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s |\n", t.name, thousands(best.qps), report.Latency(best.avg), p99,
 		fmt.Sprintf("%d (%.2f%%)", best.lost, pct(best.lost, best.sent)), strings.Join(notes, "; "))
 }
 
@@ -147,11 +132,11 @@ func writeAPI(b *strings.Builder, api apiStats) {
 	fmt.Fprintf(b, "| ChangeResourceRecordSets batches (CREATE, weighted A) | %s |\n", sizes)
 	fmt.Fprintf(b, "| batches/s | %.2f |\n", float64(n)/api.total.Seconds())
 	fmt.Fprintf(b, "| changes/s | %s |\n", thousands(float64(api.changes)/api.total.Seconds()))
-	fmt.Fprintf(b, "| mean batch latency | %s |\n", fmtDur(api.total/time.Duration(n)))
-	fmt.Fprintf(b, "| p50 batch latency | %s |\n", fmtDur(median(api.batches)))
-	fmt.Fprintf(b, "| max batch latency | %s |\n", fmtDur(slices.Max(api.batches)))
+	fmt.Fprintf(b, "| mean batch latency | %s |\n", report.Latency(api.total/time.Duration(n)))
+	fmt.Fprintf(b, "| p50 batch latency | %s |\n", report.Latency(median(api.batches)))
+	fmt.Fprintf(b, "| max batch latency | %s |\n", report.Latency(slices.Max(api.batches)))
 	fmt.Fprintf(b, "| ListResourceRecordSets full walk (maxitems 300) | %d pages, %s sets, %s (%s per page) |\n",
-		api.pages, thousands(float64(api.sets)), fmtDur(api.walk), fmtDur(api.walk/time.Duration(max(api.pages, 1))))
+		api.pages, thousands(float64(api.sets)), report.Latency(api.walk), report.Latency(api.walk/time.Duration(max(api.pages, 1))))
 }
 
 func rateLabel(r *perfResult) string {
@@ -183,27 +168,5 @@ func pct(part, whole int64) float64 {
 	return 100 * float64(part) / float64(whole)
 }
 
-// fmtDur prints a latency with a unit that keeps three significant digits readable.
-func fmtDur(d time.Duration) string {
-	switch {
-	case d >= time.Second:
-		return fmt.Sprintf("%.2f s", d.Seconds())
-	case d >= time.Millisecond:
-		return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond))
-	default:
-		return fmt.Sprintf("%d µs", d.Microseconds())
-	}
-}
-
 // thousands prints a rate rounded to an integer with thousands separators.
-func thousands(v float64) string {
-	s := fmt.Sprintf("%.0f", v)
-	var out []byte
-	for i := range len(s) {
-		if i > 0 && (len(s)-i)%3 == 0 && s[i-1] != '-' {
-			out = append(out, ',')
-		}
-		out = append(out, s[i])
-	}
-	return string(out)
-}
+func thousands(v float64) string { return report.Thousands(int64(math.RoundToEven(v))) }

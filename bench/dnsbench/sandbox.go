@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/crossfade-io/crossfade/internal/child"
 )
 
 // startupTimeout bounds how long a server may take to answer its first probe.
@@ -26,7 +28,7 @@ func buildCrossfade(ctx context.Context, dir string, log *slog.Logger) (string, 
 
 // sandbox is a running `crossfade sandbox` child.
 type sandbox struct {
-	*child
+	*child.Process
 	apiURL  string
 	dnsAddr string
 }
@@ -48,9 +50,9 @@ func startSandbox(ctx context.Context, binary, dir string, log *slog.Logger) (*s
 	if err != nil {
 		return nil, err
 	}
-	sb := &sandbox{child: c, apiURL: "http://" + apiAddr, dnsAddr: dnsAddr}
+	sb := &sandbox{Process: c, apiURL: "http://" + apiAddr, dnsAddr: dnsAddr}
 	if err := waitHealthy(ctx, c, sb.apiURL+"/_sandbox/healthz"); err != nil {
-		sb.stop(log)
+		stopChild(c, log)
 		return nil, err
 	}
 	log.Info("sandbox ready", "api", sb.apiURL, "dns", dnsAddr)
@@ -58,7 +60,7 @@ func startSandbox(ctx context.Context, binary, dir string, log *slog.Logger) (*s
 }
 
 // waitHealthy polls url until it answers 200 "ok", the child exits or startupTimeout passes.
-func waitHealthy(ctx context.Context, c *child, url string) error {
+func waitHealthy(ctx context.Context, c *child.Process, url string) error {
 	ctx, cancel := context.WithTimeout(ctx, startupTimeout)
 	defer cancel()
 	client := &http.Client{Timeout: time.Second}
@@ -70,10 +72,10 @@ func waitHealthy(ctx context.Context, c *child, url string) error {
 			return nil
 		}
 		select {
-		case <-c.done:
-			return c.earlyExit()
+		case <-c.Done():
+			return c.ExitError()
 		case <-ctx.Done():
-			return fmt.Errorf("%s: not healthy at %s: %w (last probe: %v)", c.name, url, ctx.Err(), lastErr)
+			return fmt.Errorf("%s: not healthy at %s: %w (last probe: %v)", c.Name(), url, ctx.Err(), lastErr)
 		case <-tick.C:
 		}
 	}

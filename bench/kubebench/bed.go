@@ -11,6 +11,7 @@ import (
 
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/crossfade-io/crossfade/internal/child"
 	"github.com/crossfade-io/crossfade/internal/kubetest"
 	"github.com/crossfade-io/crossfade/internal/sandbox"
 	"github.com/crossfade-io/crossfade/internal/sandbox/zones"
@@ -152,16 +153,17 @@ func (b *bed) measureInto(ctx context.Context, o options, scenario string, t too
 		return err
 	}
 	args, env := t.command(o, b.cluster.Kubeconfig, b.sb.APIURL())
+	started := time.Now()
 	c, err := startChild(t.title, logPath, env, args...)
 	if err != nil {
 		return err
 	}
 	defer func() {
-		if serr := c.stop(log); serr != nil {
+		if serr := stopChild(c); serr != nil {
 			err = errors.Join(err, serr)
 		}
 	}()
-	pid := c.cmd.Process.Pid
+	pid := c.Pid()
 
 	// 1. First sync: from process start until every record is in the zone.
 	syncCtx, cancel := context.WithTimeout(ctx, o.syncTimeout)
@@ -174,11 +176,11 @@ func (b *bed) measureInto(ctx context.Context, o options, scenario string, t too
 			return err
 		}
 		if ok {
-			r.firstSync = time.Since(c.started)
+			r.firstSync = time.Since(started)
 			break
 		}
-		if c.exited() {
-			return c.exitError()
+		if c.Exited() {
+			return c.ExitError()
 		}
 		select {
 		case <-syncCtx.Done():
@@ -187,7 +189,7 @@ func (b *bed) measureInto(ctx context.Context, o options, scenario string, t too
 		}
 	}
 	r.synced = true
-	r.syncCPU, _ = processCPU(pid)
+	r.syncCPU, _ = child.CPUTime(pid)
 	if zz, err := store.Zone(z.ID); err == nil {
 		r.records = zz.RecordCount
 	}
@@ -216,8 +218,8 @@ func (b *bed) measureInto(ctx context.Context, o options, scenario string, t too
 		if err != nil {
 			return err
 		}
-		if c.exited() {
-			return c.exitError()
+		if c.Exited() {
+			return c.ExitError()
 		}
 		r.idle, r.idleCalls = idle, idleAfter.since(idleBefore)
 		log.Info("idle calls", "tool", t.title, "calls", r.idleCalls.total(), "by_operation", r.idleCalls.String())
@@ -240,8 +242,8 @@ func (b *bed) measureInto(ctx context.Context, o options, scenario string, t too
 		case err != nil:
 			r.missed++
 			log.Warn("sample not answered", "tool", t.title, "sample", s, "service", serviceName(i), "err", err)
-			if c.exited() {
-				return c.exitError()
+			if c.Exited() {
+				return c.ExitError()
 			}
 		default:
 			r.samples = append(r.samples, d)
@@ -258,12 +260,12 @@ func (b *bed) measureInto(ctx context.Context, o options, scenario string, t too
 	}
 
 	// 4. Peak memory and CPU over the whole run, read before the stop.
-	st, err := procStatus(pid)
+	mem, err := child.ReadMemory(pid)
 	if err != nil {
-		return fmt.Errorf("%s: read /proc/%d/status: %w", t.title, pid, err)
+		return fmt.Errorf("%s: %w", t.title, err)
 	}
-	r.peakRSS, r.rssAnon, r.rssFile = st["VmHWM"], st["RssAnon"], st["RssFile"]
-	r.cpu, _ = processCPU(pid)
+	r.peakRSS, r.rssAnon, r.rssFile = mem.Peak, mem.Anon, mem.File
+	r.cpu, _ = child.CPUTime(pid)
 	if r.missed > 0 {
 		return fmt.Errorf("%d of %d change-to-answer samples not answered within %s", r.missed, samples, o.sampleTimeout)
 	}

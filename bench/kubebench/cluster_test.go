@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/crossfade-io/crossfade/bench/internal/machine"
 	"github.com/crossfade-io/crossfade/internal/sandbox/sandboxtest"
 	"github.com/crossfade-io/crossfade/internal/sandbox/zones"
 )
@@ -316,7 +317,7 @@ func TestRenderClusterReport(t *testing.T) {
 			{tool: evt, scenario: scenarioCluster, err: errTest},
 		},
 	}
-	rep := renderRun(o, environment{cpus: 2, args: []string{"--scenarios", "cluster"}}, nil, run)
+	rep := renderRun(o, environment{Info: machine.Info{CPUs: 2}, args: []string{"--scenarios", "cluster"}}, nil, run)
 	for _, want := range []string{
 		"## crossfade controller vs external-dns in a cluster: 10,000 LoadBalancer Services, 30,000 Running Pods, 10,000 EndpointSlices, 20 Nodes",
 		"| first sync: process start → all 10,000 records in the zone (goal < 10s) | 2.00 s ✓ | 40.0 s | n/a (failed) | 20.0× / — ✓ |",

@@ -15,6 +15,7 @@ import (
 
 	"github.com/miekg/dns"
 
+	"github.com/crossfade-io/crossfade/bench/internal/machine"
 	"github.com/crossfade-io/crossfade/internal/kubetest"
 )
 
@@ -139,45 +140,6 @@ func TestRatio(t *testing.T) {
 		if s != tc.want || comparable != tc.comparable {
 			t.Errorf("ratio(%v, %v) = %q, %v; want %q, %v", tc.cf, tc.other, s, comparable, tc.want, tc.comparable)
 		}
-	}
-}
-
-func TestParseStatus(t *testing.T) {
-	text := "Name:\tcrossfade\nState:\tS (sleeping)\nVmPeak:\t 1407152 kB\nVmHWM:\t   81384 kB\nVmRSS:\t   79000 kB\nThreads:\t12\n"
-	got, err := parseStatus(strings.NewReader(text))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got["VmHWM"] != 81384*1024 || got["VmRSS"] != 79000*1024 {
-		t.Errorf("VmHWM = %d, VmRSS = %d; want %d, %d", got["VmHWM"], got["VmRSS"], 81384*1024, 79000*1024)
-	}
-	if _, ok := got["Threads"]; ok {
-		t.Errorf("Threads is not a size but was read as one")
-	}
-	if _, err := parseStatus(strings.NewReader("VmHWM:\t lots kB\n")); err == nil {
-		t.Errorf("a size that is not a number was accepted")
-	}
-}
-
-func TestParseStatCPU(t *testing.T) {
-	for _, tc := range []struct {
-		name, stat string
-		want       time.Duration
-		wantErr    bool
-	}{
-		{name: "plain", stat: "4242 (crossfade) S 1 4242 4242 0 -1 4194560 1000 0 0 0 150 25 0 0 20 0 12 0 100 0 0",
-			want: 1750 * time.Millisecond},
-		{name: "command name with spaces and parentheses", stat: "7 (a (b) c) R 1 7 7 0 -1 0 0 0 0 0 3 4 0 0 20 0 1 0 0 0 0",
-			want: 70 * time.Millisecond},
-		{name: "truncated", stat: "7 (x) R 1 7", wantErr: true},
-		{name: "no command", stat: "garbage", wantErr: true},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			got, err := parseStatCPU(tc.stat)
-			if (err != nil) != tc.wantErr || got != tc.want {
-				t.Errorf("parseStatCPU = %v, %v; want %v, error %v", got, err, tc.want, tc.wantErr)
-			}
-		})
 	}
 }
 
@@ -322,7 +284,7 @@ func TestRenderReport(t *testing.T) {
 			samples:   []time.Duration{20 * time.Second, 58 * time.Second}},
 		{tool: evt, err: errTest},
 	}
-	rep := renderReport(o, environment{cpus: 2, args: []string{"--idle", "5m"}}, results)
+	rep := renderReport(o, environment{Info: machine.Info{CPUs: 2}, args: []string{"--idle", "5m"}}, results)
 	for _, want := range []string{
 		"| first sync: process start → all 10,000 records in the zone (goal < 10s) | 1.50 s ✓ | 36.0 s | n/a (failed) | 24.0× / — ✓ |",
 		"| peak RSS, VmHWM at the end (goal < 150 MiB) | 80 MiB ✓ | 160 MiB | n/a (failed) | 2.0× / — ✗ |",
@@ -342,14 +304,6 @@ var errTest = errorString("the tool broke\nsecond line")
 type errorString string
 
 func (e errorString) Error() string { return string(e) }
-
-func TestThousands(t *testing.T) {
-	for n, want := range map[int]string{0: "0", 999: "999", 1000: "1,000", 10000: "10,000", 1234567: "1,234,567", -1000: "-1,000"} {
-		if got := thousands(n); got != want {
-			t.Errorf("thousands(%d) = %q, want %q", n, got, want)
-		}
-	}
-}
 
 func TestReproduce(t *testing.T) {
 	for _, tc := range []struct {

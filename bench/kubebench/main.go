@@ -36,15 +36,16 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 
+	"github.com/crossfade-io/crossfade/bench/internal/cli"
+	"github.com/crossfade-io/crossfade/bench/internal/machine"
+	"github.com/crossfade-io/crossfade/bench/internal/report"
 	"github.com/crossfade-io/crossfade/internal/kubetest"
 )
 
@@ -100,12 +101,9 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of this process (the sandbox, the fixtures and the polls) to this file")
 	fs.StringVar(&o.memProfile, "memprofile", "", "write a heap profile of this process at the end to this file")
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the sample order and gaps")
-	err := fs.Parse(args)
+	err := cli.Parse(fs, args)
 	if err != nil {
 		return o, err
-	}
-	if fs.NArg() > 0 {
-		return o, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
 	for _, t := range strings.Split(*tools, ",") {
 		t = strings.TrimSpace(t)
@@ -192,22 +190,9 @@ func (o options) layout() clusterLayout {
 }
 
 func main() {
-	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
-	opts, err := parseFlags(os.Args[1:])
-	if errors.Is(err, flag.ErrHelp) {
-		return
-	}
-	if err != nil {
-		log.Error("kubebench: bad flags", "err", err)
-		os.Exit(2)
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err = profiled(opts, func() error { return run(ctx, opts, log) })
-	stop()
-	if err != nil {
-		log.Error("kubebench failed", "err", err)
-		os.Exit(1)
-	}
+	os.Exit(cli.Main("kubebench", os.Args[1:], parseFlags, func(ctx context.Context, o options, log *slog.Logger) error {
+		return profiled(o, func() error { return run(ctx, o, log) })
+	}))
 }
 
 // profiled runs f under the CPU profile and writes the heap profile after it, as the
@@ -248,19 +233,11 @@ func run(ctx context.Context, o options, log *slog.Logger) error {
 // resource it takes is released by its defers, so it must return (not exit) on every
 // path.
 func runTo(ctx context.Context, o options, log *slog.Logger, w io.Writer) (err error) {
-	dir, err := os.MkdirTemp("", "kubebench-")
+	dir, done, err := cli.TempDir("kubebench-", log)
 	if err != nil {
-		return fmt.Errorf("temp dir: %w", err)
+		return err
 	}
-	defer func() {
-		if o.keep {
-			log.Info("kept the temp dir (logs)", "dir", dir)
-			return
-		}
-		if rmErr := os.RemoveAll(dir); rmErr != nil {
-			log.Warn("remove temp dir", "dir", dir, "err", rmErr)
-		}
-	}()
+	defer func() { done(o.keep) }()
 
 	tools, err := o.selectTools()
 	if err != nil {
@@ -302,15 +279,9 @@ func runTo(ctx context.Context, o options, log *slog.Logger, w io.Writer) (err e
 		}
 	}
 
-	env.loadAfter = loadAverage()
-	rep := renderRun(o, env, services, cluster)
-	if _, werr := io.WriteString(w, rep); werr != nil {
-		failed = append(failed, fmt.Errorf("write the report: %w", werr))
-	}
-	if o.out != "" {
-		if werr := os.WriteFile(o.out, []byte(rep), 0o644); werr != nil {
-			failed = append(failed, fmt.Errorf("write --out %s: %w", o.out, werr))
-		}
+	env.LoadAfter = machine.LoadAverage()
+	if werr := report.Write(w, renderRun(o, env, services, cluster), "--out", o.out); werr != nil {
+		failed = append(failed, werr)
 	}
 	if ctx.Err() != nil {
 		failed = append(failed, context.Cause(ctx))

@@ -4,10 +4,12 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"runtime"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/crossfade-io/crossfade/bench/internal/machine"
+	"github.com/crossfade-io/crossfade/bench/internal/report"
 )
 
 // Goals of issue 14 for crossfade, and the margin it must have over external-dns.
@@ -19,40 +21,14 @@ const (
 	goalRatio     = 3.0
 )
 
-// environment describes where and when the run happened.
+// environment describes where and when the run happened, and with what flags.
 type environment struct {
-	date       time.Time
-	cpus       int
-	cpuModel   string
-	goVersion  string
-	loadBefore string
-	loadAfter  string
-	args       []string
+	machine.Info
+	args []string
 }
 
 func describe() environment {
-	return environment{
-		date:       time.Now().UTC(),
-		cpus:       runtime.NumCPU(),
-		cpuModel:   cpuModel(),
-		goVersion:  runtime.Version(),
-		loadBefore: loadAverage(),
-		args:       os.Args[1:],
-	}
-}
-
-// cpuModel is the first "model name" of /proc/cpuinfo, "" where there is none.
-func cpuModel() string {
-	b, err := os.ReadFile("/proc/cpuinfo")
-	if err != nil {
-		return ""
-	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if k, v, ok := strings.Cut(l, ":"); ok && strings.TrimSpace(k) == "model name" {
-			return strings.TrimSpace(v)
-		}
-	}
-	return ""
+	return environment{Info: machine.Describe(), args: os.Args[1:]}
 }
 
 // byTool indexes results by tool name.
@@ -100,7 +76,7 @@ func metrics(o options) []metric {
 	}
 	return []metric{
 		{
-			title:  fmt.Sprintf("first sync: process start → all %s records in the zone (goal < %s)", thousands(o.services), goalFirstSync),
+			title:  fmt.Sprintf("first sync: process start → all %s records in the zone (goal < %s)", report.Thousands(o.services), goalFirstSync),
 			value:  func(r *result) (float64, bool) { return float64(r.firstSync), r.synced },
 			format: seconds, goal: func(v float64) bool { return time.Duration(v) < goalFirstSync }, ratioGoal: true,
 		},
@@ -173,7 +149,7 @@ func renderRun(o options, env environment, services []*result, cluster *clusterR
 func writeHeader(b *strings.Builder, env environment, title string) {
 	fmt.Fprintf(b, "## %s\n\n", title)
 	fmt.Fprintf(b, "%s · %d CPUs (%s) · %s · kube-apiserver v1.31.4 + etcd v3.5.16 (internal/kubetest) · in-process sandbox\n\n",
-		env.date.Format("2006-01-02 15:04 UTC"), env.cpus, orNA(env.cpuModel), env.goVersion)
+		env.Date.Format("2006-01-02 15:04 UTC"), env.CPUs, report.OrNA(env.CPUModel), env.GoVersion)
 }
 
 // writeTable writes the main table: one row per metric, a column per tool, and the
@@ -232,12 +208,12 @@ func writeTable(b *strings.Builder, ms []metric, results []*result) {
 
 // writeServices writes the services scenario's section.
 func writeServices(b *strings.Builder, o options, env environment, results []*result) {
-	writeHeader(b, env, fmt.Sprintf("crossfade controller vs external-dns: %s LoadBalancer Services", thousands(o.services)))
+	writeHeader(b, env, fmt.Sprintf("crossfade controller vs external-dns: %s LoadBalancer Services", report.Thousands(o.services)))
 	writeTable(b, metrics(o), results)
 	fmt.Fprintf(b, "\n✓/✗: crossfade's goal (issue 14), and in the ratio column whether it is at least %.0f× better than each external-dns run.\n\n", goalRatio)
 
 	row := detailsTable(b, results)
-	row("version", func(r *result) string { return orNA(r.version) })
+	row("version", func(r *result) string { return report.OrNA(r.version) })
 	row("zone", func(r *result) string { return r.tool.zone() })
 	row("Services created in (before the start)", func(r *result) string { return dur(r.create) })
 	row("Route 53 calls during the first sync", func(r *result) string {
@@ -271,13 +247,13 @@ func writeServices(b *strings.Builder, o options, env environment, results []*re
 
 	b.WriteString("\n### How it was measured\n\n")
 	fmt.Fprintf(b, "- One kube-apiserver and one sandbox for all tools, which run one after the other, each on its own fresh zone `<tool>.%s` (removed after it stops) with `--txt-owner-id %s`, `--source service`, `--domain-filter <zone>`, `--policy sync`, and every other setting at the tool's default.\n", zoneSuffix, ownerID)
-	fmt.Fprintf(b, "- Before each tool starts, %s Services `svc-N` in namespace `%s` are created (type LoadBalancer, `allocateLoadBalancerNodePorts: false`, hostname annotation `svc-N.<zone>`%s, load-balancer status IP 192.0.2.x); they are deleted after it stops.\n", thousands(o.services), namespace, map[bool]string{true: " and 7 annotations no tool reads (Helm release, NLB settings, tags: `--bystanders`)"}[o.bystanders])
+	fmt.Fprintf(b, "- Before each tool starts, %s Services `svc-N` in namespace `%s` are created (type LoadBalancer, `allocateLoadBalancerNodePorts: false`, hostname annotation `svc-N.<zone>`%s, load-balancer status IP 192.0.2.x); they are deleted after it stops.\n", report.Thousands(o.services), namespace, map[bool]string{true: " and 7 annotations no tool reads (Helm release, NLB settings, tags: `--bystanders`)"}[o.bystanders])
 	b.WriteString("- First sync: from the process start until the sandbox's store (read in process: no API call) holds every `svc-N` A record with its address.\n")
 	fmt.Fprintf(b, "- Idle: %s after the first sync, the sandbox's `crossfade_sandbox_api_calls_total` is read before and after a %s window in which nothing changes.\n", o.settle, o.idle)
 	fmt.Fprintf(b, "- Change → answer: one merge patch sets a random Service's `%s` to a new address; the sandbox's DNS server is asked every %s until it answers it. The next change follows after %s plus a random pause uniform over the tool's cycle, so that it lands at a random point of it, as a real change would: 1 m for external-dns (its `--interval`), 5 s with `--events` (it syncs 5 s after an event), %s for crossfade (its debounce starts at the change). Every tool gets the same Services in the same order. p50/p99 are nearest-rank (below 100 samples, p99 is the largest).\n", targetAnnotation, dnsPollEvery, o.sampleGap, o.sampleGap)
 	b.WriteString("- Peak RSS: `VmHWM` of the tool's process from `/proc/<pid>/status`, read after the samples, just before SIGTERM.\n")
 	fmt.Fprintf(b, "- The machine has %d CPUs shared with other work; the API server, etcd, the sandbox and the tool all run on them, so times are noisy (load average %s before, %s after). Compare tools within one run.\n",
-		env.cpus, orNA(env.loadBefore), orNA(env.loadAfter))
+		env.CPUs, report.OrNA(env.LoadBefore), report.OrNA(env.LoadAfter))
 }
 
 // detailsTable writes the header of a Details table with a column per result, and
@@ -296,12 +272,7 @@ func detailsTable(b *strings.Builder, results []*result) func(name string, cell 
 }
 
 // errorCell is the first line of a result's error, escaped for a table cell.
-func errorCell(r *result) string {
-	if r.err == nil {
-		return ""
-	}
-	return strings.ReplaceAll(firstLine(r.err.Error()), "|", "\\|")
-}
+func errorCell(r *result) string { return report.ErrorCell(r.err) }
 
 // clusterMetrics are the cluster scenario's rows: what the Pods, EndpointSlices and Nodes
 // cost each tool. The goals of issue 14 are for a cluster of that many Services, so they
@@ -309,7 +280,7 @@ func errorCell(r *result) string {
 func clusterMetrics(o options) []metric {
 	return []metric{
 		{
-			title:  fmt.Sprintf("first sync: process start → all %s records in the zone (goal < %s)", thousands(o.services), goalFirstSync),
+			title:  fmt.Sprintf("first sync: process start → all %s records in the zone (goal < %s)", report.Thousands(o.services), goalFirstSync),
 			value:  func(r *result) (float64, bool) { return float64(r.firstSync), r.synced },
 			format: seconds, goal: func(v float64) bool { return time.Duration(v) < goalFirstSync }, ratioGoal: true,
 		},
@@ -330,14 +301,15 @@ func clusterMetrics(o options) []metric {
 func writeCluster(b *strings.Builder, o options, env environment, run *clusterRun) {
 	l := o.layout()
 	writeHeader(b, env, fmt.Sprintf("crossfade controller vs external-dns in a cluster: %s LoadBalancer Services, %s Running Pods, %s EndpointSlices, %s Nodes",
-		thousands(l.services), thousands(l.pods()), thousands(l.services), thousands(l.nodes)))
+		report.Thousands(l.services), report.Thousands(l.pods()), report.Thousands(l.services), report.Thousands(l.nodes)))
 	if run.err != nil {
-		fmt.Fprintf(b, "Creating the cluster's objects failed, so no tool ran: %s\n", firstLine(run.err.Error()))
+		line, _, _ := strings.Cut(run.err.Error(), "\n")
+		fmt.Fprintf(b, "Creating the cluster's objects failed, so no tool ran: %s\n", line)
 	} else {
 		writeTable(b, clusterMetrics(o), run.results)
 		fmt.Fprintf(b, "\n✓/✗: crossfade's goal (issue 14), and in the ratio column whether it is at least %.0f× better than each external-dns run.\n\n", goalRatio)
 		row := detailsTable(b, run.results)
-		row("version", func(r *result) string { return orNA(r.version) })
+		row("version", func(r *result) string { return report.OrNA(r.version) })
 		row("Services created in (before the start)", func(r *result) string { return dur(r.create) })
 		row("Route 53 calls during the first sync", func(r *result) string {
 			if !r.synced {
@@ -368,17 +340,17 @@ func writeCluster(b *strings.Builder, o options, env environment, run *clusterRu
 	if fx := run.fixtures; fx != nil {
 		fmt.Fprintf(b, "- Created once, before the first tool, in %s with %d concurrent requests (no scheduler, controller-manager or kubelet runs: kubebench writes the objects as they would), and left until the API server goes at the end of the run (the scenario runs last). The JSON size is of the object as the API server returned it after its last write (what it stores, managed fields included; without them in parentheses):\n", dur(fx.took()), o.workers)
 		fmt.Fprintf(b, "  - %s Nodes in %s, %s bytes each on average (%s): EKS m5.4xlarge nodes `ip-10-0-x-y.ec2.internal` over 3 zones, with the EKS and topology labels, a provider ID, addresses InternalIP (10.0.0.0/16), ExternalIP (198.18.0.0/15), InternalDNS, Hostname and ExternalDNS, capacity and allocatable, 5 conditions, nodeInfo and 10 images with sizes.\n",
-			thousands(int(fx.nodes.count)), dur(fx.nodes.took), thousands(int(fx.nodes.avg())), thousands(int(fx.nodes.avgNoManaged())))
+			report.Thousands(int(fx.nodes.count)), dur(fx.nodes.took), report.Thousands(int(fx.nodes.avg())), report.Thousands(int(fx.nodes.avgNoManaged())))
 		fmt.Fprintf(b, "  - %s Pods, %d per Service, in %s, %s bytes each on average (%s): created as a Deployment's ReplicaSet creates them (`svc-N-<hash>-<5 chars>`, labels `app=svc-N` and `pod-template-hash`, a controller owner reference to the ReplicaSet, one container with image, port, 5 env vars, requests and limits, liveness and readiness HTTP probes, the `kube-api-access` projected volume and its mount, the default tolerations, `serviceAccountName`, `nodeName` spread over the Nodes), then set Running through the status subresource as the kubelet reports it (5 conditions, hostIP, podIP from 10.244.0.0/16, a ready and started container status with imageID and containerID, qosClass Burstable, startTime): 2 requests per Pod.\n",
-			thousands(int(fx.pods.count)), l.podsPerService, dur(fx.pods.took), thousands(int(fx.pods.avg())), thousands(int(fx.pods.avgNoManaged())))
+			report.Thousands(int(fx.pods.count)), l.podsPerService, dur(fx.pods.took), report.Thousands(int(fx.pods.avg())), report.Thousands(int(fx.pods.avgNoManaged())))
 		fmt.Fprintf(b, "  - %s EndpointSlices, one per Service, in %s, %s bytes each on average (%s): as the EndpointSlice controller writes them (labels `kubernetes.io/service-name` and `endpointslice.kubernetes.io/managed-by`, an owner reference to the Service, IPv4, one port, an endpoint per Pod with its IP, ready/serving/terminating, nodeName, zone and a targetRef to the Pod).\n",
-			thousands(int(fx.slices.count)), dur(fx.slices.took), thousands(int(fx.slices.avg())), thousands(int(fx.slices.avgNoManaged())))
+			report.Thousands(int(fx.slices.count)), dur(fx.slices.took), report.Thousands(int(fx.slices.avg())), report.Thousands(int(fx.slices.avgNoManaged())))
 		b.WriteString("  - No ReplicaSets, Deployments or (v1) Endpoints: neither tool reads them.\n")
 	}
-	fmt.Fprintf(b, "- Before each tool starts, the same %s LoadBalancer Services as in the services scenario are created, each with `spec.selector: {app: svc-N}`; they are deleted after it stops.\n", thousands(o.services))
+	fmt.Fprintf(b, "- Before each tool starts, the same %s LoadBalancer Services as in the services scenario are created, each with `spec.selector: {app: svc-N}`; they are deleted after it stops.\n", report.Thousands(o.services))
 	fmt.Fprintf(b, "- First sync and the CPU time at it: as in the services scenario; the CPU time is the tool's user + system time from `/proc/<pid>/stat` when the last record appears. Then the tool runs on for %s plus a %s hold, so that it goes through one periodic sync (both tools' interval is 1 m), and its `VmHWM` is read just before SIGTERM. No change-to-answer samples and no idle window here: neither depends on the Pods (the Route 53 calls of the hold are in the details).\n", o.settle, o.clusterHold)
 	fmt.Fprintf(b, "- The machine has %d CPUs shared with other work; the API server, etcd, the sandbox and the tool all run on them, so times are noisy (load average %s before, %s after). Compare tools within one run.\n",
-		env.cpus, orNA(env.loadBefore), orNA(env.loadAfter))
+		env.CPUs, report.OrNA(env.LoadBefore), report.OrNA(env.LoadAfter))
 }
 
 func valueOf(m metric, r *result) (float64, bool) {
@@ -410,51 +382,11 @@ func dur(d time.Duration) string {
 	return seconds(float64(d))
 }
 
-func orNA(s string) string {
-	if s == "" {
-		return "n/a"
-	}
-	return s
-}
-
 // outputOnly are the flags that change where results go, not what is measured: the
 // reproduce line leaves them out. The bool says whether the flag takes a value.
 var outputOnly = map[string]bool{"out": true, "keep": false, "cpuprofile": true, "memprofile": true}
 
-// reproduce is the command line that measures the same again: this run's flags less
-// those in outputOnly.
+// reproduce is the command line that measures the same again.
 func reproduce(args []string) string {
-	cmd := "go run ./bench/kubebench"
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		if takesValue, skip := outputOnly[name]; skip && strings.HasPrefix(a, "-") {
-			if takesValue && !hasValue {
-				i++ // its value is the next argument
-			}
-			continue
-		}
-		if strings.ContainsAny(a, " \t'\"$") {
-			a = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
-		}
-		cmd += " " + a
-	}
-	return cmd
-}
-
-// thousands spells n with a comma every three digits: 10000 → "10,000".
-func thousands(n int) string {
-	s := fmt.Sprint(n)
-	if n < 0 {
-		return "-" + thousands(-n)
-	}
-	for i := len(s) - 3; i > 0; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
-}
-
-func firstLine(s string) string {
-	line, _, _ := strings.Cut(s, "\n")
-	return line
+	return report.Reproduce("go run ./bench/kubebench", args, outputOnly)
 }

@@ -8,14 +8,17 @@ import (
 	"syscall"
 )
 
-// sysProcAttr has no process group outside Linux: the children fork nothing, so killing
-// the process is enough.
-func sysProcAttr() *syscall.SysProcAttr { return nil }
+// sysProcAttr has no process group or death signal outside Linux: the children fork
+// nothing, so killing the process is enough.
+func sysProcAttr(syscall.Signal) *syscall.SysProcAttr { return nil }
 
 // killGroup kills p; a process already gone is not an error.
 func killGroup(p *os.Process) {
 	_ = p.Kill()
 }
+
+// killOrphans has nothing to do without process groups.
+func killOrphans(int) {}
 
 // terminate sends SIGTERM to p; where there are no signals (Windows) it fails, and Stop
 // kills p instead.
