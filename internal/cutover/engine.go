@@ -91,6 +91,14 @@ type Config struct {
 	DriftInterval time.Duration
 	// PollInterval is the time between INSYNC polls; default 1s.
 	PollInterval time.Duration
+	// WriteRetryFor is how long a forward write (a step, lowering or restoring the TTL)
+	// keeps being retried while it fails transiently (AWS throttling or errors that outlast
+	// the SDK's own retries) before the run ends with its error; default 5 min, negative
+	// retries nothing. A rollback's writes are retried for as long as the run lasts.
+	WriteRetryFor time.Duration
+	// WriteRetryBackoff is the first wait before such a retry, doubled at each one up to
+	// 30 s, with jitter; default 1 s.
+	WriteRetryBackoff time.Duration
 	// Progress receives events for the terminal; nil discards them.
 	Progress Progress
 	// Logger receives structured logs; nil discards them.
@@ -363,6 +371,12 @@ func open(cfg Config) (*runner, []journal.Entry, error) {
 	}
 	if cfg.DriftInterval <= 0 {
 		cfg.DriftInterval = 15 * cfg.CheckInterval
+	}
+	if cfg.WriteRetryFor == 0 {
+		cfg.WriteRetryFor = defaultWriteRetryFor
+	}
+	if cfg.WriteRetryBackoff <= 0 {
+		cfg.WriteRetryBackoff = defaultWriteRetryBackoff
 	}
 	if cfg.Progress == nil {
 		cfg.Progress = discardProgress{}
