@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/user"
 	"path/filepath"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/spf13/cobra"
@@ -31,7 +32,9 @@ type cutoverFlags struct {
 	route53    route53.Config
 	resume     bool
 	force      bool
-	ui         string
+	// writeRetryFor bounds `run`'s retries of a forward write that fails transiently.
+	writeRetryFor time.Duration
+	ui            string
 	// batches makes `plan` print every batch; allowFailingGates lets it exit 0 when a
 	// gate fails at the current weights.
 	batches           bool
@@ -133,6 +136,10 @@ the current weights (step 1 checks it too, and would fail and roll back);
 				fmt.Fprintf(out, "warning: %v\n", w)
 			}
 			cfg.Progress = progress
+			cfg.WriteRetryFor = f.writeRetryFor
+			if f.writeRetryFor == 0 {
+				cfg.WriteRetryFor = -1 // the engine's 0 is its default
+			}
 			if f.ui != "" {
 				// The live view sees the same events as the terminal.
 				rec := dashboard.NewRecorder(cfg.Plan.Name, cfg.Plan.From, cfg.Plan.To)
@@ -171,6 +178,7 @@ the current weights (step 1 checks it too, and would fail and roll back);
 	}
 	runCmd.Flags().BoolVar(&f.resume, "resume", false, "continue the cutover from its journal (after a crash or kill)")
 	runCmd.Flags().StringVar(&f.logFile, "log-file", "", "append the logs to this file instead of stderr, keeping the terminal for the progress display")
+	runCmd.Flags().DurationVar(&f.writeRetryFor, "write-retry-for", 5*time.Minute, "how long a step's write that AWS keeps throttling or failing (after the SDK's own retries) is retried before the run stops for `run --resume`; 0 retries nothing; a rollback's write is retried until it lands")
 	runCmd.Flags().StringVar(&f.ui, "ui", "", "serve the live dashboard at this loopback address, e.g. 127.0.0.1:8080 (port 0 picks one)")
 
 	statusCmd := &cobra.Command{

@@ -17,6 +17,7 @@ import (
 
 	"github.com/crossfade-io/crossfade/internal/cutover/spec"
 	"github.com/crossfade-io/crossfade/internal/registry"
+	"github.com/crossfade-io/crossfade/internal/sandbox"
 	"github.com/crossfade-io/crossfade/internal/sandbox/sandboxtest"
 )
 
@@ -39,9 +40,15 @@ func newSandboxALB(t *testing.T) *sandboxALB {
 	if testing.Short() {
 		t.Skip("starts a sandbox; not in -short")
 	}
-	sb := sandboxtest.Start(t)
+	return albOn(t, sandboxtest.Start(t), nil)
+}
+
+// albOn sets up newSandboxALB's load balancer on sb, its client retrying with retryer (nil:
+// the SDK's default).
+func albOn(t *testing.T, sb *sandbox.Sandbox, retryer aws.Retryer) *sandboxALB {
+	t.Helper()
 	a := &sandboxALB{api: elbv2.New(elbv2.Options{Region: "us-east-1", BaseEndpoint: aws.String(sb.APIURL()),
-		Credentials: credentials.NewStaticCredentialsProvider("test", "test", "")})}
+		Credentials: credentials.NewStaticCredentialsProvider("test", "test", ""), Retryer: retryer})}
 	ctx := context.Background()
 	lb, err := a.api.CreateLoadBalancer(ctx, &elbv2.CreateLoadBalancerInput{Name: aws.String("shop"), Subnets: []string{"subnet-1", "subnet-2"}})
 	if err != nil {

@@ -34,6 +34,10 @@ type Event struct {
 	// Left is the time the current hold still needs.
 	Left    time.Duration
 	Message string
+	// Retrying marks an event of a write that failed transiently and waits to be retried
+	// (Message says how and when), within the stage it belongs to: not a new stage, and
+	// not a new reason for a rollback.
+	Retrying bool
 }
 
 // Progress shows a run's events.

@@ -163,7 +163,9 @@ func (r *runner) drive(ctx context.Context, st state) error {
 // rollback that became due instead, if one did.
 func (r *runner) forward(ctx context.Context, st state) (*rollbackDue, error) {
 	if r.p.LowerTTL > 0 && !st.ttlLowered {
-		if err := r.lowerTTL(ctx); err != nil {
+		if err := r.lowerTTL(ctx); errors.Is(err, errAbortedWriting) {
+			return abortDue(st.next, r.abortedBy), nil
+		} else if err != nil {
 			return nil, err
 		}
 	}
@@ -393,12 +395,43 @@ func (r *runner) send(ctx context.Context, step int, c Change, ttl int64, what s
 		}
 		r.log.Warn("write failed transiently; retrying", "step", what, "attempt", attempt, "failing_for", failing.Round(time.Millisecond),
 			"retry_in", wait.Round(time.Millisecond), "err", err)
-		re := Event{Phase: ev.Phase, Step: ev.Step, Total: ev.Total, Weights: c.Weights,
+		re := Event{Phase: ev.Phase, Step: ev.Step, Total: ev.Total, Weights: c.Weights, Retrying: true,
 			Message: fmt.Sprintf("%s: write failed transiently (AWS throttling or errors beyond the SDK's retries) at attempt %d, failing for %s: retrying in %s (%s)",
 				what, attempt, roughly(failing), roughly(wait), until)}
 		r.cfg.Progress.Event(re)
-		if err := sleep(ctx, wait); err != nil {
+		if err := r.waitRetry(ctx, wait, !r.rollingBack && (step >= 0 || step == stepTTLLower)); err != nil {
 			return Written{}, err
+		}
+	}
+}
+
+// errAbortedWriting ends the retries of a forward write when an abort arrives during
+// them: the caller rolls back as for an abort between steps.
+var errAbortedWriting = errors.New("aborted while the write was being retried")
+
+// waitRetry waits d before the next attempt of a write. With abortable (a step's write,
+// or lowering the TTL, before anything of the cutover is final), it also reads the
+// control commands every check, and an abort ends the wait with errAbortedWriting:
+// retries may last minutes, and an SRE who aborts wants the rollback now, not once AWS
+// lets the forward write through. A pause is journaled and acts once the write lands,
+// as a pause between steps would.
+func (r *runner) waitRetry(ctx context.Context, d time.Duration, abortable bool) error {
+	if !abortable {
+		return sleep(ctx, d)
+	}
+	for end := time.Now().Add(d); ; {
+		left := time.Until(end)
+		if left <= 0 {
+			return nil
+		}
+		if err := sleep(ctx, min(left, r.cfg.CheckInterval)); err != nil {
+			return err
+		}
+		if err := r.poll(); err != nil {
+			return err
+		}
+		if r.aborted {
+			return errAbortedWriting
 		}
 	}
 }
@@ -603,6 +636,8 @@ func (r *runner) step(ctx context.Context, i int) (stepResult, error) {
 		var d *DriftError
 		err := r.write(ctx, i, w, nil, fmt.Sprintf("step %d of %d", i+1, n), Event{Phase: PhaseWriting, Step: i, Total: n})
 		switch {
+		case errors.Is(err, errAbortedWriting):
+			return stepResult{outcome: stepAborted}, nil
 		case errors.As(err, &d):
 		case err != nil:
 			return stepResult{}, err

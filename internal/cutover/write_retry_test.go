@@ -14,16 +14,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
-	"github.com/aws/aws-sdk-go-v2/credentials"
-	elbv2 "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2"
-	"github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2/types"
 	"github.com/aws/smithy-go"
 
 	"github.com/crossfade-io/crossfade/internal/awsconfig"
 	"github.com/crossfade-io/crossfade/internal/cutover/journal"
 	"github.com/crossfade-io/crossfade/internal/cutover/spec"
 	"github.com/crossfade-io/crossfade/internal/provider"
-	"github.com/crossfade-io/crossfade/internal/sandbox"
 	"github.com/crossfade-io/crossfade/internal/sandbox/sandboxtest"
 )
 
@@ -342,6 +338,45 @@ func TestRetryWaitEndsWithContext(t *testing.T) {
 	}
 }
 
+// TestAbortDuringWriteRetries: an abort sent while a step's write waits to be retried
+// rolls back at the next check, not once AWS lets the forward write through (which may be
+// minutes): the forward write is never sent again, and the zone goes back home.
+func TestAbortDuringWriteRetries(t *testing.T) {
+	e := newEnv(t, 100, 0)
+	log := &logSink{}
+	cfg := retryConfig(e, retryPlan(), log)
+	cfg.WriteRetryBackoff = 5 * time.Second // the abort must not wait this out
+	var aborted time.Time
+	cfg.Progress = progressHook(func(ev Event) {
+		switch {
+		case strings.Contains(ev.Message, retryMsg) && aborted.IsZero():
+			// The faults go with the abort: a forward attempt after it would now land.
+			sandboxtest.SetFaults(t, e.sb, `{}`)
+			if err := SendCommand(PathsFor(e.dir, "app"), Command{Command: CommandAbort, By: "sre@host"}); err != nil {
+				t.Error(err)
+			}
+			aborted = time.Now()
+		case ev.Phase == PhaseWriting && ev.Step == 1 && aborted.IsZero():
+			sandboxtest.SetFaults(t, e.sb, `{"throttleRate":1,"operations":["ChangeResourceRecordSets"]}`)
+		}
+	})
+	_, err := Run(context.Background(), cfg, false)
+	if !errors.Is(err, ErrAborted) {
+		t.Fatalf("run: %v, want ErrAborted", err)
+	}
+	if aborted.IsZero() {
+		t.Fatal("no retry was seen")
+	}
+	// The rollback holds for the records' TTL (1 s) after its write.
+	if d := time.Since(aborted); d > 4*time.Second {
+		t.Errorf("run ended %s after the abort, want about the rollback's hold (the retry wait was 4 s or more)", d)
+	}
+	if k := stepEntries(t, e, 1); k[kindIntent] != 1 || k[kindWritten] != 0 {
+		t.Errorf("journal of step 2: %v, want its intent alone (the forward write sent again after the abort)", k)
+	}
+	wantZone(t, e, 100, 0)
+}
+
 // TestALBPartialWriteRetried: an ALB step writes its rules one call each; the listener's
 // ModifyListener is throttled after the rule's ModifyRule went through. The engine's retry
 // reads the rule at the new weights and takes them for the failed attempt's own, not for
@@ -352,7 +387,7 @@ func TestALBPartialWriteRetried(t *testing.T) {
 		t.Skip("starts a sandbox")
 	}
 	sb := sandboxtest.Start(t)
-	a := retryALB(t, sb)
+	a := albOn(t, sb, awsconfig.NewRetryer(awsconfig.Options{MaxBackoff: 5 * time.Millisecond}))
 	p := &spec.Plan{Name: "shop", ALB: &spec.ALB{ListenerRules: []string{a.rule, a.listener}, From: "blue", To: "green"},
 		From: "blue", To: "green", Rollback: spec.PlanRollback{Mode: spec.RollbackImmediate}, OnDrift: spec.DriftRollback,
 		InSyncTimeout: 5 * time.Second, StepTimeout: 5 * time.Second,
@@ -401,48 +436,6 @@ func TestALBPartialWriteRetried(t *testing.T) {
 	if rule, listener := a.weights(t); rule != "blue=0 green=100" || listener != "blue=0 green=100" {
 		t.Errorf("rule %s, listener %s; want blue=0 green=100", rule, listener)
 	}
-}
-
-// retryALB is an ALB on sb (an HTTP listener whose default action forwards blue=100
-// green=0, and a host-header rule forwarding the same) and a client with crossfade's
-// retryer, whose own retries back off for a few milliseconds.
-func retryALB(t *testing.T, sb *sandbox.Sandbox) *sandboxALB {
-	t.Helper()
-	a := &sandboxALB{api: elbv2.New(elbv2.Options{Region: "us-east-1", BaseEndpoint: aws.String(sb.APIURL()),
-		Credentials: credentials.NewStaticCredentialsProvider("test", "test", ""),
-		Retryer:     awsconfig.NewRetryer(awsconfig.Options{MaxBackoff: 5 * time.Millisecond}),
-	})}
-	ctx := context.Background()
-	lb, err := a.api.CreateLoadBalancer(ctx, &elbv2.CreateLoadBalancerInput{Name: aws.String("shop"), Subnets: []string{"subnet-1", "subnet-2"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	a.lb = aws.ToString(lb.LoadBalancers[0].LoadBalancerArn)
-	for _, g := range []struct {
-		name string
-		arn  *string
-	}{{"blue", &a.blue}, {"green", &a.green}} {
-		out, err := a.api.CreateTargetGroup(ctx, &elbv2.CreateTargetGroupInput{Name: aws.String(g.name), Protocol: types.ProtocolEnumHttp,
-			Port: aws.Int32(8080), VpcId: aws.String("vpc-1"), TargetType: types.TargetTypeEnumIp})
-		if err != nil {
-			t.Fatal(err)
-		}
-		*g.arn = aws.ToString(out.TargetGroups[0].TargetGroupArn)
-	}
-	fwd := []types.Action{forward(&types.TargetGroupStickinessConfig{Enabled: aws.Bool(false)}, a.blue, 100, a.green, 0)}
-	l, err := a.api.CreateListener(ctx, &elbv2.CreateListenerInput{LoadBalancerArn: aws.String(a.lb), Protocol: types.ProtocolEnumHttp,
-		Port: aws.Int32(80), DefaultActions: fwd})
-	if err != nil {
-		t.Fatal(err)
-	}
-	a.listener = aws.ToString(l.Listeners[0].ListenerArn)
-	r, err := a.api.CreateRule(ctx, &elbv2.CreateRuleInput{ListenerArn: aws.String(a.listener), Priority: aws.Int32(10), Actions: fwd,
-		Conditions: []types.RuleCondition{{Field: aws.String("host-header"), HostHeaderConfig: &types.HostHeaderConditionConfig{Values: []string{"shop.example.com"}}}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	a.rule = aws.ToString(r.Rules[0].RuleArn)
-	return a
 }
 
 // TestTransient: what the engine retries, as the SDK and the levers wrap it.

@@ -82,10 +82,16 @@ func (r *Recorder) health(h GroupHealth) {
 }
 
 // rollback lists a rollback's reason among the errors once, under the gate whose failed
-// check caused it, if one did (the engine shows that check just before it rolls back).
+// check caused it, if one did (the engine shows that check just before it rolls back),
+// and each transient write failure that is being retried, in any stage.
 func (r *Recorder) rollback(now time.Time, e cutover.Event) {
 	var reason string
 	switch {
+	case e.Retrying:
+		// A write of the stage waits to be retried: worth listing (AWS is refusing it),
+		// but it is no new reason, and the rollback's own is not listed again after it.
+		r.problem(now, "", e.Message)
+		return
 	case e.Phase == cutover.PhaseRollingBack:
 		reason = e.Message
 	case rolledBack(e):

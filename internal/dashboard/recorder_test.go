@@ -105,8 +105,12 @@ func TestRecorderState(t *testing.T) {
 	failed.Err = "connection refused"
 	ev(cutover.Event{Phase: cutover.PhaseHolding, Step: 2, Total: 3, Weights: weights(50, 50), Gates: []gate.Result{dnsResult(0.5, 0.5), failed}})
 	reason := "gate probe: green: 3/10 ok (connection refused)"
+	retry := "rollback 2 of 2: write failed transiently (AWS throttling or errors beyond the SDK's retries) at attempt 1, failing for 20ms: retrying in 1s (a rollback retries until it lands)"
 	for k, w := range []map[string]int64{weights(90, 10), weights(100, 0)} {
 		ev(cutover.Event{Phase: cutover.PhaseRollingBack, Step: k, Total: 2, Weights: w, Message: reason})
+		if k == 1 { // the second stop's write is throttled once: a problem, not a new stage or reason
+			ev(cutover.Event{Phase: cutover.PhaseRollingBack, Step: k, Total: 2, Weights: w, Message: retry, Retrying: true})
+		}
 		ev(cutover.Event{Phase: cutover.PhaseRollingBack, Step: k, Total: 2, Weights: w, Left: time.Second, Message: reason})
 	}
 	ev(cutover.Event{Phase: cutover.PhaseRestoringTTL, Message: "restore TTL to 300s"})
@@ -149,9 +153,9 @@ func TestRecorderState(t *testing.T) {
 		s.Gates[1].Detail != "green: 3/10 ok" || s.Gates[1].Err != "connection refused" {
 		t.Errorf("gates %+v, want answers passing and probe failed as its last check said", s.Gates)
 	}
-	if len(s.Errors) != 2 || s.Errors[0].Gate != "probe" || s.Errors[0].Message != reason ||
-		s.Errors[1].Gate != "probe" || s.Errors[1].Message != "rolling back: "+reason {
-		t.Errorf("errors %+v, want the failed check, then the rollback reason once, both under the gate", s.Errors)
+	if len(s.Errors) != 3 || s.Errors[0].Gate != "probe" || s.Errors[0].Message != reason ||
+		s.Errors[1].Gate != "probe" || s.Errors[1].Message != "rolling back: "+reason || s.Errors[2].Message != retry {
+		t.Errorf("errors %+v, want the failed check, then the rollback reason once, both under the gate, then the retry", s.Errors)
 	}
 	cur := s.Current
 	if !cur.Done || !cur.RolledBack || cur.Phase != cutover.PhaseDone || cur.Step != 3 || cur.Total != 3 || cur.Weights["green"] != 0 {

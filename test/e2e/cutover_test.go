@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/crossfade-io/crossfade/internal/sandbox"
+	"github.com/crossfade-io/crossfade/internal/sandbox/sandboxtest"
 )
 
 // cutoverZone publishes blue's and green's weighted members of app.example.com (TTL 1 s)
@@ -271,4 +272,37 @@ func freeLoopbackAddr(t *testing.T) string {
 	}
 	defer ln.Close()
 	return ln.Addr().String()
+}
+
+// TestCutoverWriteRetryFlag: the binary retries a step's write that Route 53 keeps
+// throttling past the SDK's own attempts for as long as `run --write-retry-for` says, no
+// longer, then stops with the error and leaves the journal for `run --resume`, which
+// completes once the throttling is over.
+func TestCutoverWriteRetryFlag(t *testing.T) {
+	sb, aws, zone := cutoverZone(t, 100, 0)
+	state := t.TempDir()
+	planFile := cutoverPlan(t, sb, "app", "blue", "green")
+	sandboxtest.SetFaults(t, sb, `{"throttleRate":1,"operations":["ChangeResourceRecordSets"]}`)
+	out, code := runCutover(t, sb, state, "run", planFile, "--write-retry-for", "2s")
+	if code == 0 {
+		t.Fatalf("run completed with every write throttled:\n%s", out)
+	}
+	// The SDK's own 4 attempts back off for seconds, so the bound is reached on the first
+	// or second engine attempt; the engine's retries themselves are internal/cutover's
+	// tests.
+	for _, want := range []string{"gave up after", "a forward write is retried for 2s", "Throttling"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("run output lacks %q:\n%s", want, out)
+		}
+	}
+	if w := aws.weightsOf(zone); w["blue"] != 100 || w["green"] != 0 {
+		t.Errorf("weights after the run gave up: %v, want blue=100 green=0", w)
+	}
+	sandboxtest.SetFaults(t, sb, `{}`)
+	if out, code := runCutover(t, sb, state, "run", planFile, "--resume"); code != 0 {
+		t.Fatalf("resume after the throttling (%d):\n%s", code, out)
+	}
+	if w := aws.weightsOf(zone); w["blue"] != 0 || w["green"] != 100 {
+		t.Errorf("weights after the resume: %v, want blue=0 green=100", w)
+	}
 }
