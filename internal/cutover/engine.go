@@ -142,7 +142,12 @@ type runner struct {
 	// compared is when the weights were last read and compared with those written (see
 	// Config.DriftInterval); zero makes the next check compare.
 	compared time.Time
-	start    map[string]int64
+	// readFails counts the reads for a compare that failed in a row since failingSince;
+	// nextRead is when the next may be tried (see checkDrift).
+	readFails    int
+	failingSince time.Time
+	nextRead     time.Time
+	start        map[string]int64
 	// startTTL is the members' TTL when the cutover started: waited out after lowering
 	// it. startTTLs are each record's, restored at the end (nil for a journal from
 	// before they were kept: startTTL is restored everywhere then).

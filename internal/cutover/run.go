@@ -748,20 +748,27 @@ func (r *runner) hold(ctx context.Context, i int, w map[string]int64) (stepResul
 			if pending != "" {
 				reason += ": " + pending
 			}
+			if r.readFails > 0 {
+				reason += fmt.Sprintf("; the weights could not be read to compare them for %s", roughly(time.Since(r.failingSince)))
+			}
 			data, _ := json.Marshal(last)
 			return stepResult{outcome: stepFailed, reason: reason, data: data}, nil, nil
 		}
 		// A gate that has judged nothing yet (too few requests counted) holds the step on;
 		// a promote skips that wait as it skips the pause.
 		if held >= hold && (pending == "" || r.promoted) {
-			// A step passes only on weights compared at its end, too.
-			if r.compared.Before(checked) {
+			// A step passes only on weights compared at its end, too: one that cannot be
+			// read holds on (the step's time limit bounds it), reading again as
+			// checkDrift paces it.
+			if r.compared.Before(checked) && r.mayRead() {
 				if d, err := r.checkDrift(ctx); d != nil || err != nil {
 					return stepResult{}, d, err
 				}
 			}
-			data, _ := json.Marshal(last)
-			return stepResult{outcome: stepPassed, data: data}, nil, nil
+			if !r.compared.Before(checked) {
+				data, _ := json.Marshal(last)
+				return stepResult{outcome: stepPassed, data: data}, nil, nil
+			}
 		}
 		if r.p.TotalTimeout > 0 && r.elapsed() > r.p.TotalTimeout {
 			return stepResult{outcome: stepFailed, reason: fmt.Sprintf("the cutover is over its total time limit %s (time paused not counted)", r.p.TotalTimeout)}, nil, nil
@@ -815,9 +822,12 @@ func (r *runner) driftIn(l Snapshot, w map[string]int64, landed map[string][]int
 }
 
 // checkDrift reads the zone at a check and compares the members' weights with those this
-// run last wrote. A zone that cannot be read now is logged and compared again at the next
-// check; one that refuses the cutover (another runner took the weights over, someone
-// released them, a member is gone) stops the run, as the next write would.
+// run last wrote. A zone that cannot be read now is read again after a pause that doubles
+// from one check to DriftInterval: reading a throttled API at every check would only add
+// to its load (each read is itself retried by the SDK). The first failure is logged, then
+// one line per DriftInterval while they last, and the recovery. One that refuses the
+// cutover (another runner took the weights over, someone released them, a member is
+// gone) stops the run, as the next write would.
 func (r *runner) checkDrift(ctx context.Context) (*DriftError, error) {
 	if r.expect == nil {
 		return nil, nil
@@ -828,10 +838,28 @@ func (r *runner) checkDrift(ctx context.Context) (*DriftError, error) {
 	case err != nil && ctx.Err() != nil:
 		return nil, ctx.Err()
 	case errors.As(err, &rerr):
-		r.log.Warn("could not read the zone to compare its weights with those written; comparing at the next check", "err", err)
+		now := time.Now()
+		if r.readFails == 0 {
+			r.failingSince = now
+		}
+		r.readFails++
+		pause := r.cfg.CheckInterval
+		for i := 1; i < r.readFails && pause < r.cfg.DriftInterval; i++ {
+			pause *= 2
+		}
+		pause = min(pause, r.cfg.DriftInterval)
+		r.nextRead = now.Add(pause)
+		if r.readFails == 1 || pause == r.cfg.DriftInterval {
+			r.log.Warn("could not read the zone to compare its weights with those written; reading again later",
+				"err", err, "failed_reads", r.readFails, "failing_for", roughly(now.Sub(r.failingSince)), "next_read_in", roughly(pause))
+		}
 		return nil, nil
 	case err != nil:
 		return nil, err
+	}
+	if r.readFails > 0 {
+		r.log.Info("read the zone again after failed reads", "failed_reads", r.readFails, "failing_for", roughly(time.Since(r.failingSince)))
+		r.readFails = 0
 	}
 	r.compared = time.Now()
 	if d := drift(l, r.expect); len(d) > 0 {
@@ -868,9 +896,18 @@ func (r *runner) graceUnmeasured(res gate.Result, n map[string]int) gate.Result 
 }
 
 // driftDue reports whether the weights are to be compared at this check: at a hold's
-// first, after a read that failed, and every DriftInterval.
+// first, every DriftInterval, and after a read that failed once its pause is over.
 func (r *runner) driftDue() bool {
+	if r.readFails > 0 {
+		return r.mayRead()
+	}
 	return r.compared.IsZero() || time.Since(r.compared) >= r.cfg.DriftInterval
+}
+
+// mayRead reports whether the pause after a failed read for a compare is over (true when
+// the last one worked).
+func (r *runner) mayRead() bool {
+	return r.readFails == 0 || !time.Now().Before(r.nextRead)
 }
 
 // onDrift journals drift found at step (whose weights are w) and acts as spec.onDrift
