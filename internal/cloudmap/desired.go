@@ -379,7 +379,6 @@ func parseAttributes(v string) (map[string]string, string) {
 	return out, ""
 }
 
-// checkValue says why v is not an attribute value Cloud Map takes, "" when it is.
 // jsonAttributes reads a JSON object of strings, refusing a key given twice as the
 // key=value form does (json.Unmarshal would keep the last silently).
 func jsonAttributes(v string) (map[string]string, string) {
@@ -413,6 +412,7 @@ func jsonAttributes(v string) (map[string]string, string) {
 	return out, ""
 }
 
+// checkValue says why v is not an attribute value Cloud Map takes, "" when it is.
 func checkValue(v string) string {
 	if len(v) > maxAttrValueLen {
 		return fmt.Sprintf("longer than %d characters", maxAttrValueLen)

@@ -181,10 +181,8 @@ func (r *runner) waitResume(ctx context.Context, step int, w map[string]int64) e
 	}
 	r.cfg.Progress.Event(Event{Phase: PhasePaused, Step: step, Total: len(r.p.Steps), Weights: w, Message: msg})
 	for r.paused {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(r.cfg.CheckInterval):
+		if err := sleep(ctx, r.cfg.CheckInterval); err != nil {
+			return err
 		}
 		if err := r.poll(); err != nil {
 			return err

@@ -341,17 +341,24 @@ func (r *runner) noteTakeover(l Snapshot) error {
 	return nil
 }
 
+// sleep waits for d, or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
 // backoff waits before attempt+1 of a refused write: growing, with jitter, so that two
 // writers racing for the same sets do not keep meeting.
 func backoff(ctx context.Context, attempt int) error {
 	d := time.Duration(attempt) * 25 * time.Millisecond
 	d += rand.N(d)
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-time.After(d):
-		return nil
-	}
+	return sleep(ctx, d)
 }
 
 // waitInEffect polls the lever until w is in effect (Route 53: INSYNC), for at most the
@@ -545,10 +552,8 @@ func (r *runner) hold(ctx context.Context, i int, w map[string]int64) (stepResul
 		if held < hold {
 			wait = min(wait, hold-held)
 		}
-		select {
-		case <-ctx.Done():
-			return stepResult{}, nil, ctx.Err()
-		case <-time.After(wait):
+		if err := sleep(ctx, wait); err != nil {
+			return stepResult{}, nil, err
 		}
 	}
 }
@@ -611,11 +616,7 @@ func (r *runner) checkDrift(ctx context.Context) (*DriftError, error) {
 			r.failingSince = now
 		}
 		r.readFails++
-		pause := r.cfg.CheckInterval
-		for i := 1; i < r.readFails && pause < r.cfg.DriftInterval; i++ {
-			pause *= 2
-		}
-		pause = min(pause, r.cfg.DriftInterval)
+		pause := doubled(r.cfg.CheckInterval, r.readFails, r.cfg.DriftInterval)
 		r.nextRead = now.Add(pause)
 		if r.readFails == 1 || pause == r.cfg.DriftInterval {
 			r.log.Warn("could not read the zone to compare its weights with those written; reading again later",
@@ -793,10 +794,8 @@ func (r *runner) rollback(ctx context.Context, due *rollbackDue) error {
 		}
 		hold := max(r.p.Rollback.Pause, r.ttl())
 		r.cfg.Progress.Event(Event{Phase: PhaseRollingBack, Step: k, Total: len(due.stops), Weights: due.stops[k], Left: hold, Message: due.reason})
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(hold):
+		if err := sleep(ctx, hold); err != nil {
+			return err
 		}
 		// Commands that came meanwhile are journaled as ignored: a rollback runs to its end.
 		if err := r.poll(); err != nil {
@@ -828,10 +827,8 @@ func (r *runner) lowerTTL(ctx context.Context) error {
 			return err
 		}
 		r.cfg.Progress.Event(Event{Phase: PhaseLoweringTTL, Left: old, Message: fmt.Sprintf("TTL lowered to %ds; waiting out the old %s", r.p.LowerTTL, old)})
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(old):
+		if err := sleep(ctx, old); err != nil {
+			return err
 		}
 	}
 	_, err := r.append(journal.Entry{Kind: kindTTLLowered, Step: stepNone, TTL: r.p.LowerTTL, Detail: fmt.Sprintf("%ds (was %s)", r.p.LowerTTL, old)})
@@ -970,10 +967,8 @@ func (r *runner) retire(ctx context.Context) (*rollbackDue, error) {
 				Detail: fmt.Sprintf("%s NOT retirable: its request rate did not stay ≤ %g req/s for %s within %s (%s)", from, rt.MaxRate, rt.Window, rt.Timeout, why)})
 			return nil, err
 		}
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-time.After(r.cfg.CheckInterval):
+		if err := sleep(ctx, r.cfg.CheckInterval); err != nil {
+			return nil, err
 		}
 	}
 }

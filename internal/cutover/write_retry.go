@@ -185,13 +185,19 @@ func transient(err error) bool {
 // (runners of several cutovers throttled together do not retry in step), never more than
 // the cap.
 func retryWait(base time.Duration, attempt int) time.Duration {
-	d := base
-	for i := 1; i < attempt && d < maxWriteRetryBackoff; i++ {
-		d *= 2
-	}
-	d = min(d, maxWriteRetryBackoff)
+	d := doubled(base, attempt, maxWriteRetryBackoff)
 	d = d - d/5 + rand.N(2*d/5+1)
 	return min(d, maxWriteRetryBackoff)
+}
+
+// doubled is base doubled for each try after the first (try counts from 1), capped at
+// limit: the pause before the next try of something that keeps failing.
+func doubled(base time.Duration, try int, limit time.Duration) time.Duration {
+	d := base
+	for i := 1; i < try && d < limit; i++ {
+		d *= 2
+	}
+	return min(d, limit)
 }
 
 // roughly rounds d for people: to the millisecond below a second, the tenth of a second
@@ -204,18 +210,6 @@ func roughly(d time.Duration) time.Duration {
 		return d.Round(100 * time.Millisecond)
 	}
 	return d.Round(time.Second)
-}
-
-// sleep waits for d, or until ctx ends.
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
 
 // mayHaveLanded adds to landed (member key → weights) what an attempt built on s, which
