@@ -186,8 +186,12 @@ const shareSigmas = 4
 // tolerance by more than 4σ fails (a misweighting, not chance); one in between is not
 // judged yet: the check passes as Pending and the step holds on, with the window growing,
 // until it is judged either way or the step runs out of time. Fewer than minRequests
-// requests are not judged at all (Pending too). A count CloudWatch has no datapoint for is
-// 0: an ALB publishes its counts only when they are not.
+// requests are not judged at all (Pending too): the share on from's and to's together,
+// maxErrorRate on a group's own requests, maxResponseTime on its own target responses, for
+// every group the step gives a weight above 0 (see judge). A count CloudWatch has no
+// datapoint for is 0: an ALB publishes its counts only when they are not. A result
+// CloudWatch could not give whole (StatusCode InternalError or Forbidden) is an error,
+// never a 0.
 //
 // The window starts at the first whole period after Step.Since (a period that began
 // under the previous weights would mix both), and ends at the last period CloudWatch has
@@ -334,13 +338,21 @@ func periodStart(t time.Time, period time.Duration, up bool) time.Time {
 }
 
 // judge compares the counts with the weights written and the bounds.
+//
+// Every bound the gate has is judged on measurements or not at all: the share on from's
+// and to's requests together, a group's error rate on its own requests and its response
+// time on its own target responses, each on at least minRequests. A bound that has fewer
+// is not judged, and the check passes as Pending (the step holds on, and fails at its time
+// limit if it never judges), never as a plain pass. A group the step gives weight 0 is
+// sent no traffic by design, so its bounds do not apply unless it still gets minRequests
+// (sticky clients): then they are judged like any other group's. A bound that is measured
+// and broken fails the check even while another is pending.
 func (a *ALBTraffic) judge(r Result, s Step, groups []TargetGroup, counts []groupCounts, window time.Duration) Result {
 	from, to := counts[0], counts[1]
 	total := from.requests + to.requests
 	r.set("requests", total)
 	wf, wt := max(s.Weights[s.From], 0), max(s.Weights[s.To], 0)
-	var problems, notes []string
-	pending := ""
+	var problems, notes, pending []string
 	want := map[string]float64{}
 	if wf+wt > 0 {
 		want[s.From], want[s.To] = float64(wf)/float64(wf+wt), float64(wt)/float64(wf+wt)
@@ -365,9 +377,10 @@ func (a *ALBTraffic) judge(r Result, s Step, groups []TargetGroup, counts []grou
 	}
 	switch {
 	case len(want) == 0:
+		// Not a bound left unjudged: the step sends from and to nothing by design.
 		notes = append(notes, "share not judged: the step weighs both from and to 0")
 	case total < float64(a.minRequests):
-		pending = fmt.Sprintf("%s requests to %s and %s so far, fewer than the %d a share is judged on", fmtFloat(total), s.From, s.To, a.minRequests)
+		pending = append(pending, fmt.Sprintf("%s requests to %s and %s so far, fewer than the %d a share is judged on", fmtFloat(total), s.From, s.To, a.minRequests))
 	default:
 		p := want[s.To]
 		got := to.requests / total
@@ -379,10 +392,11 @@ func (a *ALBTraffic) judge(r Result, s Step, groups []TargetGroup, counts []grou
 			problems = append(problems, fmt.Sprintf("share off by more than %s: %s %s vs %s written (%s requests)",
 				fmtPct(a.tolerance), s.To, fmtPct(got), fmtPct(p), fmtFloat(total)))
 		default:
-			pending = fmt.Sprintf("%s's share %s is off by more than %s from the %s written, but within chance of %s requests: counting on",
-				s.To, fmtPct(got), fmtPct(a.tolerance), fmtPct(p), fmtFloat(total))
+			pending = append(pending, fmt.Sprintf("%s's share %s is off by more than %s from the %s written, but within chance of %s requests: counting on",
+				s.To, fmtPct(got), fmtPct(a.tolerance), fmtPct(p), fmtFloat(total)))
 		}
 	}
+	enough := float64(a.minRequests)
 	for i, g := range groups {
 		c, id := counts[i], []string{s.From, s.To}[i]
 		r.set(id+".errors_5xx", c.errors)
@@ -399,28 +413,40 @@ func (a *ALBTraffic) judge(r Result, s Step, groups []TargetGroup, counts []grou
 			line += fmt.Sprintf(", %s average response", rt.Round(100*time.Microsecond))
 		}
 		notes = append(notes, line)
-		judged := c.requests >= float64(a.minRequests)
-		if (a.maxErrRate != nil || a.maxRT > 0) && !judged && g.Weight > 0 {
-			notes = append(notes, fmt.Sprintf("%s: too few requests to judge its error rate and response time (minRequests %d)", id, a.minRequests))
+		sent := g.Weight > 0 // the step sends the group traffic: its bounds must be judged
+		if m := a.maxErrRate; m != nil {
+			switch {
+			case c.requests >= enough:
+				if c.errors/c.requests > *m+1e-12 {
+					problems = append(problems, fmt.Sprintf("%s: target 5xx rate %s (%s of %s requests), above %s",
+						g.label(), fmtPct(c.errors/c.requests), fmtFloat(c.errors), fmtFloat(c.requests), fmtPct(*m)))
+				}
+			case sent:
+				pending = append(pending, fmt.Sprintf("%s: %s requests (%s target 5xx) so far, fewer than the %d its error rate is judged on",
+					g.label(), fmtFloat(c.requests), fmtFloat(c.errors), a.minRequests))
+			}
 		}
-		if !judged {
-			continue
-		}
-		if m := a.maxErrRate; m != nil && c.errors/c.requests > *m+1e-12 {
-			problems = append(problems, fmt.Sprintf("%s: target 5xx rate %s (%s of %s requests), above %s",
-				g.label(), fmtPct(c.errors/c.requests), fmtFloat(c.errors), fmtFloat(c.requests), fmtPct(*m)))
-		}
-		if a.maxRT > 0 && c.rtCount > 0 && rt > a.maxRT {
-			problems = append(problems, fmt.Sprintf("%s: average target response time %s, above %s", g.label(), rt.Round(100*time.Microsecond), a.maxRT))
+		if a.maxRT > 0 {
+			// The average is over the responses targets sent (TargetResponseTime's
+			// SampleCount), not the requests: a request no target answered has no time.
+			switch {
+			case c.rtCount >= enough:
+				if rt > a.maxRT {
+					problems = append(problems, fmt.Sprintf("%s: average target response time %s, above %s", g.label(), rt.Round(100*time.Microsecond), a.maxRT))
+				}
+			case sent:
+				pending = append(pending, fmt.Sprintf("%s: %s target responses (of %s requests) so far, fewer than the %d its response time is judged on",
+					g.label(), fmtFloat(c.rtCount), fmtFloat(c.requests), a.minRequests))
+			}
 		}
 	}
 	r.Detail = shares + "; " + strings.Join(notes, "; ")
 	switch {
 	case len(problems) > 0:
 		r.Detail = strings.Join(problems, "; ") + " — " + r.Detail
-	case pending != "":
+	case len(pending) > 0:
 		r.Pass, r.Pending = true, true
-		r.Detail = "not judged yet: " + pending + " — " + r.Detail
+		r.Detail = "not judged yet: " + strings.Join(pending, "; ") + " — " + r.Detail
 	default:
 		r.Pass = true
 	}
@@ -488,6 +514,15 @@ func readALBMetrics(ctx context.Context, api MetricsAPI, groups []TargetGroup, s
 			return nil, fmt.Errorf("GetMetricData AWS/ApplicationELB %s to %s: %w", start.Format(time.TimeOnly), end.Format(time.TimeOnly), err)
 		}
 		for _, res := range out.MetricDataResults {
+			// A series CloudWatch could not read is not a series without datapoints: counted
+			// as 0 it would pass an error rate, or drain a cluster, on nothing.
+			switch st := res.StatusCode; {
+			case st == "" || st == cwtypes.StatusCodeComplete:
+			case st == cwtypes.StatusCodePartialData && aws.ToString(out.NextToken) != "":
+			default:
+				return nil, fmt.Errorf("GetMetricData AWS/ApplicationELB %s to %s: result %s: status %s%s: not read whole",
+					start.Format(time.TimeOnly), end.Format(time.TimeOnly), aws.ToString(res.Id), st, fmtMessages(res.Messages))
+			}
 			for _, v := range res.Values {
 				sums[aws.ToString(res.Id)] += v
 			}
@@ -508,6 +543,18 @@ func readALBMetrics(ctx context.Context, api MetricsAPI, groups []TargetGroup, s
 		}
 	}
 	return out, nil
+}
+
+// fmtMessages prints a GetMetricData result's messages: " (Code: Value; …)", or "".
+func fmtMessages(ms []cwtypes.MessageData) string {
+	var out []string
+	for _, m := range ms {
+		out = append(out, strings.TrimPrefix(aws.ToString(m.Code)+": "+aws.ToString(m.Value), ": "))
+	}
+	if len(out) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(out, "; ") + ")"
 }
 
 // arnSuffix is an ELBv2 ARN's resource part, as CloudWatch's dimensions take it:

@@ -125,6 +125,8 @@ type fakeMetrics struct {
 	values map[series][]float64
 	ins    []*cloudwatch.GetMetricDataInput
 	err    error
+	// status is what the fake says of a series instead of Complete (InternalError, …).
+	status map[series]cwtypes.StatusCode
 }
 
 func (f *fakeMetrics) GetMetricData(_ context.Context, in *cloudwatch.GetMetricDataInput, _ ...func(*cloudwatch.Options)) (*cloudwatch.GetMetricDataOutput, error) {
@@ -150,12 +152,32 @@ func (f *fakeMetrics) GetMetricData(_ context.Context, in *cloudwatch.GetMetricD
 				k.lb = aws.ToString(d.Value)
 			}
 		}
-		out.MetricDataResults = append(out.MetricDataResults, cwtypes.MetricDataResult{Id: q.Id, Values: f.values[k], StatusCode: cwtypes.StatusCodeComplete})
+		st, ok := f.status[k]
+		if !ok {
+			st = cwtypes.StatusCodeComplete
+		}
+		res := cwtypes.MetricDataResult{Id: q.Id, Values: f.values[k], StatusCode: st}
+		if st != cwtypes.StatusCodeComplete {
+			res.Values = nil
+			res.Messages = []cwtypes.MessageData{{Code: aws.String(string(st)), Value: aws.String("the fake's " + string(st))}}
+		}
+		out.MetricDataResults = append(out.MetricDataResults, res)
 	}
 	if first+2 < len(in.MetricDataQueries) {
 		out.NextToken = aws.String(fmt.Sprint(first + 2))
 	}
 	return out, nil
+}
+
+// noResponses drops tg's TargetResponseTime from values: requests no target answered (an
+// ALB's own 502 or 504 when every target refuses or times out).
+func noResponses(values map[series][]float64, tg string) map[series][]float64 {
+	for k := range values {
+		if k.tg == tg && k.metric == "TargetResponseTime" {
+			delete(values, k)
+		}
+	}
+	return values
 }
 
 // traffic is what the fake holds for blue and green on lbShop: requests and 5xx per
@@ -207,8 +229,29 @@ func TestALBTrafficJudges(t *testing.T) {
 			[]string{"blue 52% (want 50%), green 48% (want 50%) of 500 requests"}},
 		{"green's 5xx rate", albStep(50, 50, 0), traffic(500, 500, 0, 20, time.Millisecond), spec.ALBTrafficGate{MaxErrorRate: ptr(0.01)}, false, false,
 			[]string{"green (shop-green): target 5xx rate 4% (20 of 500 requests), above 1%"}},
-		{"a 5xx rate on too few requests is not judged", albStep(99, 1, 0), traffic(990, 10, 0, 5, time.Millisecond), spec.ALBTrafficGate{MaxErrorRate: ptr(0.01)}, true, false,
-			[]string{"green: too few requests to judge its error rate and response time (minRequests 100)"}},
+		// A bound not judged is pending, never passed: the step holds on until green has
+		// minRequests of its own, or fails at its time limit.
+		{"a 5xx rate on too few requests is pending", albStep(99, 1, 0), traffic(990, 10, 0, 5, time.Millisecond), spec.ALBTrafficGate{MaxErrorRate: ptr(0.01)}, true, true,
+			[]string{"not judged yet: green (shop-green): 10 requests (5 target 5xx) so far, fewer than the 100 its error rate is judged on"}},
+		{"a 10% step, green's 60 requests all 5xx, is pending", albStep(90, 10, 0), traffic(540, 60, 0, 60, time.Millisecond), spec.ALBTrafficGate{MaxErrorRate: ptr(0.01)}, true, true,
+			[]string{"not judged yet: green (shop-green): 60 requests (60 target 5xx) so far, fewer than the 100 its error rate is judged on",
+				"blue 90% (want 90%), green 10% (want 10%) of 600 requests"}},
+		{"a response time on too few responses is pending", albStep(90, 10, 0), traffic(900, 50, 0, 0, time.Millisecond), spec.ALBTrafficGate{MaxResponseTime: &spec.Duration{Duration: 250 * time.Millisecond}}, true, true,
+			[]string{"not judged yet: green (shop-green): 50 target responses (of 50 requests) so far, fewer than the 100 its response time is judged on"}},
+		{"requests no target answered give no response time", albStep(50, 50, 0), noResponses(traffic(500, 500, 0, 0, time.Millisecond), "targetgroup/shop-green/1a2b3c4d5e6f7a8b"),
+			spec.ALBTrafficGate{MaxResponseTime: &spec.Duration{Duration: 250 * time.Millisecond}}, true, true,
+			[]string{"not judged yet: green (shop-green): 0 target responses (of 500 requests) so far, fewer than the 100 its response time is judged on"}},
+		{"both bounds pending on one group", albStep(90, 10, 0), traffic(900, 50, 0, 0, time.Millisecond),
+			spec.ALBTrafficGate{MaxErrorRate: ptr(0.01), MaxResponseTime: &spec.Duration{Duration: 250 * time.Millisecond}}, true, true,
+			[]string{"fewer than the 100 its error rate is judged on; green (shop-green): 50 target responses"}},
+		{"a measured failure is not hidden by a pending bound", albStep(90, 10, 0), traffic(540, 60, 100, 60, time.Millisecond), spec.ALBTrafficGate{MaxErrorRate: ptr(0.01)}, false, false,
+			[]string{"blue (shop-blue): target 5xx rate 18.5% (100 of 540 requests), above 1%"}},
+		// Weight 0 sends a group nothing by design: its bounds do not apply to a trickle of
+		// sticky requests, but do to minRequests of them.
+		{"a group at weight 0 with a few requests is not pending", albStep(0, 100, 0), traffic(10, 490, 10, 0, time.Millisecond), spec.ALBTrafficGate{MaxErrorRate: ptr(0.01)}, true, false,
+			[]string{"blue (shop-blue): 10 requests, 10 target 5xx"}},
+		{"a group at weight 0 with enough requests is judged", albStep(0, 100, 0), traffic(100, 4900, 50, 0, time.Millisecond), spec.ALBTrafficGate{MaxErrorRate: ptr(0.01)}, false, false,
+			[]string{"blue (shop-blue): target 5xx rate 50% (50 of 100 requests), above 1%"}},
 		{"response time", albStep(50, 50, 0), traffic(500, 500, 0, 0, 300*time.Millisecond), spec.ALBTrafficGate{MaxResponseTime: &spec.Duration{Duration: 250 * time.Millisecond}}, false, false,
 			[]string{"blue (shop-blue): average target response time 300ms, above 250ms", "green (shop-green): average target response time 300ms"}},
 		{"both weights 0", albStep(0, 0, 5), traffic(0, 0, 0, 0, 0), spec.ALBTrafficGate{}, true, false,
@@ -352,6 +395,45 @@ func TestALBTrafficSumsLoadBalancers(t *testing.T) {
 	api.err = errors.New("AccessDenied: not authorized to perform cloudwatch:GetMetricData")
 	if r := g.Check(context.Background(), s); r.Pass || !strings.Contains(r.Err, "GetMetricData AWS/ApplicationELB") || !strings.Contains(r.Err, "AccessDenied") {
 		t.Errorf("a failing call: %+v", r)
+	}
+}
+
+// TestALBTrafficUnreadSeries: a series CloudWatch could not read whole is an error (could
+// not measure), never 0 requests or 0 errors; the retire check's read alike.
+func TestALBTrafficUnreadSeries(t *testing.T) {
+	green := "targetgroup/shop-green/1a2b3c4d5e6f7a8b"
+	blue := "targetgroup/shop-blue/73e2d6bc24d8a067"
+	for _, tc := range []struct {
+		name   string
+		series series
+		status cwtypes.StatusCode
+		want   string
+	}{
+		{"green's 5xx forbidden", series{green, lbShop, "HTTPCode_Target_5XX_Count", "Sum"}, cwtypes.StatusCodeForbidden, "result g1_l0_e5xx: status Forbidden (Forbidden: the fake's Forbidden): not read whole"},
+		{"blue's requests failed", series{blue, lbShop, "RequestCount", "Sum"}, cwtypes.StatusCodeInternalError, "result g0_l0_req: status InternalError"},
+		{"partial data on the last page", series{green, lbShop, "TargetResponseTime", "SampleCount"}, cwtypes.StatusCodePartialData, "result g1_l0_rtn: status PartialData"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// All of green's requests 5xx: read as 0 errors, maxErrorRate would pass.
+			api := &fakeMetrics{values: traffic(900, 100, 0, 100, time.Millisecond), status: map[series]cwtypes.StatusCode{tc.series: tc.status}}
+			g, err := NewALBTraffic("traffic", spec.ALBTrafficGate{Period: 1, MaxErrorRate: ptr(0.01)}, api, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := g.Check(context.Background(), albStep(90, 10, 0))
+			if r.Pass || r.Pending || !strings.Contains(r.Err, tc.want) {
+				t.Errorf("pass %v pending %v err %q, want an error containing %q", r.Pass, r.Pending, r.Err, tc.want)
+			}
+		})
+	}
+	api := &fakeMetrics{values: traffic(900, 100, 0, 0, time.Millisecond),
+		status: map[series]cwtypes.StatusCode{{blue, lbShop, "RequestCount", "Sum"}: cwtypes.StatusCodeInternalError}}
+	res, err := NewALBResidual(spec.Retire{CloudWatch: &spec.RetireCloudWatch{Period: 1}}, api, albStep(0, 100, 0).TargetGroups[0], 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rate, ok, err := res.Rate(context.Background()); ok || err == nil || !strings.Contains(err.Error(), "status InternalError") {
+		t.Errorf("retire read of a failed series: rate %v ok %v err %v, want an error", rate, ok, err)
 	}
 }
 

@@ -249,6 +249,9 @@ func TestNewValidates(t *testing.T) {
 		{"prom empty query", second(NewPrometheus("p", spec.PrometheusGate{URL: u, Max: ptr(1.0)})), "query is empty"},
 		{"prom min over max", second(NewPrometheus("p", spec.PrometheusGate{URL: u, Query: "up", Min: ptr(2.0), Max: ptr(1.0)})), "no value can pass"},
 		{"prom noData", second(NewPrometheus("p", spec.PrometheusGate{URL: u, Query: "up", Max: ptr(1.0), NoData: "maybe"})), "noData"},
+		// Never blind: an empty result is no measurement and cannot be told to pass.
+		{"prom noData pass", second(NewPrometheus("p", spec.PrometheusGate{URL: u, Query: "up", Max: ptr(1.0), NoData: NoDataPass})),
+			`gate p: noData "pass": a step would pass on no measurement; make the query answer when there is no data, e.g. "(up) or vector(0)"`},
 		{"prom url", second(NewPrometheus("p", spec.PrometheusGate{URL: "localhost:9090", Query: "up", Max: ptr(1.0)})), "url"},
 		{"dns tolerance", second(NewDNS("d", spec.DNSGate{Tolerance: ptr(2.0)})), "tolerance"},
 	} {
@@ -319,6 +322,7 @@ func TestHTTPJudge(t *testing.T) {
 		g        spec.HTTPGate
 		probes   []*probe
 		pass     bool
+		pending  bool
 		contains []string
 	}{
 		{
@@ -375,6 +379,7 @@ func TestHTTPJudge(t *testing.T) {
 			},
 			contains: []string{"green (to) worse than blue (from): 3/4 ok vs 4/4"},
 		},
+		// A bound with nothing to judge it on is pending, never passed.
 		{
 			name: "no worse: a from cluster with no successes gives no latency to compare",
 			g:    spec.HTTPGate{NoWorseThanFrom: true, MinSuccessRatio: ptr(0.0)},
@@ -382,7 +387,42 @@ func TestHTTPJudge(t *testing.T) {
 				probeOf("blue", "from", 4, 0, nil),
 				probeOf("green", "to", 4, 4, ms(100, 100, 100, 100)),
 			},
-			pass: true,
+			pass: true, pending: true,
+			contains: []string{"not judged yet: noWorseThanFrom: no successful request at blue (from), so no p99 of green to compare with blue's"},
+		},
+		{
+			name: "no worse: neither cluster succeeds",
+			g:    spec.HTTPGate{NoWorseThanFrom: true, MinSuccessRatio: ptr(0.0)},
+			probes: []*probe{
+				probeOf("blue", "from", 4, 0, nil),
+				probeOf("green", "to", 4, 0, nil),
+			},
+			pass: true, pending: true,
+			contains: []string{"no successful request at green (to) or blue (from)"},
+		},
+		{
+			name:     "latency max with no successful request",
+			g:        spec.HTTPGate{MinSuccessRatio: ptr(0.0), Latency: &spec.Latency{Max: spec.Duration{Duration: 100 * time.Millisecond}}},
+			probes:   []*probe{probeOf("public", "", 4, 0, nil)},
+			pass:     true,
+			pending:  true,
+			contains: []string{"not judged yet: public: no successful request of 4, so no p99 to bound by 100ms — public: 0/4 ok"},
+		},
+		{
+			name:     "no latency bound: no successful request is no bound left unjudged",
+			g:        spec.HTTPGate{MinSuccessRatio: ptr(0.0)},
+			probes:   []*probe{probeOf("public", "", 4, 0, nil)},
+			pass:     true,
+			contains: []string{"public: 0/4 ok"},
+		},
+		{
+			name: "a measured failure is not hidden by a pending bound",
+			g:    spec.HTTPGate{MinSuccessRatio: ptr(0.5), Latency: &spec.Latency{Max: spec.Duration{Duration: 100 * time.Millisecond}}},
+			probes: []*probe{
+				probeOf("blue", "from", 4, 0, nil),
+				probeOf("green", "to", 4, 4, ms(1, 1, 1, 1)),
+			},
+			contains: []string{"blue (from): 0/4 ok, want ≥ 50% (4× HTTP 500)"},
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -394,8 +434,8 @@ func TestHTTPJudge(t *testing.T) {
 			}
 			r := Result{Gate: h.Name(), Kind: KindHTTP}
 			h.judge(&r, tc.probes)
-			if r.Pass != tc.pass {
-				t.Errorf("Pass = %v, want %v: %s", r.Pass, tc.pass, r.Detail)
+			if r.Pass != tc.pass || r.Pending != tc.pending {
+				t.Errorf("Pass = %v Pending = %v, want %v %v: %s", r.Pass, r.Pending, tc.pass, tc.pending, r.Detail)
 			}
 			for _, s := range tc.contains {
 				if !strings.Contains(r.Detail, s) {

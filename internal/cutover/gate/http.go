@@ -390,10 +390,14 @@ func (h *HTTP) expected(status int) bool {
 	return slices.Contains(h.expect, status)
 }
 
-// judge fills r from what the probes measured.
+// judge fills r from what the probes measured. A bound that had nothing to be judged on
+// (latency.max on a probe with no successful request, noWorseThanFrom's latency without a
+// successful request at both clusters) is not judged: the check passes as Pending, so the
+// step holds on and fails at its time limit unless it judges, never passes unmeasured. A
+// bound measured and broken fails the check whatever else is pending.
 func (h *HTTP) judge(r *Result, probes []*probe) {
 	pname := "p" + fmtFloat(h.pct)
-	var problems, summary []string
+	var problems, pending, summary []string
 	lat := map[*probe]time.Duration{}
 	for _, p := range probes {
 		k := p.key()
@@ -414,6 +418,8 @@ func (h *HTTP) judge(r *Result, probes []*probe) {
 					line += " ≤ " + fmtMs(h.maxLat)
 				}
 			}
+		} else if h.maxLat > 0 {
+			pending = append(pending, fmt.Sprintf("%s: no successful request of %d, so no %s to bound by %s", p, p.requests, pname, fmtMs(h.maxLat)))
 		}
 		if p.ratio() < h.minRatio {
 			problems = append(problems, fmt.Sprintf("%s: %d/%d ok, want ≥ %s (%s)", p, p.ok, p.requests, fmtPct(h.minRatio), p.topFailure()))
@@ -430,19 +436,26 @@ func (h *HTTP) judge(r *Result, probes []*probe) {
 		summary = append(summary, line)
 	}
 	if h.noWorse {
-		problems = append(problems, h.compare(r, probes, lat, pname, &summary)...)
+		p, w := h.compare(r, probes, lat, pname, &summary)
+		problems, pending = append(problems, p...), append(pending, w...)
 	}
-	r.Pass = len(problems) == 0
 	r.Detail = strings.Join(summary, "; ")
-	if !r.Pass {
+	switch {
+	case len(problems) > 0:
 		r.Detail = strings.Join(problems, "; ") + " — " + r.Detail
+	case len(pending) > 0:
+		r.Pass, r.Pending = true, true
+		r.Detail = "not judged yet: " + strings.Join(pending, "; ") + " — " + r.Detail
+	default:
+		r.Pass = true
 	}
 }
 
 // compare judges NoWorseThanFrom: the to cluster must succeed at least as often as the
 // from cluster, and its latency percentile must stay within (1+slack)×from's plus
-// latencyFloor. Without a successful request from `from` there is no latency to compare.
-func (h *HTTP) compare(r *Result, probes []*probe, lat map[*probe]time.Duration, pname string, summary *[]string) []string {
+// latencyFloor. Without a successful request at both there is no latency to compare:
+// that half is returned as pending, not passed.
+func (h *HTTP) compare(r *Result, probes []*probe, lat map[*probe]time.Duration, pname string, summary *[]string) (problems, pending []string) {
 	var from, to *probe
 	for _, p := range probes {
 		switch p.role {
@@ -453,9 +466,8 @@ func (h *HTTP) compare(r *Result, probes []*probe, lat map[*probe]time.Duration,
 		}
 	}
 	if from == nil || to == nil {
-		return nil // Check refuses a step whose clusters are missing
+		return nil, nil // Check refuses a step whose clusters are missing
 	}
-	var problems []string
 	line := fmt.Sprintf("%s vs %s: %d/%d vs %d/%d ok", to.label, from.label, to.ok, to.requests, from.ok, from.requests)
 	if to.ratio() < from.ratio() {
 		problems = append(problems, fmt.Sprintf("%s worse than %s: %d/%d ok vs %d/%d", to, from, to.ok, to.requests, from.ok, from.requests))
@@ -470,9 +482,18 @@ func (h *HTTP) compare(r *Result, probes []*probe, lat map[*probe]time.Duration,
 			problems = append(problems, fmt.Sprintf("%s slower than %s: %s %s > %s×%s+%s", to, from, pname,
 				fmtMs(tl), fmtFloat(1+h.slack), fmtMs(fl), fmtMs(latencyFloor)))
 		}
+	} else {
+		var none []string
+		for _, p := range []*probe{to, from} {
+			if _, ok := lat[p]; !ok {
+				none = append(none, p.String())
+			}
+		}
+		pending = append(pending, fmt.Sprintf("noWorseThanFrom: no successful request at %s, so no %s of %s to compare with %s's",
+			strings.Join(none, " or "), pname, to.label, from.label))
 	}
 	*summary = append(*summary, line)
-	return problems
+	return problems, pending
 }
 
 // ms converts d to fractional milliseconds for Values.

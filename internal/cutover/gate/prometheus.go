@@ -21,11 +21,17 @@ const promTimeout = 10 * time.Second
 // NoData policies.
 const (
 	NoDataFail = "fail"
+	// NoDataPass is refused: a step would pass on no measurement (see NewPrometheus).
 	NoDataPass = "pass"
 )
 
 // Prometheus evaluates an instant query and bounds its single value. Values: "value" (when
 // finite) and "series" (how many the query returned).
+//
+// A value that is not a number (NaN, as 0/0 gives for a ratio of rates while nothing is
+// counted; ±Inf, as x/0 gives) is not judged: the check passes as Pending, and the step
+// holds on until it is, or fails at its time limit. An empty result (no series: none
+// scraped yet, or gone stale) fails the check, as noData: fail says.
 type Prometheus struct {
 	name     string
 	url      string
@@ -53,9 +59,14 @@ func NewPrometheus(name string, g spec.PrometheusGate) (*Prometheus, error) {
 	switch noData {
 	case "":
 		noData = NoDataFail
-	case NoDataFail, NoDataPass:
+	case NoDataFail:
+	case NoDataPass:
+		// Never blind: an empty result is no measurement, and a step must not pass on none.
+		// A query whose empty result does mean a value says so itself, and is measured.
+		return nil, fmt.Errorf("gate %s: noData %q: a step would pass on no measurement; make the query answer when there is no data, e.g. %q, or leave noData unset (fail)",
+			name, g.NoData, "("+g.Query+") or vector(0)")
 	default:
-		return nil, fmt.Errorf("gate %s: noData %q: want %q or %q", name, g.NoData, NoDataFail, NoDataPass)
+		return nil, fmt.Errorf("gate %s: noData %q: want %q", name, g.NoData, NoDataFail)
 	}
 	client, err := api.NewClient(api.Config{Address: g.URL})
 	if err != nil {
@@ -84,10 +95,10 @@ func (p *Prometheus) Check(ctx context.Context, _ Step) Result {
 	r.set("series", float64(n))
 	switch {
 	case n == 0:
-		r.Pass = p.noData == NoDataPass
-		r.Detail = fmt.Sprintf("%s: no data (noData: %s)", p.query, p.noData)
-	case math.IsNaN(v):
-		r.Detail = fmt.Sprintf("%s = NaN: not a number, cannot be within bounds", p.query)
+		r.Detail = fmt.Sprintf("%s: no data (noData: %s)", p.query, p.noData) // NewPrometheus refuses noData: pass
+	case math.IsNaN(v) || math.IsInf(v, 0):
+		r.Pass, r.Pending = true, true
+		r.Detail = fmt.Sprintf("not judged yet: %s = %s: not a number to bound (a ratio over nothing counted yet?)", p.query, fmtFloat(v))
 	default:
 		r.set("value", v)
 		r.Pass = true

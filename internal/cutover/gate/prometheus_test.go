@@ -180,26 +180,30 @@ func TestPrometheusGate(t *testing.T) {
 	})
 
 	for _, tc := range []struct {
-		name   string
-		g      spec.PrometheusGate
-		pass   bool
-		detail string
+		name    string
+		g       spec.PrometheusGate
+		pass    bool
+		pending bool
+		detail  string
 	}{
-		{"value under max", spec.PrometheusGate{Query: "gate_test_error_ratio", Max: ptr(0.05)}, true, "gate_test_error_ratio = 0.01, ≤ 0.05"},
-		{"value under min", spec.PrometheusGate{Query: "gate_test_error_ratio", Min: ptr(0.5)}, false, "= 0.01, < 0.5"},
-		{"within both", spec.PrometheusGate{Query: "gate_test_error_ratio", Min: ptr(0.0), Max: ptr(1.0)}, true, "≥ 0, ≤ 1"},
-		{"two series", spec.PrometheusGate{Query: "gate_test_pair", Max: ptr(10.0)}, false, "2 series"},
-		{"aggregated", spec.PrometheusGate{Query: "sum(gate_test_pair)", Max: ptr(10.0)}, true, "= 3"},
-		{"scalar", spec.PrometheusGate{Query: "scalar(gate_test_error_ratio) * 100", Max: ptr(5.0)}, true, "= 1"},
-		{"NaN", spec.PrometheusGate{Query: "0/0", Max: ptr(1.0)}, false, "NaN"},
-		{"range vector", spec.PrometheusGate{Query: "gate_test_error_ratio[1m]", Max: ptr(1.0)}, false, "range vector"},
-		{"no data fails", spec.PrometheusGate{Query: "gate_test_absent", Max: ptr(1.0)}, false, "no data (noData: fail)"},
-		{"no data passes when told", spec.PrometheusGate{Query: "gate_test_absent", Max: ptr(1.0), NoData: NoDataPass}, true, "no data (noData: pass)"},
+		{"value under max", spec.PrometheusGate{Query: "gate_test_error_ratio", Max: ptr(0.05)}, true, false, "gate_test_error_ratio = 0.01, ≤ 0.05"},
+		{"value under min", spec.PrometheusGate{Query: "gate_test_error_ratio", Min: ptr(0.5)}, false, false, "= 0.01, < 0.5"},
+		{"within both", spec.PrometheusGate{Query: "gate_test_error_ratio", Min: ptr(0.0), Max: ptr(1.0)}, true, false, "≥ 0, ≤ 1"},
+		{"two series", spec.PrometheusGate{Query: "gate_test_pair", Max: ptr(10.0)}, false, false, "2 series"},
+		{"aggregated", spec.PrometheusGate{Query: "sum(gate_test_pair)", Max: ptr(10.0)}, true, false, "= 3"},
+		{"scalar", spec.PrometheusGate{Query: "scalar(gate_test_error_ratio) * 100", Max: ptr(5.0)}, true, false, "= 1"},
+		// Not a number is no measurement: pending, never pass (nor a verdict).
+		{"NaN", spec.PrometheusGate{Query: "0/0", Max: ptr(1.0)}, true, true, "not judged yet: 0/0 = NaN: not a number to bound"},
+		{"+Inf", spec.PrometheusGate{Query: "1/0", Max: ptr(1.0)}, true, true, "not judged yet: 1/0 = +Inf"},
+		{"-Inf", spec.PrometheusGate{Query: "-1/0", Min: ptr(0.0)}, true, true, "not judged yet: -1/0 = -Inf"},
+		{"range vector", spec.PrometheusGate{Query: "gate_test_error_ratio[1m]", Max: ptr(1.0)}, false, false, "range vector"},
+		{"no data fails", spec.PrometheusGate{Query: "gate_test_absent", Max: ptr(1.0)}, false, false, "no data (noData: fail)"},
+		{"no data that means 0, said so in the query", spec.PrometheusGate{Query: "sum(gate_test_absent) or vector(0)", Max: ptr(1.0)}, true, false, "= 0, ≤ 1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := run(gate(tc.g))
-			if r.Pass != tc.pass || r.Err != "" {
-				t.Errorf("Pass = %v (Err %q), want %v: %s", r.Pass, r.Err, tc.pass, r.Detail)
+			if r.Pass != tc.pass || r.Pending != tc.pending || r.Err != "" {
+				t.Errorf("Pass = %v Pending = %v (Err %q), want %v %v: %s", r.Pass, r.Pending, r.Err, tc.pass, tc.pending, r.Detail)
 			}
 			if !strings.Contains(r.Detail, tc.detail) {
 				t.Errorf("Detail lacks %q: %s", tc.detail, r.Detail)
@@ -210,6 +214,33 @@ func TestPrometheusGate(t *testing.T) {
 	if !strings.Contains(two.Detail, "sum(") {
 		t.Errorf("a two-series failure should suggest aggregating with sum(): %s", two.Detail)
 	}
+
+	// The retire check's rate: no series and not-a-number are errors (no measurement), never
+	// a drained cluster's 0.
+	t.Run("retire rate", func(t *testing.T) {
+		for _, tc := range []struct {
+			query string
+			rate  float64
+			err   string
+		}{
+			{"gate_test_error_ratio", 0.01, ""},
+			{"sum(gate_test_absent) or vector(0)", 0, ""},
+			{"sum(gate_test_absent)", 0, `retire: query "sum(gate_test_absent)": no data: no rate to judge the drain on; if no series means no requests, write (sum(gate_test_absent)) or vector(0)`},
+			{"0/0", 0, `retire: query "0/0" = NaN: not a rate`},
+		} {
+			res, err := NewResidual(spec.Retire{Prometheus: &spec.RetireQuery{URL: prom.url, Query: tc.query}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			rate, ok, err := res.Rate(context.Background())
+			switch {
+			case tc.err == "" && (err != nil || !ok || rate != tc.rate):
+				t.Errorf("%s: rate %v ok %v err %v, want %v", tc.query, rate, ok, err, tc.rate)
+			case tc.err != "" && (ok || err == nil || err.Error() != tc.err):
+				t.Errorf("%s: rate %v ok %v err %v, want the error %q", tc.query, rate, ok, err, tc.err)
+			}
+		}
+	})
 
 	t.Run("value raised above max", func(t *testing.T) {
 		value.Set(0.2)

@@ -3,6 +3,7 @@ package gate
 import (
 	"context"
 	"fmt"
+	"math"
 	"net/http"
 	"strings"
 	"time"
@@ -103,7 +104,11 @@ func (r *Residual) Source() string {
 }
 
 // Rate returns the requests per second now. ok is false when there is no rate yet: the
-// first scrape of a counter only sets the baseline.
+// first scrape of a counter only sets the baseline. What cannot be read as a rate (no
+// series, NaN, a result CloudWatch could not give whole) is an error, never a 0: the
+// retire check must not find a cluster drained on no measurement. A CloudWatch period with
+// no datapoint is 0 requests, as an ALB publishes no zero counts; the delay keeps periods
+// not yet published out of the read.
 func (r *Residual) Rate(ctx context.Context) (rate float64, ok bool, err error) {
 	ctx, cancel := context.WithTimeout(ctx, promTimeout)
 	defer cancel()
@@ -124,8 +129,14 @@ func (r *Residual) Rate(ctx context.Context) (rate float64, ok bool, err error) 
 		if err != nil {
 			return 0, false, fmt.Errorf("retire: query %q: %w", r.query, err)
 		}
+		// No series is no measurement (a target Prometheus no longer scrapes looks the
+		// same as one that serves nothing), and a cluster must not be declared drained on
+		// none: a query whose empty result does mean 0 says so itself.
 		if n == 0 {
-			return 0, true, nil // no series: nothing is counted, so nothing arrives
+			return 0, false, fmt.Errorf("retire: query %q: no data: no rate to judge the drain on; if no series means no requests, write (%s) or vector(0)", r.query, r.query)
+		}
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return 0, false, fmt.Errorf("retire: query %q = %s: not a rate", r.query, fmtFloat(v))
 		}
 		return v, true, nil
 	}
