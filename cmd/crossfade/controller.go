@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/aws/smithy-go/middleware"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	corev1 "k8s.io/api/core/v1"
@@ -56,6 +57,11 @@ type controllerFlags struct {
 	resync         time.Duration
 	crdPoll        time.Duration
 	metricsAddress string
+	// holdProbe and holdProbeServers configure the cutover hold prober
+	// (controller.HoldProber): how often, and whom to ask instead of each zone's own
+	// name servers.
+	holdProbe        time.Duration
+	holdProbeServers []string
 
 	cloudMap cloudMapFlags
 
@@ -117,8 +123,8 @@ func (c *cloudMapFlags) publisher(ctx context.Context, f *controllerFlags, m *me
 	return p, nil
 }
 
-// ignoredFlags are external-dns flags that change nothing in crossfade: accepted, with a
-// warning, so that a copied command line does not crash-loop.
+// ignoredFlags say why some external-dns flags change nothing in crossfade (see
+// acceptExternalDNSFlags; the others are warned about as having no such setting).
 var ignoredFlags = map[string]string{
 	"min-event-sync-interval":   "crossfade debounces events itself (--debounce, --max-delay)",
 	"txt-cache-interval":        "crossfade caches zones between reconciles and re-lists every --resync-interval",
@@ -145,16 +151,15 @@ crossfade.io/cloudmap-service: <namespace>/<service> as an AWS Cloud Map instanc
 the cluster id, a version and the Service's attributes, and never touches an instance it
 did not register.
 
-External-dns flags that mean nothing to crossfade are accepted with a warning.`,
+External-dns flags that mean nothing to crossfade are accepted with a warning; any
+other unknown flag is refused (exit status 2).`,
 		Args: cobra.NoArgs,
-		// Unknown flags are warned about in run, not refused: see ignoredFlags.
-		FParseErrWhitelist: cobra.FParseErrWhitelist{UnknownFlags: true},
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			log, err := g.logger()
 			if err != nil {
 				return err
 			}
-			warnUnknownFlags(log, cmd.Flags(), os.Args[1:])
+			warnIgnoredFlags(log, cmd.Flags())
 			return f.run(cmd.Context(), log)
 		},
 	}
@@ -173,6 +178,8 @@ External-dns flags that mean nothing to crossfade are accepted with a warning.`,
 	fl.DurationVar(&f.resync, "resync-interval", time.Hour, "re-list each zone this often even if nothing failed")
 	fl.DurationVar(&f.crdPoll, "crd-poll-interval", controller.DefaultCRDPoll, "how often CRDs not installed yet are looked for")
 	fl.StringVar(&f.metricsAddress, "metrics-address", ":7979", "address of /metrics, /healthz and /readyz")
+	fl.DurationVar(&f.holdProbe, "hold-probe-interval", controller.DefaultHoldProbe, "how often each name where this controller publishes weighted records is asked (by DNS, from the zone's name servers: no Route 53 API call) whether a cutover holds it, so that the hold is confirmed for `cutover release` without waiting for --resync-interval; 0 turns probing off")
+	fl.StringSliceVar(&f.holdProbeServers, "hold-probe-servers", nil, "host:port of the DNS servers asked by --hold-probe-interval instead of each zone's own name servers (repeatable; needed for private zones)")
 	f.cloudMap.add(fl)
 	fl.BoolVar(&f.leaderElect, "leader-elect", true, "elect one writing replica through a coordination.k8s.io Lease")
 	fl.StringVar(&f.leaseNamespace, "leader-election-namespace", "", "namespace of the Lease (default: the pod's, else default)")
@@ -188,32 +195,54 @@ External-dns flags that mean nothing to crossfade are accepted with a warning.`,
 	fl.StringVar(&f.source.GatewayNamespace, "gateway-namespace", "", "only Gateway API Gateways in this namespace")
 	fl.StringVar(&f.source.GatewayName, "gateway-name", "", "only routes attached to Gateways of this name")
 	fl.StringVar(&f.source.GatewayLabelFilter, "gateway-label-filter", "", "only Gateway API Gateways whose labels match")
-	for name, why := range ignoredFlags {
-		if fl.Lookup(name) == nil {
-			fl.String(name, "", "accepted for external-dns compatibility, ignored: "+why)
-		}
-	}
 	_ = cmd.MarkFlagRequired("txt-owner-id")
 	_ = cmd.MarkFlagRequired("source")
 	return cmd
 }
 
-// warnUnknownFlags logs each flag on the command line crossfade does not know, and each
-// external-dns flag it accepts but ignores.
-func warnUnknownFlags(log *slog.Logger, fl *pflag.FlagSet, args []string) {
-	for _, a := range args {
-		name, ok := strings.CutPrefix(a, "--")
-		if !ok || name == "" {
-			continue
+// acceptExternalDNSFlags defines, hidden, every external-dns flag that c (the controller,
+// already under its root, whose persistent flags count as its own) does not define, so that
+// an external-dns command line parses; any other unknown flag stays a usage error. Boolean
+// ones take kingpin's --no-NAME form too.
+func acceptExternalDNSFlags(c *cobra.Command) {
+	fl := c.Flags()
+	known := func(name string) bool { return fl.Lookup(name) != nil || c.InheritedFlags().Lookup(name) != nil }
+	for name, boolean := range externalDNSFlags {
+		names := []string{name}
+		// --no-NAME of a flag crossfade defines stays unknown: ignoring it could ignore
+		// what the line means, and pflag has no --no- form to honour it with.
+		if boolean && !known(name) {
+			names = append(names, "no-"+name)
 		}
-		name, _, _ = strings.Cut(name, "=")
-		switch why, ignored := ignoredFlags[name]; {
-		case ignored && why != "" && fl.Changed(name):
-			log.Warn("flag accepted for external-dns compatibility and ignored", "flag", "--"+name, "why", why)
-		case fl.Lookup(name) == nil:
-			log.Warn("unknown flag ignored: crossfade has no such setting", "flag", "--"+name)
+		for _, n := range names {
+			if known(n) {
+				continue
+			}
+			why := ignoredFlags[n]
+			if why == "" {
+				why = "crossfade has no such setting"
+			}
+			if boolean {
+				fl.Bool(n, false, "external-dns flag, accepted and ignored: "+why)
+			} else {
+				fl.StringArray(n, nil, "external-dns flag, accepted and ignored: "+why)
+			}
+			_ = fl.MarkHidden(n)
+			_ = fl.SetAnnotation(n, externalDNSOnly, []string{why})
 		}
 	}
+}
+
+// externalDNSOnly annotates the flags acceptExternalDNSFlags defined.
+const externalDNSOnly = "crossfade.io/external-dns-only"
+
+// warnIgnoredFlags logs each external-dns flag given that crossfade accepts but ignores.
+func warnIgnoredFlags(log *slog.Logger, fl *pflag.FlagSet) {
+	fl.Visit(func(f *pflag.Flag) {
+		if why, ok := f.Annotations[externalDNSOnly]; ok {
+			log.Warn("flag accepted for external-dns compatibility and ignored", "flag", "--"+f.Name, "why", why[0])
+		}
+	})
 }
 
 // controllerGCPercent is the controller's GOGC when the environment sets none. Its heap is
@@ -303,6 +332,16 @@ func (f *controllerFlags) run(ctx context.Context, log *slog.Logger) error {
 	ctlCfg := controller.Config{Syncer: p.syncer, Source: p.source, DropKinds: drop,
 		Debounce: f.debounce, MaxDelay: f.maxDelay, Interval: f.interval,
 		Events: controller.NewEventReporter(recorder, w, 0, log), Observer: obs, Logger: log}
+	if f.holdProbe > 0 {
+		probes := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "crossfade_hold_probes_total",
+			Help: "DNS probes of names with weighted records for a cutover's authority record, by result: same, changed (the zone is listed again), error."},
+			[]string{"result"})
+		if err := m.Registry().Register(probes); err != nil {
+			return fmt.Errorf("metrics: %w", err)
+		}
+		ctlCfg.Holds = controller.NewHoldProber(controller.HoldProbeConfig{Interval: f.holdProbe, Servers: f.holdProbeServers,
+			Invalidate: zones.Invalidate, Observe: func(r string) { probes.WithLabelValues(r).Inc() }, Logger: log})
+	}
 	cm, err := f.cloudMap.publisher(ctx, f, m, log)
 	if err != nil {
 		return err

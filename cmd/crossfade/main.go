@@ -20,11 +20,9 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := newRootCmd().ExecuteContext(ctx); err != nil {
-		fmt.Fprintln(os.Stderr, "crossfade:", err)
-		os.Exit(1)
-	}
+	code := execute(ctx, newRootCmd(), os.Stderr)
+	stop()
+	os.Exit(code)
 }
 
 // globalFlags are shared by every command.
@@ -43,7 +41,10 @@ func newRootCmd() *cobra.Command {
 	}
 	root.PersistentFlags().StringVar(&g.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	root.PersistentFlags().StringVar(&g.logFormat, "log-format", "text", "log format: text or json")
-	root.AddCommand(newSandboxCmd(g), newDemoCmd(g), newSyncCmd(g), newControllerCmd(g), newHandoverCmd(g), newCutoverCmd(g), newVerifyCmd(g))
+	controller := newControllerCmd(g)
+	root.AddCommand(newSandboxCmd(g), newDemoCmd(g), newSyncCmd(g), controller, newHandoverCmd(g), newCutoverCmd(g), newVerifyCmd(g))
+	acceptExternalDNSFlags(controller)
+	enforceUsage(root)
 	return root
 }
 

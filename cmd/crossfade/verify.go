@@ -25,8 +25,13 @@ func newVerifyCmd(g *globalFlags) *cobra.Command {
 		Long: `verify reads NAME's weighted record sets from the zone that holds it, queries the
 authoritative DNS servers --queries times, and prints each member's share of the answers
 next to the share its weight asks for: the console's "Test record", done statistically.
+A member that is an alias (to a load balancer, or another record) is judged by its target:
+the target's name is resolved at --dns-server (or, when those servers refuse it, as Route
+53's do a load balancer's name, by the system resolver) and an answer counts for the
+member whose target answers those addresses.
 Exit status 1 when a share is off by more than --tolerance, or an answer is empty or
-matches no member.
+matches no member; an error when members cannot be told apart (the same addresses) or an
+alias with weight cannot be resolved.
 
 With --cloudmap NAMESPACE/SERVICE it calls Cloud Map's DiscoverInstances as the clients do
 (--query, --optional, --health-status) and at every health, and prints each cluster's
@@ -34,7 +39,7 @@ instances (by --cluster-attribute) selected and answered; with --expect (two clu
 weights, as a Cloud Map cutover plan writes them) it checks that the answer gives the
 clusters the share the cutover's health assignment gives them. Exit status 1 when the
 answer is empty or off by more than --tolerance.`,
-		Args: cobra.RangeArgs(0, 1),
+		Args: verifyArgs(&cloudMap),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if cloudMap != "" {
 				if len(args) > 0 {

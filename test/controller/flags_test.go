@@ -10,7 +10,8 @@ import (
 
 // TestExternalDNSCommandLine: an external-dns Deployment's arguments, copied unchanged
 // (flags crossfade has no use for included), run crossfade: the ones that mean nothing
-// to it are warned about, not refused, and the records are published.
+// to it are warned about, not refused, and the records are published. (A flag that is
+// neither crossfade's nor external-dns's is refused: cmd/crossfade's usage tests.)
 func TestExternalDNSCommandLine(t *testing.T) {
 	e := setup(t)
 	kc, client, sb, dns, z := e.kc, e.client, e.sb, e.dns, e.zone
@@ -34,8 +35,8 @@ func TestExternalDNSCommandLine(t *testing.T) {
 	}
 	log := p.Log()
 	for _, want := range []string{
-		`"msg":"unknown flag ignored: crossfade has no such setting","flag":"--aws-sd-service-cleanup"`,
-		`"msg":"unknown flag ignored: crossfade has no such setting","flag":"--aws-zones-cache-duration"`,
+		`"msg":"flag accepted for external-dns compatibility and ignored","flag":"--aws-sd-service-cleanup","why":"crossfade has no such setting"`,
+		`"msg":"flag accepted for external-dns compatibility and ignored","flag":"--aws-zones-cache-duration","why":"crossfade has no such setting"`,
 		`"msg":"flag accepted for external-dns compatibility and ignored","flag":"--txt-cache-interval"`,
 		`"msg":"flag accepted for external-dns compatibility and ignored","flag":"--min-event-sync-interval"`,
 		`"msg":"source not supported by crossfade, ignored","source":"node"`,

@@ -4,10 +4,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
+
+	"github.com/crossfade-io/crossfade/internal/atomicfile"
 )
 
 // Bucket layout: zones/<id> → Zone; rrsets/<zone id>/<name NUL type NUL set id> → RRSet;
@@ -23,9 +27,18 @@ var (
 type boltState struct{ db *bolt.DB }
 
 func openBolt(path string) (*boltState, error) {
+	_, statErr := os.Stat(path)
 	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: 2 * time.Second})
 	if err != nil {
 		return nil, fmt.Errorf("open state %s: %w", path, err)
+	}
+	// bbolt fsyncs the file it creates and every commit, not the directory entry that
+	// names a new file: without this sync a power loss can lose the whole state file.
+	if errors.Is(statErr, os.ErrNotExist) {
+		if err := atomicfile.SyncDir(filepath.Dir(path)); err != nil {
+			db.Close()
+			return nil, fmt.Errorf("create state %s: %w", path, err)
+		}
 	}
 	err = db.Update(func(tx *bolt.Tx) error {
 		for _, b := range [][]byte{bucketZones, bucketRRSets, bucketChanges, bucketHealth} {
