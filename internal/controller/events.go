@@ -211,11 +211,16 @@ func (r *EventReporter) ReportAll(res source.Result, rep *Report, cm *cloudmap.R
 	}
 }
 
-// conflictProblems attributes a record's conflict to every object that wants it.
+// conflictProblems attributes a record's conflict to every object that wants it, or,
+// when none does, to the object that published it (a member a cutover holds).
 func conflictProblems(c plan.Conflict, reason string, zone provider.Zone, until time.Time, wanters map[endpoint.Key][]string) []problem {
 	var out []problem
 	msg := "zone " + zone.Name + ": " + c.String()
-	for _, res := range wanters[c.Key] {
+	objs := wanters[c.Key]
+	if len(objs) == 0 && c.Resource != "" {
+		objs = []string{c.Resource}
+	}
+	for _, res := range objs {
 		if ref, ok := refOfResource(res); ok {
 			out = append(out, problem{ref: ref, reason: reason, message: msg, inZone: true, zone: zone, until: until})
 		}

@@ -314,3 +314,19 @@ func TestEventReporterKeepsWhatItCannotSee(t *testing.T) {
 		}
 	}
 }
+
+// TestEventOnAHeldMemberNoSourceWants: a member a cutover holds, which no source asks for
+// any more, is reported as a conflict on the object that published it (its ownership
+// record's resource), as a held weight is reported on the object that wants it.
+func TestEventOnAHeldMemberNoSourceWants(t *testing.T) {
+	key := endpoint.Key{Name: "app.example.com", Type: "A", SetIdentifier: "blue"}
+	rep := &Report{Zones: []ZoneReport{{Zone: provider.Zone{Name: "example.com"},
+		Plan: &plan.Plan{Conflicts: []plan.Conflict{{Key: key, Reason: "held by cutover shop: no source asks for this member any more",
+			Advice: "publish it again", Resource: "service/default/app"}}}}}}
+	rec := &recorded{}
+	NewEventReporter(rec, uids{"Service/default/app": "uid-app"}, time.Hour, nil).Report(source.Result{}, rep, time.Unix(1_700_000_000, 0))
+	if len(rec.events) != 1 || rec.events[0].reason != ReasonConflict || rec.events[0].ref.Name != "app" || rec.events[0].ref.UID != "uid-app" ||
+		!strings.Contains(rec.events[0].m, "held by cutover shop") {
+		t.Errorf("events %+v, want one DNSRecordConflict on Service default/app", rec.events)
+	}
+}

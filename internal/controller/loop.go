@@ -118,6 +118,11 @@ type Config struct {
 	Events *EventReporter
 	// Observer receives each reconcile's numbers; nil discards them.
 	Observer Observer
+	// Holds, when set, probes the names where the controller publishes weighted record
+	// sets for a cutover taking hold of them, and has the zone listed and reconciled at
+	// once when one does, so that the hold is confirmed long before the zone cache's
+	// resync. Run runs it; each reconcile tells it what to probe.
+	Holds *HoldProber
 	// Logger receives structured logs; nil discards them.
 	Logger *slog.Logger
 }
@@ -165,6 +170,19 @@ func New(w objects, cfg Config) (*Controller, error) {
 func (c *Controller) Run(ctx context.Context) error {
 	tick := time.NewTicker(c.cfg.Interval)
 	defer tick.Stop()
+	if c.cfg.Holds != nil {
+		pctx, stop := context.WithCancel(ctx)
+		var wg sync.WaitGroup
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c.cfg.Holds.Run(pctx)
+		}()
+		defer func() {
+			stop()
+			wg.Wait()
+		}()
+	}
 	for ctx.Err() == nil {
 		_, _ = c.ReconcileOnce(ctx) // logged and observed there; the next event or tick retries
 		if !c.wait(ctx, tick.C) {
@@ -177,10 +195,17 @@ func (c *Controller) Run(ctx context.Context) error {
 // wait blocks until the objects have been quiet for Debounce after a change (at most
 // MaxDelay after the first one), or the interval ticks. It reports false when ctx ended.
 func (c *Controller) wait(ctx context.Context, tick <-chan time.Time) bool {
+	var holds <-chan struct{} // nil without a prober: never ready
+	if c.cfg.Holds != nil {
+		holds = c.cfg.Holds.Changed()
+	}
 	select {
 	case <-ctx.Done():
 		return false
 	case <-tick:
+		return true
+	case <-holds:
+		// A cutover's hold changed: its zone is invalidated, reconcile now.
 		return true
 	case <-c.objects.Changed():
 	}
@@ -273,6 +298,7 @@ func (c *Controller) ReconcileOnce(ctx context.Context) (*Report, error) {
 	if c.cfg.Events != nil {
 		c.cfg.Events.ReportAll(res, rep, cm, time.Now())
 	}
+	c.cfg.Holds.Track(rep)
 	if c.cfg.Observer != nil {
 		c.cfg.Observer.Reconciled(st)
 	}

@@ -69,6 +69,12 @@ type ZoneReport struct {
 	// Err is the first failure in the zone other than a refusal (a throttled, failed or
 	// cancelled call); the batches after a failed one are still tried.
 	Err error
+	// Weighted are the names where this owner publishes (or is asked to publish) weighted
+	// record sets, each with the hold a cutover has on it as the listing showed it
+	// (holdState; "" when none): what a HoldProber watches.
+	Weighted map[string]string
+	// NameServers are the zone's apex NS values as listed: where a HoldProber asks.
+	NameServers []string
 
 	// heldUntil says, by the key of a Refused entry, when its name is sent again; absent
 	// when the next sync sends it.
@@ -201,6 +207,8 @@ func (s *Syncer) SyncKeeping(ctx context.Context, desired []*endpoint.Endpoint, 
 			Keep:         keep.Resources,
 			KeepAll:      keep.All,
 		})
+		// Calculate has labelled current with its owners.
+		zr.Weighted, zr.NameServers = weightedNames(byZone[z.ID], current, s.Registry.OwnerID()), apexNS(current, z.Name)
 		conflictLevel := slog.LevelWarn
 		if s.QuietConflicts {
 			conflictLevel = slog.LevelDebug
@@ -513,4 +521,55 @@ func (z ZoneReport) Summary() string {
 		parts = append(parts, fmt.Sprintf("%d names refused by the provider", len(z.Refused)))
 	}
 	return fmt.Sprintf("zone %s: %s", z.Zone, strings.Join(parts, ", "))
+}
+
+// weightedNames returns the names where owner publishes, or is asked to publish,
+// weighted record sets, each with the hold the zone's authority record there says
+// (holdState), "" when none. current must be labelled with its owners.
+func weightedNames(desired, current []*endpoint.Endpoint, owner string) map[string]string {
+	var out map[string]string
+	add := func(name string) {
+		if out == nil {
+			out = map[string]string{}
+		}
+		out[name] = ""
+	}
+	for _, d := range desired {
+		if d.Policy.Kind == endpoint.Weighted {
+			add(d.Name)
+		}
+	}
+	for _, c := range current {
+		if c.Policy.Kind == endpoint.Weighted && c.Type != endpoint.TypeTXT && c.Owner() == owner {
+			add(c.Name)
+		}
+	}
+	if out == nil {
+		return nil
+	}
+	for _, c := range current {
+		if a, ok := registry.ParseAuthority(c); ok {
+			if _, watched := out[a.Name]; watched {
+				out[a.Name] = holdState(a)
+			}
+		}
+	}
+	return out
+}
+
+// holdState renders what matters of a hold for a publisher's confirmation: the hold's id
+// and the types it holds; a change of either is a hold to confirm anew.
+func holdState(a registry.Authority) string {
+	types := slices.Sorted(slices.Values(a.Types))
+	return a.HoldID() + " " + strings.Join(types, ";")
+}
+
+// apexNS returns the values of the zone's apex NS record set, as listed.
+func apexNS(current []*endpoint.Endpoint, apex string) []string {
+	for _, c := range current {
+		if c.Type == endpoint.TypeNS && c.Name == apex {
+			return slices.Clone(c.Targets)
+		}
+	}
+	return nil
 }

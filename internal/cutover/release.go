@@ -1,13 +1,17 @@
 package cutover
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/crossfade-io/crossfade/internal/cutover/journal"
+	"github.com/crossfade-io/crossfade/internal/endpoint"
 	"github.com/crossfade-io/crossfade/internal/plan"
 	"github.com/crossfade-io/crossfade/internal/provider"
 	"github.com/crossfade-io/crossfade/internal/registry"
@@ -24,6 +28,130 @@ type Released struct {
 	// Changes are the weights the publishers write at their next sync, which differ from
 	// the zone's: released anyway with force (without it Release refuses them).
 	Changes []HandBack
+	// Gone are the weighted sets no source asks for any more, which their publishers
+	// delete at their next sync: released anyway with force.
+	Gone []Departure
+	// Unconfirmed are the weighted sets whose publishers had not confirmed the hold:
+	// released anyway with force.
+	Unconfirmed []Unconfirmed
+}
+
+// ReleaseOptions are Release's choices beyond the plan's.
+type ReleaseOptions struct {
+	// Force releases whatever stands in the way (see Release).
+	Force bool
+	// Wait is how long to wait for the publishers' confirmations of the hold; 0 refuses
+	// at once when one is missing.
+	Wait time.Duration
+	// Poll is the first interval between two reads of the zone while waiting; it grows
+	// by half each time, up to 30 s. 0 means 10 s.
+	Poll time.Duration
+	// Logger says what is waited for; nil discards it.
+	Logger *slog.Logger
+}
+
+// Default and longest intervals between two reads of the zone while release waits for
+// confirmations: each read lists the zone, one Route 53 call of its 5 a second.
+const (
+	defaultReleasePoll = 10 * time.Second
+	maxReleasePoll     = 30 * time.Second
+)
+
+// Unconfirmed is a weighted set of a held name whose publisher has not confirmed, since
+// the hold began, what its source asks for (endpoint.ConfirmsHoldLabel): it may write
+// anything at its next sync once the weights are released.
+type Unconfirmed struct {
+	// Member is the set's key, e.g. "app.example.com A [blue]".
+	Member string
+	// Owner is the owner id in its ownership record: the publisher that must confirm.
+	Owner string
+	// Resource is the object that published it, "" when unknown.
+	Resource string
+	// Seen is the hold its ownership record confirms, "" for none (an earlier hold's id
+	// otherwise).
+	Seen string
+}
+
+// String names the set, its publisher and what its record says.
+func (u Unconfirmed) String() string {
+	s := fmt.Sprintf("%s: owner %s", u.Member, u.Owner)
+	if u.Resource != "" {
+		s += " (" + u.Resource + ")"
+	}
+	if u.Seen == "" {
+		return s + " has not confirmed this hold"
+	}
+	return s + " last confirmed an earlier hold (" + u.Seen + "), not this one"
+}
+
+// Departure is a weighted set of a held name that no source asks for any more: its
+// publisher keeps it while the hold lasts, and deletes it at its next sync once the
+// weights are released.
+type Departure struct {
+	// Member is the set's key, e.g. "app.example.com A [blue]".
+	Member string
+	// Holds is the set's weight in the zone.
+	Holds int64
+	// Advice says how to keep the set.
+	Advice string
+}
+
+// String says what the publisher asks.
+func (d Departure) String() string {
+	return fmt.Sprintf("%s: no source asks for it any more, the zone holds weight %d", d.Member, d.Holds)
+}
+
+// Effect says what a release lets happen to the set.
+func (d Departure) Effect() string {
+	return fmt.Sprintf("%s (weight %d) goes away at its publisher's next sync", d.Member, d.Holds)
+}
+
+// holdIDs returns, by held name, the id of the hold its authority record in the zone
+// states (registry.Authority.HoldID).
+func (l *live) holdIDs() map[string]string {
+	out := map[string]string{}
+	for _, c := range l.current {
+		if a, ok := registry.ParseAuthority(c); ok {
+			out[a.Name] = a.HoldID()
+		}
+	}
+	return out
+}
+
+// confirmations lists the owned weighted sets of the held names (the members and a third
+// cluster's) whose ownership record does not confirm the hold the zone's authority
+// record states: their publishers have not read the zone since it began, or not said
+// what their sources ask for. A set without an owner has no publisher to write it again.
+func (l *live) confirmations() []Unconfirmed {
+	ids := l.holdIDs()
+	var out []Unconfirmed
+	for _, ms := range [][]member{l.members, l.others} {
+		for _, m := range ms {
+			id, held := ids[m.ep.Name]
+			if !held || m.ep.Owner() == "" || m.ep.Labels[endpoint.ConfirmsHoldLabel] == id {
+				continue
+			}
+			out = append(out, Unconfirmed{Member: m.ep.Key().String(), Owner: m.ep.Owner(), Resource: m.ep.Resource(),
+				Seen: m.ep.Labels[endpoint.ConfirmsHoldLabel]})
+		}
+	}
+	return out
+}
+
+// departures lists the weighted sets whose ownership record says no source asks for them
+// any more (endpoint.WantsNone).
+func (l *live) departures() []Departure {
+	var out []Departure
+	for _, ms := range [][]member{l.members, l.others} {
+		for _, m := range ms {
+			if m.ep.Labels[endpoint.WantsWeightLabel] != endpoint.WantsNone {
+				continue
+			}
+			out = append(out, Departure{Member: m.ep.Key().String(), Holds: m.ep.Policy.Weight,
+				Advice: fmt.Sprintf("%s: publish it again (with weight %d) and sync it", cmp.Or(m.ep.Resource(), "its owner "+m.ep.Owner()+"'s source"), m.ep.Policy.Weight)})
+		}
+	}
+	return out
 }
 
 // Release hands the weights back to the publishers: it deletes this cutover's authority
@@ -43,6 +171,22 @@ type Released struct {
 // journal's token), or with force every runner's of this cutover, never another
 // cutover's. The rules (the instances) keep the weights (statuses) written.
 func Release(ctx context.Context, cfg Config, force bool) (Released, error) {
+	return ReleaseWith(ctx, cfg, ReleaseOptions{Force: force})
+}
+
+// ReleaseWith is Release with options. Besides a recorded contrary wish, it refuses
+// (*ReleaseRefusedError) unless every owned weighted set of the held names confirms the
+// hold: its publisher has synced since the hold began and recorded what its source asks
+// for. With o.Wait it waits for those confirmations, reading the zone every 10 to 30 s,
+// and refuses once o.Wait has passed; a contrary wish is refused at once.
+func ReleaseWith(ctx context.Context, cfg Config, o ReleaseOptions) (Released, error) {
+	force := o.Force
+	log := o.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	poll := cmp.Or(o.Poll, defaultReleasePoll)
+	start := time.Now()
 	p := cfg.Plan
 	paths := PathsFor(cfg.StateDir, p.Name)
 	entries, err := journal.Read(paths.Journal)
@@ -89,9 +233,9 @@ func Release(ctx context.Context, cfg Config, force bool) (Released, error) {
 		rel = Released{Records: n, TakenOver: others}
 		return rel, journalRelease(paths, exists, cfg.By, "", rel)
 	}
-	o := ReadOptions{Partial: true, Runner: registry.Runner{Token: st.token}, Takeover: force}
+	ro := ReadOptions{Partial: true, Runner: registry.Runner{Token: st.token}, Takeover: force}
 	for attempt := 1; ; attempt++ {
-		l, err := readLive(ctx, cfg.DNS, cfg.Registry, p, o)
+		l, err := readLive(ctx, cfg.DNS, cfg.Registry, p, ro)
 		if err != nil {
 			return Released{}, err
 		}
@@ -105,9 +249,29 @@ func Release(ctx context.Context, cfg Config, force bool) (Released, error) {
 			return Released{}, nil
 		}
 		records := len(b)
-		changes := l.handBack()
-		if len(changes) > 0 && !force {
-			return Released{}, &ReleaseRefusedError{Cutover: p.Name, Sets: changes}
+		changes, gone, unconfirmed := l.handBack(), l.departures(), l.confirmations()
+		if !force && len(changes)+len(gone) == 0 && len(unconfirmed) > 0 && time.Since(start) < o.Wait {
+			// Only confirmations are missing: wait for the publishers' next syncs.
+			for _, u := range unconfirmed {
+				log.Info("waiting for a publisher to confirm the hold", "cutover", p.Name, "member", u.Member, "owner", u.Owner,
+					"resource", u.Resource, "next_read_in", poll.Round(time.Second), "gives_up_in", (o.Wait - time.Since(start)).Round(time.Second))
+			}
+			if err := sleep(ctx, min(poll, max(o.Wait-time.Since(start), 0))); err != nil {
+				return Released{}, err
+			}
+			poll = min(poll+poll/2, maxReleasePoll)
+			attempt = 0
+			continue
+		}
+		if !force && len(changes)+len(gone)+len(unconfirmed) > 0 {
+			refused := &ReleaseRefusedError{Cutover: p.Name, Sets: changes, Gone: gone, Unconfirmed: unconfirmed}
+			if o.Wait > 0 {
+				refused.Waited = time.Since(start).Round(time.Millisecond)
+				if refused.Waited >= time.Second {
+					refused.Waited = refused.Waited.Round(time.Second)
+				}
+			}
+			return Released{}, refused
 		}
 		dels, creates := l.ownershipSwaps()
 		b = append(append(b, dels...), creates...)
@@ -123,7 +287,7 @@ func Release(ctx context.Context, cfg Config, force bool) (Released, error) {
 		if err != nil {
 			return Released{}, fmt.Errorf("release: %w", err)
 		}
-		rel = Released{Records: records, TakenOver: l.takenOver, Changes: changes}
+		rel = Released{Records: records, TakenOver: l.takenOver, Changes: changes, Gone: gone, Unconfirmed: unconfirmed}
 		break
 	}
 	return rel, journalRelease(paths, exists, cfg.By, id, rel)
@@ -147,7 +311,61 @@ func journalRelease(paths Paths, exists bool, by, changeID string, rel Released)
 	for _, c := range rel.Changes {
 		details = append(details, "forced: "+c.Effect())
 	}
+	for _, g := range rel.Gone {
+		details = append(details, "forced: "+g.Effect())
+	}
+	for _, u := range rel.Unconfirmed {
+		details = append(details, "forced without confirmation: "+u.String())
+	}
 	e.Detail = strings.Join(details, "; ")
 	_, err = j.Append(e)
 	return err
+}
+
+// ReleaseRefusedError is a release that would change traffic, or might: publishers ask
+// for other weights than the zone holds, or for no member at all, and would write that at
+// their next sync; or a publisher has not confirmed since the hold began what its source
+// asks for, and could write anything.
+type ReleaseRefusedError struct {
+	// Cutover is the cutover's name.
+	Cutover string
+	// Sets are the weighted sets whose weight would change.
+	Sets []HandBack
+	// Gone are the weighted sets no source asks for any more: deleted at their
+	// publisher's next sync.
+	Gone []Departure
+	// Unconfirmed are the weighted sets whose publisher has not confirmed this hold.
+	Unconfirmed []Unconfirmed
+	// Waited is how long release waited for the confirmations (release --wait); 0 when
+	// it did not wait.
+	Waited time.Duration
+}
+
+// Error names each set, both weights (or what is missing) and what to do.
+func (e *ReleaseRefusedError) Error() string {
+	var b strings.Builder
+	if len(e.Sets)+len(e.Gone) > 0 {
+		fmt.Fprintf(&b, "cutover %s: release would change traffic: once released, each publisher writes the weight its source asks for at its next sync, and these sources ask for other weights than the zone holds:", e.Cutover)
+		for _, h := range e.Sets {
+			fmt.Fprintf(&b, "\n  %s: %s", h, h.Advice)
+		}
+		for _, g := range e.Gone {
+			fmt.Fprintf(&b, "\n  %s: %s", g, g.Advice)
+		}
+		b.WriteString("\nset each source to the weight the zone holds and sync it, then release again; or `crossfade cutover release --force` to let those weights apply")
+	}
+	if len(e.Unconfirmed) > 0 {
+		if b.Len() > 0 {
+			b.WriteString("\n")
+		}
+		fmt.Fprintf(&b, "cutover %s: release refused: no confirmation since the hold began from the publishers of these sets, so what they would write once released is unknown:", e.Cutover)
+		for _, u := range e.Unconfirmed {
+			fmt.Fprintf(&b, "\n  %s", u)
+		}
+		if e.Waited > 0 {
+			fmt.Fprintf(&b, "\nwaited %s for them", e.Waited)
+		}
+		b.WriteString("\nrun `crossfade sync` for that cluster, or wait for its controller: it confirms within 5 minutes; `crossfade cutover release --wait 10m` waits; `--force` releases without")
+	}
+	return b.String()
 }

@@ -31,6 +31,17 @@ const (
 	// so that `cutover release` can tell, member by member, what handing the weights back
 	// would do. It is absent whenever the zone holds what the source asks.
 	WantsWeightLabel = "crossfade-wants-weight"
+	// ConfirmsHoldLabel holds, while a cutover holds a weighted member's weight, the hold
+	// its publisher has seen (registry.Authority.HoldID: the runner token of the authority
+	// record, written as "external-dns/crossfade-confirms-hold=TOKEN"): the publisher has
+	// read the zone since that hold began and recorded what its source asks for
+	// (WantsWeightLabel), so `cutover release` may trust the record's silence. Absent
+	// whenever no cutover holds the member's name.
+	ConfirmsHoldLabel = "crossfade-confirms-hold"
+	// WantsNone is WantsWeightLabel's value for a held member that no source asks for any
+	// more: the publisher keeps it while the hold lasts, and deletes it at its first sync
+	// after the release.
+	WantsNone = "none"
 )
 
 // Provider-specific property names, spelled as external-dns spells them so that records

@@ -16,6 +16,10 @@ type Conflict struct {
 	Reason string
 	// Advice says what an operator can do about it.
 	Advice string
+	// Resource is the object that published the record ("service/default/app"), set when
+	// no source wants the record now (a member a cutover holds), so that reports can still
+	// tell that object.
+	Resource string
 }
 
 // String renders "name type [set-id]: reason; advice".

@@ -341,7 +341,7 @@ func TestHeldWeightIsRecorded(t *testing.T) {
 	}
 	p := Calculate(Input{Desired: want(100), Current: current, Registry: reg})
 	got := render(p)
-	wantTXT := `"heritage=external-dns,external-dns/crossfade-wants-weight=100,external-dns/owner=blue,external-dns/resource=service/default/app"`
+	wantTXT := `"heritage=external-dns,external-dns/crossfade-confirms-hold=shop,external-dns/crossfade-wants-weight=100,external-dns/owner=blue,external-dns/resource=service/default/app"`
 	if len(got) != 2 || !strings.Contains(got[0], "DELETE a-app.example.com TXT blue weighted(0)") || got[1] != "0 CREATE a-app.example.com TXT blue weighted(0) "+wantTXT {
 		t.Fatalf("held member: %q", got)
 	}
@@ -372,5 +372,85 @@ func TestAliasOwnedUnderTheNewerForm(t *testing.T) {
 	want := []string{"0 DELETE app.example.com A  simple lb.example.com", "0 DELETE a-app.example.com TXT  simple " + payload("app")}
 	if got := render(p); !slices.Equal(got, want) {
 		t.Errorf("deleted: %q, want %q", got, want)
+	}
+}
+
+// TestHeldMembersStay: while a cutover holds a name, a publisher never deletes one of its
+// weighted members, nor the member's ownership record, nor replaces it by a record of
+// another routing policy: the member stays, reported as held by the cutover, and its
+// ownership record confirms the hold and, under the sync policy, says that its source
+// wants none of it. A name no cutover holds is planned as before.
+func TestHeldMembersStay(t *testing.T) {
+	reg, _ := registry.New(registry.Config{OwnerID: "blue"})
+	member := func() []*endpoint.Endpoint {
+		return owned(t, weighted(rec("app.example.com", "A", "192.0.2.1"), "blue", 0), "blue", "service/default/app")
+	}
+	hold := registry.Authority{Name: "app.example.com", Cutover: "shop", Types: []string{"A"}, Runner: registry.Runner{Token: "t0k3n", Host: "ci"}}.Record()
+	confirmed := func(wants string) string {
+		l := `"heritage=external-dns,external-dns/crossfade-confirms-hold=t0k3n,`
+		if wants != "" {
+			l += "external-dns/crossfade-wants-weight=" + wants + ","
+		}
+		return l + `external-dns/owner=blue,external-dns/resource=service/default/app"`
+	}
+	simple := from(rec("app.example.com", "A", "192.0.2.9"), "service/default/app")
+	tests := []struct {
+		name    string
+		policy  Policy
+		current []*endpoint.Endpoint
+		desired []*endpoint.Endpoint
+		want    []string
+		confl   []string
+		summary Summary
+	}{
+		{"no hold: an unwanted member goes", Sync, member(), nil, []string{
+			"0 DELETE app.example.com A blue weighted(0) 192.0.2.1",
+			"0 DELETE a-app.example.com TXT blue weighted(0) " + payload("app"),
+		}, nil, Summary{Delete: 1}},
+		{"held: an unwanted member stays and says it goes at the next sync", Sync, append(member(), hold), nil, []string{
+			"0 DELETE a-app.example.com TXT blue weighted(0) " + payload("app"),
+			"0 CREATE a-app.example.com TXT blue weighted(0) " + confirmed(endpoint.WantsNone),
+		}, []string{"app.example.com A [blue]: held by cutover shop: no source asks for this member any more (weight 0 in the zone, published by service/default/app); it stays as it is while the cutover holds the weights, and goes at the first sync after `crossfade cutover release`"},
+			Summary{Held: 1}},
+		{"held, upsert-only: confirmed, nothing to hand back", UpsertOnly, append(member(), hold), nil, []string{
+			"0 DELETE a-app.example.com TXT blue weighted(0) " + payload("app"),
+			"0 CREATE a-app.example.com TXT blue weighted(0) " + confirmed(""),
+		}, []string{"held by cutover shop: no source asks for this member any more"}, Summary{Held: 1}},
+		{"held, create-only: kept, nothing written", CreateOnly, append(member(), hold), nil, nil,
+			[]string{"held by cutover shop: no source asks for this member any more"}, Summary{Held: 1}},
+		{"held: a wanted member is confirmed", Sync, append(member(), hold),
+			[]*endpoint.Endpoint{from(weighted(rec("app.example.com", "A", "192.0.2.1"), "blue", 0), "service/default/app")}, []string{
+				"0 DELETE a-app.example.com TXT blue weighted(0) " + payload("app"),
+				"0 CREATE a-app.example.com TXT blue weighted(0) " + confirmed(""),
+			}, nil, Summary{}},
+		{"held: not replaced by a simple record", Sync, append(member(), hold), []*endpoint.Endpoint{simple}, []string{
+			"0 DELETE a-app.example.com TXT blue weighted(0) " + payload("app"),
+			"0 CREATE a-app.example.com TXT blue weighted(0) " + confirmed(endpoint.WantsNone),
+		},
+			[]string{"app.example.com A: held by cutover shop: it would replace the weighted member weighted(0) [blue] A record app.example.com -> 192.0.2.1 (weight 0), which stays while the cutover holds the weights (wanted by service/default/app)",
+				"app.example.com A [blue]: held by cutover shop: no source asks for this member any more"},
+			Summary{Held: 1}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := Calculate(Input{Desired: tt.desired, Current: tt.current, Registry: reg, Policy: tt.policy})
+			got := render(p)
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("changes:\n got %q\nwant %q", got, tt.want)
+			}
+			checkFindings(t, "conflict", p.Conflicts, tt.confl)
+			if p.Summary != tt.summary {
+				t.Errorf("summary %+v, want %+v", p.Summary, tt.summary)
+			}
+			for _, c := range got {
+				if strings.Contains(c, "DELETE app.example.com A") && len(tt.current) > 2 {
+					t.Errorf("a held member is deleted: %s", c)
+				}
+			}
+			// Once written, the next plan writes nothing more: no write loop.
+			if p2 := Calculate(Input{Desired: tt.desired, Current: applyPlan(tt.current, p), Registry: reg, Policy: tt.policy}); len(p2.Batches) != 0 {
+				t.Errorf("second plan: %q, want nothing", render(p2))
+			}
+		})
 	}
 }

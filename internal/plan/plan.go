@@ -3,6 +3,7 @@ package plan
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -122,7 +123,7 @@ func Calculate(in Input) *Plan {
 	desired := sortedManaged(in.Desired, managed)
 
 	pl := planner{owner: in.Registry.OwnerID(), policy: in.Policy, reg: in.Registry, legacy: zone.LegacyOnly,
-		held: registry.Authorities(in.Current), plan: p, managed: managed, apex: endpoint.NormalizeName(in.Zone),
+		held: registry.Holds(in.Current), plan: p, managed: managed, apex: endpoint.NormalizeName(in.Zone),
 		atName: newNameIndex(in.Current, managed), keep: in.Keep, keepAll: in.KeepAll, other: zone.Other}
 	var units []Unit
 	// Both lists are sorted by name: walk them together, one name at a time.
@@ -275,8 +276,9 @@ type planner struct {
 	policy Policy
 	reg    Registry
 	legacy map[endpoint.Key]bool
-	// held maps a name and type (no set identifier) to the cutover holding its weights.
-	held map[endpoint.Key]string
+	// held maps a name and type (no set identifier) to the authority record of the
+	// cutover holding its weights.
+	held map[endpoint.Key]registry.Authority
 	plan *Plan
 	// managed says whether a record's type and name are the planner's to change.
 	managed func(*endpoint.Endpoint) bool
@@ -300,33 +302,104 @@ type planner struct {
 // of d's name and type, an existing weighted member keeps its current weight (and TTL,
 // which a cutover may lower for its duration) whatever the source says. A source that
 // pins another weight is reported, not obeyed; everything else about the record is
-// still published.
+// still published. Every weighted record of a held name carries the hold's id in its
+// ownership record (endpoint.ConfirmsHoldLabel), whether or not the weights agree: that
+// is the publisher's confirmation, which `cutover release` waits for, that it has read
+// the zone since the hold began and recorded what its source asks for.
 func (pl *planner) holdWeight(d, cur *endpoint.Endpoint) *endpoint.Endpoint {
-	if cur == nil || d.Policy.Kind != endpoint.Weighted || cur.Policy.Kind != endpoint.Weighted {
+	if d.Policy.Kind != endpoint.Weighted {
 		return d
 	}
-	if d.Policy.Weight == cur.Policy.Weight && (!d.TTL.IsConfigured() || d.TTL == cur.TTL) {
-		return d
-	}
-	cutover, ok := pl.held[endpoint.Key{Name: d.Name, Type: d.Type}]
+	a, ok := pl.held[endpoint.Key{Name: d.Name, Type: d.Type}]
 	if !ok {
 		return d
 	}
 	held := d.Clone()
+	if held.Labels == nil {
+		held.Labels = endpoint.Labels{}
+	}
+	held.Labels[endpoint.ConfirmsHoldLabel] = a.HoldID()
+	if cur == nil || cur.Policy.Kind != endpoint.Weighted {
+		return held
+	}
 	if d.Policy.Weight != cur.Policy.Weight {
 		pl.plan.Conflicts = append(pl.plan.Conflicts, Conflict{
 			Key:    d.Key(),
-			Reason: fmt.Sprintf("held by cutover %s: the source asks for weight %d, the zone holds %d%s", cutover, d.Policy.Weight, cur.Policy.Weight, wantedBy(d)),
+			Reason: fmt.Sprintf("held by cutover %s: the source asks for weight %d, the zone holds %d%s", a.Cutover, d.Policy.Weight, cur.Policy.Weight, wantedBy(d)),
 			Advice: fmt.Sprintf("the weight stays %d; set the source's weight to %d before `crossfade cutover release` hands the weights back, or release will refuse", cur.Policy.Weight, cur.Policy.Weight),
 		})
 		// Recorded in the ownership record, for release to compare.
-		if held.Labels == nil {
-			held.Labels = endpoint.Labels{}
-		}
 		held.Labels[endpoint.WantsWeightLabel] = strconv.FormatInt(d.Policy.Weight, 10)
 	}
-	held.Policy.Weight, held.TTL = cur.Policy.Weight, cur.TTL
+	if d.Policy.Weight != cur.Policy.Weight || (d.TTL.IsConfigured() && d.TTL != cur.TTL) {
+		held.Policy.Weight, held.TTL = cur.Policy.Weight, cur.TTL
+	}
 	return held
+}
+
+// heldMember returns the cutover holding cur, a weighted record set, and whether one does.
+func (pl *planner) heldMember(cur *endpoint.Endpoint) (registry.Authority, bool) {
+	if cur.Policy.Kind != endpoint.Weighted {
+		return registry.Authority{}, false
+	}
+	a, ok := pl.held[endpoint.Key{Name: cur.Name, Type: cur.Type}]
+	return a, ok
+}
+
+// isHeld reports whether a cutover holds e, a weighted record set.
+func (pl *planner) isHeld(e *endpoint.Endpoint) bool {
+	_, ok := pl.heldMember(e)
+	return ok
+}
+
+// heldAway is the conflict of a record that would replace or displace cur, a weighted
+// member a cutover holds: the member stays while the hold lasts.
+func heldAway(cur, want *endpoint.Endpoint, a registry.Authority) Conflict {
+	return Conflict{
+		Key: want.Key(),
+		Reason: fmt.Sprintf("held by cutover %s: it would replace the weighted member %s (weight %d), which stays while the cutover holds the weights%s",
+			a.Cutover, describe(cur), cur.Policy.Weight, wantedBy(want)),
+		Advice: "finish the cutover and `crossfade cutover release` its weights; the next sync then writes this record",
+	}
+}
+
+// keepHeld keeps an owned weighted member that no source asks for any more while a
+// cutover holds its name (safety rule 3: the cutover may still be moving traffic through
+// it, and deleting it would leave the cutover's weights pointing at nothing). Its
+// ownership record confirms the hold and, under the sync policy, records that its source
+// wants none of it (endpoint.WantsNone), so that `cutover release` says the member goes
+// at the publisher's next sync, and refuses it without --force.
+func (pl *planner) keepHeld(b *builder, cur *endpoint.Endpoint, a registry.Authority) {
+	pl.plan.Summary.Held++
+	what := "it stays as it is while the cutover holds the weights"
+	if pl.policy == Sync {
+		what += ", and goes at the first sync after `crossfade cutover release` hands them back"
+	}
+	pl.plan.Conflicts = append(pl.plan.Conflicts, Conflict{
+		Key:      cur.Key(),
+		Reason:   fmt.Sprintf("held by cutover %s: no source asks for this member any more (weight %d in the zone, published by %s); %s", a.Cutover, cur.Policy.Weight, cmp.Or(cur.Resource(), "an object of owner "+pl.owner), what),
+		Advice:   "if the member should stay, publish it again; release refuses to hand the weights back while a member would go, unless --force",
+		Resource: cur.Resource(),
+	})
+	if pl.policy == CreateOnly {
+		return
+	}
+	want := pl.owned(cur)
+	want.Labels[endpoint.ConfirmsHoldLabel] = a.HoldID()
+	if pl.policy == Sync {
+		want.Labels[endpoint.WantsWeightLabel] = endpoint.WantsNone
+	} else {
+		// Upsert-only never deletes it: handing the weights back changes nothing here.
+		delete(want.Labels, endpoint.WantsWeightLabel)
+	}
+	if maps.Equal(want.Labels, cur.Labels) && !pl.legacy[cur.Key()] {
+		return
+	}
+	m := b.mark()
+	if c := pl.ownership(b, want, false); c != nil {
+		b.reset(m)
+		pl.plan.Conflicts = append(pl.plan.Conflicts, *c)
+	}
 }
 
 // owned returns a copy of d labelled with this owner.
@@ -386,8 +459,10 @@ func (pl *planner) unit(g *group) Unit {
 		if cur != nil && cur.Owner() == pl.owner && cur.Policy.Kind == d.Policy.Kind && d.SameRecord(cur) {
 			// Unchanged; only a zone written by an older external-dns, with the legacy
 			// ownership form alone, still needs its type-prefixed record, and a held
-			// member's ownership record the weight its source asks for now.
-			if (pl.legacy[cur.Key()] || cur.Labels[endpoint.WantsWeightLabel] != d.Labels[endpoint.WantsWeightLabel]) && pl.policy != CreateOnly {
+			// member's ownership record the weight its source asks for now and the hold
+			// it has seen (or, the hold over, neither).
+			if (pl.legacy[cur.Key()] || cur.Labels[endpoint.WantsWeightLabel] != d.Labels[endpoint.WantsWeightLabel] ||
+				cur.Labels[endpoint.ConfirmsHoldLabel] != d.Labels[endpoint.ConfirmsHoldLabel]) && pl.policy != CreateOnly {
 				m := b.mark()
 				if c := pl.ownership(&b, pl.owned(d), false); c != nil {
 					b.reset(m)
@@ -405,6 +480,8 @@ func (pl *planner) unit(g *group) Unit {
 		case cur != nil && pl.policy == CreateOnly:
 			pl.plan.Summary.Held++
 			continue
+		case cur != nil && cur.Policy.Kind != want.Policy.Kind && pl.isHeld(cur):
+			c = ptr(heldAway(cur, want, pl.held[endpoint.Key{Name: cur.Name, Type: cur.Type}]))
 		case cur != nil:
 			if want.TTL == 0 {
 				want.TTL = cur.TTL
@@ -449,7 +526,15 @@ func (pl *planner) unit(g *group) Unit {
 
 	for _, cur := range g.current {
 		key := cur.Key()
-		if cur.Owner() != pl.owner || g.find(g.desired, key) != nil || b.gone.has(key) || kept.has(key) {
+		if cur.Owner() != pl.owner || g.find(g.desired, key) != nil || b.gone.has(key) {
+			continue
+		}
+		if a, ok := pl.heldMember(cur); ok && pl.kept(cur) == "" {
+			// Held, whether or not a wanted record stood in its way: it stays.
+			pl.keepHeld(&b, cur, a)
+			continue
+		}
+		if kept.has(key) {
 			continue
 		}
 		if pl.policy != Sync {
@@ -550,7 +635,7 @@ func (pl *planner) clearWay(b *builder, g *group, want *endpoint.Endpoint) (int,
 	}
 	replaced := 0
 	for _, bl := range pl.blockers(b, g, want) {
-		if pl.managed(bl) && bl.Owner() == pl.owner && g.find(g.desired, bl.Key()) == nil && pl.policy != CreateOnly && pl.kept(bl) == "" {
+		if pl.managed(bl) && bl.Owner() == pl.owner && g.find(g.desired, bl.Key()) == nil && pl.policy != CreateOnly && pl.kept(bl) == "" && !pl.isHeld(bl) {
 			pl.deleteWithTXT(b, bl, nil)
 			replaced++
 		}
@@ -562,6 +647,8 @@ func (pl *planner) clearWay(b *builder, g *group, want *endpoint.Endpoint) (int,
 		case pl.managed(bl) && bl.Owner() == pl.owner && pl.policy == CreateOnly:
 			pl.plan.Summary.Held++
 			return 0, &Conflict{}
+		case pl.managed(bl) && bl.Owner() == pl.owner && pl.isHeld(bl):
+			return 0, ptr(heldAway(bl, want, pl.held[endpoint.Key{Name: bl.Name, Type: bl.Type}]))
 		case pl.managed(bl) && bl.Owner() == pl.owner && pl.kept(bl) != "":
 			return 0, &Conflict{Key: want.Key(), Reason: fmt.Sprintf("would replace %s, which is kept: %s%s", describe(bl), pl.kept(bl), wantedBy(want)),
 				Advice: "fix the object that published it, or remove it from the zone"}

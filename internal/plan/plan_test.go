@@ -369,14 +369,23 @@ func TestDomainFilterKeepsOutsideRecords(t *testing.T) {
 }
 
 // TestCutoverHoldsTTL: a TTL the cutover lowered is not raised again by a sync while the
-// cutover holds the name, and without a conflict: it is the cutover's to restore.
+// cutover holds the name, and without a conflict: it is the cutover's to restore. Only
+// the member's ownership record is written, once, to confirm the hold.
 func TestCutoverHoldsTTL(t *testing.T) {
 	reg, _ := registry.New(registry.Config{OwnerID: "blue"})
 	cur := weighted(rec("app.example.com", "A", "192.0.2.1"), "blue", 5)
 	cur.TTL = 10
 	current := append(owned(t, cur, "blue", "service/default/app"), registry.AuthorityRecord("app.example.com", []string{"A"}, "c"))
-	p := Calculate(Input{Desired: []*endpoint.Endpoint{from(weighted(rec("app.example.com", "A", "192.0.2.1"), "blue", 5), "service/default/app")}, Current: current, Registry: reg})
-	if got := render(p); len(got) != 0 || len(p.Conflicts) != 0 {
-		t.Errorf("got %q, conflicts %v; want nothing", got, p.Conflicts)
+	desired := func() []*endpoint.Endpoint {
+		return []*endpoint.Endpoint{from(weighted(rec("app.example.com", "A", "192.0.2.1"), "blue", 5), "service/default/app")}
+	}
+	p := Calculate(Input{Desired: desired(), Current: current, Registry: reg})
+	got := render(p)
+	if len(got) != 2 || !strings.Contains(got[0], "DELETE a-app.example.com TXT") || !strings.Contains(got[1], "CREATE a-app.example.com TXT blue weighted(5)") ||
+		!strings.Contains(got[1], endpoint.ConfirmsHoldLabel+"=c,") || len(p.Conflicts) != 0 {
+		t.Errorf("got %q, conflicts %v; want only the ownership record confirming the hold", got, p.Conflicts)
+	}
+	if p2 := Calculate(Input{Desired: desired(), Current: applyPlan(current, p), Registry: reg}); len(p2.Batches) != 0 {
+		t.Errorf("second plan: %q, want nothing", render(p2))
 	}
 }

@@ -159,3 +159,34 @@ func Authorities(records []*endpoint.Endpoint) map[endpoint.Key]string {
 	}
 	return out
 }
+
+// HoldID names this hold for the publishers' confirmations (endpoint.ConfirmsHoldLabel):
+// the runner's token, random per run of a cutover, so a confirmation names the hold it was
+// written under and no earlier one; the cutover's name for a record written before
+// runners were recorded. The token is read from the record, where it is already safe for
+// an ownership record's payload.
+func (a Authority) HoldID() string {
+	if a.Runner.Token != "" {
+		return payloadSafe(a.Runner.Token)
+	}
+	return payloadSafe(a.Cutover)
+}
+
+// Holds returns, for every (name, type) whose weights a cutover holds, the authority
+// record's content, read from the authority records among records.
+func Holds(records []*endpoint.Endpoint) map[endpoint.Key]Authority {
+	var out map[endpoint.Key]Authority
+	for _, r := range records {
+		a, ok := ParseAuthority(r)
+		if !ok {
+			continue
+		}
+		for _, t := range a.Types {
+			if out == nil {
+				out = map[endpoint.Key]Authority{}
+			}
+			out[endpoint.Key{Name: a.Name, Type: t}] = a
+		}
+	}
+	return out
+}

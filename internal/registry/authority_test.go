@@ -91,3 +91,31 @@ func TestAuthorityRunnerRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// TestHoldIDInAnOwnershipRecord: the id of a hold, as publishers write it into ownership
+// records, is the runner's token (the cutover's name for a record without runner), read
+// back unchanged from the external-dns payload, and keeps the payload's k=v,k=v form
+// whatever the token held.
+func TestHoldIDInAnOwnershipRecord(t *testing.T) {
+	for _, tt := range []struct {
+		a    Authority
+		want string
+	}{
+		{Authority{Name: "app.example.com", Cutover: "shop", Types: []string{"A"}, Runner: Runner{Token: "0a1b2c", Host: "ci", PID: 7}}, "0a1b2c"},
+		{Authority{Name: "app.example.com", Cutover: "shop", Types: []string{"A"}}, "shop"},
+		{Authority{Name: "app.example.com", Cutover: "shop", Types: []string{"A"}, Runner: Runner{Token: "a=b,c\"d", Host: "ci"}}, "a-b-c-d"},
+	} {
+		read, ok := ParseAuthority(tt.a.Record())
+		if !ok {
+			t.Fatalf("%+v: record not read back", tt.a)
+		}
+		if got := read.HoldID(); got != tt.want {
+			t.Errorf("%+v: hold id %q, want %q", tt.a, got, tt.want)
+		}
+		l := endpoint.Labels{endpoint.OwnerLabel: "blue", endpoint.ConfirmsHoldLabel: read.HoldID()}
+		back, err := ParsePayload(Payload(l))
+		if err != nil || back[endpoint.ConfirmsHoldLabel] != tt.want || back[endpoint.OwnerLabel] != "blue" {
+			t.Errorf("%+v: payload %s read back as %v, %v", tt.a, Payload(l), back, err)
+		}
+	}
+}

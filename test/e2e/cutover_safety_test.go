@@ -175,7 +175,14 @@ func TestCutoverReleaseComparesWeights(t *testing.T) {
 
 			if !force {
 				syncMember(t, sb, "blue", 0)
+				// green has not synced since the hold: release has no word from it.
 				out, code := runCutover(t, sb, state, "release", planFile)
+				if code != 1 {
+					t.Fatalf("release before green confirmed exited %d, want 1:\n%s", code, out)
+				}
+				mustContain(t, "release before green confirmed", out, "app.example.com A [green]: owner green", "has not confirmed this hold")
+				syncMember(t, sb, "green", 100)
+				out, code = runCutover(t, sb, state, "release", planFile)
 				if code != 0 {
 					t.Fatalf("release once blue asks for 0 exited %d:\n%s", code, out)
 				}

@@ -159,8 +159,9 @@ func TestCutoverKill9(t *testing.T) {
 		}
 		t.Logf("trial %d: %s → %s, killed after %s, resumed to completion", i, from, to, delay)
 		// The next trial moves the other way: the same cutover authority is taken over by
-		// the next plan, so release this one's first.
-		if out, code := runCutover(t, sb, state, "release", planFile); code != 0 {
+		// the next plan, so release this one's first. No publisher runs here to confirm
+		// the hold (the members were written once, directly), so release needs --force.
+		if out, code := runCutover(t, sb, state, "release", planFile, "--force"); code != 0 {
 			t.Fatalf("release: %s", out)
 		}
 	}

@@ -28,7 +28,11 @@
 // stale copy lacks: a weight annotation changed in the moment between a cutover taking the
 // authority and its first weight write could still be written; the cutover's own
 // compare-and-swap then reports the drift, and the refused writes that follow re-list the
-// zone.
+// zone. A controller does not wait for the resync to see a new hold either: its
+// controller.HoldProber asks the zone's name servers, by DNS, for the authority record of
+// every name where it publishes weighted sets, and invalidates the zone (Invalidate) when
+// the answer differs from the cached listing, so the publisher confirms the hold within
+// minutes (endpoint.ConfirmsHoldLabel) and `cutover release` can trust what it recorded.
 //
 // The cache is safe for concurrent use, but it does not merge concurrent misses into one
 // listing (no singleflight): a controller reconciles one zone at a time, so two listings of
