@@ -14,6 +14,7 @@ import (
 
 	"github.com/crossfade-io/crossfade/internal/cutover/gate"
 	"github.com/crossfade-io/crossfade/internal/cutover/spec"
+	"github.com/crossfade-io/crossfade/internal/elbzone"
 	"github.com/crossfade-io/crossfade/internal/endpoint"
 	"github.com/crossfade-io/crossfade/internal/plan"
 	"github.com/crossfade-io/crossfade/internal/provider"
@@ -44,6 +45,24 @@ type member struct {
 	// so that a publisher re-reading them sees the weight the cutover wrote (another
 	// cluster's are read, for release, never written).
 	txt []*endpoint.Endpoint
+	// target is, for an alias, what its answers carry: its target's TTL and values.
+	target aliasTarget
+}
+
+// aliasTarget is what an alias member's answers carry, as Route 53 answers an alias: its
+// target's records, with the target's TTL.
+type aliasTarget struct {
+	// ttl is the TTL resolvers get for the alias's answers; why says where it comes
+	// from. why is "" until read (a member that is no alias, or one built in a test):
+	// such an alias counts with defaultTTL.
+	ttl int64
+	why string
+	// values are the target's own values, for a target in the zone: what the DNS gate
+	// attributes the alias's answers by. nil for a target elsewhere (a load balancer):
+	// the gate resolves the alias's value, the target's name, when it checks.
+	values []string
+	// unknown is set when ttl is not the target's but defaultTTL, counted for want of it.
+	unknown bool
 }
 
 // live is the part of the zone a cutover touches, as read at one moment.
@@ -85,12 +104,13 @@ func (l *live) weights() map[string]int64 {
 }
 
 // measure sets maxTTL and groupTTL from the members and others. A member that is an
-// alias counts with the default TTL (its answers carry its target's); another cluster's
-// alias is left out: it has no TTL of its own to hold for, nor to change.
+// alias counts with its target's TTL, which its answers carry (effectiveTTL); another
+// cluster's alias is left out: its weight does not move, so an answer of it a resolver
+// holds sends no traffic where the step did not mean it to, and it has no TTL to change.
 func (l *live) measure() {
 	l.maxTTL, l.groupTTL = 0, map[spec.Record]int64{}
 	for _, m := range l.members {
-		l.maxTTL = max(l.maxTTL, memberTTL(m.ep))
+		l.maxTTL = max(l.maxTTL, m.effectiveTTL())
 		if !m.ep.IsAlias() {
 			l.groupTTL[m.record] = max(l.groupTTL[m.record], memberTTL(m.ep))
 		}
@@ -145,6 +165,13 @@ func readLive(ctx context.Context, dns DNS, reg *registry.TXT, p *spec.Plan, o R
 	}
 	byKey := map[endpoint.Key]*endpoint.Endpoint{}
 	groups := map[spec.Record][]*endpoint.Endpoint{} // every weighted set of a record's name and type
+	sets := map[spec.Record][]*endpoint.Endpoint{}   // every set of a name and type, for alias targets
+	for _, e := range recs {
+		if e.Type != endpoint.TypeTXT {
+			r := spec.Record{Name: e.Name, Type: e.Type}
+			sets[r] = append(sets[r], e)
+		}
+	}
 	for _, e := range z.Records {
 		byKey[e.Key()] = e
 		if e.Policy.Kind == endpoint.Weighted {
@@ -160,6 +187,8 @@ func readLive(ctx context.Context, dns DNS, reg *registry.TXT, p *spec.Plan, o R
 			ep := byKey[key]
 			problem := ""
 			switch {
+			case ep == nil && o.Held && !o.Partial:
+				return nil, &MemberGoneError{Member: key.String(), Where: "zone " + zone.Name}
 			case ep == nil:
 				problem = fmt.Sprintf("%s: no such record set in zone %s: the member must be published before a cutover moves it", key, zone.Name)
 			case ep.Policy.Kind != endpoint.Weighted:
@@ -176,6 +205,9 @@ func readLive(ctx context.Context, dns DNS, reg *registry.TXT, p *spec.Plan, o R
 				continue
 			}
 			m := member{record: r, setID: id, ep: ep}
+			if ep.IsAlias() {
+				m.target = resolveAlias(ep, zone, sets, 0)
+			}
 			for _, want := range reg.For(ep) {
 				if t := txts[want.Key()]; t != nil && t.Policy.Kind == endpoint.Weighted {
 					m.txt = append(m.txt, t)
@@ -433,6 +465,95 @@ func memberTTL(e *endpoint.Endpoint) int64 {
 // defaultTTL is what Route 53 records written without a TTL get (crossfade writes 300).
 const defaultTTL = 300
 
+// effectiveTTL is the TTL resolvers get for m's answers: an alias's target's, a plain
+// set's own.
+func (m member) effectiveTTL() int64 {
+	if !m.ep.IsAlias() {
+		return memberTTL(m.ep)
+	}
+	if m.target.why == "" {
+		return defaultTTL
+	}
+	return m.target.ttl
+}
+
+// awsAliasTTL is the TTL of the answers of the AWS resources whose TTL Route 53's alias
+// answers are documented to carry: Elastic Load Balancing names ("The time-to-live (TTL)
+// for an Elastic Load Balancing DNS entry is set to 60 seconds"), and CloudFront and S3
+// website endpoints (the Route 53 FAQ: alias records to ELB and S3 website endpoints have
+// "a fixed TTL of 60 seconds"; CloudFront's answers carry 60 s too).
+const awsAliasTTL = 60
+
+// maxAliasHops bounds the chain of aliases resolveAlias follows inside the zone, as Route
+// 53 bounds it; a loop counts as a target of unknown TTL.
+const maxAliasHops = 8
+
+// aliasName is an alias's target, as written.
+func aliasName(e *endpoint.Endpoint) string {
+	if len(e.Targets) == 0 {
+		return "(no target)"
+	}
+	return endpoint.NormalizeName(e.Targets[0])
+}
+
+// resolveAlias says what alias e's answers carry, as Route 53 answers an alias: for a
+// load balancer, CloudFront or an S3 website endpoint, 60 s (awsAliasTTL); for a record
+// set of the zone (sets: every set of the zone by name and type), that set's TTL (the
+// largest of its sets', and through aliases there, their targets') and values. Another
+// target's TTL is not known here: it counts with defaultTTL, as the plan says.
+func resolveAlias(e *endpoint.Endpoint, zone provider.Zone, sets map[spec.Record][]*endpoint.Endpoint, depth int) aliasTarget {
+	target := aliasName(e)
+	zoneID, _ := e.Prop(endpoint.PropAliasZoneID)
+	zoneID = strings.TrimPrefix(strings.TrimPrefix(zoneID, "/"), "hostedzone/")
+	if _, lb := elbzone.ZoneFor(target); lb || elbzone.IsCanonicalZone(zoneID) {
+		return aliasTarget{ttl: awsAliasTTL, why: "Elastic Load Balancing gives its names a TTL of 60s"}
+	}
+	if strings.HasSuffix(target, ".cloudfront.net") {
+		return aliasTarget{ttl: awsAliasTTL, why: "CloudFront answers with a TTL of 60s"}
+	}
+	if isS3Website(target) {
+		return aliasTarget{ttl: awsAliasTTL, why: "S3 website endpoints answer with a TTL of 60s"}
+	}
+	unknown := aliasTarget{ttl: defaultTTL, why: fmt.Sprintf("the TTL of %s is not known to crossfade: counted as %ds", target, defaultTTL), unknown: true}
+	inZone := target == zone.Name || strings.HasSuffix(target, "."+zone.Name)
+	if !inZone || (zoneID != "" && zoneID != zone.ID) || depth >= maxAliasHops {
+		return unknown
+	}
+	found := sets[spec.Record{Name: target, Type: e.Type}]
+	if len(found) == 0 {
+		return unknown
+	}
+	out := aliasTarget{values: []string{}}
+	for _, t := range found {
+		if t.IsAlias() {
+			next := resolveAlias(t, zone, sets, depth+1)
+			if next.unknown {
+				return unknown
+			}
+			if next.values == nil {
+				// The chain leaves the zone (a load balancer): the gate resolves the name.
+				next.values = []string{aliasName(t)}
+			}
+			out.ttl = max(out.ttl, next.ttl)
+			out.values = append(out.values, next.values...)
+			continue
+		}
+		out.ttl = max(out.ttl, memberTTL(t))
+		out.values = append(out.values, t.Targets...)
+	}
+	slices.Sort(out.values)
+	out.values = slices.Compact(out.values)
+	out.why = fmt.Sprintf("the TTL of %s %s in zone %s, which it points to", target, e.Type, zone.Name)
+	return out
+}
+
+// isS3Website reports whether name is an S3 website endpoint (s3-website-REGION or
+// s3-website.REGION, under amazonaws.com): what an alias to a bucket's website names.
+func isS3Website(name string) bool {
+	first, rest, _ := strings.Cut(name, ".")
+	return strings.HasPrefix(first, "s3-website") && (strings.HasSuffix(rest, "amazonaws.com") || strings.HasSuffix(rest, "amazonaws.com.cn"))
+}
+
 // lowerTTLs returns the TTL writes that lower every record whose weighted sets have a TTL
 // above lower (from ttls, a record's TTL) to lower; a record already at or below it keeps
 // its own.
@@ -610,14 +731,20 @@ func withWeight(e *endpoint.Endpoint, w int64) *endpoint.Endpoint {
 	return c
 }
 
-// targets returns, per record, set identifier → the member's values, for the DNS gate.
+// targets returns, per record, set identifier → the member's values, for the DNS gate: an
+// alias's are its target's own values when the target is in the zone, else its target's
+// name, which the gate resolves when it checks.
 func (l *live) targets() map[spec.Record]map[string][]string {
 	out := map[spec.Record]map[string][]string{}
 	for _, m := range l.members {
 		if out[m.record] == nil {
 			out[m.record] = map[string][]string{}
 		}
-		out[m.record][m.setID] = slices.Clone(m.ep.Targets)
+		vals := m.ep.Targets
+		if m.ep.IsAlias() && m.target.values != nil {
+			vals = m.target.values
+		}
+		out[m.record][m.setID] = slices.Clone(vals)
 	}
 	return out
 }
@@ -654,14 +781,16 @@ func (h HandBack) Effect() string {
 // handBack lists the weighted sets of the plan's records (the members and a third
 // cluster's, whose publishers the authority record holds alike) whose ownership record
 // says their source asks for another weight than the zone holds. A set whose record says
-// nothing is taken to agree: its publisher drops the label once source and zone agree,
-// and writes it at every sync while they differ.
+// nothing agrees, once its publisher has confirmed the hold (confirmations, release.go):
+// its publisher drops the label once source and zone agree, and writes it at every sync
+// while they differ. A set no source asks for any more (endpoint.WantsNone) is not a
+// weight change: departures lists it.
 func (l *live) handBack() []HandBack {
 	var out []HandBack
 	for _, ms := range [][]member{l.members, l.others} {
 		for _, m := range ms {
 			v, ok := m.ep.Labels[endpoint.WantsWeightLabel]
-			if !ok {
+			if !ok || v == endpoint.WantsNone {
 				continue
 			}
 			holds := m.ep.Policy.Weight
@@ -694,26 +823,6 @@ func (l *live) ownershipSwaps() (dels, creates plan.Batch) {
 		}
 	}
 	return dels, creates
-}
-
-// ReleaseRefusedError is a release that would change traffic: publishers ask for other
-// weights than the zone holds, and would write them at their next sync.
-type ReleaseRefusedError struct {
-	// Cutover is the cutover's name.
-	Cutover string
-	// Sets are the weighted sets whose weight would change.
-	Sets []HandBack
-}
-
-// Error names each set, both weights and what to change.
-func (e *ReleaseRefusedError) Error() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "cutover %s: release would change traffic: once released, each publisher writes the weight its source asks for at its next sync, and these sources ask for other weights than the zone holds:", e.Cutover)
-	for _, h := range e.Sets {
-		fmt.Fprintf(&b, "\n  %s: %s", h, h.Advice)
-	}
-	b.WriteString("\nset each source to the weight the zone holds and sync it, then release again; or `crossfade cutover release --force` to let those weights apply")
-	return b.String()
 }
 
 // unlistedTwins finds the weighted members of from or to that share a listed record's
@@ -776,14 +885,33 @@ func (d *dnsLever) Read(ctx context.Context, o ReadOptions) (Snapshot, error) {
 }
 
 // StartProblems are members whose weights differ between records, and, when the plan
-// lowers the TTL, sets nobody owns whose TTL would have to move with it.
+// lowers the TTL, sets nobody owns whose TTL would have to move with it and aliases whose
+// target's TTL is above the lowered one (unlowerable).
 func (d *dnsLever) StartProblems(s Snapshot) []string {
 	l := s.(*live)
 	problems := l.differingWeights()
 	if d.p.LowerTTL > 0 {
+		problems = append(problems, l.unlowerable(d.p.LowerTTL)...)
 		problems = append(problems, l.untouchable(lowerTTLs(l.groupTTL, d.p.LowerTTL))...)
 	}
 	return problems
+}
+
+// unlowerable lists the alias members whose answers carry a TTL above lower: their
+// target's, which no write to the zone changes. A plan that lowers the TTL paces its steps
+// on the lowered one, and resolvers would hold these answers longer than each step, so
+// such a plan is refused rather than lowering only the other members.
+func (l *live) unlowerable(lower int64) []string {
+	var out []string
+	for _, m := range l.members {
+		if !m.ep.IsAlias() || m.effectiveTTL() <= lower {
+			continue
+		}
+		out = append(out, fmt.Sprintf("spec.ttl.lower: %s is an alias to %s: Route 53 answers it with its target's TTL, %ds (%s), which no write to the zone can lower, "+
+			"so resolvers would keep its answers longer than a step paced on %ds: drop spec.ttl.lower (every step then holds at least %ds), or set it to %d or more",
+			m.ep.Key(), aliasName(m.ep), m.effectiveTTL(), m.target.why, lower, l.maxTTL, m.effectiveTTL()))
+	}
+	return out
 }
 
 // Check refuses a TTL write that would have to rewrite a set nobody owns.
@@ -893,6 +1021,10 @@ func (d *dnsLever) Describe(_ context.Context, s Snapshot, pv *Preview) error {
 	pv.Zone, pv.TTL = l.zone, l.maxTTL
 	for _, m := range l.members {
 		pv.Owners = append(pv.Owners, fmt.Sprintf("%s owned by %s (%s)", m.ep.Key(), m.ep.Owner(), m.ep.Resource()))
+		if m.ep.IsAlias() {
+			pv.Notes = append(pv.Notes, fmt.Sprintf("%s is an alias to %s: its answers carry its target's TTL, %ds (%s): every step holds at least that, and spec.ttl.lower cannot lower it",
+				m.ep.Key(), aliasName(m.ep), m.effectiveTTL(), m.target.why))
+		}
 	}
 	lowers := lowerTTLs(l.groupTTL, d.p.LowerTTL)
 	for _, o := range l.others {
@@ -926,7 +1058,8 @@ func (l *live) Members() []Member {
 	return out
 }
 
-// TTL is the largest TTL among the members and others.
+// TTL is the longest time resolvers may hold an answer of the members: the largest TTL
+// among the members and others, an alias member's being its target's.
 func (l *live) TTL() int64 { return l.maxTTL }
 
 // RecordTTLs is, per record, the TTL its weighted sets share.

@@ -38,12 +38,16 @@ type Config struct {
 
 // Member is one weighted member with its written and measured share.
 type Member struct {
-	SetID    string
-	Weight   int64
-	Targets  []string
-	Expected float64
-	Measured float64
-	Count    int
+	SetID   string
+	Weight  int64
+	Targets []string
+	// Alias marks an alias: Targets is its target's name, and its answers are attributed
+	// by the Addresses that name resolved to when sampled.
+	Alias     bool
+	Addresses int
+	Expected  float64
+	Measured  float64
+	Count     int
 }
 
 // Result is the verification of one name.
@@ -80,6 +84,7 @@ func Run(ctx context.Context, z Zones, cfg Config) (*Result, error) {
 	}
 	weights := map[string]int64{}
 	targets := map[string][]string{}
+	aliases := map[string]bool{}
 	for _, r := range recs {
 		if r.Name != name || r.Type != typ {
 			continue
@@ -88,7 +93,11 @@ func Run(ctx context.Context, z Zones, cfg Config) (*Result, error) {
 			return nil, fmt.Errorf("verify %s %s: the record set is %s, not weighted: nothing to compare", name, typ, r.Policy)
 		}
 		weights[r.SetIdentifier] = r.Policy.Weight
+		// An alias's value is its target's name: the gate resolves it at the servers (or,
+		// when they refuse it, as a load balancer's, the system resolver) and attributes
+		// the answers by the addresses it resolves to.
 		targets[r.SetIdentifier] = slices.Clone(r.Targets)
+		aliases[r.SetIdentifier] = r.IsAlias()
 	}
 	if len(weights) == 0 {
 		return nil, fmt.Errorf("verify %s %s: zone %s has no weighted record set of that name and type", name, typ, zone.Name)
@@ -107,6 +116,7 @@ func Run(ctx context.Context, z Zones, cfg Config) (*Result, error) {
 		Queries: int(res.Values[key+".samples"]), Empty: int(res.Values[key+".empty"]), Other: int(res.Values[key+".other"])}
 	for _, id := range slices.Sorted(maps.Keys(weights)) {
 		out.Members = append(out.Members, Member{SetID: id, Weight: weights[id], Targets: targets[id],
+			Alias: aliases[id], Addresses: int(res.Values[key+"."+id+".addresses"]),
 			Expected: res.Values[key+"."+id+".expected"], Measured: res.Values[key+"."+id+".share"], Count: int(res.Values[key+"."+id+".count"])})
 	}
 	return out, nil
@@ -132,7 +142,15 @@ func (r *Result) WriteText(w io.Writer) error {
 	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "  MEMBER\tWEIGHT\tWRITTEN\tANSWERED\tCOUNT\tTARGETS")
 	for _, m := range r.Members {
-		fmt.Fprintf(tw, "  %s\t%d\t%.1f%%\t%.1f%%\t%d\t%s\n", m.SetID, m.Weight, 100*m.Expected, 100*m.Measured, m.Count, strings.Join(m.Targets, ","))
+		targets := strings.Join(m.Targets, ",")
+		if m.Alias {
+			addrs := fmt.Sprintf("%d addresses", m.Addresses)
+			if m.Addresses == 1 {
+				addrs = "1 address"
+			}
+			targets = fmt.Sprintf("alias to %s (%s)", targets, addrs)
+		}
+		fmt.Fprintf(tw, "  %s\t%d\t%.1f%%\t%.1f%%\t%d\t%s\n", m.SetID, m.Weight, 100*m.Expected, 100*m.Measured, m.Count, targets)
 	}
 	tw.Flush()
 	if r.Empty > 0 || r.Other > 0 {

@@ -52,9 +52,20 @@ const (
 // checks before failing the step, rather than rolling back because the runner's own
 // network dropped packets.
 //
+// An alias member (its value is a host name: an A or AAAA record holds only addresses
+// otherwise) is judged by its target: at every check the target's name is resolved, through
+// the servers (which answer the names of the zones they host, and the sandbox its load
+// balancers') or, when they refuse it (Route 53's servers do for a load balancer's name),
+// the system resolver, and an answer is the member's when it holds the target's addresses,
+// or shares addresses with that target and with no other member (a load balancer's
+// addresses change, and one answer may hold part of them). Members whose values or
+// addresses cannot be told apart, and an alias with weight whose target cannot be
+// resolved, make the check fail with Result.Err: a share nobody can attribute is not
+// measured.
+//
 // Values, per record key "<name>/<type>": <key>.samples (answered), .unanswered, .empty,
-// .other, and per member <key>.<id>.count, .share, .expected; and the totals "empty",
-// "other" and "unanswered".
+// .other, and per member <key>.<id>.count, .share, .expected (and .addresses, for an alias,
+// the number its target resolved to); and the totals "empty", "other" and "unanswered".
 type DNS struct {
 	name      string
 	servers   []string
@@ -139,11 +150,18 @@ func (d *DNS) Check(ctx context.Context, s Step) Result {
 		if err != nil {
 			return r.fail(err)
 		}
+		m, aliases, err := d.resolveAliases(ctx, key, qtype, members, s.Weights)
+		if err != nil {
+			return r.fail(err)
+		}
+		for _, id := range sortedKeys(m.alias) {
+			r.set(key+"."+id+".addresses", float64(len(m.members[id])))
+		}
 		t := &tally{counts: map[string]int{}, examples: map[string]string{}}
-		d.sample(ctx, rec.Name, qtype, members, t, &next)
+		d.sample(ctx, rec.Name, qtype, m, t, &next)
 		bad := d.deviations(t, want)
 		if len(bad) > 0 && t.counts[classEmpty] == 0 && t.counts[classOther] == 0 && !t.tooFewAnswers() && ctx.Err() == nil {
-			d.sample(ctx, rec.Name, qtype, members, t, &next) // see the type's comment
+			d.sample(ctx, rec.Name, qtype, m, t, &next) // see the type's comment
 			bad = d.deviations(t, want)
 		}
 		if err := ctx.Err(); err != nil {
@@ -170,6 +188,9 @@ func (d *DNS) Check(ctx context.Context, s Step) Result {
 			parts = append(parts, fmt.Sprintf("%s %s (want %s)", id, fmtPct(got[id]), fmtPct(want[id])))
 		}
 		line := fmt.Sprintf("%s: %s of %d answers", key, strings.Join(parts, ", "), t.total)
+		if len(aliases) > 0 {
+			line += " (" + strings.Join(aliases, "; ") + ")"
+		}
 		if t.unanswered > 0 {
 			line += fmt.Sprintf(" (%d queries unanswered, e.g. %s)", t.unanswered, t.examples[classUnanswered])
 		}
@@ -230,18 +251,111 @@ func (d *DNS) prepare(rec Record, weights map[string]int64) (uint16, map[string]
 	return qtype, members, nil
 }
 
+// matcher attributes an answer's values to a member.
+type matcher struct {
+	// members are each member's values in canonical form: an alias's are its target's
+	// addresses as resolved for this check.
+	members map[string][]string
+	// alias are the members whose values were resolved from an alias target.
+	alias map[string]bool
+}
+
+// match names the member whose answer vals is: matchMember's, else the one alias member
+// whose target's addresses vals shares and no other member's (a target answers with part
+// of its addresses, or with one it did not answer the gate a moment before). "" when none
+// is, or more than one could be.
+func (m *matcher) match(vals []string) string {
+	if id := matchMember(vals, m.members); id != "" {
+		return id
+	}
+	found := ""
+	for _, id := range sortedKeys(m.members) {
+		if !overlaps(m.members[id], vals) {
+			continue
+		}
+		if !m.alias[id] || found != "" {
+			return ""
+		}
+		found = id
+	}
+	return found
+}
+
+// overlaps reports whether a and b share an element.
+func overlaps(a, b []string) bool {
+	return slices.ContainsFunc(a, func(v string) bool { return slices.Contains(b, v) })
+}
+
+// resolveAliases resolves, for an A or AAAA record, each member value that is a host name
+// (an alias's target) to the addresses the target answers now, and checks that the members
+// can be told apart: two members with the same values, or an alias sharing addresses with
+// another member, would have answers the gate could only guess at. An alias whose target
+// cannot be resolved fails the check when its member has weight (its share could not be
+// judged); at weight 0 it keeps no addresses, so an answer of it would match no member. It
+// returns a note per alias for the summary.
+func (d *DNS) resolveAliases(ctx context.Context, key string, qtype uint16, members map[string][]string, weights map[string]int64) (*matcher, []string, error) {
+	m := &matcher{members: make(map[string][]string, len(members)), alias: map[string]bool{}}
+	var notes []string
+	for _, id := range sortedKeys(members) {
+		if qtype == dns.TypeCNAME {
+			m.members[id] = members[id]
+			continue
+		}
+		var vals, hosts []string
+		for _, v := range members[id] {
+			if _, err := netip.ParseAddr(v); err == nil {
+				vals = append(vals, v)
+			} else {
+				hosts = append(hosts, v)
+			}
+		}
+		for _, h := range hosts {
+			m.alias[id] = true
+			addrs, err := d.resolveTarget(ctx, h, qtype)
+			switch {
+			case err != nil && weights[id] > 0:
+				return nil, nil, fmt.Errorf("gate %s: %s: member %s is an alias to %s, which could not be resolved to attribute its answers: %w", d.name, key, id, h, err)
+			case err != nil:
+				notes = append(notes, fmt.Sprintf("%s: alias to %s, not resolved (%v)", id, h, err))
+			case len(addrs) == 0:
+				notes = append(notes, fmt.Sprintf("%s: alias to %s, which answers no %s record", id, h, dns.TypeToString[qtype]))
+			default:
+				notes = append(notes, fmt.Sprintf("%s: alias to %s = %s", id, h, strings.Join(addrs, " ")))
+			}
+			vals = append(vals, addrs...)
+		}
+		slices.Sort(vals)
+		m.members[id] = slices.Compact(vals)
+	}
+	ids := sortedKeys(m.members)
+	for i, a := range ids {
+		for _, b := range ids[i+1:] {
+			va, vb := m.members[a], m.members[b]
+			switch {
+			case len(va) > 0 && slices.Equal(va, vb):
+				return nil, nil, fmt.Errorf("gate %s: %s: members %s and %s answer the same values (%s): their answers cannot be told apart, so their shares cannot be judged",
+					d.name, key, a, b, strings.Join(va, " "))
+			case (m.alias[a] || m.alias[b]) && overlaps(va, vb):
+				return nil, nil, fmt.Errorf("gate %s: %s: members %s (%s) and %s (%s) share addresses: answers of an alias cannot be attributed, so their shares cannot be judged",
+					d.name, key, a, strings.Join(va, " "), b, strings.Join(vb, " "))
+			}
+		}
+	}
+	return m, notes, nil
+}
+
 // sample sends d.samples queries for name and adds each answer's class to t.
-func (d *DNS) sample(ctx context.Context, name string, qtype uint16, members map[string][]string, t *tally, next *atomic.Uint64) {
+func (d *DNS) sample(ctx context.Context, name string, qtype uint16, m *matcher, t *tally, next *atomic.Uint64) {
 	repeat(ctx, d.samples, dnsConcurrency, func() {
 		server := d.servers[next.Add(1)%uint64(len(d.servers))]
-		t.add(d.ask(ctx, server, name, qtype, members))
+		t.add(d.ask(ctx, server, name, qtype, m))
 	})
 }
 
 // ask sends one query and classifies the answer: a member's id, classOther or classEmpty,
 // with an example for the report. A query that times out is asked once more, as any stub
 // resolver would: one lost UDP datagram says nothing about the zone.
-func (d *DNS) ask(ctx context.Context, server, name string, qtype uint16, members map[string][]string) (class, example string) {
+func (d *DNS) ask(ctx context.Context, server, name string, qtype uint16, m *matcher) (class, example string) {
 	in, err := exchange(ctx, server, name, qtype, false)
 	var ne net.Error
 	if errors.As(err, &ne) && ne.Timeout() && ctx.Err() == nil {
@@ -253,8 +367,24 @@ func (d *DNS) ask(ctx context.Context, server, name string, qtype uint16, member
 	if in.Rcode != dns.RcodeSuccess {
 		return classEmpty, fmt.Sprintf("%s from %s", dns.RcodeToString[in.Rcode], server)
 	}
-	var vals []string
+	vals, _ := answerValues(in, qtype)
+	if len(vals) == 0 {
+		return classEmpty, fmt.Sprintf("NOERROR with no %s record from %s", dns.TypeToString[qtype], server)
+	}
+	if id := m.match(vals); id != "" {
+		return id, ""
+	}
+	return classOther, strings.Join(vals, " ")
+}
+
+// answerValues returns the values of in's answer records of type qtype, canonical, sorted
+// and without repeats, and the target of the last CNAME in the answer, if any.
+func answerValues(in *dns.Msg, qtype uint16) (vals []string, cname string) {
 	for _, rr := range in.Answer {
+		if c, ok := rr.(*dns.CNAME); ok && qtype != dns.TypeCNAME {
+			cname = c.Target
+			continue
+		}
 		if rr.Header().Rrtype != qtype {
 			continue
 		}
@@ -267,21 +397,14 @@ func (d *DNS) ask(ctx context.Context, server, name string, qtype uint16, member
 			vals = append(vals, canonicalValue(rr.Target))
 		}
 	}
-	if len(vals) == 0 {
-		return classEmpty, fmt.Sprintf("NOERROR with no %s record from %s", dns.TypeToString[qtype], server)
-	}
 	slices.Sort(vals)
-	vals = slices.Compact(vals)
-	if id := matchMember(vals, members); id != "" {
-		return id, ""
-	}
-	return classOther, strings.Join(vals, " ")
+	return slices.Compact(vals), cname
 }
 
 // matchMember names the member whose values an answer shows: the one with exactly these
 // values, else the first (by id) holding all of them, since a server may answer with part
 // of a large set. "" when no member holds them all. Members with identical values cannot
-// be told apart; the answers all go to the first.
+// be told apart: resolveAliases refuses them before any answer is matched.
 func matchMember(vals []string, members map[string][]string) string {
 	best := ""
 	for _, id := range sortedKeys(members) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"slices"
 	"strings"
 	"time"
 
@@ -107,4 +108,81 @@ func lookupAddrs(ctx context.Context, resolver, name string) (addrs []netip.Addr
 		}
 	}
 	return nil, "", nil
+}
+
+// resolveTarget returns the addresses of type qtype (A or AAAA) that host, an alias's
+// target, answers now, canonical and sorted. It asks the gate's servers first, without
+// recursion: they answer the names of the zones they host (an alias to another record of
+// the zone), and the sandbox its load balancers' names. A server that refuses the name, as
+// Route 53's do for a load balancer's, sends the question to the system resolver, as a
+// client would resolve the target; so does a CNAME that leads out of what the server
+// answers. A loopback server's refusal is an error instead (see isLoopbackServer). Empty without error when the target has no such record.
+func (d *DNS) resolveTarget(ctx context.Context, host string, qtype uint16) ([]string, error) {
+	var errs []error
+	for _, server := range d.servers {
+		in, err := exchange(ctx, server, host, qtype, false)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		switch in.Rcode {
+		case dns.RcodeSuccess:
+			vals, cname := answerValues(in, qtype)
+			if len(vals) > 0 || cname == "" {
+				return vals, nil
+			}
+			if isLoopbackServer(server) {
+				return nil, fmt.Errorf("resolve %s %s: %s answers a CNAME to %s, and a loopback server is not followed by the system resolver", dns.TypeToString[qtype], host, server, cname)
+			}
+			return lookupSystem(ctx, cname, qtype)
+		case dns.RcodeRefused:
+			if isLoopbackServer(server) {
+				return nil, fmt.Errorf("resolve %s %s: %s refuses it, and a loopback server is not followed by the system resolver", dns.TypeToString[qtype], host, server)
+			}
+			return lookupSystem(ctx, host, qtype)
+		default:
+			errs = append(errs, fmt.Errorf("query %s %s at %s: %s", dns.TypeToString[qtype], host, server, dns.RcodeToString[in.Rcode]))
+		}
+	}
+	return nil, errors.Join(errs...)
+}
+
+// isLoopbackServer reports whether server (host:port) is on this machine. A loopback server
+// is the sandbox, which answers its load balancers' names itself, or a local recursive
+// resolver, which answers every name: neither needs the system resolver behind it, and a
+// test against the sandbox must never send a query off the machine.
+func isLoopbackServer(server string) bool {
+	host, _, err := net.SplitHostPort(server)
+	if err != nil {
+		host = server
+	}
+	if host == "localhost" {
+		return true
+	}
+	a, err := netip.ParseAddr(host)
+	return err == nil && a.IsLoopback()
+}
+
+// lookupSystem resolves host's addresses of type qtype with the system resolver.
+func lookupSystem(ctx context.Context, host string, qtype uint16) ([]string, error) {
+	network := "ip4"
+	if qtype == dns.TypeAAAA {
+		network = "ip6"
+	}
+	ctx, cancel := context.WithTimeout(ctx, queryTimeout)
+	defer cancel()
+	addrs, err := net.DefaultResolver.LookupNetIP(ctx, network, strings.TrimSuffix(host, "."))
+	var dnsErr *net.DNSError
+	if errors.As(err, &dnsErr) && dnsErr.IsNotFound {
+		return nil, nil // NODATA looks like this too: the target has no such address
+	}
+	if err != nil {
+		return nil, fmt.Errorf("resolve %s %s with the system resolver: %w", dns.TypeToString[qtype], host, err)
+	}
+	vals := make([]string, 0, len(addrs))
+	for _, a := range addrs {
+		vals = append(vals, canonicalValue(a.String()))
+	}
+	slices.Sort(vals)
+	return slices.Compact(vals), nil
 }

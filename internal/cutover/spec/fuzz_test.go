@@ -39,7 +39,7 @@ func FuzzParse(f *testing.F) {
 		planYAML(kv{"metadata": "[]"}, kv{"rollback": "{mode: gradual, steps: [1, 2]}", "ttl": "{lower: 1e30}"}),
 		planYAML(nil, kv{"zone": del, "zoneID": "Z1", "steps": "[{weights: {from: 0, to: 0}}, 10, {percent: 5, pause: 0s}]", "rollback": "{pause: 1m}"}),
 		planYAML(nil, kv{"gates": `[{http: {clusters: {green: "http://g/", blue: "http://b/"}, noWorseThanFrom: true, expectStatus: [], minSuccessRatio: null}}, {dns: {}}]`,
-			"steps": `[{percent: 10, gates: [{name: dns-extra, dns: {}}, {prometheus: {url: "http://p/", query: up, min: 0, noData: pass}}]}]`}),
+			"steps": `[{percent: 10, gates: [{name: dns-extra, dns: {}}, {prometheus: {url: "http://p/", query: up, min: 0, noData: fail}}]}]`}),
 		"--- {apiVersion: crossfade.io/v1alpha1, kind: Cutover, metadata: {name: a}, spec: {zone: a, records: [{name: a}], from: b, to: c, steps: [1]}}\n...\n",
 	} {
 		f.Add([]byte(s))

@@ -31,7 +31,8 @@ type Plan struct {
 	OnDrift string
 	// InSyncTimeout, StepTimeout and TotalTimeout have defaults applied; TotalTimeout 0 is none.
 	InSyncTimeout, StepTimeout, TotalTimeout time.Duration
-	// LowerTTL is the TTL to set before step 1, 0 for none.
+	// LowerTTL is the TTL to set before step 1, 0 for none: written to the plain members
+	// (an alias's TTL is its target's, which no write lowers; see TTL).
 	LowerTTL int64
 	// Retire is the residual-traffic check after the last step, nil for none; its
 	// Timeout is defaulted.

@@ -263,8 +263,10 @@ type ALBTrafficGate struct {
 	// written share of from's and to's requests, 0..1; default 0.1.
 	Tolerance *float64 `json:"tolerance,omitempty"`
 	// MinRequests is the fewest requests a number is judged on: the share on from's and
-	// to's together, an error rate or a response time on the group's own; default 100.
-	// Until the share has them, the gate passes its checks but the step holds on.
+	// to's together, an error rate on the group's own requests, a response time on its own
+	// target responses; default 100. Until every bound set has them (for a group the step
+	// gives weight 0: unless it gets them anyway), the gate says pending and the step holds
+	// on, failing at its time limit: it never passes on a bound not judged.
 	MinRequests int `json:"minRequests,omitempty"`
 	// MaxErrorRate bounds each group's HTTPCode_Target_5XX_Count / RequestCount, 0..1;
 	// default none.
@@ -325,7 +327,9 @@ type PrometheusGate struct {
 	// Max and Min bound the value; at least one is set.
 	Max *float64 `json:"max,omitempty"`
 	Min *float64 `json:"min,omitempty"`
-	// NoData says what an empty result means: "fail" (default) or "pass".
+	// NoData says what an empty result means: "fail" (the default). "pass" is refused when
+	// the gate is built (a step never passes on no measurement): a query whose empty
+	// result means a value says so itself, e.g. `… or vector(0)`.
 	NoData string `json:"noData,omitempty"`
 }
 
@@ -365,7 +369,10 @@ type Timeouts struct {
 }
 
 // TTL lowers the records' TTL to Lower seconds before step 1 and waits out the old TTL,
-// so that the steps can be short and take effect quickly.
+// so that the steps can be short and take effect quickly. An alias member has no TTL of
+// its own (Route 53 answers it with its target's: 60 s for a load balancer), so a plan
+// whose aliases' targets answer with a TTL above Lower is refused when it is checked
+// against the zone.
 type TTL struct {
 	Lower int64 `json:"lower"`
 }

@@ -36,7 +36,7 @@ const (
 	wantTTL         = "want an integer 1..2147483647 (seconds)"
 	wantURL         = "want an absolute http:// or https:// URL with a host"
 	wantHostPort    = `want host:port, e.g. "192.0.2.53:53"`
-	wantNoData      = `want "fail" or "pass"`
+	wantNoData      = `want "fail" (or leave it out)`
 	wantMode        = `want "` + RollbackImmediate + `" or "` + RollbackGradual + `"`
 	wantOnDrift     = `want "` + DriftPause + `" or "` + DriftRollback + `"`
 	wantRecordType  = "want A, AAAA or CNAME"
@@ -852,7 +852,10 @@ func (v validator) prometheusGate(p path, g *PrometheusGate) {
 		v.ps.add(p.field("min"), formatFloat(*g.Min), fmt.Sprintf("want at most max (%s): no value could pass", formatFloat(*g.Max)))
 	}
 	switch g.NoData {
-	case "", noDataFail, noDataPass:
+	case "", noDataFail:
+	case noDataPass:
+		// Never blind: a step must not pass on no measurement (the gate refuses it too).
+		v.ps.add(p.field("noData"), g.NoData, fmt.Sprintf("a step would pass on no measurement: make the query answer when there is no data, e.g. %q, and leave noData out", "("+g.Query+") or vector(0)"))
 	default:
 		v.ps.add(p.field("noData"), g.NoData, wantNoData)
 	}

@@ -174,7 +174,9 @@ func TestValidationRules(t *testing.T) {
 		{"prometheus min above max", nil, gate(`{prometheus: {url: "http://prom:9090", query: up, min: 5, max: 3}}`),
 			[]string{`spec.gates[0].prometheus.min "5": want at most max (3): no value could pass`}},
 		{"prometheus noData", nil, gate(`{prometheus: {url: "http://prom:9090", query: up, max: 3, noData: skip}}`),
-			[]string{`spec.gates[0].prometheus.noData "skip": want "fail" or "pass"`}},
+			[]string{`spec.gates[0].prometheus.noData "skip": want "fail" (or leave it out)`}},
+		{"prometheus noData pass", nil, gate(`{prometheus: {url: "http://prom:9090", query: up, max: 3, noData: pass}}`),
+			[]string{`spec.gates[0].prometheus.noData "pass": a step would pass on no measurement: make the query answer when there is no data, e.g. "(up) or vector(0)", and leave noData out`}},
 
 		// gates: dns.
 		{"dns server without port", nil, gate(`{dns: {servers: ["192.0.2.53"]}}`),

@@ -6,6 +6,7 @@ import (
 
 	"github.com/miekg/dns"
 
+	"github.com/crossfade-io/crossfade/internal/elbzone"
 	"github.com/crossfade-io/crossfade/internal/sandbox/zones"
 )
 
@@ -31,6 +32,9 @@ type resolver struct {
 func (r *resolver) resolve(m *dns.Msg, qname string) {
 	a, ok := r.recs.Lookup(qname)
 	if !ok {
+		if r.loadBalancer(m, qname) {
+			return
+		}
 		// Route 53's name servers refuse names outside the zones they host.
 		m.Rcode = dns.RcodeRefused
 		return
@@ -61,6 +65,30 @@ func (r *resolver) resolve(m *dns.Msg, qname string) {
 	if r.qtype != dns.TypeCNAME {
 		r.chase(m, qname, target)
 	}
+}
+
+// loadBalancer answers qname when it is the DNS name of a load balancer the sandbox knows
+// (SetLoadBalancer), as Elastic Load Balancing's own name servers answer it: its addresses
+// with ELB's TTL, NODATA for a family it has none of. It stands in for those servers, so
+// that what an alias to the load balancer answers can be checked against the load
+// balancer's own answer (the DNS gate and `crossfade verify` attribute alias answers so).
+// It reports false for any other name: the server refuses it.
+func (r *resolver) loadBalancer(m *dns.Msg, qname string) bool {
+	zoneID, ok := elbzone.ZoneFor(qname)
+	if !ok {
+		return false
+	}
+	n := r.recs.LookupIn(zoneID, qname)
+	if n == nil {
+		return false
+	}
+	m.Authoritative = true
+	if r.qtype == dns.TypeANY {
+		m.Answer = r.answerAny(m.Answer, n, qname)
+		return true
+	}
+	m.Answer, _ = r.answerAt(m.Answer, n, r.typ, qname, 0)
+	return true
 }
 
 // chase follows a CNAME chain through the sandbox's zones, appending each target's answer,

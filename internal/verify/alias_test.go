@@ -1,0 +1,70 @@
+package verify
+
+import (
+	"context"
+	"math"
+	"net/netip"
+	"strings"
+	"testing"
+
+	"github.com/crossfade-io/crossfade/internal/endpoint"
+	"github.com/crossfade-io/crossfade/internal/plan"
+	"github.com/crossfade-io/crossfade/internal/provider/route53/route53test"
+	"github.com/crossfade-io/crossfade/internal/sandbox/sandboxtest"
+)
+
+// TestVerifyAliasMembers: a weighted name whose members are aliases to load balancers (what
+// external-dns and crossfade publish for an Ingress) is verified by resolving each alias's
+// target and attributing the answers to the member whose load balancer gives them.
+func TestVerifyAliasMembers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a sandbox")
+	}
+	const (
+		blueLB  = "k8s-shop-blue-0123456789-111111111.us-east-1.elb.amazonaws.com"
+		greenLB = "k8s-shop-green-0123456789-222222222.us-east-1.elb.amazonaws.com"
+	)
+	sb := sandboxtest.Start(t)
+	if _, _, err := sb.Store().CreateZone("example.com", "ref", "", false); err != nil {
+		t.Fatal(err)
+	}
+	for name, addr := range map[string]string{blueLB: "192.0.2.10", greenLB: "192.0.2.20"} {
+		if _, err := sb.Store().SetLoadBalancer(name, []netip.Addr{netip.MustParseAddr(addr)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dns := route53test.New(t, sb)
+	zones, _ := dns.Zones(context.Background())
+	alias := func(id, target string, w int64) *endpoint.Endpoint {
+		e := &endpoint.Endpoint{Name: "app.example.com", Type: "A", Targets: endpoint.Targets{target}, SetIdentifier: id, Policy: endpoint.WeightedPolicy(w)}
+		e.SetProp(endpoint.PropAlias, "true")
+		e.SetProp(endpoint.PropEvaluateTargetHealth, "false")
+		return e
+	}
+	b := plan.Batch{
+		{Action: plan.Create, Endpoint: alias("blue", blueLB, 1)},
+		{Action: plan.Create, Endpoint: alias("green", greenLB, 3)},
+	}
+	if err := dns.Apply(context.Background(), zones[0], b); err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(context.Background(), dns, Config{Name: "app.example.com", Servers: []string{sb.DNSAddr()}, Queries: 1000, Tolerance: 0.05})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	res.WriteText(&out)
+	t.Log("\n" + out.String())
+	if !res.Pass || res.Other != 0 || res.Empty != 0 || len(res.Members) != 2 {
+		t.Fatalf("result %+v", res)
+	}
+	for _, m := range res.Members {
+		want := map[string]float64{"blue": 0.25, "green": 0.75}[m.SetID]
+		if math.Abs(m.Measured-want) > 0.05 {
+			t.Errorf("%s: measured %.3f, want %.2f", m.SetID, m.Measured, want)
+		}
+	}
+	if !strings.Contains(out.String(), "alias to "+blueLB+" (1 address)") {
+		t.Errorf("the report does not say what blue's alias resolved to:\n%s", out.String())
+	}
+}
