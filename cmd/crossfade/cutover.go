@@ -202,16 +202,31 @@ the current weights (step 1 checks it too, and would fail and roll back);
 		},
 	}
 	statusCmd.Flags().BoolVar(&f.json, "json", false, "print the status as JSON: the report's fields, the runner holding the cutover, the journal's path")
+	var releaseWait time.Duration
 	releaseCmd := &cobra.Command{
 		Use:   "release FILE",
 		Short: "Hand a finished cutover's weights back to the publishers (delete its authority records)",
-		Args:  cobra.ExactArgs(1),
+		Long: `release deletes a finished cutover's authority records, after which each publisher
+writes the weights its sources ask for at its next sync. It refuses (exit 1) unless every
+publisher of a held weighted record has confirmed the hold since it began (crossfade sync
+confirms at every run, a running crossfade controller within 5 minutes) and asks for the
+weight the zone holds; a member no source asks for any more, which its publisher would
+delete at its next sync, is refused alike. --wait DURATION waits that long for the
+confirmations; --force releases without them, saying what will change.`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, err := f.config(cmd, g, args[0])
 			if err != nil {
 				return err
 			}
-			rel, err := cutover.Release(cmd.Context(), cfg, f.force)
+			log, err := g.logger()
+			if err != nil {
+				return err
+			}
+			if releaseWait < 0 {
+				return fmt.Errorf("--wait %s: want a positive duration", releaseWait)
+			}
+			rel, err := cutover.ReleaseWith(cmd.Context(), cfg, cutover.ReleaseOptions{Force: f.force, Wait: releaseWait, Logger: log})
 			if err != nil {
 				return err
 			}
@@ -232,16 +247,23 @@ the current weights (step 1 checks it too, and would fail and roll back);
 			for _, c := range rel.Changes {
 				fmt.Fprintf(out, "cutover %s: released with --force although its source asks for another weight: %s\n", cfg.Plan.Name, c.Effect())
 			}
+			for _, d := range rel.Gone {
+				fmt.Fprintf(out, "cutover %s: released with --force although no source asks for it any more: %s\n", cfg.Plan.Name, d.Effect())
+			}
+			for _, u := range rel.Unconfirmed {
+				fmt.Fprintf(out, "cutover %s: released with --force without its publisher's confirmation: %s; it writes whatever its source asks for at its next sync\n", cfg.Plan.Name, u)
+			}
 			return nil
 		},
 	}
 	releaseCmd.Flags().BoolVar(&f.force, "force", false, "release even when the cutover is unfinished, has no journal here, another runner of it (another machine) holds its weights, "+
-		"or a publisher asks for another weight than the zone holds (which it then writes at its next sync)")
+		"a publisher has not confirmed the hold, or asks for another weight than the zone holds or for no member at all (which it then writes at its next sync)")
+	releaseCmd.Flags().DurationVar(&releaseWait, "wait", 0, "wait up to this long for every publisher to confirm the hold (a controller confirms within 5 minutes), reading the zone every 10 to 30 s, then release")
 	cmd.AddCommand(planCmd, runCmd, statusCmd, releaseCmd)
 	for _, c := range []struct{ name, short string }{
 		{cutover.CommandPause, "Hold a running cutover at its current weights"},
 		{cutover.CommandResume, "Let a paused cutover go on (its hold starts again)"},
-		{cutover.CommandPromote, "Skip the remaining pauses: go to the last step, held for the TTL"},
+		{cutover.CommandPromote, "Skip the remaining pauses, not the gates: go to the last step, held for the TTL and until every gate has judged it (--skip-gates: unmeasured)"},
 		{cutover.CommandAbort, "Roll a cutover back per its plan (a running one, or an interrupted one)"},
 	} {
 		cmd.AddCommand(&cobra.Command{
@@ -252,6 +274,13 @@ the current weights (step 1 checks it too, and would fail and roll back);
 				return f.control(cmd, g, args[0], c.name)
 			},
 		})
+	}
+	// promote --skip-gates: the one way to pass steps unmeasured, said out loud.
+	for _, sub := range cmd.Commands() {
+		if sub.Name() == cutover.CommandPromote {
+			sub.Flags().Bool("skip-gates", false, "skip the gates too, not just the pauses: the remaining steps pass UNMEASURED "+
+				"(journaled, flagged in red in the report, status and dashboard); without it a promoted step still needs every gate to pass")
+		}
 	}
 	return cmd
 }
@@ -293,8 +322,15 @@ func (f *cutoverFlags) control(cmd *cobra.Command, g *globalFlags, file, command
 	if rep := cutover.BuildReport(p.Name, entries); rep.Outcome != "" {
 		return fmt.Errorf("cutover %s has ended (%s): nothing to %s", p.Name, rep.Outcome, command)
 	}
-	if err := cutover.SendCommand(paths, cutover.Command{Command: command, By: whoAmI()}); err != nil {
+	// skip-gates is defined on promote only; elsewhere GetBool says false.
+	skipGates, _ := cmd.Flags().GetBool("skip-gates")
+	// SendCommand refuses (naming why) a cutover that has not started (an empty journal
+	// too) or has ended: a command left then would act on the next run.
+	if err := cutover.SendCommand(paths, cutover.Command{Command: command, By: whoAmI(), SkipGates: skipGates}); err != nil {
 		return err
+	}
+	if skipGates {
+		fmt.Fprintf(out, "WARNING: promote --skip-gates: the remaining steps of cutover %s pass without their gates (unmeasured)\n", p.Name)
 	}
 	var locked *journal.LockedError
 	switch err := journal.Held(paths.Lock); {

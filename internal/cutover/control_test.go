@@ -13,6 +13,8 @@ import (
 // in the order sent.
 func TestSendCommandConcurrent(t *testing.T) {
 	paths := PathsFor(t.TempDir(), "app")
+	// Commands are for a cutover that has started (SendCommand refuses any other).
+	seedJournal(t, paths.Journal, []journal.Entry{{Kind: kindStart, Step: -1}})
 	var wg sync.WaitGroup
 	for range 50 {
 		wg.Go(func() {
@@ -49,13 +51,13 @@ func TestPollActsOnceAcrossACrash(t *testing.T) {
 	dir := t.TempDir()
 	cfg := Config{Plan: &spec.Plan{Name: "app"}, StateDir: dir, By: "runner@host"}
 	paths := PathsFor(dir, "app")
+	seedJournal(t, paths.Journal, []journal.Entry{{Kind: kindStart, Step: -1}})
 	if err := SendCommand(paths, Command{Command: CommandPause, By: "alice"}); err != nil {
 		t.Fatal(err)
 	}
 	cmds, _ := readCommands(paths.Control)
 	// The journal as a runner that died between journaling the pause and removing it left it.
 	seedJournal(t, paths.Journal, []journal.Entry{
-		{Kind: kindStart, Step: -1},
 		{Kind: kindControl, Step: -1, Detail: CommandPause, By: "alice", ID: cmds[0].ID},
 		{Kind: kindControl, Step: -1, Detail: CommandResume, By: "bob"},
 	})

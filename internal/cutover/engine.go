@@ -153,8 +153,16 @@ type runner struct {
 	startTTLs map[spec.Record]int64
 	// startedAt is when the cutover first started, for its total time limit.
 	startedAt time.Time
-	// promoted makes the remaining steps jump to the last one, held for the TTL only.
+	// promoted makes the remaining steps jump to the last one, held for the TTL only (its
+	// gates still judge it: a promote skips pauses, never measurement).
 	promoted bool
+	// skipGates (promote --skip-gates, by skipGatesBy) makes the remaining steps pass
+	// without their gates: journaled with each step it passes, flagged in the report.
+	skipGates   bool
+	skipGatesBy string
+	// discarded are the commands a fresh run found waiting before it started, journaled
+	// as discarded after its start entry.
+	discarded []Command
 	// paused holds the cutover at its weights until resume; pausedFor is the time spent
 	// paused (not counted against the total time limit), pausedAt when the pause began.
 	paused    bool
@@ -290,6 +298,8 @@ func Run(ctx context.Context, cfg Config, resume bool) (*Report, error) {
 		if _, err := r.append(journal.Entry{Kind: kindResumed, Step: stepNone, Detail: "runner " + r.id.String()}); err != nil {
 			return nil, err
 		}
+	} else {
+		r.discardStale()
 	}
 	runErr := r.drive(ctx, st)
 	return r.finish(runErr)
@@ -366,6 +376,9 @@ func open(cfg Config) (*runner, []journal.Entry, error) {
 		lock.Release()
 		return nil, nil, err
 	}
+	if j.Cut > 0 {
+		log.Warn("the journal ended in a torn line, left by a crash mid-write: cut off (its action was never taken)", "cutover", p.Name, "journal", paths.Journal, "bytes", j.Cut)
+	}
 	if cfg.CheckInterval <= 0 {
 		cfg.CheckInterval = 2 * time.Second
 	}
@@ -390,7 +403,20 @@ func open(cfg Config) (*runner, []journal.Entry, error) {
 	}
 	r := &runner{cfg: cfg, p: p, paths: paths, j: j, lever: lv, log: log.With("cutover", p.Name), seen: map[string]bool{}, tookOver: map[registry.Runner]bool{}}
 	r.closeFn = func() { j.Close(); lock.Release() }
+	r.cfg.Progress = skipFlag{next: cfg.Progress, on: &r.skipGates}
 	return r, entries, nil
+}
+
+// skipFlag marks every event after a promote --skip-gates (Event.GatesSkipped), so that
+// every live view flags the unmeasured steps without each event saying so.
+type skipFlag struct {
+	next Progress
+	on   *bool
+}
+
+func (p skipFlag) Event(e Event) {
+	e.GatesSkipped = e.GatesSkipped || *p.on
+	p.next.Event(e)
 }
 
 // state is what a journal says about a cutover so far.
@@ -418,6 +444,9 @@ type state struct {
 	// the ALB lever's authority tags, or `cutover release` ran).
 	released bool
 	promoted bool
+	// skipGates is set by a promote --skip-gates (by skipGatesBy).
+	skipGates   bool
+	skipGatesBy string
 	// paused is set when the last pause was not followed by resume or promote: a runner
 	// resumed after a crash stays paused, as the operator left it.
 	paused    bool
@@ -490,7 +519,8 @@ func replay(entries []journal.Entry) state {
 			if e.ID != "" {
 				st.seen[e.ID] = true
 			}
-			if st.rollback != nil || strings.HasSuffix(e.Detail, ignoredSuffix) {
+			// After an abort (st.rollback is set) nothing else acts: an abort is final.
+			if st.rollback != nil || notActedOn(e.Detail) {
 				continue
 			}
 			if st.paused && e.Detail != CommandPause {
@@ -499,6 +529,8 @@ func replay(entries []journal.Entry) state {
 			switch e.Detail {
 			case CommandPromote:
 				st.promoted = true
+			case promoteSkipGates:
+				st.promoted, st.skipGates, st.skipGatesBy = true, true, e.By
 			case CommandPause:
 				if !st.paused {
 					st.paused, st.pausedAt = true, e.Time

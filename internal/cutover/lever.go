@@ -277,6 +277,23 @@ func (e *DriftError) Error() string {
 	return fmt.Sprintf("weights drifted: %s: %s", strings.Join(parts, "; "), cause)
 }
 
+// MemberGoneError is a member the cutover holds (it has written the weights) that is gone
+// from the lever: its record set deleted by another writer or by a publisher, its
+// listener rule deleted. The runner acts on it as on drift (spec.onDrift): it pauses, or
+// rolls back the members that are left; it never stops with traffic split.
+type MemberGoneError struct {
+	// Member names it: "app.example.com A [blue]", or "listener rule arn:…".
+	Member string
+	// Where is where it was looked for: "zone example.com.", "load balancer listener".
+	Where string
+}
+
+// Error names the member, where it is gone from, and what to do.
+func (e *MemberGoneError) Error() string {
+	return fmt.Sprintf("member %s is gone from %s while the cutover held it (another writer or a publisher deleted it): "+
+		"re-publish it, then `crossfade cutover resume`, or `crossfade cutover abort` to roll the other members back", e.Member, e.Where)
+}
+
 // ReadError is a lever that could not be read at all (the provider failed, or the zone is
 // not found), as opposed to one read whose state refuses the cutover.
 type ReadError struct {

@@ -34,6 +34,9 @@ type Event struct {
 	// Left is the time the current hold still needs.
 	Left    time.Duration
 	Message string
+	// GatesSkipped is set once a promote --skip-gates made the remaining steps pass
+	// without their gates: a live view flags it in red.
+	GatesSkipped bool
 	// Retrying marks an event of a write that failed transiently and waits to be retried
 	// (Message says how and when), within the stage it belongs to: not a new stage, and
 	// not a new reason for a rollback.
@@ -170,6 +173,9 @@ func (a *aboveTable) Write(b []byte) (int, error) {
 // describe renders an event as one line: "step 2/4  blue=50 green=50  holding, 1m20s left".
 func describe(e Event) string {
 	var parts []string
+	if e.GatesSkipped {
+		parts = append(parts, "[GATES SKIPPED]")
+	}
 	switch {
 	case e.Total > 0 && e.Phase == PhaseRollingBack:
 		parts = append(parts, fmt.Sprintf("rollback %d/%d", e.Step+1, e.Total))

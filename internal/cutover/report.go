@@ -39,6 +39,15 @@ type Report struct {
 	// Resumes are the times an interrupted run was continued (`run --resume`), each with
 	// the write it took up.
 	Resumes []ResumeReport `json:"resumes,omitempty"`
+	// GatesSkipped is set when a step passed without its gates (promote --skip-gates):
+	// traffic moved unmeasured, on a person's word.
+	GatesSkipped bool `json:"gatesSkipped,omitempty"`
+	// NotStarted is set for a journal with no start entry: the run stopped before it
+	// moved anything (Started and By are then empty).
+	NotStarted bool `json:"notStarted,omitempty"`
+	// RollingBack is set while a rollback is due or under way and the cutover has not
+	// ended: it runs to its end, which only its runner (or `run --resume`) brings.
+	RollingBack bool `json:"rollingBack,omitempty"`
 	// Rules are, for the ALB lever, every listener rule's forward action as last written
 	// (as found at the start, before the first write): the weights the rules hold, which
 	// WriteText prints as Terraform's forward block for the module that owns the rules.
@@ -151,6 +160,8 @@ type StepReport struct {
 	Outcome     string        `json:"outcome"`
 	Detail      string        `json:"detail,omitempty"`
 	Gates       []gate.Result `json:"gates,omitempty"`
+	// GatesSkipped marks a step passed without its gates (promote --skip-gates).
+	GatesSkipped bool `json:"gatesSkipped,omitempty"`
 }
 
 // gateMark is how a gate result reads in text: pass, FAIL, or pending (passed without
@@ -208,16 +219,20 @@ func BuildReport(name string, entries []journal.Entry) *Report {
 			case kindInSync:
 				s.InSyncAfter, s.Outcome = e.Detail, "in sync"
 			case kindStepPassed:
-				s.Outcome = "passed"
+				s.Outcome, s.Detail = "passed", e.Detail
 				_ = json.Unmarshal(e.Data, &s.Gates)
+				if strings.HasPrefix(e.Detail, gatesSkippedPrefix) {
+					s.GatesSkipped, r.GatesSkipped = true, true
+				}
 			case kindStepFailed:
 				s.Outcome, s.Detail = "failed", e.Detail
 				_ = json.Unmarshal(e.Data, &s.Gates)
 			case kindRollbackHeld:
-				s.Outcome = "held"
+				s.Outcome, s.Detail = "held", e.Detail
 			}
 		case kindRollback:
 			r.Rollback = e.Detail
+			r.RollingBack = true
 		case kindRetire:
 			var v retireVerdict
 			_ = json.Unmarshal(e.Data, &v)
@@ -230,6 +245,12 @@ func BuildReport(name string, entries []journal.Entry) *Report {
 		case kindDone:
 			r.Outcome, r.Ended = e.Detail, e.Time
 		}
+	}
+	r.NotStarted = r.Started.IsZero()
+	st := replay(entries)
+	r.RollingBack = r.Outcome == "" && st.rollback != nil
+	if r.RollingBack && r.Rollback == "" {
+		r.Rollback = st.rollback.reason
 	}
 	return r
 }
@@ -278,7 +299,25 @@ func (r *Report) WriteText(w io.Writer) error {
 	if outcome == "" {
 		outcome = "unfinished"
 	}
+	switch {
+	case r.Outcome == "" && r.NotStarted:
+		outcome = "not started"
+	case r.Outcome == "" && r.RollingBack:
+		outcome = "unfinished, rolling back"
+	}
 	fmt.Fprintf(&b, "cutover %s: %s\n", r.Cutover, outcome)
+	if r.NotStarted {
+		// Never "run by , started 0001-01-01…": there is no run to speak of.
+		b.WriteString("  the journal has no start entry: the run stopped before it moved anything (nothing was written)\n")
+		for _, c := range r.Controls {
+			fmt.Fprintf(&b, "  %s by %s at %s\n", c.Detail, c.By, c.Time.Format(time.RFC3339))
+		}
+		_, err := io.WriteString(w, b.String())
+		return err
+	}
+	if r.GatesSkipped {
+		b.WriteString("  WARNING: GATES SKIPPED: steps passed unmeasured (promote --skip-gates); see the steps marked below\n")
+	}
 	fmt.Fprintf(&b, "  run by %s, started %s", r.By, r.Started.Format(time.RFC3339))
 	if !r.Ended.IsZero() {
 		fmt.Fprintf(&b, ", ended %s (%s)", r.Ended.Format(time.RFC3339), r.Ended.Sub(r.Started).Round(time.Second))
@@ -302,6 +341,9 @@ func (r *Report) WriteText(w io.Writer) error {
 			fmt.Fprintf(&b, "; %s", s.Detail)
 		}
 		b.WriteString("\n")
+		if s.GatesSkipped {
+			b.WriteString("      !! GATES SKIPPED: this step was not measured\n")
+		}
 		for _, g := range s.Gates {
 			fmt.Fprintf(&b, "      %s %s: %s\n", gateMark(g), g.Gate, g.Detail)
 		}
@@ -312,7 +354,11 @@ func (r *Report) WriteText(w io.Writer) error {
 	for _, c := range r.Controls {
 		fmt.Fprintf(&b, "  %s by %s at %s\n", c.Detail, c.By, c.Time.Format(time.RFC3339))
 	}
-	if r.Rollback != "" {
+	switch {
+	case r.RollingBack:
+		fmt.Fprintf(&b, "  rolling back (not finished): %s; it goes on to the starting weights whatever comes (pause, resume and promote are ignored); "+
+			"if no runner holds it, `crossfade cutover run --resume` finishes it\n", r.Rollback)
+	case r.Rollback != "":
 		fmt.Fprintf(&b, "  rolled back: %s\n", r.Rollback)
 	}
 	if r.Retire != nil {

@@ -21,6 +21,7 @@ import (
 func (r *runner) restore(st state) {
 	r.start, r.startTTL, r.startTTLs, r.startedAt = st.start, st.startTTL, st.startTTLs, st.startedAt
 	r.promoted, r.paused, r.pausedAt, r.pausedFor, r.pauseWhy = st.promoted, st.paused, st.pausedAt, st.pausedFor, st.pauseWhy
+	r.skipGates, r.skipGatesBy = st.skipGates, st.skipGatesBy
 	r.seen, r.ttlTouched = st.seen, st.ttlTouched
 }
 
@@ -141,6 +142,9 @@ func (r *runner) drive(ctx context.Context, st state) error {
 		return err
 	}
 	if err := r.prepare(ctx, st, due != nil); err != nil {
+		return err
+	}
+	if err := r.journalDiscarded(); err != nil {
 		return err
 	}
 	if due == nil {
@@ -408,12 +412,13 @@ func (r *runner) step(ctx context.Context, i int) (stepResult, error) {
 		if res, err := r.precheck(ctx, i, w); err != nil || res.outcome == stepFailed {
 			return res, err
 		}
-		var d *DriftError
+		var d drifted
 		err := r.write(ctx, i, w, nil, fmt.Sprintf("step %d of %d", i+1, n), Event{Phase: PhaseWriting, Step: i, Total: n})
 		switch {
 		case errors.Is(err, errAbortedWriting):
 			return stepResult{outcome: stepAborted}, nil
-		case errors.As(err, &d):
+		case asDrift(err) != nil:
+			d = asDrift(err)
 		case err != nil:
 			return stepResult{}, err
 		default:
@@ -433,6 +438,9 @@ func (r *runner) step(ctx context.Context, i int) (stepResult, error) {
 // its write (gate.TargetHealth: a step never shifts traffic onto a target group with no
 // healthy target). The first that fails fails the step, with nothing written.
 func (r *runner) precheck(ctx context.Context, i int, w map[string]int64) (stepResult, error) {
+	if r.skipGates {
+		return stepResult{}, nil
+	}
 	s := r.gateStep(i, w)
 	s.Since = time.Time{}
 	var results []gate.Result
@@ -458,8 +466,12 @@ func (r *runner) precheck(ctx context.Context, i int, w map[string]int64) (stepR
 }
 
 // hold holds step i's weights w, just written, for max(pause, TTL) with every gate
-// passing at every check; it returns the drift a check found instead of a result.
-func (r *runner) hold(ctx context.Context, i int, w map[string]int64) (stepResult, *DriftError, error) {
+// passing at every check; it returns the drift a check found instead of a result. The
+// step passes only on measurements: once the hold has lasted, every gate's latest result
+// must be a judged pass (pending, or "could not measure" within its grace, holds on until
+// the step's time limit), under promote too, which shortens the hold to the TTL but
+// skips no gate. Only promote --skip-gates passes it unmeasured, and says so.
+func (r *runner) hold(ctx context.Context, i int, w map[string]int64) (stepResult, drifted, error) {
 	n := len(r.p.Steps)
 	holdFor := func() time.Duration {
 		if r.promoted {
@@ -468,6 +480,9 @@ func (r *runner) hold(ctx context.Context, i int, w map[string]int64) (stepResul
 		return max(r.p.Steps[i].Pause, r.ttl())
 	}
 	gs := r.gates[i]
+	if r.skipGates {
+		gs = nil
+	}
 	gstep := r.gateStep(i, w)
 	var last []gate.Result
 	began := time.Now()
@@ -487,6 +502,9 @@ func (r *runner) hold(ctx context.Context, i int, w map[string]int64) (stepResul
 		}
 		if r.aborted {
 			return stepResult{outcome: stepAborted}, nil, nil
+		}
+		if r.skipGates {
+			gs = nil // promote --skip-gates came during the hold
 		}
 		// Gates judge the weights the step wrote, or nothing: compare them first, then
 		// every DriftInterval.
@@ -529,9 +547,10 @@ func (r *runner) hold(ctx context.Context, i int, w map[string]int64) (stepResul
 			data, _ := json.Marshal(last)
 			return stepResult{outcome: stepFailed, reason: reason, data: data}, nil, nil
 		}
-		// A gate that has judged nothing yet (too few requests counted) holds the step on;
-		// a promote skips that wait as it skips the pause.
-		if held >= hold && (pending == "" || r.promoted) {
+		// A gate that has judged nothing yet (too few requests counted, or could not
+		// measure) holds the step on, under promote too: a promote skips pauses, never
+		// measurement.
+		if held >= hold && pending == "" {
 			// A step passes only on weights compared at its end, too: one that cannot be
 			// read holds on (the step's time limit bounds it), reading again as
 			// checkDrift paces it.
@@ -542,7 +561,12 @@ func (r *runner) hold(ctx context.Context, i int, w map[string]int64) (stepResul
 			}
 			if !r.compared.Before(checked) {
 				data, _ := json.Marshal(last)
-				return stepResult{outcome: stepPassed, data: data}, nil, nil
+				res := stepResult{outcome: stepPassed, data: data}
+				if r.skipGates && len(r.gates[i]) > 0 {
+					res.reason = gatesSkipped(r.skipGatesBy)
+					r.log.Warn("step passed without its gates: promote --skip-gates", "step", i+1, "by", r.skipGatesBy)
+				}
+				return res, nil, nil
 			}
 		}
 		if r.p.TotalTimeout > 0 && r.elapsed() > r.p.TotalTimeout {
@@ -556,6 +580,14 @@ func (r *runner) hold(ctx context.Context, i int, w map[string]int64) (stepResul
 			return stepResult{}, nil, err
 		}
 	}
+}
+
+// gatesSkippedPrefix starts the journal detail of a step passed by promote --skip-gates.
+const gatesSkippedPrefix = "GATES SKIPPED"
+
+// gatesSkipped is the journal detail of a step passed without its gates.
+func gatesSkipped(by string) string {
+	return fmt.Sprintf("%s: passed unmeasured, by promote --skip-gates from %s", gatesSkippedPrefix, by)
 }
 
 // pendingGates names the results that passed without judging yet, and why; "" when none.
@@ -601,7 +633,7 @@ func (r *runner) driftIn(l Snapshot, w map[string]int64, landed map[string][]int
 // one line per DriftInterval while they last, and the recovery. One that refuses the
 // cutover (another runner took the weights over, someone released them, a member is
 // gone) stops the run, as the next write would.
-func (r *runner) checkDrift(ctx context.Context) (*DriftError, error) {
+func (r *runner) checkDrift(ctx context.Context) (drifted, error) {
 	if r.expect == nil {
 		return nil, nil
 	}
@@ -623,6 +655,10 @@ func (r *runner) checkDrift(ctx context.Context) (*DriftError, error) {
 				"err", err, "failed_reads", r.readFails, "failing_for", roughly(now.Sub(r.failingSince)), "next_read_in", roughly(pause))
 		}
 		return nil, nil
+	case asDrift(err) != nil:
+		// A member gone (deleted under the cutover) is acted on as drift: pause or roll
+		// back, never a run that stops with traffic split.
+		return asDrift(err), nil
 	case err != nil:
 		return nil, err
 	}
@@ -685,12 +721,12 @@ func (r *runner) mayRead() bool {
 // or abort. again says to write the step's weights once more: resumed, the operator has
 // stopped the other writer, and the write puts back the weights the step holds, from a
 // fresh read; a writer still at work is caught again at the next check.
-func (r *runner) onDrift(ctx context.Context, step int, w map[string]int64, d *DriftError) (res stepResult, again bool, err error) {
+func (r *runner) onDrift(ctx context.Context, step int, w map[string]int64, d drifted) (res stepResult, again bool, err error) {
 	action := r.p.OnDrift
 	if action != spec.DriftRollback {
 		action = spec.DriftPause
 	}
-	data, _ := json.Marshal(driftData{Action: action, Members: d.Members})
+	data, _ := json.Marshal(driftData{Action: action, Members: d.drift(r.expect)})
 	if _, err := r.append(journal.Entry{Kind: kindDrift, Step: step, Detail: d.Error(), Data: data}); err != nil {
 		return stepResult{}, false, err
 	}
@@ -714,8 +750,36 @@ func (r *runner) onDrift(ctx context.Context, step int, w map[string]int64, d *D
 
 // driftPaused is what a cutover paused by drift says while it waits.
 func driftPaused(drift string) string {
-	return drift + "; paused (spec.onDrift: pause): stop that writer, then `crossfade cutover resume` writes the step's weights again " +
+	return drift + "; paused (spec.onDrift: pause): stop that writer (re-publish a deleted member), then `crossfade cutover resume` writes the step's weights again " +
 		"(compared again at every check), or `crossfade cutover abort` rolls back"
+}
+
+// drifted is what a check or a write found changed under the cutover: weights it did not
+// write (*DriftError) or a member deleted (*MemberGoneError). Both are acted on as
+// spec.onDrift says.
+type drifted interface {
+	error
+	// drift lists the members concerned, for the journal (expect: the weights written).
+	drift(expect map[string]int64) []Drift
+}
+
+func (e *DriftError) drift(map[string]int64) []Drift { return e.Members }
+
+func (e *MemberGoneError) drift(expect map[string]int64) []Drift {
+	return []Drift{{Member: e.Member, Found: 0, Wrote: expect[e.Member], Source: "gone from " + e.Where}}
+}
+
+// asDrift returns err as drift when it is (or wraps) *DriftError or *MemberGoneError.
+func asDrift(err error) drifted {
+	var d *DriftError
+	if errors.As(err, &d) {
+		return d
+	}
+	var g *MemberGoneError
+	if errors.As(err, &g) {
+		return g
+	}
+	return nil
 }
 
 func errSuffix(e string) string {
@@ -792,6 +856,13 @@ func (r *runner) rollback(ctx context.Context, due *rollbackDue) error {
 		if err := r.write(ctx, -2-k, due.stops[k], nil, what, ev); err != nil {
 			return err
 		}
+		// A member that is gone (deleted under the cutover) cannot be rolled back: the
+		// write moved the others, and the journal and report name it.
+		var left string
+		if sk := r.live.Skipped(); len(sk) > 0 {
+			left = "could not restore: " + strings.Join(sk, "; ")
+			r.log.Error("the rollback leaves members out", r.live.LogAttr(), "stop", what, "problems", sk)
+		}
 		hold := max(r.p.Rollback.Pause, r.ttl())
 		r.cfg.Progress.Event(Event{Phase: PhaseRollingBack, Step: k, Total: len(due.stops), Weights: due.stops[k], Left: hold, Message: due.reason})
 		if err := sleep(ctx, hold); err != nil {
@@ -801,7 +872,7 @@ func (r *runner) rollback(ctx context.Context, due *rollbackDue) error {
 		if err := r.poll(); err != nil {
 			return err
 		}
-		if _, err := r.append(journal.Entry{Kind: kindRollbackHeld, Step: k, Weights: due.stops[k]}); err != nil {
+		if _, err := r.append(journal.Entry{Kind: kindRollbackHeld, Step: k, Weights: due.stops[k], Detail: left}); err != nil {
 			return err
 		}
 	}
@@ -897,7 +968,7 @@ func (r *runner) retire(ctx context.Context) (*rollbackDue, error) {
 		}
 		// The wait holds the last step's weights like a step: drift is acted on alike,
 		// compared as often.
-		var d *DriftError
+		var d drifted
 		var err error
 		if r.driftDue() {
 			if d, err = r.checkDrift(ctx); err != nil {

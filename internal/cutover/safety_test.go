@@ -22,21 +22,35 @@ import (
 	"github.com/crossfade-io/crossfade/internal/registry"
 )
 
-// TestPauseActsBeforeTheNextWrite: a pause waiting when a step is due holds the weights
-// where they are; nothing more is written until resume.
+// TestPauseActsBeforeTheNextWrite: a pause that arrives as a step passes (sent at its
+// last gate check) holds the weights where they are before the next step is written;
+// nothing more is written until resume. A pause sent before the cutover started is
+// refused: the next fresh run would have acted on it (inverted: this test used to send
+// its pause before the run and expect the run to obey it).
 func TestPauseActsBeforeTheNextWrite(t *testing.T) {
-	e := newEnv(t, 100, 0)
-	paths := PathsFor(e.dir, "app")
-	if err := SendCommand(paths, Command{Command: CommandPause, By: "alice"}); err != nil {
-		t.Fatal(err)
+	p := fakePlan(0, 10, 50, 100)
+	lv := newFakeLever("blue", "green", 100, 0)
+	var paths Paths
+	g := &scriptGate{name: "g", next: func(s gate.Step, n int) gate.Result {
+		if s.Index == 0 && n == 0 {
+			if err := SendCommand(paths, Command{Command: CommandPause, By: "alice"}); err != nil {
+				t.Error(err)
+			}
+		}
+		return gate.Result{Pass: true, Detail: "ok"}
+	}}
+	cfg := fakeConfig(t, p, lv, g)
+	paths = PathsFor(cfg.StateDir, p.Name)
+	var refused *CommandRefusedError
+	if err := SendCommand(paths, Command{Command: CommandPause, By: "alice"}); !errors.As(err, &refused) {
+		t.Fatalf("a pause before the cutover started: %v, want it refused", err)
 	}
-	phases, done := startRun(e.config(testPlan(t)), false)
+	phases, done := startRun(cfg, false)
 	waitPhase(t, phases, PhasePaused)
-	time.Sleep(300 * time.Millisecond)
 	entries, _ := journal.Read(paths.Journal)
 	for _, en := range entries {
-		if en.Kind == kindIntent {
-			t.Errorf("paused before step 1, the runner still wrote: %+v", en)
+		if en.Kind == kindIntent && en.Step > 0 {
+			t.Errorf("paused after step 1, the runner still wrote: %+v", en)
 		}
 	}
 	if err := SendCommand(paths, Command{Command: CommandResume, By: "bob"}); err != nil {
@@ -44,6 +58,9 @@ func TestPauseActsBeforeTheNextWrite(t *testing.T) {
 	}
 	if err := <-done; err != nil {
 		t.Fatal(err)
+	}
+	if w := lv.weights(); w["green"] != 100 {
+		t.Errorf("weights %v after resume, want the last step's", w)
 	}
 	if cmds, _ := readCommands(paths.Control); len(cmds) != 0 {
 		t.Errorf("%d commands left after the cutover ended", len(cmds))

@@ -23,6 +23,9 @@ type Status struct {
 	Journal string `json:"journal"`
 	// PlanFile names the plan file in the commands the text suggests; "" writes FILE.
 	PlanFile string `json:"-"`
+	// TornBytes is the length of a torn last line in the journal (a crash mid-write): not
+	// an entry, and cut off by the next run; 0 when there is none.
+	TornBytes int64 `json:"tornBytes,omitempty"`
 }
 
 // NotRunHereError says a cutover has no journal under the state directory looked in.
@@ -44,7 +47,7 @@ func (e *NotRunHereError) Unwrap() error { return e.Err }
 // cutover runs.
 func ReadStatus(dir, name string) (*Status, error) {
 	paths := PathsFor(dir, name)
-	entries, err := journal.Read(paths.Journal)
+	entries, torn, err := journal.ReadTail(paths.Journal)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		return nil, &NotRunHereError{Cutover: name, StateDir: dir, Err: err}
@@ -52,7 +55,7 @@ func ReadStatus(dir, name string) (*Status, error) {
 		// A damaged journal is for a person to look at, not to be taken for "never ran".
 		return nil, fmt.Errorf("cutover %s: %w", name, err)
 	}
-	st := &Status{Report: BuildReport(name, entries), Journal: paths.Journal}
+	st := &Status{Report: BuildReport(name, entries), Journal: paths.Journal, TornBytes: torn}
 	var locked *journal.LockedError
 	switch err := journal.Held(paths.Lock); {
 	case errors.As(err, &locked):
@@ -84,11 +87,17 @@ func (s *Status) WriteText(w io.Writer) error {
 	case s.Outcome == "" && s.Started.IsZero():
 		// The journal has no start entry: its runner stopped before writing anything.
 		fmt.Fprintf(&b, "  runner now: none on this machine; the cutover wrote nothing yet: `crossfade cutover run --resume %s` starts it\n", file)
+	case s.Outcome == "" && s.RollingBack:
+		fmt.Fprintf(&b, "  runner now: none on this machine; the rollback stopped unfinished: "+
+			"`crossfade cutover run --resume %s` (or `crossfade cutover abort %s`) finishes it\n", file, file)
 	case s.Outcome == "":
 		fmt.Fprintf(&b, "  runner now: none on this machine; the run stopped unfinished: "+
 			"`crossfade cutover run --resume %s` continues it, `crossfade cutover abort %s` rolls it back\n", file, file)
 	default:
 		b.WriteString("  runner now: none (the cutover has ended)\n")
+	}
+	if s.TornBytes > 0 {
+		fmt.Fprintf(&b, "  the journal %s ends in a torn line of %d bytes (a crash mid-write): not an entry, its action was never taken; the next run cuts it off\n", s.Journal, s.TornBytes)
 	}
 	if n := len(s.Resumes); n > 0 {
 		fmt.Fprintf(&b, "  last %s\n", s.Resumes[n-1])

@@ -112,6 +112,9 @@ func (r *Recorder) current(e cutover.Event) {
 	if e.Phase == cutover.PhaseRollingBack || rolledBack(e) {
 		c.RolledBack = true
 	}
+	if e.GatesSkipped {
+		c.GatesSkipped = true
+	}
 }
 
 // rolledBack tells the final event of a rolled-back cutover ("rolled back: REASON").

@@ -58,6 +58,9 @@ type Current struct {
 	Done        bool             `json:"done"`
 	// RolledBack is true once a rollback has begun.
 	RolledBack bool `json:"rolledBack"`
+	// GatesSkipped is true once a promote --skip-gates made steps pass without their
+	// gates (stays true): traffic moved unmeasured.
+	GatesSkipped bool `json:"gatesSkipped"`
 }
 
 // Series are the charts' data, each capped at maxPoints points (see appendPoint).

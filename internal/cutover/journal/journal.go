@@ -65,13 +65,19 @@ type Journal struct {
 	// size is the length of the file's whole entries: a failed append is cut back to it.
 	size int64
 	now  func() time.Time
+	// Cut is the length of the torn last line Open cut off (0 when there was none), for
+	// the caller to report: a crash mid-write left it, and its action was never taken.
+	Cut int64
 }
 
 // Open opens (creating if needed) the journal at path for appending, after reading what it
-// holds. A torn last line, left by a crash mid-write, is cut off.
+// holds. A torn last line, left by a crash mid-write, is cut off (and its length kept in
+// Cut). A journal it creates has its directory synced too: without that, a crash can lose
+// the new file's name, and with it every entry synced into it.
 func Open(path string) (*Journal, []Entry, error) {
 	entries, good, err := read(path)
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
+	created := errors.Is(err, os.ErrNotExist)
+	if err != nil && !created {
 		return nil, nil, err
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
@@ -81,15 +87,36 @@ func Open(path string) (*Journal, []Entry, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("journal %s: %w", path, err)
 	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, nil, fmt.Errorf("journal %s: %w", path, err)
+	}
 	if err := f.Truncate(good); err != nil {
 		f.Close()
 		return nil, nil, fmt.Errorf("journal %s: cut torn tail: %w", path, err)
 	}
-	j := &Journal{f: f, size: good, now: time.Now}
+	if created {
+		if err := syncDir(filepath.Dir(path)); err != nil {
+			f.Close()
+			return nil, nil, fmt.Errorf("journal %s: sync its directory: %w", path, err)
+		}
+	}
+	j := &Journal{f: f, size: good, now: time.Now, Cut: max(fi.Size()-good, 0)}
 	if n := len(entries); n > 0 {
 		j.seq = entries[n-1].Seq
 	}
 	return j, entries, nil
+}
+
+// syncDir fsyncs the directory dir, so that a file created in it survives a crash (a
+// variable: tests see it called).
+var syncDir = func(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	return errors.Join(d.Sync(), d.Close())
 }
 
 // Read returns the entries of the journal at path, without the torn tail a crash may
@@ -97,6 +124,20 @@ func Open(path string) (*Journal, []Entry, error) {
 func Read(path string) ([]Entry, error) {
 	entries, _, err := read(path)
 	return entries, err
+}
+
+// ReadTail is Read, also returning the length of the torn last line it left out (0 when
+// the journal ends with a whole entry), for `status` to report.
+func ReadTail(path string) ([]Entry, int64, error) {
+	entries, good, err := read(path)
+	if err != nil {
+		return entries, 0, err
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		return entries, 0, fmt.Errorf("journal %s: %w", path, err)
+	}
+	return entries, max(fi.Size()-good, 0), nil
 }
 
 func read(path string) ([]Entry, int64, error) {

@@ -136,9 +136,11 @@ function renderStatus(s) {
   if (c.weights && Object.keys(c.weights).length) status += "  " + weights(c.weights);
   if (c.leftSeconds > 0) status += "  " + seconds(c.leftSeconds * 1000) + " left";
   if (c.message) status += "  — " + c.message;
+  if (c.gatesSkipped) status = "GATES SKIPPED (promote --skip-gates): steps passed unmeasured  " + status;
   text("status", status);
   const st = document.getElementById("status");
-  st.className = c.rolledBack ? "failed" : c.done ? "passed" : "";
+  st.className = c.rolledBack || c.gatesSkipped ? "failed" : c.done ? "passed" : "";
+  document.body.dataset.gatesSkipped = String(!!c.gatesSkipped);
   document.body.dataset.step = String(c.step);
   document.body.dataset.phase = c.phase || "";
   document.body.dataset.done = String(c.done);

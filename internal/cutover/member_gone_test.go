@@ -1,0 +1,124 @@
+package cutover
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awsr53 "github.com/aws/aws-sdk-go-v2/service/route53"
+	"github.com/aws/aws-sdk-go-v2/service/route53/types"
+
+	"github.com/crossfade-io/crossfade/internal/cutover/journal"
+	"github.com/crossfade-io/crossfade/internal/cutover/spec"
+	"github.com/crossfade-io/crossfade/internal/provider/route53/route53test"
+)
+
+// deleteMember deletes the weighted A set of app.example.com with set identifier id
+// through the bare Route 53 API, as another writer (or a publisher) would.
+func deleteMember(ctx context.Context, t *testing.T, e *env, id string) {
+	t.Helper()
+	zones, err := e.dns.Zones(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := route53test.Client(e.sb)
+	out, err := c.ListResourceRecordSets(ctx, &awsr53.ListResourceRecordSetsInput{HostedZoneId: aws.String(zones[0].ID)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rr := range out.ResourceRecordSets {
+		if rr.Type == types.RRTypeA && aws.ToString(rr.SetIdentifier) == id && strings.TrimSuffix(aws.ToString(rr.Name), ".") == "app.example.com" {
+			rr := rr
+			if _, err := c.ChangeResourceRecordSets(ctx, &awsr53.ChangeResourceRecordSetsInput{HostedZoneId: aws.String(zones[0].ID),
+				ChangeBatch: &types.ChangeBatch{Changes: []types.Change{{Action: types.ChangeActionDelete, ResourceRecordSet: &rr}}}}); err != nil {
+				t.Fatal(err)
+			}
+			return
+		}
+	}
+	t.Fatalf("no A set %s of app.example.com to delete", id)
+}
+
+// waitHolding waits for a hold of step (0-based).
+func waitHolding(t *testing.T, ch <-chan Event, step int) {
+	t.Helper()
+	deadline := time.After(30 * time.Second)
+	for {
+		select {
+		case ev := <-ch:
+			if ev.Phase == PhaseHolding && ev.Step == step {
+				return
+			}
+		case <-deadline:
+			t.Fatalf("no hold of step %d", step+1)
+		}
+	}
+}
+
+// TestMemberDeletedDuringAHold: blue's member is deleted (through the Route 53 API) while
+// step 2 holds 90/10. The runner never ends on "no such record set" with traffic split:
+// by default it pauses, naming the member and what to do; with spec.onDrift: rollback it
+// rolls back what it can (green to 0) and names the member it could not restore. Before,
+// the run exited with the read's error and left green at 10.
+func TestMemberDeletedDuringAHold(t *testing.T) {
+	for _, onDrift := range []string{spec.DriftPause, spec.DriftRollback} {
+		t.Run(onDrift, func(t *testing.T) {
+			e := newEnv(t, 100, 0)
+			p := testPlan(t)
+			p.OnDrift = onDrift
+			cfg := e.config(p)
+			paths := PathsFor(e.dir, "app")
+			events, done := startRun(cfg, false)
+			waitHolding(t, events, 1)
+			deleteMember(context.Background(), t, e, "blue")
+			first := driftEntries(t, e, 1)[0]
+			for _, want := range []string{"member app.example.com A [blue] is gone from zone example.com", "re-publish it", "crossfade cutover abort"} {
+				if !strings.Contains(first.Detail, want) {
+					t.Errorf("drift entry %q lacks %q", first.Detail, want)
+				}
+			}
+			if d := driftAction(t, first); d.Action != onDrift {
+				t.Errorf("drift action %q, want %q", d.Action, onDrift)
+			}
+			var err error
+			if onDrift == spec.DriftPause {
+				select {
+				case err := <-done:
+					t.Fatalf("the run ended instead of pausing: %v", err)
+				default:
+				}
+				if err := SendCommand(paths, Command{Command: CommandAbort, By: "alice"}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			select {
+			case err = <-done:
+			case <-time.After(60 * time.Second):
+				t.Fatal("the run did not end")
+			}
+			var rb *RollbackError
+			switch {
+			case onDrift == spec.DriftPause && !errors.Is(err, ErrAborted):
+				t.Fatalf("run: %v, want rolled back on the abort", err)
+			case onDrift == spec.DriftRollback && (!errors.As(err, &rb) || !strings.Contains(rb.Reason, "is gone from zone")):
+				t.Fatalf("run: %v, want a rollback naming the member gone", err)
+			}
+			if a, _ := e.weights(t); a["green"] != 0 {
+				t.Errorf("green weight %d after the rollback, want 0 (weights %v)", a["green"], a)
+			}
+			entries, _ := journal.Read(paths.Journal)
+			rep := BuildReport("app", entries)
+			if rep.Outcome != outcomeRolledBack {
+				t.Errorf("outcome %q, want rolled-back", rep.Outcome)
+			}
+			var b strings.Builder
+			_ = rep.WriteText(&b)
+			if !strings.Contains(b.String(), "could not restore") || !strings.Contains(b.String(), "app.example.com A [blue]") {
+				t.Errorf("report does not name the member the rollback could not restore:\n%s", b.String())
+			}
+		})
+	}
+}
