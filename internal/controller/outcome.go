@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/crossfade-io/crossfade/internal/atomicfile"
 	"github.com/crossfade-io/crossfade/internal/source"
 )
 
@@ -45,8 +46,12 @@ func (o *Outcome) SaveBatches(dir string) error {
 	o.saved = map[string][]string{}
 	for _, z := range o.Report.Zones {
 		for i, doc := range z.DryRun {
-			p := filepath.Join(dir, fmt.Sprintf("%s-%d.json", z.Zone.ID, i+1))
-			if err := os.WriteFile(p, append(doc, '\n'), 0o644); err != nil {
+			name := fmt.Sprintf("%s-%d.json", z.Zone.ID, i+1)
+			p := filepath.Join(dir, name)
+			// Written aside and renamed: a reader (aws route53 … file://) sees the old
+			// batch or the whole new one, never a half-written one; the temporary name
+			// starts with a dot and does not end in .json, so no glob takes it.
+			if err := atomicfile.WriteFile(filepath.Join(dir, "."+name+".tmp"), p, append(doc, '\n'), 0o644); err != nil {
 				return fmt.Errorf("save batches: zone %s: %w", z.Zone, err)
 			}
 			o.saved[z.Zone.ID] = append(o.saved[z.Zone.ID], p)

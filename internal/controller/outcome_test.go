@@ -2,6 +2,7 @@ package controller
 
 import (
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -100,5 +101,44 @@ func TestOutcomeSaveBatches(t *testing.T) {
 	}
 	if want := "batch 2 of 2: aws route53 change-resource-record-sets --hosted-zone-id Z1 --change-batch file://" + filepath.Join(dir, "Z1-2.json"); !strings.Contains(b.String(), want) || strings.Contains(b.String(), "Changes") {
 		t.Errorf("output should name the files, not print the JSON:\n%s", b.String())
+	}
+}
+
+// TestOutcomeSaveBatchesReplacesWhole: a batch file is replaced whole, never rewritten in
+// place: a reader that opened the file of an earlier dry run (aws route53 …
+// file://, a review tool) reads that batch to its end, never a truncated or half-new one,
+// and no temporary file is left beside the batches. Before, os.WriteFile truncated and
+// rewrote the file the reader had open.
+func TestOutcomeSaveBatchesReplacesWhole(t *testing.T) {
+	zone := provider.Zone{ID: "Z1", Name: "example.com"}
+	dir := t.TempDir()
+	p := filepath.Join(dir, "Z1-1.json")
+	old := `{"Changes": ["from the dry run before"]}` + "\n"
+	if err := os.WriteFile(p, []byte(old), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	reader, err := os.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reader.Close()
+	o := Outcome{DryRun: true, Report: &Report{Zones: []ZoneReport{{Zone: zone, Plan: &plan.Plan{}, DryRun: [][]byte{[]byte(`{"Changes": [2]}`)}}}}}
+	if err := o.SaveBatches(dir); err != nil {
+		t.Fatal(err)
+	}
+	got, err := io.ReadAll(reader)
+	if err != nil || string(got) != old {
+		t.Errorf("the reader of the earlier batch read %q, %v; want it whole: %q", got, err, old)
+	}
+	if now, err := os.ReadFile(p); err != nil || string(now) != `{"Changes": [2]}`+"\n" {
+		t.Errorf("%s: %q, %v; want the new batch", p, now, err)
+	}
+	des, _ := os.ReadDir(dir)
+	if len(des) != 1 {
+		var names []string
+		for _, de := range des {
+			names = append(names, de.Name())
+		}
+		t.Errorf("files in %s: %q, want the batch only", dir, names)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/crossfade-io/crossfade/internal/atomicfile"
 	"github.com/crossfade-io/crossfade/internal/cutover/journal"
 )
 
@@ -121,12 +122,45 @@ func SendCommand(paths Paths, c Command) error {
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(paths.Control, 0o755); err != nil {
+	if err := mkdirDurable(paths.Control); err != nil {
 		return fmt.Errorf("control %s: %w", paths.Control, err)
 	}
 	// The temporary name starts with a dot: readCommands skips it.
 	if err := writeFileAtomic(filepath.Join(paths.Control, ".tmp-"+c.ID), filepath.Join(paths.Control, c.ID+".json"), data); err != nil {
 		return fmt.Errorf("control %s: %w", paths.Control, err)
+	}
+	return nil
+}
+
+// syncDir fsyncs a directory (a variable: tests see it called).
+var syncDir = atomicfile.SyncDir
+
+// mkdirDurable creates dir and its missing parents, as os.MkdirAll does, and fsyncs the
+// parent of each directory it created, deepest first: a directory's entry is in its
+// parent, and a command written into a directory whose own entry a power loss undoes
+// would be lost with it (the command file's write syncs dir itself, not dir's name).
+func mkdirDurable(dir string) error {
+	var created []string
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		_, err := os.Stat(d)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+		created = append(created, d)
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for _, d := range created {
+		if err := syncDir(filepath.Dir(d)); err != nil {
+			return err
+		}
 	}
 	return nil
 }

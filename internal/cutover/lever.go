@@ -142,6 +142,11 @@ type ReadOptions struct {
 	// them gone means someone released the weights meanwhile, and the runner stops rather
 	// than take them again behind that person's back.
 	Held bool
+	// Started says the cutover's journal has its start entry: a member missing then is one
+	// the cutover started from and may have moved (*MemberGoneError, acted on as drift),
+	// whichever process wrote last; before it, a member missing refuses the start
+	// (*NotReadyError): nothing was moved yet.
+	Started bool
 }
 
 // WriteEnv is what a lever's Write needs of the runner that calls it.
@@ -277,21 +282,29 @@ func (e *DriftError) Error() string {
 	return fmt.Sprintf("weights drifted: %s: %s", strings.Join(parts, "; "), cause)
 }
 
-// MemberGoneError is a member the cutover holds (it has written the weights) that is gone
-// from the lever: its record set deleted by another writer or by a publisher, its
-// listener rule deleted. The runner acts on it as on drift (spec.onDrift): it pauses, or
-// rolls back the members that are left; it never stops with traffic split.
+// MemberGoneError is a member the cutover holds (it has started, or this process has
+// written the weights) that is gone from the lever: its record set deleted by another
+// writer or by a publisher, its listener rule deleted, every instance of a cluster
+// deregistered from its Cloud Map service. The runner acts on it as on drift
+// (spec.onDrift), a resumed run as a running one: it pauses, or rolls back the members
+// that are left; it never stops with traffic split.
 type MemberGoneError struct {
 	// Member names it: "app.example.com A [blue]", or "listener rule arn:…".
 	Member string
 	// Where is where it was looked for: "zone example.com.", "load balancer listener".
 	Where string
+	// Fix says how to bring it back; "" is "re-publish it".
+	Fix string
 }
 
 // Error names the member, where it is gone from, and what to do.
 func (e *MemberGoneError) Error() string {
+	fix := e.Fix
+	if fix == "" {
+		fix = "re-publish it"
+	}
 	return fmt.Sprintf("member %s is gone from %s while the cutover held it (another writer or a publisher deleted it): "+
-		"re-publish it, then `crossfade cutover resume`, or `crossfade cutover abort` to roll the other members back", e.Member, e.Where)
+		"%s, then `crossfade cutover resume`, or `crossfade cutover abort` to roll the other members back", e.Member, e.Where, fix)
 }
 
 // ReadError is a lever that could not be read at all (the provider failed, or the zone is

@@ -170,7 +170,7 @@ func (a *albLever) Read(ctx context.Context, o ReadOptions) (Snapshot, error) {
 		problem := ""
 		if raw, ok := found[arn]; ok {
 			rule, problem = l.parse(raw)
-		} else if o.Held && !o.Partial {
+		} else if (o.Held || o.Started) && !o.Partial {
 			return nil, &MemberGoneError{Member: ruleKind(arn) + " " + arn, Where: "its load balancer"}
 		} else {
 			problem = fmt.Sprintf("%s %s: not found: the plan's listener rules must exist before a cutover moves them", ruleKind(arn), arn)

@@ -154,6 +154,8 @@ type cloudMapLive struct {
 	// whom the next write takes the service over from (authority_tags.go).
 	svc tagged
 	authorityHold
+	// skipped says, for a partial read, which cluster has no instance left.
+	skipped []string
 }
 
 // Kind is LeverCloudMap.
@@ -189,6 +191,25 @@ func (c *cloudMapLever) Read(ctx context.Context, o ReadOptions) (Snapshot, erro
 	slices.SortStableFunc(l.insts, func(a, b cmInstance) int {
 		return boolInt(a.cluster != c.p.From) - boolInt(b.cluster != c.p.From)
 	})
+	// A cluster is the member here: fewer instances than before is a deployment scaling
+	// (an instance deregistered is no drift), none at all is the cluster gone from the
+	// service. A started cutover (it refuses to start without an instance of each) acts on
+	// that as on a record set deleted (*MemberGoneError: spec.onDrift); a rollback or a
+	// release does what it can with the other cluster, and says which it could not restore.
+	nf, nt, _, _ := l.counts()
+	for _, cl := range []struct {
+		name string
+		n    int
+	}{{c.p.From, nf}, {c.p.To, nt}} {
+		switch {
+		case cl.n > 0:
+		case !o.Partial && (o.Held || o.Started):
+			return nil, &MemberGoneError{Member: c.clusterMember(cl.name), Where: "Cloud Map service " + c.where(),
+				Fix: "register its instances again"}
+		case o.Partial:
+			l.skipped = append(l.skipped, fmt.Sprintf("%s: no instance in Cloud Map service %s (every one deregistered): its share cannot be restored", c.clusterMember(cl.name), c.where()))
+		}
+	}
 	// The tags after the instances: a write by another runner that took the service over
 	// comes after its tags, so a read that finds the new statuses finds its tags too.
 	l.me, l.cutover, l.takeover = o.Runner, c.p.Name, o.Takeover
@@ -293,6 +314,14 @@ func hasAttrs(attrs, query map[string]string) bool {
 		}
 	}
 	return true
+}
+
+// clusterMember names cluster as the lever's member: "cluster green's instances
+// (cluster=green)", with the clients' query parameters that select them.
+func (c *cloudMapLever) clusterMember(cluster string) string {
+	sel := map[string]string{c.c.ClusterAttribute: cluster}
+	maps.Copy(sel, c.c.QueryParameters)
+	return fmt.Sprintf("cluster %s's instances (%s)", cluster, formatAttrs(sel))
 }
 
 // where names the service for people.
@@ -505,8 +534,9 @@ func (l *cloudMapLive) NoTraffic(w map[string]int64) string {
 	return ""
 }
 
-// Skipped is nil: a read either finds the service or fails.
-func (l *cloudMapLive) Skipped() []string { return nil }
+// Skipped names, for a partial read, a cluster with no instance left: a rollback cannot
+// give it its share back.
+func (l *cloudMapLive) Skipped() []string { return l.skipped }
 
 // TakenOver are the runners whose authority tags the next write removes from the service
 // (an abort or a forced release taking it over).

@@ -187,7 +187,7 @@ func readLive(ctx context.Context, dns DNS, reg *registry.TXT, p *spec.Plan, o R
 			ep := byKey[key]
 			problem := ""
 			switch {
-			case ep == nil && o.Held && !o.Partial:
+			case ep == nil && (o.Held || o.Started) && !o.Partial:
 				return nil, &MemberGoneError{Member: key.String(), Where: "zone " + zone.Name}
 			case ep == nil:
 				problem = fmt.Sprintf("%s: no such record set in zone %s: the member must be published before a cutover moves it", key, zone.Name)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -31,6 +32,16 @@ func (r *runner) restore(st state) {
 func (r *runner) prepare(ctx context.Context, st state, rollingBack bool) error {
 	r.rollingBack = rollingBack
 	l, err := r.lever.Read(ctx, r.readOpts())
+	var gone *MemberGoneError
+	if errors.As(err, &gone) && st.started && !rollingBack {
+		// A member gone when a started cutover resumes is acted on as a running one acts
+		// on it (spec.onDrift: pause or roll back), at the first write or check, which
+		// reads it gone again: what is left is read to get there.
+		r.log.Warn("a member of the cutover is gone; acting on it as spec.onDrift says at the first write or check", "err", gone)
+		o := r.readOpts()
+		o.Partial = true
+		l, err = r.lever.Read(ctx, o)
+	}
 	if err != nil {
 		return err
 	}
@@ -163,11 +174,28 @@ func (r *runner) drive(ctx context.Context, st state) error {
 // forward runs the steps from st.next on, and completes the cutover; it returns the
 // rollback that became due instead, if one did.
 func (r *runner) forward(ctx context.Context, st state) (*rollbackDue, error) {
-	if r.p.LowerTTL > 0 && !st.ttlLowered {
-		if err := r.lowerTTL(ctx); errors.Is(err, errAbortedWriting) {
+	for r.p.LowerTTL > 0 && !st.ttlLowered {
+		err := r.lowerTTL(ctx)
+		if errors.Is(err, errAbortedWriting) {
 			return abortDue(st.next, r.abortedBy), nil
-		} else if err != nil {
+		}
+		d := asDrift(err)
+		if d == nil {
+			if err != nil {
+				return nil, err
+			}
+			break
+		}
+		// A member gone before the first step (the TTL write reads it gone) is acted on
+		// as at a step: the run pauses, or rolls back, never stops with the TTL lowered.
+		res, again, err := r.onDrift(ctx, st.next, r.live.Weights(), d)
+		switch {
+		case err != nil:
 			return nil, err
+		case res.outcome == stepAborted:
+			return abortDue(st.next, r.abortedBy), nil
+		case !again:
+			return &rollbackDue{step: st.next, reason: res.reason}, nil
 		}
 	}
 	last := len(r.p.Steps) - 1
@@ -265,9 +293,11 @@ func (r *runner) stepWeights(i int) map[string]int64 {
 	return map[string]int64{r.p.From: w.From, r.p.To: w.To}
 }
 
-// readOpts are the reads this runner makes: partial while rolling back, as its runner.
+// readOpts are the reads this runner makes: partial while rolling back, as its runner,
+// of a cutover started (its start entry journaled, by this process or one before it: a
+// member missing then is gone, not yet to be published).
 func (r *runner) readOpts() ReadOptions {
-	return ReadOptions{Partial: r.rollingBack, Runner: r.id, Takeover: r.takeover, Held: r.held}
+	return ReadOptions{Partial: r.rollingBack, Runner: r.id, Takeover: r.takeover, Held: r.held, Started: !r.startedAt.IsZero()}
 }
 
 // read reads the lever for a write of c, refusing one the lever says may not be written
@@ -409,7 +439,7 @@ func (r *runner) step(ctx context.Context, i int) (stepResult, error) {
 	w := r.stepWeights(i)
 	n := len(r.p.Steps)
 	for {
-		if res, err := r.precheck(ctx, i, w); err != nil || res.outcome == stepFailed {
+		if res, err := r.precheck(ctx, i, w); err != nil || res.outcome != stepPassed {
 			return res, err
 		}
 		var d drifted
@@ -436,33 +466,86 @@ func (r *runner) step(ctx context.Context, i int) (stepResult, error) {
 
 // precheck runs, before step i's weights w are written, the gates that judge a step before
 // its write (gate.TargetHealth: a step never shifts traffic onto a target group with no
-// healthy target). The first that fails fails the step, with nothing written.
+// healthy target). The first that fails fails the step, with nothing written. A step
+// never shifts traffic on an unjudged precheck: a gate that has not judged yet (pending)
+// holds the write, nothing written, and is checked again every check interval, the
+// control commands heeded meanwhile, until it judges or the step's time limit
+// (spec.timeouts.step) fails the step, as a hold's pending gate does.
 func (r *runner) precheck(ctx context.Context, i int, w map[string]int64) (stepResult, error) {
-	if r.skipGates {
-		return stepResult{}, nil
+	began := time.Now()
+	logged := false
+	for {
+		if r.skipGates {
+			return stepResult{}, nil
+		}
+		results, pending, res, err := r.prechecks(ctx, i, w)
+		if err != nil || res.outcome == stepFailed {
+			return res, err
+		}
+		if pending == "" {
+			return stepResult{}, nil
+		}
+		n := len(r.p.Steps)
+		if waited := time.Since(began); waited > r.p.StepTimeout {
+			data, _ := json.Marshal(results)
+			return stepResult{outcome: stepFailed, data: data,
+				reason: fmt.Sprintf("%s (nothing written; checked again for %s, the step's time limit)", pending, r.p.StepTimeout)}, nil
+		}
+		if r.p.TotalTimeout > 0 && r.elapsed() > r.p.TotalTimeout {
+			return stepResult{outcome: stepFailed, reason: fmt.Sprintf("%s (nothing written); the cutover is over its total time limit %s (time paused not counted)", pending, r.p.TotalTimeout)}, nil
+		}
+		r.cfg.Progress.Event(Event{Phase: PhaseWriting, Step: i, Total: n, Weights: w, Gates: results,
+			Left: max(r.p.StepTimeout-time.Since(began), 0), Message: pending + ": nothing written, checking again"})
+		if !logged {
+			r.log.Warn("a gate has not judged before the write: the write waits", "step", i+1, "pending", pending, "fails_after", r.p.StepTimeout)
+			logged = true
+		}
+		if err := sleep(ctx, r.cfg.CheckInterval); err != nil {
+			return stepResult{}, err
+		}
+		pausedFor := r.pausedFor
+		if due, err := r.heed(ctx, i, r.live.Weights()); err != nil {
+			return stepResult{}, err
+		} else if due != nil {
+			return stepResult{outcome: stepAborted}, nil
+		}
+		if r.pausedFor != pausedFor {
+			// Held by a pause: the gate gets the step's time limit anew, as in a hold.
+			began = time.Now()
+		}
 	}
+}
+
+// prechecks runs step i's prechecks once: the step fails (res) at the first that fails;
+// pending names those that passed without judging yet ("" when none).
+func (r *runner) prechecks(ctx context.Context, i int, w map[string]int64) (results []gate.Result, pending string, res stepResult, err error) {
 	s := r.gateStep(i, w)
 	s.Since = time.Time{}
-	var results []gate.Result
 	for _, g := range r.gates[i] {
 		pc, ok := g.(Prechecker)
 		if !ok {
 			continue
 		}
-		res := pc.Precheck(ctx, s)
+		got := pc.Precheck(ctx, s)
 		if ctx.Err() != nil {
-			return stepResult{}, ctx.Err() // interrupted: no verdict, as in hold
+			return nil, "", stepResult{}, ctx.Err() // interrupted: no verdict, as in hold
 		}
-		results = append(results, res)
-		if !res.Pass {
+		results = append(results, got)
+		if !got.Pass {
 			r.cfg.Progress.Event(Event{Phase: PhaseWriting, Step: i, Total: len(r.p.Steps), Weights: w, Gates: results,
-				Message: fmt.Sprintf("gate %s fails before the write: nothing written", res.Gate)})
+				Message: fmt.Sprintf("gate %s fails before the write: nothing written", got.Gate)})
 			data, _ := json.Marshal(results)
-			return stepResult{outcome: stepFailed, data: data,
-				reason: fmt.Sprintf("gate %s, checked before the write (nothing written): %s%s", res.Gate, res.Detail, errSuffix(res.Err))}, nil
+			return results, "", stepResult{outcome: stepFailed, data: data,
+				reason: fmt.Sprintf("gate %s, checked before the write (nothing written): %s%s", got.Gate, got.Detail, errSuffix(got.Err))}, nil
 		}
 	}
-	return stepResult{}, nil
+	var out []string
+	for _, g := range results {
+		if g.Pending {
+			out = append(out, fmt.Sprintf("gate %s has not judged before the write: %s", g.Gate, g.Detail))
+		}
+	}
+	return results, strings.Join(out, "; "), stepResult{}, nil
 }
 
 // hold holds step i's weights w, just written, for max(pause, TTL) with every gate
@@ -1002,11 +1085,20 @@ func (r *runner) retire(ctx context.Context) (*rollbackDue, error) {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
+		if err == nil && ok && (math.IsNaN(rate) || math.IsInf(rate, 0)) {
+			// Not a rate (a counter scraped as NaN or ±Inf): no measurement, never a
+			// drained cluster.
+			err = fmt.Errorf("retire: %s's request rate read %v from %s: not a rate", from, rate, res.Source())
+		}
+		// The window needs lows measured without a gap: a check with no rate (an error,
+		// a counter restarted, scrapes landing on different pods) starts it again, and
+		// the rate last measured is no longer shown as current.
 		switch {
 		case err != nil:
-			lastErr, below = err, time.Time{}
+			lastErr, below, v.HaveRate = err, time.Time{}, false
 			r.log.Warn("retire check", "cluster", from, "err", err)
 		case !ok:
+			lastErr, below, v.HaveRate = nil, time.Time{}, false
 		case rate <= rt.MaxRate:
 			v.Rate, v.HaveRate, lastErr = rate, true, nil
 			if below.IsZero() {
@@ -1019,22 +1111,28 @@ func (r *runner) retire(ctx context.Context) (*rollbackDue, error) {
 		if !below.IsZero() {
 			left -= time.Since(below)
 		}
-		msg := fmt.Sprintf("waiting for %s to drain: %s ≤ %g req/s for %s", from, fmtRate(v), rt.MaxRate, rt.Window)
+		msg := fmt.Sprintf("waiting for %s to drain (≤ %g req/s for %s): %s", from, rt.MaxRate, rt.Window, fmtRate(v, lastErr))
 		r.cfg.Progress.Event(Event{Phase: PhaseRetiring, Weights: w, Left: max(left, 0), Message: msg})
 		if !below.IsZero() && left <= 0 {
 			v.Retirable = true
-			data, _ := json.Marshal(v)
-			_, err := r.append(journal.Entry{Kind: kindRetire, Step: stepNone, Data: data,
-				Detail: fmt.Sprintf("%s retirable: its request rate stayed ≤ %g req/s for %s (last %s; read from %s)", from, rt.MaxRate, rt.Window, fmtRate(v), res.Source())})
+			data, err := json.Marshal(v)
+			if err != nil {
+				return nil, fmt.Errorf("retire: journal the verdict on %s: %w", from, err)
+			}
+			_, err = r.append(journal.Entry{Kind: kindRetire, Step: stepNone, Data: data,
+				Detail: fmt.Sprintf("%s retirable: its request rate stayed ≤ %g req/s for %s (last %s; read from %s)", from, rt.MaxRate, rt.Window, fmtRate(v, nil), res.Source())})
 			return nil, err
 		}
 		if time.Since(began) > rt.Timeout.Duration {
-			data, _ := json.Marshal(v)
-			why := fmt.Sprintf("last %s", fmtRate(v))
+			data, err := json.Marshal(v)
+			if err != nil {
+				return nil, fmt.Errorf("retire: journal the verdict on %s: %w", from, err)
+			}
+			why := "last " + fmtRate(v, nil)
 			if lastErr != nil {
 				why = "last error: " + lastErr.Error()
 			}
-			_, err := r.append(journal.Entry{Kind: kindRetire, Step: stepNone, Data: data,
+			_, err = r.append(journal.Entry{Kind: kindRetire, Step: stepNone, Data: data,
 				Detail: fmt.Sprintf("%s NOT retirable: its request rate did not stay ≤ %g req/s for %s within %s (%s)", from, rt.MaxRate, rt.Window, rt.Timeout, why)})
 			return nil, err
 		}
@@ -1044,9 +1142,15 @@ func (r *runner) retire(ctx context.Context) (*rollbackDue, error) {
 	}
 }
 
-func fmtRate(v retireVerdict) string {
-	if !v.HaveRate {
-		return "no rate yet"
+// fmtRate says the rate the last check measured; with none (v.HaveRate false), that
+// there is no current rate, and why: err, the last read's error, or else a counter's new
+// baseline (its first read, or a restart).
+func fmtRate(v retireVerdict, err error) string {
+	switch {
+	case v.HaveRate:
+		return fmt.Sprintf("%.2f req/s", v.Rate)
+	case err != nil:
+		return "no current rate (" + err.Error() + ")"
 	}
-	return fmt.Sprintf("%.2f req/s", v.Rate)
+	return "no current rate (the counter's first read or a restart: a new baseline, rated at the next check)"
 }
