@@ -144,6 +144,10 @@ func (r *Residual) Rate(ctx context.Context) (rate float64, ok bool, err error) 
 	if err != nil {
 		return 0, false, err
 	}
+	if math.IsNaN(total) || math.IsInf(total, 0) {
+		// Not a count: kept as the baseline it would poison every later rate.
+		return 0, false, fmt.Errorf("retire: metrics %s: %s = %s: not a count", r.metrics, r.counter, fmtFloat(total))
+	}
 	now := time.Now()
 	defer func() { r.last, r.lastAt, r.haveLast = total, now, true }()
 	if !r.haveLast {

@@ -53,3 +53,28 @@ func TestResidualRateFromCounter(t *testing.T) {
 		}
 	}
 }
+
+// TestResidualRateNotACount: a counter scraped as NaN or ±Inf is an error, never a rate (nor
+// a baseline that every later rate would be computed from).
+func TestResidualRateNotACount(t *testing.T) {
+	var value atomic.Value
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprintf(w, "# TYPE app_requests_total counter\napp_requests_total %s\n", value.Load())
+	}))
+	defer srv.Close()
+	ctx := context.Background()
+	for _, v := range []string{"NaN", "+Inf", "-Inf"} {
+		r, err := NewResidual(spec.Retire{Metrics: srv.URL + "/metrics", Counter: "app_requests_total"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		value.Store("100")
+		if _, ok, err := r.Rate(ctx); ok || err != nil {
+			t.Fatalf("%s: first scrape: ok %t, %v; want only a baseline", v, ok, err)
+		}
+		value.Store(v)
+		if rate, ok, err := r.Rate(ctx); ok || err == nil || !strings.Contains(err.Error(), "not a count") {
+			t.Errorf("counter %s: rate %v ok %t err %v; want an error saying it is not a count", v, rate, ok, err)
+		}
+	}
+}
