@@ -58,9 +58,14 @@ type Result struct {
 	Members []Member
 	// Queries were sent; Empty answered with no record of the type; Other matched no member.
 	Queries, Empty, Other int
-	// Pass is true when every share is within the tolerance and every answer a member's.
-	Pass   bool
-	Detail string
+	// Pass is true when every share is within the tolerance and every answer a member's,
+	// and when the record is NotApplicable.
+	Pass bool
+	// NotApplicable says that no member's target has an address of the type (an AAAA alias
+	// to load balancers with IPv4 addresses only) and every answer was empty (NODATA): the
+	// record carries no traffic, so there is no share to compare. Detail says so.
+	NotApplicable bool
+	Detail        string
 }
 
 // Run reads the name's weighted members from the zone that holds it and samples the
@@ -113,7 +118,12 @@ func Run(ctx context.Context, z Zones, cfg Config) (*Result, error) {
 	}
 	key := name + "/" + typ
 	out := &Result{Zone: zone, Name: name, Type: typ, Pass: res.Pass, Detail: res.Detail,
-		Queries: int(res.Values[key+".samples"]), Empty: int(res.Values[key+".empty"]), Other: int(res.Values[key+".other"])}
+		NotApplicable: res.Values[key+".notApplicable"] == 1,
+		Queries:       int(res.Values[key+".samples"]), Empty: int(res.Values[key+".empty"]), Other: int(res.Values[key+".other"])}
+	// A pass that judged nothing is one thing only here: the record not applicable.
+	if res.Pending && !out.NotApplicable {
+		return nil, fmt.Errorf("verify %s: nothing judged: %s", name, res.Detail)
+	}
 	for _, id := range slices.Sorted(maps.Keys(weights)) {
 		out.Members = append(out.Members, Member{SetID: id, Weight: weights[id], Targets: targets[id],
 			Alias: aliases[id], Addresses: int(res.Values[key+"."+id+".addresses"]),
@@ -145,20 +155,30 @@ func (r *Result) WriteText(w io.Writer) error {
 		targets := strings.Join(m.Targets, ",")
 		if m.Alias {
 			addrs := fmt.Sprintf("%d addresses", m.Addresses)
-			if m.Addresses == 1 {
+			switch m.Addresses {
+			case 0:
+				addrs = "no " + r.Type + " address"
+			case 1:
 				addrs = "1 address"
 			}
 			targets = fmt.Sprintf("alias to %s (%s)", targets, addrs)
 		}
-		fmt.Fprintf(tw, "  %s\t%d\t%.1f%%\t%.1f%%\t%d\t%s\n", m.SetID, m.Weight, 100*m.Expected, 100*m.Measured, m.Count, targets)
+		answered, count := fmt.Sprintf("%.1f%%", 100*m.Measured), fmt.Sprint(m.Count)
+		if r.NotApplicable {
+			answered, count = "-", "-"
+		}
+		fmt.Fprintf(tw, "  %s\t%d\t%.1f%%\t%s\t%s\t%s\n", m.SetID, m.Weight, 100*m.Expected, answered, count, targets)
 	}
 	tw.Flush()
 	if r.Empty > 0 || r.Other > 0 {
 		fmt.Fprintf(&b, "  %d empty answers, %d answers matching no member\n", r.Empty, r.Other)
 	}
 	verdict := "ok: the answers follow the weights"
-	if !r.Pass {
+	switch {
+	case !r.Pass:
 		verdict = "MISMATCH: " + r.Detail
+	case r.NotApplicable:
+		verdict = "not applicable: " + r.Detail
 	}
 	fmt.Fprintf(&b, "%s\n", verdict)
 	_, err := io.WriteString(w, b.String())

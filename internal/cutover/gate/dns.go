@@ -29,6 +29,10 @@ const (
 	// network): it says where the runner stands, not what the zone answers, so it is left
 	// out of the shares rather than counted as an empty answer.
 	classUnanswered = "unanswered"
+	// classNoData is a NOERROR answer with no record of the type when no member's target
+	// has an address of that type: the record answers nothing to anyone, so it is no
+	// member's and no failure (see DNS, "not applicable").
+	classNoData = "nodata"
 )
 
 // DNS samples the authoritative answers for each record of a step and compares the share
@@ -63,14 +67,46 @@ const (
 // resolved, make the check fail with Result.Err: a share nobody can attribute is not
 // measured.
 //
+// An alias's target may have no address of the record's type (an AAAA alias to a load
+// balancer with IPv4 addresses only, the common ALB): Route 53 then answers the member's
+// share of the queries with NOERROR and no record (NODATA). Such empty answers are the
+// member's when it is the only one whose target answers nothing of the type; when several
+// are, an empty answer could be any of theirs, and the check fails with Result.Err. When
+// every member's target was resolved and has no address of the type, and every answer is
+// NODATA, the record carries no traffic of that type at all: it is "not applicable", said
+// so in Detail and counted neither as a failure nor as a pass. A resolution error is never
+// read as "no address".
+//
+// An answer that matches no member, or an empty answer no member's target explains, is
+// held back while the record is sampled; if there are any, the aliases' targets are
+// resolved once more (once per record per check) and those answers attributed again:
+// the first resolution may be older than the answers (a system resolver's cache, a load
+// balancer that scaled since), and an answer of addresses the target has now is its
+// member's. Only what the second resolution does not explain is counted as matching no
+// member, or empty.
+//
+// The check's result: an error on any record (could not measure) is the result; else any
+// judged record's failure fails the check; else it passes if at least one record was
+// judged, and records not applicable are named in Detail. A check whose every record is
+// not applicable judged nothing: it passes as Pending, so the step holds on (and fails at
+// its time limit) rather than passing on no measurement.
+//
 // Values, per record key "<name>/<type>": <key>.samples (answered), .unanswered, .empty,
 // .other, and per member <key>.<id>.count, .share, .expected (and .addresses, for an alias,
-// the number its target resolved to); and the totals "empty", "other" and "unanswered".
+// the number its target resolved to); <key>.notApplicable (1), <key>.nodata and each
+// member's .expected for a record not applicable, instead of the shares; <key>.reresolved
+// (1) when the targets were resolved again; and the totals "empty", "other", "unanswered"
+// and "judged" (records).
 type DNS struct {
 	name      string
 	servers   []string
 	samples   int
 	tolerance float64
+	// system resolves an alias's target that the servers refuse; nil is net.DefaultResolver.
+	system *net.Resolver
+	// afterResolve, when set, is called after each record's targets are first resolved in a
+	// check: tests change a load balancer's addresses there, as one that scales does.
+	afterResolve func()
 }
 
 // NewDNS builds a DNS gate from its spec. Servers may be empty here: cutover.NewGate fills
@@ -106,20 +142,58 @@ type tally struct {
 	mu         sync.Mutex
 	total      int            // answered queries
 	unanswered int            // queries no server replied to
-	counts     map[string]int // member, classOther or classEmpty → answers
+	counts     map[string]int // member, classOther, classEmpty or classNoData → answers
 	examples   map[string]string
+	// open are the answers no member explained when they came: counted by settle, after
+	// the aliases' targets may have been resolved again.
+	open []reply
+}
+
+// reply is one sampled query's outcome.
+type reply struct {
+	// class is a member's id or a class above; "" for an answer no member explains yet.
+	class   string
+	example string
+	// vals are an answer's values (nil for NODATA), kept to attribute it again.
+	vals []string
+}
+
+// settle counts the open answers as m attributes them: a member's, else classOther (with
+// values) or classEmpty (without).
+func (t *tally) settle(m *matcher) {
+	t.mu.Lock()
+	open := t.open
+	t.open = nil
+	t.mu.Unlock()
+	for _, a := range open {
+		a.class = m.classify(a.vals)
+		if a.class == "" {
+			a.class = classOther
+			if len(a.vals) == 0 {
+				a.class = classEmpty
+			}
+		} else {
+			a.example = ""
+		}
+		t.add(a)
+	}
 }
 
 // tooFewAnswers reports whether fewer than half the queries were answered: too few to
 // judge the shares on.
 func (t *tally) tooFewAnswers() bool { return t.total*2 < t.total+t.unanswered }
 
-func (t *tally) add(class, example string) {
+func (t *tally) add(a reply) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if class == classUnanswered {
+	class, example := a.class, a.example
+	switch class {
+	case "":
+		t.open = append(t.open, a)
+		return
+	case classUnanswered:
 		t.unanswered++
-	} else {
+	default:
 		t.total++
 		t.counts[class]++
 	}
@@ -132,18 +206,18 @@ func (t *tally) add(class, example string) {
 func (d *DNS) Check(ctx context.Context, s Step) Result {
 	r := Result{Gate: d.name, Kind: KindDNS}
 	if len(d.servers) == 0 {
-		return r.fail(fmt.Errorf("gate %s: no name servers to ask: set servers, or let the engine fill in the zone's", d.name))
+		return r.fail(errors.New("no name servers to ask: set servers, or let the engine fill in the zone's"))
 	}
 	if len(s.Records) == 0 {
-		return r.fail(fmt.Errorf("gate %s: step %d has no records to sample", d.name, s.Index))
+		return r.fail(fmt.Errorf("step %d has no records to sample", s.Index))
 	}
 	if len(s.Weights) == 0 {
-		return r.fail(fmt.Errorf("gate %s: step %d has no weights to compare with", d.name, s.Index))
+		return r.fail(fmt.Errorf("step %d has no weights to compare with", s.Index))
 	}
 	want := expectedShares(s.Weights)
 	var next atomic.Uint64 // round robin over the servers across the whole check
-	var problems, summary []string
-	var empty, other, unanswered int
+	var problems, summary, notApplicable []string
+	var empty, other, unanswered, judged int
 	for _, rec := range s.Records {
 		key := rec.Name + "/" + recordType(rec)
 		qtype, members, err := d.prepare(rec, s.Weights)
@@ -154,29 +228,80 @@ func (d *DNS) Check(ctx context.Context, s Step) Result {
 		if err != nil {
 			return r.fail(err)
 		}
-		for _, id := range sortedKeys(m.alias) {
-			r.set(key+"."+id+".addresses", float64(len(m.members[id])))
+		if d.afterResolve != nil {
+			d.afterResolve()
 		}
 		t := &tally{counts: map[string]int{}, examples: map[string]string{}}
+		reresolved := false
+		// settle attributes the answers no member explained, after resolving the targets
+		// once more if there are any (see the type's comment).
+		settle := func() error {
+			if len(t.open) > 0 && len(m.alias) > 0 && !reresolved && ctx.Err() == nil {
+				reresolved = true
+				again, notes, err := d.resolveAliases(ctx, key, qtype, members, s.Weights)
+				if err != nil {
+					return fmt.Errorf("resolving the alias targets again, as %d answers matched no member's addresses: %w", len(t.open), err)
+				}
+				m, aliases = again, notes
+			}
+			t.settle(m)
+			return nil
+		}
 		d.sample(ctx, rec.Name, qtype, m, t, &next)
+		if err := settle(); err != nil {
+			return r.fail(err)
+		}
+		na := m.noneAnswers() && t.total > 0 && t.counts[classNoData] == t.total
 		bad := d.deviations(t, want)
-		if len(bad) > 0 && t.counts[classEmpty] == 0 && t.counts[classOther] == 0 && !t.tooFewAnswers() && ctx.Err() == nil {
+		if !na && len(bad) > 0 && t.counts[classEmpty] == 0 && t.counts[classOther] == 0 && t.counts[classNoData] == 0 && !t.tooFewAnswers() && ctx.Err() == nil {
 			d.sample(ctx, rec.Name, qtype, m, t, &next) // see the type's comment
+			if err := settle(); err != nil {
+				return r.fail(err)
+			}
 			bad = d.deviations(t, want)
 		}
 		if err := ctx.Err(); err != nil {
-			return r.fail(fmt.Errorf("gate %s: check interrupted: %w", d.name, err))
+			return r.fail(fmt.Errorf("check interrupted: %w", err))
 		}
 		if t.tooFewAnswers() {
 			r.set(key+".unanswered", float64(t.unanswered))
-			return r.fail(fmt.Errorf("gate %s: %s: %d of %d queries got no reply (e.g. %s): too few answers to judge",
-				d.name, key, t.unanswered, t.total+t.unanswered, t.examples[classUnanswered]))
+			return r.fail(fmt.Errorf("%s: %d of %d queries got no reply (e.g. %s): too few answers to judge",
+				key, t.unanswered, t.total+t.unanswered, t.examples[classUnanswered]))
 		}
-		empty += t.counts[classEmpty]
-		other += t.counts[classOther]
+		for _, id := range sortedKeys(m.alias) {
+			r.set(key+"."+id+".addresses", float64(len(m.members[id])))
+		}
+		if reresolved {
+			r.set(key+".reresolved", 1)
+			aliases = append(aliases, "targets resolved again: answers matched no member's addresses first")
+		}
 		unanswered += t.unanswered
 		r.set(key+".samples", float64(t.total))
 		r.set(key+".unanswered", float64(t.unanswered))
+		if na {
+			// Nothing to shift: say so, and judge nothing (see the type's comment).
+			r.set(key+".notApplicable", 1)
+			r.set(key+".nodata", float64(t.counts[classNoData]))
+			for _, id := range sortedKeys(want) {
+				r.set(key+"."+id+".expected", want[id])
+			}
+			line := fmt.Sprintf("%s: no member's target answers %s: this record carries no traffic, nothing to shift (%d answers, all NODATA", key, dns.TypeToString[qtype], t.total)
+			if len(aliases) > 0 {
+				line += "; " + strings.Join(aliases, "; ")
+			}
+			notApplicable = append(notApplicable, line+")")
+			continue
+		}
+		judged++
+		// NODATA no member explains (the targets answered nothing of the type, yet some
+		// answers held addresses) is an empty answer like any other.
+		t.counts[classEmpty] += t.counts[classNoData]
+		delete(t.counts, classNoData)
+		if _, ok := t.examples[classEmpty]; !ok {
+			t.examples[classEmpty] = t.examples[classNoData]
+		}
+		empty += t.counts[classEmpty]
+		other += t.counts[classOther]
 		r.set(key+".empty", float64(t.counts[classEmpty]))
 		r.set(key+".other", float64(t.counts[classOther]))
 		got := shares(t.counts, t.total)
@@ -215,10 +340,16 @@ func (d *DNS) Check(ctx context.Context, s Step) Result {
 	r.set("empty", float64(empty))
 	r.set("other", float64(other))
 	r.set("unanswered", float64(unanswered))
+	r.set("judged", float64(judged))
 	r.Pass = len(problems) == 0
-	r.Detail = strings.Join(summary, "; ")
-	if !r.Pass {
+	r.Detail = strings.Join(append(summary, notApplicable...), "; ")
+	switch {
+	case !r.Pass:
 		r.Detail = strings.Join(problems, "; ") + " — " + r.Detail
+	case judged == 0:
+		// Every record is not applicable: nothing was measured, so nothing passes (the
+		// engine says "has not judged" before Detail).
+		r.Pending = true
 	}
 	return r
 }
@@ -237,12 +368,12 @@ func (d *DNS) prepare(rec Record, weights map[string]int64) (uint16, map[string]
 	typ := recordType(rec)
 	qtype := dns.StringToType[typ]
 	if qtype != dns.TypeA && qtype != dns.TypeAAAA && qtype != dns.TypeCNAME {
-		return 0, nil, fmt.Errorf("gate %s: record %s: type %q: want A, AAAA or CNAME", d.name, rec.Name, rec.Type)
+		return 0, nil, fmt.Errorf("record %s: type %q: want A, AAAA or CNAME", rec.Name, rec.Type)
 	}
 	members := make(map[string][]string, len(rec.Members))
 	for id, vals := range rec.Members {
 		if _, ok := weights[id]; !ok {
-			return 0, nil, fmt.Errorf("gate %s: record %s/%s: member %q has no weight in the step", d.name, rec.Name, typ, id)
+			return 0, nil, fmt.Errorf("record %s/%s: member %q has no weight in the step", rec.Name, typ, id)
 		}
 		for _, v := range vals {
 			members[id] = append(members[id], canonicalValue(v))
@@ -258,6 +389,31 @@ type matcher struct {
 	members map[string][]string
 	// alias are the members whose values were resolved from an alias target.
 	alias map[string]bool
+	// empty are the alias members whose every target was resolved and has no address of
+	// the record's type: Route 53 answers their share with NODATA.
+	empty []string
+}
+
+// classify names the member whose answer vals is ("" when none is, or more than one could
+// be), and a NODATA answer (vals empty) the one member whose target answers nothing of
+// the type; classNoData when no member's target answers anything of the type.
+func (m *matcher) classify(vals []string) string {
+	if len(vals) > 0 {
+		return m.match(vals)
+	}
+	switch {
+	case m.noneAnswers():
+		return classNoData
+	case len(m.empty) == 1:
+		return m.empty[0]
+	}
+	return ""
+}
+
+// noneAnswers reports whether no member's target has an address of the record's type:
+// every member is an alias whose targets were resolved and answered nothing of it.
+func (m *matcher) noneAnswers() bool {
+	return len(m.members) > 0 && len(m.empty) == len(m.members)
 }
 
 // match names the member whose answer vals is: matchMember's, else the one alias member
@@ -291,8 +447,10 @@ func overlaps(a, b []string) bool {
 // can be told apart: two members with the same values, or an alias sharing addresses with
 // another member, would have answers the gate could only guess at. An alias whose target
 // cannot be resolved fails the check when its member has weight (its share could not be
-// judged); at weight 0 it keeps no addresses, so an answer of it would match no member. It
-// returns a note per alias for the summary.
+// judged); at weight 0 it keeps no addresses, so an answer of it would match no member.
+// An alias whose every target was resolved and has no address of the type is one of
+// m.empty; two or more of them, beside a member that has addresses, would share one empty
+// answer, and are refused. It returns a note per alias for the summary.
 func (d *DNS) resolveAliases(ctx context.Context, key string, qtype uint16, members map[string][]string, weights map[string]int64) (*matcher, []string, error) {
 	m := &matcher{members: make(map[string][]string, len(members)), alias: map[string]bool{}}
 	var notes []string
@@ -309,12 +467,16 @@ func (d *DNS) resolveAliases(ctx context.Context, key string, qtype uint16, memb
 				hosts = append(hosts, v)
 			}
 		}
+		resolved := len(hosts) > 0 // every target resolved, so an empty vals means NODATA
 		for _, h := range hosts {
 			m.alias[id] = true
 			addrs, err := d.resolveTarget(ctx, h, qtype)
+			if err != nil {
+				resolved = false
+			}
 			switch {
 			case err != nil && weights[id] > 0:
-				return nil, nil, fmt.Errorf("gate %s: %s: member %s is an alias to %s, which could not be resolved to attribute its answers: %w", d.name, key, id, h, err)
+				return nil, nil, fmt.Errorf("%s: member %s is an alias to %s, which could not be resolved to attribute its answers: %w", key, id, h, err)
 			case err != nil:
 				notes = append(notes, fmt.Sprintf("%s: alias to %s, not resolved (%v)", id, h, err))
 			case len(addrs) == 0:
@@ -326,6 +488,13 @@ func (d *DNS) resolveAliases(ctx context.Context, key string, qtype uint16, memb
 		}
 		slices.Sort(vals)
 		m.members[id] = slices.Compact(vals)
+		if resolved && len(vals) == 0 {
+			m.empty = append(m.empty, id)
+		}
+	}
+	if len(m.empty) > 1 && !m.noneAnswers() {
+		return nil, nil, fmt.Errorf("%s: members %s are aliases whose targets have no %s address: Route 53 answers each one's share with the same empty answer (NODATA), so their shares cannot be judged",
+			key, strings.Join(m.empty, " and "), dns.TypeToString[qtype])
 	}
 	ids := sortedKeys(m.members)
 	for i, a := range ids {
@@ -333,11 +502,11 @@ func (d *DNS) resolveAliases(ctx context.Context, key string, qtype uint16, memb
 			va, vb := m.members[a], m.members[b]
 			switch {
 			case len(va) > 0 && slices.Equal(va, vb):
-				return nil, nil, fmt.Errorf("gate %s: %s: members %s and %s answer the same values (%s): their answers cannot be told apart, so their shares cannot be judged",
-					d.name, key, a, b, strings.Join(va, " "))
+				return nil, nil, fmt.Errorf("%s: members %s and %s answer the same values (%s): their answers cannot be told apart, so their shares cannot be judged",
+					key, a, b, strings.Join(va, " "))
 			case (m.alias[a] || m.alias[b]) && overlaps(va, vb):
-				return nil, nil, fmt.Errorf("gate %s: %s: members %s (%s) and %s (%s) share addresses: answers of an alias cannot be attributed, so their shares cannot be judged",
-					d.name, key, a, strings.Join(va, " "), b, strings.Join(vb, " "))
+				return nil, nil, fmt.Errorf("%s: members %s (%s) and %s (%s) share addresses: answers of an alias cannot be attributed, so their shares cannot be judged",
+					key, a, strings.Join(va, " "), b, strings.Join(vb, " "))
 			}
 		}
 	}
@@ -352,29 +521,35 @@ func (d *DNS) sample(ctx context.Context, name string, qtype uint16, m *matcher,
 	})
 }
 
-// ask sends one query and classifies the answer: a member's id, classOther or classEmpty,
-// with an example for the report. A query that times out is asked once more, as any stub
-// resolver would: one lost UDP datagram says nothing about the zone.
-func (d *DNS) ask(ctx context.Context, server, name string, qtype uint16, m *matcher) (class, example string) {
+// ask sends one query and classifies the answer as m attributes it: a member's id,
+// classNoData, classEmpty (an error rcode) or classUnanswered, with an example for the
+// report; an answer m does not explain is returned with class "" and its values, for
+// settle. A query that times out is asked once more, as any stub resolver would: one lost
+// UDP datagram says nothing about the zone.
+func (d *DNS) ask(ctx context.Context, server, name string, qtype uint16, m *matcher) reply {
 	in, err := exchange(ctx, server, name, qtype, false)
 	var ne net.Error
 	if errors.As(err, &ne) && ne.Timeout() && ctx.Err() == nil {
 		in, err = exchange(ctx, server, name, qtype, false)
 	}
 	if err != nil {
-		return classUnanswered, err.Error()
+		return reply{class: classUnanswered, example: err.Error()}
 	}
 	if in.Rcode != dns.RcodeSuccess {
-		return classEmpty, fmt.Sprintf("%s from %s", dns.RcodeToString[in.Rcode], server)
+		return reply{class: classEmpty, example: fmt.Sprintf("%s from %s", dns.RcodeToString[in.Rcode], server)}
 	}
 	vals, _ := answerValues(in, qtype)
-	if len(vals) == 0 {
-		return classEmpty, fmt.Sprintf("NOERROR with no %s record from %s", dns.TypeToString[qtype], server)
+	a := reply{class: m.classify(vals), vals: vals}
+	switch {
+	case a.class == classNoData:
+		a.example = fmt.Sprintf("NOERROR with no %s record from %s", dns.TypeToString[qtype], server)
+	case a.class != "":
+	case len(vals) == 0:
+		a.example = fmt.Sprintf("NOERROR with no %s record from %s", dns.TypeToString[qtype], server)
+	default:
+		a.example = strings.Join(vals, " ")
 	}
-	if id := m.match(vals); id != "" {
-		return id, ""
-	}
-	return classOther, strings.Join(vals, " ")
+	return a
 }
 
 // answerValues returns the values of in's answer records of type qtype, canonical, sorted

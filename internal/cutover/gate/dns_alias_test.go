@@ -34,12 +34,18 @@ func (z testZone) setLB(t *testing.T, name string, addrs ...string) {
 // record as the Route 53 lever gives it: each member's value is its alias target.
 func (z testZone) setAliases(t *testing.T, name string, weights map[string]int64, targets map[string]string) Record {
 	t.Helper()
-	rec := Record{Name: name, Type: "A", Members: map[string][]string{}}
+	return z.setAliasesOf(t, name, "A", weights, targets)
+}
+
+// setAliasesOf is setAliases for a record of type typ (A or AAAA).
+func (z testZone) setAliasesOf(t *testing.T, name, typ string, weights map[string]int64, targets map[string]string) Record {
+	t.Helper()
+	rec := Record{Name: name, Type: typ, Members: map[string][]string{}}
 	var changes []zones.Change
 	for id, target := range targets {
 		w := weights[id]
 		changes = append(changes, zones.Change{Action: zones.Upsert, Set: zones.RRSet{
-			Name: name, Type: "A", SetIdentifier: id, Weight: &w,
+			Name: name, Type: typ, SetIdentifier: id, Weight: &w,
 			Alias: &zones.AliasTarget{HostedZoneID: albZone, DNSName: "dualstack." + target + ".", EvaluateTargetHealth: false},
 		}})
 		rec.Members[id] = []string{"dualstack." + target}

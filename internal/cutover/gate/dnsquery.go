@@ -134,12 +134,12 @@ func (d *DNS) resolveTarget(ctx context.Context, host string, qtype uint16) ([]s
 			if isLoopbackServer(server) {
 				return nil, fmt.Errorf("resolve %s %s: %s answers a CNAME to %s, and a loopback server is not followed by the system resolver", dns.TypeToString[qtype], host, server, cname)
 			}
-			return lookupSystem(ctx, cname, qtype)
+			return d.lookupSystem(ctx, cname, qtype)
 		case dns.RcodeRefused:
 			if isLoopbackServer(server) {
 				return nil, fmt.Errorf("resolve %s %s: %s refuses it, and a loopback server is not followed by the system resolver", dns.TypeToString[qtype], host, server)
 			}
-			return lookupSystem(ctx, host, qtype)
+			return d.lookupSystem(ctx, host, qtype)
 		default:
 			errs = append(errs, fmt.Errorf("query %s %s at %s: %s", dns.TypeToString[qtype], host, server, dns.RcodeToString[in.Rcode]))
 		}
@@ -163,18 +163,31 @@ func isLoopbackServer(server string) bool {
 	return err == nil && a.IsLoopback()
 }
 
-// lookupSystem resolves host's addresses of type qtype with the system resolver.
-func lookupSystem(ctx context.Context, host string, qtype uint16) ([]string, error) {
-	network := "ip4"
+// lookupSystem resolves host's addresses of type qtype with the system resolver (d.system
+// in tests). Empty without error only when host has no address of that type but has one
+// of the other family: the resolver reports NODATA and a name that does not exist alike
+// ("no such host"), and a target that does not exist must not read as one answering
+// nothing of the type (a record carrying no traffic).
+func (d *DNS) lookupSystem(ctx context.Context, host string, qtype uint16) ([]string, error) {
+	network, other := "ip4", "ip6"
 	if qtype == dns.TypeAAAA {
-		network = "ip6"
+		network, other = "ip6", "ip4"
+	}
+	res := d.system
+	if res == nil {
+		res = net.DefaultResolver
 	}
 	ctx, cancel := context.WithTimeout(ctx, queryTimeout)
 	defer cancel()
-	addrs, err := net.DefaultResolver.LookupNetIP(ctx, network, strings.TrimSuffix(host, "."))
+	// Rooted: an alias's target is a whole name, never one for the search list to extend.
+	name := dns.Fqdn(host)
+	addrs, err := res.LookupNetIP(ctx, network, name)
 	var dnsErr *net.DNSError
 	if errors.As(err, &dnsErr) && dnsErr.IsNotFound {
-		return nil, nil // NODATA looks like this too: the target has no such address
+		if _, otherErr := res.LookupNetIP(ctx, other, name); otherErr != nil {
+			return nil, fmt.Errorf("resolve %s with the system resolver: no A or AAAA address (%w)", host, otherErr)
+		}
+		return nil, nil // NODATA: the target has addresses, none of this type
 	}
 	if err != nil {
 		return nil, fmt.Errorf("resolve %s %s with the system resolver: %w", dns.TypeToString[qtype], host, err)

@@ -1009,15 +1009,26 @@ func formatFloat(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) 
 // "spec.pause", "spec.steps[2].pause" or "spec.rollback.pause" — never one derived from
 // it: the steps that take spec.pause are reported once, as spec.pause, and steps lists
 // them (1-based; nil when every step takes it). ttl is the TTL the steps are written
-// with: the plan's spec.ttl.lower when lowered, else the records' own.
-func PauseTooShort(field string, pause, ttl time.Duration, lowered bool, steps []int) string {
+// with: the plan's spec.ttl.lower when lowered, else the records' own (for alias members,
+// their targets'). from, optional, says where that TTL comes from (only its first element
+// is read): when it is an alias target's, no write lowers it, and the advice says so
+// rather than pointing at spec.ttl.lower.
+func PauseTooShort(field string, pause, ttl time.Duration, lowered bool, steps []int, from ...PauseFloor) string {
+	var f PauseFloor
+	if len(from) > 0 {
+		f = from[0]
+	}
+	// The floor is the aliases' when no plain member's TTL (or the lowered one) is longer.
+	aliasFloor := f.AliasTTL > 0 && f.AliasTTL >= ttl
 	var b strings.Builder
-	// A TTL is whole seconds, and read as such: "60s", not "1m0s".
-	secs := fmt.Sprintf("%ds", int64(ttl/time.Second))
+	secs, aliasSecs := ttlSeconds(ttl), ttlSeconds(f.AliasTTL)
 	fmt.Fprintf(&b, "%s %s is shorter than ", field, pause)
-	if lowered {
+	switch {
+	case aliasFloor:
+		fmt.Fprintf(&b, "the TTL the alias targets answer with (%s)", secs)
+	case lowered:
 		fmt.Fprintf(&b, "the TTL spec.ttl.lower sets (%s)", secs)
-	} else {
+	default:
 		fmt.Fprintf(&b, "the records' TTL %s", secs)
 	}
 	if len(steps) > 0 {
@@ -1028,10 +1039,27 @@ func PauseTooShort(field string, pause, ttl time.Duration, lowered bool, steps [
 		fmt.Fprintf(&b, " (steps %s take it)", strings.Join(names, ", "))
 	}
 	fmt.Fprintf(&b, ": a step never completes sooner than the TTL, as resolvers may answer with the weights before it until then; set %s to at least %s", field, secs)
-	if lowered {
+	switch {
+	case aliasFloor:
+		fmt.Fprintf(&b, ": the alias targets answer with a TTL of %s, which no write lowers (spec.ttl.lower applies to the plain members only)", secs)
+	case f.AliasTTL > 0 && lowered:
+		fmt.Fprintf(&b, ", or a lower spec.ttl.lower, not below %s: the alias targets answer with a TTL of %s, which no write lowers", aliasSecs, aliasSecs)
+	case f.AliasTTL > 0:
+		fmt.Fprintf(&b, ", or lower the plain members' TTL for the cutover with spec.ttl.lower, not below %s: the alias targets answer with a TTL of %s, which no write lowers", aliasSecs, aliasSecs)
+	case lowered:
 		b.WriteString(", or a lower spec.ttl.lower")
-	} else {
+	default:
 		b.WriteString(", or lower the TTL for the cutover with spec.ttl.lower")
 	}
 	return b.String()
 }
+
+// PauseFloor says where the TTL a pause must cover comes from, for PauseTooShort.
+type PauseFloor struct {
+	// AliasTTL is the longest TTL the plan's alias members' targets answer with (0: no
+	// alias member). Route 53 answers an alias with its target's TTL: no write lowers it.
+	AliasTTL time.Duration
+}
+
+// ttlSeconds writes a TTL as the whole seconds it is read as: "60s", not "1m0s".
+func ttlSeconds(ttl time.Duration) string { return fmt.Sprintf("%ds", int64(ttl/time.Second)) }
