@@ -73,7 +73,7 @@ func (h *TargetHealth) Precheck(ctx context.Context, s Step) Result { return h.C
 func (h *TargetHealth) Check(ctx context.Context, s Step) Result {
 	r := Result{Gate: h.name, Kind: KindTargetHealth}
 	if len(s.TargetGroups) == 0 {
-		return r.fail(fmt.Errorf("gate %s: step %d has no target groups: a targetHealth gate judges an ALB cutover", h.name, s.Index))
+		return r.fail(fmt.Errorf("step %d has no target groups: a targetHealth gate judges an ALB cutover", s.Index))
 	}
 	ctx, cancel := context.WithTimeout(ctx, albTimeout)
 	defer cancel()
@@ -84,7 +84,7 @@ func (h *TargetHealth) Check(ctx context.Context, s Step) Result {
 		}
 		out, err := h.api.DescribeTargetHealth(ctx, &elbv2.DescribeTargetHealthInput{TargetGroupArn: aws.String(g.ARN)})
 		if err != nil {
-			return r.fail(fmt.Errorf("gate %s: describe target health of %s: %w", h.name, g.Name, err))
+			return r.fail(fmt.Errorf("describe target health of %s: %w", g.Name, err))
 		}
 		healthy, line, example := HealthSummary(out.TargetHealthDescriptions)
 		key := g.key()
@@ -100,7 +100,7 @@ func (h *TargetHealth) Check(ctx context.Context, s Step) Result {
 		}
 	}
 	if len(summary) == 0 {
-		return r.fail(fmt.Errorf("gate %s: step %d gives no target group a weight above 0", h.name, s.Index))
+		return r.fail(fmt.Errorf("step %d gives no target group a weight above 0", s.Index))
 	}
 	r.Pass = len(problems) == 0
 	r.Detail = strings.Join(summary, "; ")
@@ -262,13 +262,13 @@ func (a *ALBTraffic) Name() string { return a.name }
 func (a *ALBTraffic) Check(ctx context.Context, s Step) Result {
 	r := Result{Gate: a.name, Kind: KindALBTraffic}
 	if len(s.TargetGroups) == 0 {
-		return r.fail(fmt.Errorf("gate %s: step %d has no target groups: an albTraffic gate judges an ALB cutover", a.name, s.Index))
+		return r.fail(fmt.Errorf("step %d has no target groups: an albTraffic gate judges an ALB cutover", s.Index))
 	}
 	var groups []TargetGroup // from, then to
 	for _, id := range []string{s.From, s.To} {
 		i := slices.IndexFunc(s.TargetGroups, func(g TargetGroup) bool { return g.Cluster == id })
 		if i < 0 {
-			return r.fail(fmt.Errorf("gate %s: step %d has no target group for %s", a.name, s.Index, id))
+			return r.fail(fmt.Errorf("step %d has no target group for %s", s.Index, id))
 		}
 		groups = append(groups, s.TargetGroups[i])
 	}
@@ -289,7 +289,7 @@ func (a *ALBTraffic) Check(ctx context.Context, s Step) Result {
 	defer cancel()
 	counts, err := readALBMetrics(ctx, a.api, groups, start, end, a.period, true)
 	if err != nil {
-		return r.fail(fmt.Errorf("gate %s: %w", a.name, err))
+		return r.fail(err)
 	}
 	return a.judge(r, s, groups, counts, end.Sub(start))
 }

@@ -150,11 +150,11 @@ func (d *CloudMapDiscovery) Check(ctx context.Context, s Step) Result {
 	defer cancel()
 	all, err := Discover(ctx, d.api, d.svc, "ALL", false)
 	if err != nil {
-		return r.fail(fmt.Errorf("gate %s: %w", d.name, err))
+		return r.fail(err)
 	}
 	got, err := Discover(ctx, d.api, d.svc, d.svc.HealthStatus, true)
 	if err != nil {
-		return r.fail(fmt.Errorf("gate %s: %w", d.name, err))
+		return r.fail(err)
 	}
 	nf, nt := all.ByCluster[s.From], all.ByCluster[s.To]
 	gf, gt := got.ByCluster[s.From], got.ByCluster[s.To]

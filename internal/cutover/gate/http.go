@@ -279,7 +279,7 @@ func (h *HTTP) Check(ctx context.Context, s Step) Result {
 	if h.noWorse {
 		for _, id := range []string{s.From, s.To} {
 			if _, ok := h.clusters[id]; !ok {
-				return r.fail(fmt.Errorf("gate %s: noWorseThanFrom: clusters has no URL for %q", h.name, id))
+				return r.fail(fmt.Errorf("noWorseThanFrom: clusters has no URL for %q", id))
 			}
 		}
 	}
@@ -290,7 +290,7 @@ func (h *HTTP) Check(ctx context.Context, s Step) Result {
 	}
 	wg.Wait()
 	if err := ctx.Err(); err != nil {
-		return r.fail(fmt.Errorf("gate %s: check interrupted: %w", h.name, err))
+		return r.fail(fmt.Errorf("check interrupted: %w", err))
 	}
 	h.judge(&r, probes)
 	return r

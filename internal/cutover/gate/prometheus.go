@@ -85,7 +85,7 @@ func (p *Prometheus) Check(ctx context.Context, _ Step) Result {
 	defer cancel()
 	val, warnings, err := p.api.Query(ctx, p.query, time.Now())
 	if err != nil {
-		return r.fail(fmt.Errorf("gate %s: query %q at %s: %w", p.name, p.query, p.url, err))
+		return r.fail(fmt.Errorf("query %q at %s: %w", p.query, p.url, err))
 	}
 	v, n, err := single(val)
 	if err != nil {
