@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"maps"
 	"net"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -55,6 +56,12 @@ type HoldProbeConfig struct {
 	// apex NS record, on port 53). A private zone is probed only through Servers: its
 	// apex NS names public servers, which do not serve it.
 	Servers []string
+	// APIEndpoint is the Route 53 API URL the controller uses ("" for AWS's own). When it
+	// is on this machine (loopback or localhost: the sandbox) and Servers is empty, no
+	// zone is probed at all: the sandbox lists real AWS name servers in its zones' NS
+	// records, which do not serve its zones, and asking them (or resolving their names)
+	// would leave the machine.
+	APIEndpoint string
 	// Invalidate drops a zone from the zone cache, so that the next reconcile lists it.
 	Invalidate func(zoneID string)
 	// Observe counts each probe's result (ProbeSame, ProbeChanged, ProbeError); nil
@@ -76,7 +83,9 @@ type HoldProbeConfig struct {
 // ordinary queries): a zone where the controller publishes no weighted set is never
 // probed, and an idle controller still makes no Route 53 API call. A name is probed
 // only while the controller publishes weighted sets there. A failed probe changes
-// nothing: it is counted, and logged at most every ten minutes per zone.
+// nothing: it is counted, and logged at most every ten minutes per zone. A zone whose
+// servers all fail to answer is left for the round at its first such name (one error),
+// and a round lasts at most Interval: the next takes up where it stopped.
 type HoldProber struct {
 	cfg     HoldProbeConfig
 	log     *slog.Logger
@@ -84,9 +93,19 @@ type HoldProber struct {
 	client  *dns.Client
 	// lookup resolves a name server's host name; net.DefaultResolver's.
 	lookup func(ctx context.Context, host string) ([]string, error)
+	// off says why no zone is probed at all, "" when zones are probed.
+	off string
+	// budget bounds one round (ProbeOnce): Interval.
+	budget time.Duration
 
 	mu    sync.Mutex
 	zones map[string]*probeZone // by zone id
+	// offLogged says off was logged; resume is the zone a round starts with (the one
+	// the last round ran out of time on), "" for the first; overLogged is when a round
+	// that ran out of time was last logged.
+	offLogged  bool
+	resume     string
+	overLogged time.Time
 }
 
 // probeZone is what the prober knows of one zone.
@@ -122,8 +141,33 @@ func NewHoldProber(cfg HoldProbeConfig) *HoldProber {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &HoldProber{cfg: cfg, log: log.With("probe", "holds"), changed: make(chan struct{}, 1),
+	p := &HoldProber{cfg: cfg, log: log.With("probe", "holds"), changed: make(chan struct{}, 1), budget: cfg.Interval,
 		client: &dns.Client{Net: "udp", Timeout: cfg.Timeout}, lookup: net.DefaultResolver.LookupHost, zones: map[string]*probeZone{}}
+	if len(cfg.Servers) == 0 && OnThisMachine(cfg.APIEndpoint) {
+		p.off = "the Route 53 API " + cfg.APIEndpoint + " is on this machine (a sandbox), whose zones' NS records name real AWS name servers that do not serve them"
+	}
+	return p
+}
+
+// OnThisMachine reports whether an API URL (--aws-endpoint, "host:port" accepted) names
+// this machine: a loopback address or localhost. "" (AWS's own endpoint) does not.
+func OnThisMachine(endpoint string) bool {
+	if endpoint == "" {
+		return false
+	}
+	if !strings.Contains(endpoint, "://") {
+		endpoint = "http://" + endpoint
+	}
+	u, err := url.Parse(endpoint)
+	if err != nil {
+		return false
+	}
+	host := strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // Changed receives a value after a probe invalidated a zone: time to reconcile.
@@ -195,10 +239,20 @@ func (p *HoldProber) Run(ctx context.Context) {
 	}
 }
 
-// ProbeOnce probes every watched name once and returns the ids of the zones it
-// invalidated.
+// ProbeOnce probes every watched name once, within Interval, and returns the ids of the
+// zones it invalidated. Zones are probed in order of id, starting with the first one the
+// last round had no time left for.
 func (p *HoldProber) ProbeOnce(ctx context.Context) []string {
 	p.mu.Lock()
+	if p.off != "" {
+		if !p.offLogged {
+			p.offLogged = true
+			p.log.InfoContext(ctx, "not probing zones for cutover holds: "+p.off+"; pass --hold-probe-servers with the sandbox's DNS address (host:port) to probe it; "+
+				"holds are confirmed at each zone's next listing meanwhile (at the latest its resync)")
+		}
+		p.mu.Unlock()
+		return nil
+	}
 	type job struct {
 		zone  probeZone
 		names []string
@@ -207,17 +261,32 @@ func (p *HoldProber) ProbeOnce(ctx context.Context) []string {
 	for _, z := range p.zones {
 		jobs = append(jobs, job{zone: *z, names: slices.Sorted(maps.Keys(z.names))})
 	}
+	resume := p.resume
 	p.mu.Unlock()
 	slices.SortFunc(jobs, func(a, b job) int { return strings.Compare(a.zone.id, b.zone.id) })
+	if i := slices.IndexFunc(jobs, func(j job) bool { return j.zone.id >= resume }); i > 0 {
+		jobs = slices.Concat(jobs[i:], jobs[:i])
+	}
 
+	deadline := time.Now().Add(p.budget)
+	round, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	// A query cut by the deadline may fail before the context says it is done.
+	spent := func() bool { return round.Err() != nil || !time.Now().Before(deadline) }
 	var invalidated []string
-	for _, j := range jobs {
-		if ctx.Err() != nil {
+	next := ""
+	for k, j := range jobs {
+		if spent() {
+			if ctx.Err() == nil {
+				next = p.overrun(ctx, j.zone.id, len(jobs)-k)
+			}
 			break
 		}
-		servers, err := p.servers(ctx, &j.zone)
+		servers, err := p.servers(round, &j.zone)
 		if err != nil {
-			p.failed(ctx, j.zone.id, len(j.names), err)
+			if !spent() {
+				p.failed(ctx, j.zone.id, err)
+			}
 			continue
 		}
 		if servers == nil {
@@ -225,9 +294,18 @@ func (p *HoldProber) ProbeOnce(ctx context.Context) []string {
 		}
 		changed := false
 		for _, n := range j.names {
-			obs, err := p.ask(ctx, servers, n, len(p.cfg.Servers) == 0)
+			obs, err := p.ask(round, servers, n, len(p.cfg.Servers) == 0)
+			if err != nil && spent() {
+				// Out of time, not a failure of the servers.
+				break
+			}
 			if err != nil {
-				p.failed(ctx, j.zone.id, 1, fmt.Errorf("%s: %w", registry.AuthorityName(n), err))
+				p.failed(ctx, j.zone.id, fmt.Errorf("%s: %w", registry.AuthorityName(n), err))
+				if errors.Is(err, errNoAnswer) {
+					// No server answered: the zone's other names would only wait
+					// as long each. The zone is probed again next round.
+					break
+				}
 				continue
 			}
 			if p.compare(j.zone.id, n, obs) {
@@ -241,6 +319,9 @@ func (p *HoldProber) ProbeOnce(ctx context.Context) []string {
 			}
 		}
 	}
+	p.mu.Lock()
+	p.resume = next
+	p.mu.Unlock()
 	if len(invalidated) > 0 {
 		select {
 		case p.changed <- struct{}{}:
@@ -248,6 +329,21 @@ func (p *HoldProber) ProbeOnce(ctx context.Context) []string {
 		}
 	}
 	return invalidated
+}
+
+// overrun logs, at most every ten minutes, that a round ran out of time with left zones
+// unprobed, from zoneID on, and returns the zone the next round starts with: zoneID. (A
+// zone the round ran out of time in goes last next time, so that no zone slow enough to
+// use up every round keeps the others from being probed.)
+func (p *HoldProber) overrun(ctx context.Context, zoneID string, left int) string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if time.Since(p.overLogged) >= holdProbeErrorLog {
+		p.overLogged = time.Now()
+		p.log.WarnContext(ctx, "a round of probes for cutover holds ran out of time (--hold-probe-interval): the next round starts where it stopped",
+			"budget", p.budget, "zones_left", left)
+	}
+	return zoneID
 }
 
 // compare records what a probe of name saw and reports whether the zone must be listed
@@ -286,7 +382,7 @@ func (p *HoldProber) observe(result string) {
 	}
 }
 
-// describeHold renders a holdState for logs.
+// describeHold renders a hold's state (registry.Authority.State) for logs.
 func describeHold(s string) string {
 	if s == "" {
 		return "no hold"
@@ -294,11 +390,9 @@ func describeHold(s string) string {
 	return "hold " + s
 }
 
-// failed counts n failed probes of a zone and logs, at most every ten minutes per zone.
-func (p *HoldProber) failed(ctx context.Context, zoneID string, n int, err error) {
-	for range n {
-		p.observe(ProbeError)
-	}
+// failed counts a failed probe of a zone and logs, at most every ten minutes per zone.
+func (p *HoldProber) failed(ctx context.Context, zoneID string, err error) {
+	p.observe(ProbeError)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	z := p.zones[zoneID]
@@ -356,9 +450,12 @@ func (p *HoldProber) servers(ctx context.Context, z *probeZone) ([]string, error
 	return addrs, nil
 }
 
+// errNoAnswer is ask's error when no server answered at all (each timed out or refused).
+var errNoAnswer = errors.New("no name server answered")
+
 // ask queries servers in turn for name's authority record, until one answers (with
 // authority, when authoritative: the zone's own name servers), and returns the hold it
-// states (holdState), "" for none. Servers named by the operator may be resolvers (a
+// states (registry.Authority.State), "" for none; errNoAnswer when none answered at all. Servers named by the operator may be resolvers (a
 // private zone's VPC resolver), whose answers carry no authority: a stale answer from
 // one only delays a confirmation, since an answer never writes anything itself, it
 // only has the zone listed again.
@@ -367,8 +464,12 @@ func (p *HoldProber) ask(ctx context.Context, servers []string, name string, aut
 	q.SetQuestion(dns.Fqdn(registry.AuthorityName(name)), dns.TypeTXT)
 	q.RecursionDesired = false
 	var errs []error
+	answered := false
 	for _, s := range servers {
 		r, _, err := p.client.ExchangeContext(ctx, q, s)
+		if err == nil {
+			answered = true
+		}
 		switch {
 		case err != nil:
 			errs = append(errs, fmt.Errorf("%s: %w", s, err))
@@ -390,10 +491,13 @@ func (p *HoldProber) ask(ctx context.Context, servers []string, name string, aut
 			rec := &endpoint.Endpoint{Name: registry.AuthorityName(name), Type: endpoint.TypeTXT,
 				Targets: endpoint.Targets{strconv.Quote(strings.Join(txt.Txt, ""))}}
 			if a, ok := registry.ParseAuthority(rec); ok {
-				return holdState(a), nil
+				return a.State(), nil
 			}
 		}
 		return "", nil
+	}
+	if !answered {
+		return "", fmt.Errorf("%w: %w", errNoAnswer, errors.Join(errs...))
 	}
 	return "", errors.Join(errs...)
 }

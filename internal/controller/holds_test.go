@@ -2,14 +2,18 @@ package controller
 
 import (
 	"context"
+	"errors"
+	"maps"
 	"net"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/crossfade-io/crossfade/internal/endpoint"
 	"github.com/crossfade-io/crossfade/internal/plan"
+	"github.com/crossfade-io/crossfade/internal/provider"
 	"github.com/crossfade-io/crossfade/internal/provider/cache"
 	"github.com/crossfade-io/crossfade/internal/registry"
 )
@@ -156,4 +160,138 @@ func ownership(t *testing.T, e *env, name string) string {
 		}
 	}
 	return ""
+}
+
+// TestOnThisMachine: the Route 53 API URLs that name this machine (a sandbox), for which
+// a prober without --hold-probe-servers probes nothing.
+func TestOnThisMachine(t *testing.T) {
+	for _, tt := range []struct {
+		endpoint string
+		want     bool
+	}{
+		{"", false},
+		{"http://127.0.0.1:4566", true},
+		{"http://127.3.2.1", true},
+		{"127.0.0.1:10080", true},
+		{"http://localhost:8080/", true},
+		{"http://LOCALHOST.:8080", true},
+		{"http://sandbox.localhost:8080", true},
+		{"http://[::1]:4566", true},
+		{"https://route53.amazonaws.com", false},
+		{"https://route53-fips.amazonaws.com", false},
+		{"http://10.0.0.5:4566", false},
+		{"http://localhost.example.com", false},
+		{"://bad", false},
+	} {
+		if got := OnThisMachine(tt.endpoint); got != tt.want {
+			t.Errorf("OnThisMachine(%q) = %v, want %v", tt.endpoint, got, tt.want)
+		}
+	}
+}
+
+// probeReport is a sync's report of zones, each publishing weighted sets at names, with
+// AWS's name servers in its apex NS record, as the sandbox lists them.
+func probeReport(zones map[string][]string) *Report {
+	rep := &Report{}
+	for _, id := range slices.Sorted(maps.Keys(zones)) {
+		w := map[string]string{}
+		for _, n := range zones[id] {
+			w[n] = ""
+		}
+		rep.Zones = append(rep.Zones, ZoneReport{Zone: provider.Zone{ID: id, Name: strings.ToLower(id) + ".example.com"}, Plan: &plan.Plan{},
+			Weighted: w, NameServers: []string{"ns-370.awsdns-50.com.", "ns-1234.awsdns-10.org."}})
+	}
+	return rep
+}
+
+// TestHoldProberStaysOnTheMachine: against a Route 53 API on this machine (the sandbox)
+// and without servers to ask, a prober neither resolves the zone's name servers (real
+// AWS names) nor asks them: it probes nothing. Against AWS's API it would (here its
+// resolver is a stand-in that answers nothing, so nothing leaves the machine either).
+func TestHoldProberStaysOnTheMachine(t *testing.T) {
+	for _, tt := range []struct {
+		endpoint string
+		servers  []string
+		resolves bool
+	}{
+		{"http://127.0.0.1:4566", nil, false},
+		{"http://localhost:4566", nil, false},
+		{"", nil, true},
+		{"https://route53.amazonaws.com", nil, true},
+	} {
+		var counts probeCounts
+		pr := NewHoldProber(HoldProbeConfig{APIEndpoint: tt.endpoint, Servers: tt.servers, Observe: counts.observe})
+		var looked []string
+		pr.lookup = func(_ context.Context, host string) ([]string, error) {
+			looked = append(looked, host)
+			return nil, errors.New("no resolver in tests")
+		}
+		pr.Track(probeReport(map[string][]string{"Z1": {"app.example.com"}}))
+		pr.ProbeOnce(context.Background())
+		if got := len(looked) > 0; got != tt.resolves {
+			t.Errorf("API %q: name servers resolved %v (%v), want %v", tt.endpoint, got, looked, tt.resolves)
+		}
+		if !tt.resolves && len(counts.n) != 0 {
+			t.Errorf("API %q: probes counted %v, want none", tt.endpoint, counts.n)
+		}
+	}
+}
+
+// TestHoldProbeStopsAtSilentServers: when no server answers for a zone's first name, the
+// zone's round stops there, counted as one error: its other names would each wait as
+// long for the same silence.
+func TestHoldProbeStopsAtSilentServers(t *testing.T) {
+	ln, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	var counts probeCounts
+	pr := NewHoldProber(HoldProbeConfig{Servers: []string{ln.LocalAddr().String()}, Timeout: 50 * time.Millisecond, Observe: counts.observe})
+	pr.Track(probeReport(map[string][]string{"Z1": {"a.example.com", "b.example.com", "c.example.com"}}))
+	if got := pr.ProbeOnce(context.Background()); len(got) != 0 {
+		t.Errorf("invalidated %v, want nothing", got)
+	}
+	if n := counts.get(ProbeError); n != 1 {
+		t.Errorf("errors counted %d, want 1 for the zone", n)
+	}
+	// Every query sent is queued at the silent server: one, not one per name.
+	queries := 0
+	buf := make([]byte, 512)
+	for {
+		if err := ln.SetReadDeadline(time.Now().Add(100 * time.Millisecond)); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := ln.ReadFrom(buf); err != nil {
+			break
+		}
+		queries++
+	}
+	if queries != 1 {
+		t.Errorf("queries sent %d, want 1", queries)
+	}
+}
+
+// TestHoldProbeRoundIsBounded: a round that runs out of time (here its budget is spent
+// waiting on a silent server whose timeout is an hour) ends there, counting no error (the
+// servers were not judged), and the next round starts with the zone it had no time for,
+// so that a slow zone does not keep the others from being probed.
+func TestHoldProbeRoundIsBounded(t *testing.T) {
+	ln, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	var counts probeCounts
+	pr := NewHoldProber(HoldProbeConfig{Servers: []string{ln.LocalAddr().String()}, Timeout: time.Hour, Observe: counts.observe})
+	pr.budget = 20 * time.Millisecond
+	pr.Track(probeReport(map[string][]string{"ZA": {"a.example.com"}, "ZB": {"b.example.com"}}))
+	pr.ProbeOnce(context.Background())
+	if pr.resume != "ZB" || len(counts.n) != 0 {
+		t.Errorf("after the first round: starts next with %q, counts %v; want ZB, nothing counted", pr.resume, counts.n)
+	}
+	pr.ProbeOnce(context.Background())
+	if pr.resume != "ZA" || len(counts.n) != 0 {
+		t.Errorf("after the second round: starts next with %q, counts %v; want ZA, nothing counted", pr.resume, counts.n)
+	}
 }

@@ -71,7 +71,7 @@ type ZoneReport struct {
 	Err error
 	// Weighted are the names where this owner publishes (or is asked to publish) weighted
 	// record sets, each with the hold a cutover has on it as the listing showed it
-	// (holdState; "" when none): what a HoldProber watches.
+	// (registry.Authority.State; "" when none): what a HoldProber watches.
 	Weighted map[string]string
 	// NameServers are the zone's apex NS values as listed: where a HoldProber asks.
 	NameServers []string
@@ -525,7 +525,7 @@ func (z ZoneReport) Summary() string {
 
 // weightedNames returns the names where owner publishes, or is asked to publish,
 // weighted record sets, each with the hold the zone's authority record there says
-// (holdState), "" when none. current must be labelled with its owners.
+// (registry.Authority.State), "" when none. current must be labelled with its owners.
 func weightedNames(desired, current []*endpoint.Endpoint, owner string) map[string]string {
 	var out map[string]string
 	add := func(name string) {
@@ -547,21 +547,12 @@ func weightedNames(desired, current []*endpoint.Endpoint, owner string) map[stri
 	if out == nil {
 		return nil
 	}
-	for _, c := range current {
-		if a, ok := registry.ParseAuthority(c); ok {
-			if _, watched := out[a.Name]; watched {
-				out[a.Name] = holdState(a)
-			}
+	for k, a := range registry.Holds(current) {
+		if _, watched := out[k.Name]; watched {
+			out[k.Name] = a.State()
 		}
 	}
 	return out
-}
-
-// holdState renders what matters of a hold for a publisher's confirmation: the hold's id
-// and the types it holds; a change of either is a hold to confirm anew.
-func holdState(a registry.Authority) string {
-	types := slices.Sorted(slices.Values(a.Types))
-	return a.HoldID() + " " + strings.Join(types, ";")
 }
 
 // apexNS returns the values of the zone's apex NS record set, as listed.

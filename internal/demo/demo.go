@@ -197,7 +197,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	if k != nil {
 		defer k.stopControllers() // before the sandbox and the backends go
-		if err := k.publish(ctx, clusters, sb.APIURL(), dns, out); err != nil {
+		if err := k.publish(ctx, clusters, sb.APIURL(), sb.DNSAddr(), dns, out); err != nil {
 			return nil, err
 		}
 		wg.Go(func() { k.watchEvents(ctx, out) })

@@ -129,7 +129,7 @@ func startKube(ctx context.Context, cfg KubeConfig, dir string, ids []string, ou
 // publish creates each cluster's Service for its backend, starts its controller, and
 // waits until every controller has published its member from its Service. The
 // controllers are left running: stopControllers (or close) stops them.
-func (k *kube) publish(ctx context.Context, apps []*cluster, apiURL string, dns *route53.Provider, out io.Writer) error {
+func (k *kube) publish(ctx context.Context, apps []*cluster, apiURL, dnsAddr string, dns *route53.Provider, out io.Writer) error {
 	for _, c := range apps {
 		kc := k.cluster(c.id)
 		if kc == nil {
@@ -142,7 +142,7 @@ func (k *kube) publish(ctx context.Context, apps []*cluster, apiURL string, dns 
 		fmt.Fprintf(out, "cluster %-5s app %s at %s, Service %s/%s: LoadBalancer %s, %sset-identifier %s, %saws-weight %d\n",
 			c.id, c.version, c.url("/"), serviceNamespace, serviceName, c.ip, annotationPrefix, c.id, annotationPrefix, c.weight)
 		logPath := filepath.Join(k.dir, c.id, "controller.log")
-		ctl, err := startController(k.cfg.Crossfade, controllerArgs(kc.api.Kubeconfig, apiURL, c.id), controllerEnv(), logPath)
+		ctl, err := startController(k.cfg.Crossfade, controllerArgs(kc.api.Kubeconfig, apiURL, dnsAddr, c.id), controllerEnv(), logPath)
 		if err != nil {
 			return fmt.Errorf("cluster %s: %w", c.id, err)
 		}
@@ -213,8 +213,10 @@ func (kc *kubeCluster) createService(ctx context.Context) error {
 }
 
 // controllerArgs is the command line of one cluster's controller, as a Deployment would
-// run it (owner id = cluster id), pointed at the cluster's API and the sandbox.
-func controllerArgs(kubeconfig, apiURL, owner string) []string {
+// run it (owner id = cluster id), pointed at the cluster's API and the sandbox: its
+// Route 53 API, and its DNS server (dnsAddr), which the controller asks whether a cutover
+// holds a name; the zone's own NS records name AWS's servers, off this machine.
+func controllerArgs(kubeconfig, apiURL, dnsAddr, owner string) []string {
 	return []string{"controller",
 		"--kubeconfig", kubeconfig,
 		"--source", "service",
@@ -222,6 +224,7 @@ func controllerArgs(kubeconfig, apiURL, owner string) []string {
 		"--txt-owner-id", owner,
 		"--aws-endpoint", apiURL,
 		"--aws-region", region,
+		"--hold-probe-servers", dnsAddr,
 		// One replica: nothing to elect.
 		"--leader-elect=false",
 		// Two controllers on one machine: not the default :7979, which both would want.

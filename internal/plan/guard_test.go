@@ -454,3 +454,80 @@ func TestHeldMembersStay(t *testing.T) {
 		})
 	}
 }
+
+// TestHeldNameJoinsAtZero: while a cutover holds a name, a weighted member the zone lacks
+// (deleted by another writer, or a new cluster's) is created at weight 0, whatever its
+// source asks for: any other weight moves traffic only the cutover moves. Its ownership
+// record confirms the hold and records the weight the source asks for, and the plan says
+// so; the next plan writes nothing more. Without a hold, the source's weight is written.
+func TestHeldNameJoinsAtZero(t *testing.T) {
+	reg, _ := registry.New(registry.Config{OwnerID: "blue"})
+	hold := registry.Authority{Name: "app.example.com", Cutover: "shop", Types: []string{"A"}, Runner: registry.Runner{Token: "t0k3n", Host: "ci"}}.Record()
+	green := owned(t, weighted(rec("app.example.com", "A", "192.0.2.2"), "green", 90), "green", "service/default/app")
+	blue := func(w int64) []*endpoint.Endpoint {
+		return []*endpoint.Endpoint{from(weighted(rec("app.example.com", "A", "192.0.2.1"), "blue", w), "service/default/app")}
+	}
+	txt := func(wants string) string {
+		l := `"heritage=external-dns,external-dns/crossfade-confirms-hold=t0k3n,`
+		if wants != "" {
+			l += "external-dns/crossfade-wants-weight=" + wants + ","
+		}
+		return l + `external-dns/owner=blue,external-dns/resource=service/default/app"`
+	}
+	simple := owned(t, rec("app.example.com", "A", "192.0.2.9"), "blue", "service/default/app")
+	const joined = "app.example.com A [blue]: held by cutover shop: the member is not in the zone and is created at weight 0 while the cutover holds the weights; the source asks for 100 (wanted by service/default/app)"
+	tests := []struct {
+		name    string
+		policy  Policy
+		current []*endpoint.Endpoint
+		desired []*endpoint.Endpoint
+		want    []string
+		confl   []string
+		summary Summary
+	}{
+		{"no hold: the source's weight", Sync, green, blue(100), []string{
+			"0 CREATE app.example.com A blue weighted(100) 192.0.2.1",
+			"0 CREATE a-app.example.com TXT blue weighted(100) " + payload("app"),
+		}, nil, Summary{Create: 1}},
+		{"held: a deleted member comes back at weight 0", Sync, append(slices.Clone(green), hold), blue(100), []string{
+			"0 CREATE app.example.com A blue weighted(0) 192.0.2.1",
+			"0 CREATE a-app.example.com TXT blue weighted(0) " + txt("100"),
+		}, []string{joined}, Summary{Create: 1}},
+		{"held: a source asking for 0 is created as it asks", Sync, append(slices.Clone(green), hold), blue(0), []string{
+			"0 CREATE app.example.com A blue weighted(0) 192.0.2.1",
+			"0 CREATE a-app.example.com TXT blue weighted(0) " + txt(""),
+		}, nil, Summary{Create: 1}},
+		{"held, upsert-only: at weight 0 too", UpsertOnly, append(slices.Clone(green), hold), blue(100), []string{
+			"0 CREATE app.example.com A blue weighted(0) 192.0.2.1",
+			"0 CREATE a-app.example.com TXT blue weighted(0) " + txt("100"),
+		}, []string{joined}, Summary{Create: 1}},
+		{"held, create-only: at weight 0 too", CreateOnly, append(slices.Clone(green), hold), blue(100), []string{
+			"0 CREATE app.example.com A blue weighted(0) 192.0.2.1",
+			"0 CREATE a-app.example.com TXT blue weighted(0) " + txt("100"),
+		}, []string{joined}, Summary{Create: 1}},
+		{"held: a simple record turned weighted joins at weight 0", Sync, append(slices.Clone(simple), hold), blue(100), []string{
+			"0 DELETE app.example.com A  simple 192.0.2.9",
+			"0 DELETE a-app.example.com TXT  simple " + payload("app"),
+			"0 CREATE app.example.com A blue weighted(0) 192.0.2.1",
+			"0 CREATE a-app.example.com TXT blue weighted(0) " + txt("100"),
+		}, []string{joined}, Summary{Create: 1, Replace: 1}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := Calculate(Input{Desired: tt.desired, Current: tt.current, Registry: reg, Policy: tt.policy})
+			if got := render(p); !slices.Equal(got, tt.want) {
+				t.Errorf("changes:\n got %q\nwant %q", got, tt.want)
+			}
+			checkFindings(t, "conflict", p.Conflicts, tt.confl)
+			if p.Summary != tt.summary {
+				t.Errorf("summary %+v, want %+v", p.Summary, tt.summary)
+			}
+			// Once written, the next plan writes nothing more: the member stays at 0 and
+			// the wish stays recorded, with the same report, until the cutover moves it.
+			p2 := Calculate(Input{Desired: tt.desired, Current: applyPlan(tt.current, p), Registry: reg, Policy: tt.policy})
+			if len(p2.Batches) != 0 {
+				t.Errorf("second plan: %q, want nothing", render(p2))
+			}
+		})
+	}
+}

@@ -302,9 +302,10 @@ type planner struct {
 // of d's name and type, an existing weighted member keeps its current weight (and TTL,
 // which a cutover may lower for its duration) whatever the source says. A source that
 // pins another weight is reported, not obeyed; everything else about the record is
-// still published. Every weighted record of a held name carries the hold's id in its
-// ownership record (endpoint.ConfirmsHoldLabel), whether or not the weights agree: that
-// is the publisher's confirmation, which `cutover release` waits for, that it has read
+// still published; a member the zone lacks is created at weight 0 (joinHeld). Every
+// weighted record of a held name carries the hold's id in its ownership record
+// (endpoint.ConfirmsHoldLabel), whether or not the weights agree: that is the
+// publisher's confirmation, which `cutover release` waits for, that it has read
 // the zone since the hold began and recorded what its source asks for.
 func (pl *planner) holdWeight(d, cur *endpoint.Endpoint) *endpoint.Endpoint {
 	if d.Policy.Kind != endpoint.Weighted {
@@ -320,7 +321,7 @@ func (pl *planner) holdWeight(d, cur *endpoint.Endpoint) *endpoint.Endpoint {
 	}
 	held.Labels[endpoint.ConfirmsHoldLabel] = a.HoldID()
 	if cur == nil || cur.Policy.Kind != endpoint.Weighted {
-		return held
+		return pl.joinHeld(held, a)
 	}
 	if d.Policy.Weight != cur.Policy.Weight {
 		pl.plan.Conflicts = append(pl.plan.Conflicts, Conflict{
@@ -334,6 +335,28 @@ func (pl *planner) holdWeight(d, cur *endpoint.Endpoint) *endpoint.Endpoint {
 	if d.Policy.Weight != cur.Policy.Weight || (d.TTL.IsConfigured() && d.TTL != cur.TTL) {
 		held.Policy.Weight, held.TTL = cur.Policy.Weight, cur.TTL
 	}
+	return held
+}
+
+// joinHeld creates a weighted member that is not in the zone (deleted by another writer,
+// or a new cluster's) at weight 0 while a cutover holds its name: any other weight would
+// move traffic that only the cutover moves (safety rule 3), and weight 0 takes none while
+// another member has a weight. The weight its source asks for is recorded in the
+// ownership record, as for a held member whose source disagrees, and reported; the
+// cutover writes the member's weight itself at its next step, resume or rollback.
+func (pl *planner) joinHeld(held *endpoint.Endpoint, a registry.Authority) *endpoint.Endpoint {
+	if held.Policy.Weight == 0 {
+		return held
+	}
+	pl.plan.Conflicts = append(pl.plan.Conflicts, Conflict{
+		Key: held.Key(),
+		Reason: fmt.Sprintf("held by cutover %s: the member is not in the zone and is created at weight 0 while the cutover holds the weights; the source asks for %d%s",
+			a.Cutover, held.Policy.Weight, wantedBy(held)),
+		Advice: "the cutover writes this member's weight at its next step (`crossfade cutover resume` after a pause, or its rollback); " +
+			"set the source's weight to the one the zone holds before `crossfade cutover release` hands the weights back, or release will refuse",
+	})
+	held.Labels[endpoint.WantsWeightLabel] = strconv.FormatInt(held.Policy.Weight, 10)
+	held.Policy.Weight = 0
 	return held
 }
 

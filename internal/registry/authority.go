@@ -142,20 +142,14 @@ func ParseAuthority(r *endpoint.Endpoint) (a Authority, ok bool) {
 }
 
 // Authorities returns, for every (name, type) whose weights a cutover holds, that
-// cutover's name, read from the authority records among records.
+// cutover's name: Holds, for the one test (internal/cutover's) still reading it so.
 func Authorities(records []*endpoint.Endpoint) map[endpoint.Key]string {
 	var out map[endpoint.Key]string
-	for _, r := range records {
-		a, ok := ParseAuthority(r)
-		if !ok {
-			continue
+	for k, a := range Holds(records) {
+		if out == nil {
+			out = map[endpoint.Key]string{}
 		}
-		for _, t := range a.Types {
-			if out == nil {
-				out = map[endpoint.Key]string{}
-			}
-			out[endpoint.Key{Name: a.Name, Type: t}] = a.Cutover
-		}
+		out[k] = a.Cutover
 	}
 	return out
 }
@@ -172,8 +166,18 @@ func (a Authority) HoldID() string {
 	return payloadSafe(a.Cutover)
 }
 
+// State is what a publisher confirms of a hold: its id (HoldID) and the types it holds,
+// "ID A;AAAA". A change of either is a hold to confirm anew: a new run, or a type whose
+// members have not confirmed it yet.
+func (a Authority) State() string {
+	return a.HoldID() + " " + strings.Join(slices.Sorted(slices.Values(a.Types)), ";")
+}
+
 // Holds returns, for every (name, type) whose weights a cutover holds, the authority
-// record's content, read from the authority records among records.
+// record's content, read from the authority records among records. It is the one reader
+// of holds: the planner keeps held weights by it, a controller watches what it states
+// (Authority.State), and a release looks up the hold each member must confirm
+// (Authority.HoldID).
 func Holds(records []*endpoint.Endpoint) map[endpoint.Key]Authority {
 	var out map[endpoint.Key]Authority
 	for _, r := range records {

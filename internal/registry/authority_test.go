@@ -8,7 +8,9 @@ import (
 	"github.com/crossfade-io/crossfade/internal/endpoint"
 )
 
-func TestAuthorities(t *testing.T) {
+// TestHolds: authority records are written and read back, by name and type, and nothing
+// else is taken for one.
+func TestHolds(t *testing.T) {
 	rec := AuthorityRecord("app.example.com", []string{"AAAA", "A", "A"}, "app-1-21")
 	if rec.Name != "_crossfade-weights.app.example.com" || rec.Targets[0] != `"heritage=crossfade,crossfade/cutover=app-1-21,crossfade/types=A;AAAA"` {
 		t.Fatalf("record %s %q", rec.Name, rec.Targets)
@@ -36,9 +38,37 @@ func TestAuthorities(t *testing.T) {
 			Targets: endpoint.Targets{`"heritage=crossfade,crossfade/types=A"`}}}, nil},
 	}
 	for _, tt := range tests {
-		if got := Authorities(tt.in); !maps.Equal(got, tt.want) {
+		var got map[endpoint.Key]string
+		for k, a := range Holds(tt.in) {
+			if got == nil {
+				got = map[endpoint.Key]string{}
+			}
+			got[k] = a.Cutover
+		}
+		if !maps.Equal(got, tt.want) {
 			t.Errorf("%s: got %v, want %v", tt.name, got, tt.want)
 		}
+		if old := Authorities(tt.in); !maps.Equal(old, tt.want) {
+			t.Errorf("%s: Authorities %v, want %v", tt.name, old, tt.want)
+		}
+	}
+}
+
+// TestHoldState: what a publisher confirms of a hold changes with the run (its token)
+// and with the types held, and with nothing else (the runner's host or pid).
+func TestHoldState(t *testing.T) {
+	a := Authority{Name: "app.example.com", Cutover: "shop", Types: []string{"AAAA", "A"}, Runner: Runner{Token: "t0k3n", Host: "ci", PID: 7}}
+	if got := a.State(); got != "t0k3n A;AAAA" {
+		t.Errorf("state %q, want %q", got, "t0k3n A;AAAA")
+	}
+	moved := a
+	moved.Runner = Runner{Token: "t0k3n", Host: "other", PID: 8}
+	newRun := a
+	newRun.Runner.Token = "n3w"
+	fewer := a
+	fewer.Types = []string{"A"}
+	if moved.State() != a.State() || newRun.State() == a.State() || fewer.State() == a.State() {
+		t.Errorf("states: same run elsewhere %q, new run %q, fewer types %q; from %q", moved.State(), newRun.State(), fewer.State(), a.State())
 	}
 }
 

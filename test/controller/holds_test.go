@@ -103,3 +103,30 @@ func TestControllerIdleWithoutWeightedNames(t *testing.T) {
 		}
 	}
 }
+
+// TestControllerStaysOnTheMachine: against the sandbox (--aws-endpoint on loopback)
+// without --hold-probe-servers, a controller publishing a weighted member does not probe
+// the zone's name servers, which the sandbox names after real AWS ones (resolving or
+// asking them would leave the machine): it says once how to probe the sandbox instead,
+// and counts no probe at all.
+func TestControllerStaysOnTheMachine(t *testing.T) {
+	e := setup(t)
+	lbService(t, e.client, "app", "192.0.2.10", map[string]string{alpha + "hostname": "app.example.com",
+		alpha + "set-identifier": "blue", alpha + "aws-weight": "100", alpha + "ttl": "60"})
+	ctl := startController(t, "controller", e.kc.Kubeconfig, e.sb, "--source", "service", "--txt-owner-id", "blue",
+		"--leader-elect=false", "--debounce", "100ms", "--interval", "1s", "--hold-probe-interval", "100ms")
+	eventually(t, 20*time.Second, "first sync publishes app", hasRecord(t, e.dns, e.zone, "app.example.com A [blue] 192.0.2.10"))
+	const said = "not probing zones for cutover holds: the Route 53 API " + "http://"
+	eventually(t, 20*time.Second, "the controller says it does not probe", func() (bool, string) {
+		return strings.Contains(ctl.Log(), said) && strings.Contains(ctl.Log(), "pass --hold-probe-servers with the sandbox's DNS address"), ""
+	})
+	time.Sleep(500 * time.Millisecond) // several probe intervals
+	for _, r := range []string{"same", "changed", "error"} {
+		if v := ctl.Metric(t, fmt.Sprintf(`crossfade_hold_probes_total{result=%q}`, r)); v > 0 {
+			t.Errorf("probes %s: %v, want none against the sandbox without --hold-probe-servers", r, v)
+		}
+	}
+	if n := strings.Count(ctl.Log(), "not probing zones for cutover holds"); n != 1 {
+		t.Errorf("said %d times that it does not probe, want once", n)
+	}
+}

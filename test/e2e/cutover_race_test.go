@@ -189,9 +189,11 @@ func TestCutoverTwoMachines(t *testing.T) {
 			t.Fatalf("race %d: weights %v, authority %s; want %s=0 %s=100 held by runner %s", i, w, authority, from, to, token)
 		}
 		t.Logf("race %d: %s → %s, runner %s won", i, from, to, token)
-		// No publisher runs here to confirm the hold (the members were written once,
-		// directly), so release needs --force.
-		if out, code := runCutover(t, sb, winnerDir, "release", planFile, "--force"); code != 0 {
+		// As an operator would: each publisher's source set to the weight the zone now
+		// holds and synced (which confirms the hold), then a plain release.
+		syncMember(t, sb, from, 0)
+		syncMember(t, sb, to, 100)
+		if out, code := runCutover(t, sb, winnerDir, "release", planFile); code != 0 {
 			t.Fatalf("race %d: release: %s", i, out)
 		}
 	}

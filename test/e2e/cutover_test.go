@@ -159,10 +159,13 @@ func TestCutoverKill9(t *testing.T) {
 		}
 		t.Logf("trial %d: %s → %s, killed after %s, resumed to completion", i, from, to, delay)
 		// The next trial moves the other way: the same cutover authority is taken over by
-		// the next plan, so release this one's first. No publisher runs here to confirm
-		// the hold (the members were written once, directly), so release needs --force.
-		if out, code := runCutover(t, sb, state, "release", planFile, "--force"); code != 0 {
-			t.Fatalf("release: %s", out)
+		// the next plan, so release this one's first, as an operator would: each
+		// publisher's source set to the weight the zone now holds and synced (which
+		// confirms the hold), then a plain release.
+		syncMember(t, sb, from, 0)
+		syncMember(t, sb, to, 100)
+		if out, code := runCutover(t, sb, state, "release", planFile); code != 0 {
+			t.Fatalf("trial %d: release: %s", i, out)
 		}
 	}
 	loop.halt()

@@ -7,6 +7,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/route53"
+	"github.com/aws/aws-sdk-go-v2/service/route53/types"
 
 	"github.com/crossfade-io/crossfade/internal/sandbox"
 )
@@ -34,6 +35,53 @@ func TestHeldMemberSurvivesAnEmptySync(t *testing.T) {
 	if !strings.Contains(txt, "external-dns/crossfade-wants-weight=none") || !strings.Contains(txt, "external-dns/crossfade-confirms-hold=") ||
 		!strings.Contains(txt, "external-dns/owner=blue") {
 		t.Errorf("blue's ownership record %q, want it kept, confirming the hold and wanting none", txt)
+	}
+}
+
+// TestHeldMemberComesBackAtZero: after blue → green (the hold stays until release),
+// another writer deletes blue's member; blue's sync, whose source still asks for 100,
+// creates it again at weight 0, not 100 (which would send half the answers back to blue),
+// says it is held by the cutover and records the weight blue's source asks for. A second
+// sync changes nothing.
+func TestHeldMemberComesBackAtZero(t *testing.T) {
+	sb, zoneID := safetyZone(t, 100, 0)
+	state := t.TempDir()
+	planFile := safetyPlan(t, "[0, 50, 100]", "1s")
+	if out, code := runCutover(t, sb, state, "run", planFile); code != 0 {
+		t.Fatalf("run exited %d:\n%s", code, out)
+	}
+	client := sdkClient(sb.APIURL())
+	ctx := context.Background()
+	sets, err := client.ListResourceRecordSets(ctx, &route53.ListResourceRecordSetsInput{HostedZoneId: aws.String(zoneID)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range sets.ResourceRecordSets {
+		if aws.ToString(s.Name) == "app.example.com." && s.Type == types.RRTypeA && aws.ToString(s.SetIdentifier) == "blue" {
+			if _, err := client.ChangeResourceRecordSets(ctx, &route53.ChangeResourceRecordSetsInput{HostedZoneId: aws.String(zoneID),
+				ChangeBatch: &types.ChangeBatch{Changes: []types.Change{{Action: types.ChangeActionDelete, ResourceRecordSet: &s}}}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if w, _ := sdkWeights(t, sb, zoneID); len(w) != 1 || w["green"] != 100 {
+		t.Fatalf("after deleting blue's member: weights %v, want green alone", w)
+	}
+
+	out := syncMember(t, sb, "blue", 100)
+	mustContain(t, "blue's sync of its deleted member", out, "1 create",
+		"app.example.com A [blue]: held by cutover app: the member is not in the zone and is created at weight 0 while the cutover holds the weights; the source asks for 100")
+	w, authority := sdkWeights(t, sb, zoneID)
+	if w["blue"] != 0 || w["green"] != 100 || len(w) != 2 || authority == "" {
+		t.Fatalf("after blue's sync: weights %v, authority %q; want blue=0 green=100 under the hold", w, authority)
+	}
+	if txt := ownershipTXT(t, sb, zoneID, "blue"); !strings.Contains(txt, "external-dns/crossfade-wants-weight=100") || !strings.Contains(txt, "external-dns/crossfade-confirms-hold=") {
+		t.Errorf("blue's ownership record %q, want it to confirm the hold and record weight 100", txt)
+	}
+	out = syncMember(t, sb, "blue", 100)
+	mustContain(t, "blue's second sync", out, "0 create", "0 update")
+	if w, _ := sdkWeights(t, sb, zoneID); w["blue"] != 0 || w["green"] != 100 {
+		t.Errorf("after blue's second sync: weights %v, want blue=0 green=100", w)
 	}
 }
 

@@ -33,6 +33,8 @@
 // every name where it publishes weighted sets, and invalidates the zone (Invalidate) when
 // the answer differs from the cached listing, so the publisher confirms the hold within
 // minutes (endpoint.ConfirmsHoldLabel) and `cutover release` can trust what it recorded.
+// Against the sandbox (an API on this machine) it asks only the servers it is given
+// (--hold-probe-servers): the sandbox's NS records name real AWS name servers.
 //
 // The cache is safe for concurrent use, but it does not merge concurrent misses into one
 // listing (no singleflight): a controller reconciles one zone at a time, so two listings of
