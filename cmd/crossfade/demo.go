@@ -11,6 +11,10 @@ import (
 	"github.com/crossfade-io/crossfade/internal/demo"
 )
 
+// demoTTL is the TTL of the DNS demo's records (internal/demo's ttl): a cutover refuses a
+// pause shorter than the TTL it must hold for.
+const demoTTL = time.Second
+
 func newDemoCmd(g *globalFlags) *cobra.Command {
 	cfg := demo.Config{}
 	var kube bool
@@ -66,7 +70,26 @@ the clients saw it and as CloudWatch counted it) and each group's target health.
 	f.DurationVar(&cfg.Pause, "pause", 5*time.Second, "how long each step holds (the TTL is 1s)")
 	f.IntVar(&cfg.Clients, "clients", 10, "simulated clients, each with its own DNS cache (--lever dns) or its own connection to the ALB (--lever alb)")
 	f.DurationVar(&cfg.Interval, "interval", 100*time.Millisecond, "time between one client's requests")
-	f.BoolVar(&kube, "kube", false, "run each cluster as a real kube-apiserver with its own crossfade controller publishing from a Service (needs the binaries `make test` builds; --lever dns only)")
+	// No back quotes in the usage: pflag would show their text as the flag's value name.
+	f.BoolVar(&kube, "kube", false, "run each cluster as a real kube-apiserver with its own crossfade controller publishing from a Service (needs the binaries 'make test' builds; --lever dns only)")
 	f.StringVar(&cfg.Lever, "lever", demo.LeverDNS, "the lever the cutover pulls: dns (Route 53 weighted records) or alb (an ALB listener rule's target-group weights: no DNS change)")
+	g.checks.want(f, "ui", loopbackAddr)
+	g.checks.want(f, "pause", positiveDuration)
+	g.checks.want(f, "clients", intRange(1, -1))
+	g.checks.want(f, "interval", positiveDuration)
+	g.checks.want(f, "lever", oneOf(demo.LeverDNS, demo.LeverALB))
+	g.checks.check(cmd, func() error {
+		if cfg.Lever != demo.LeverDNS {
+			if kube {
+				return fmt.Errorf("--kube with --lever %s: the real clusters' controllers publish DNS records; --kube goes with --lever %s only", cfg.Lever, demo.LeverDNS)
+			}
+			return nil
+		}
+		// A step must hold for the records' TTL (the cutover refuses a shorter pause).
+		if cfg.Pause < demoTTL {
+			return fmt.Errorf("--pause %q: want %s or more with --lever %s, the records' TTL", cfg.Pause, demoTTL, demo.LeverDNS)
+		}
+		return nil
+	})
 	return cmd
 }

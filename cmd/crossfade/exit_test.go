@@ -9,8 +9,8 @@ import (
 	"testing"
 )
 
-// TestBinaryExitStatus runs the real binary: a mistyped or incomplete command line exits
-// 2 with a message naming the problem on stderr, so that a script's `crossfade cutover
+// TestBinaryExitStatus runs the real binary: a mistyped or incomplete command line, or a
+// bad flag value, exits 2 with a message naming the problem on stderr, so that a script's `crossfade cutover
 // abrot plan.yaml` (an emergency abort) does not "succeed"; help exits 0.
 func TestBinaryExitStatus(t *testing.T) {
 	if testing.Short() {
@@ -34,6 +34,12 @@ func TestBinaryExitStatus(t *testing.T) {
 		{[]string{"sync", "--no-such-flag"}, 2, []string{"crossfade sync: unknown flag: --no-such-flag", "Run 'crossfade sync --help' for usage."}, ""},
 		{[]string{"sync", "--manifests=m", "--txt-owner-id=o", "stray"}, 2, []string{`crossfade sync: unexpected argument "stray" (sync takes no arguments)`}, ""},
 		{[]string{"help", "bogus"}, 2, []string{`crossfade help: unknown help topic "bogus"`}, ""},
+		// A bad flag value is a usage error too, refused before anything is read.
+		{[]string{"cutover", "release", "--wait=-5s", "x.yaml"}, 2, []string{`crossfade cutover release: --wait "-5s": want a duration of 0s or more`, "Run 'crossfade cutover release --help' for usage."}, ""},
+		{[]string{"--log-level", "bogus", "cutover", "status", "x.yaml"}, 2, []string{`crossfade cutover status: --log-level "bogus": want debug, info, warn or error`}, ""},
+		{[]string{"verify", "--queries", "-1", "--dns-server", "127.0.0.1:53", "app.example.com"}, 2, []string{`crossfade verify: --queries "-1": want an integer 1..100000`}, ""},
+		{[]string{"verify", "--tolerance", "7", "--dns-server", "127.0.0.1:53", "app.example.com"}, 2, []string{`crossfade verify: --tolerance "7": want a number 0..1`}, ""},
+		{[]string{"verify", "--type", "BOGUS", "--dns-server", "127.0.0.1:53", "app.example.com"}, 2, []string{`crossfade verify: --type "BOGUS": want A, AAAA or CNAME`}, ""},
 		{[]string{"--help"}, 0, nil, "Usage:"},
 		{[]string{"help"}, 0, nil, "Usage:"},
 		{[]string{"help", "cutover", "abort"}, 0, nil, "crossfade cutover abort FILE"},

@@ -80,6 +80,25 @@ sent. The exit status is non-zero when anything was refused.
 	for _, name := range []string{"zone", "from", "to"} {
 		_ = cmd.MarkFlagRequired(name)
 	}
+	g.checks.want(fl, "zone", func(v string) error {
+		if zoneID(v) == nil || domain(v) == nil {
+			return nil
+		}
+		return errors.New(`want a hosted zone's name or id, e.g. "example.com" or "Z1D633PJN98FT9"`)
+	})
+	g.checks.want(fl, "from", ownerID)
+	g.checks.want(fl, "to", ownerID)
+	g.checks.want(fl, "name", optional(glob))
+	checkTXTFlags(&g.checks, cmd, fl)
+	checkRoute53Flags(&g.checks, fl)
+	// The flags together (--from and --to differ), as run checks them again.
+	g.checks.check(cmd, func() error {
+		if err := (registry.Handover{From: f.from, To: f.to, Names: f.names}).Validate(); err != nil {
+			// The usage error names the command already.
+			return errors.New(strings.TrimPrefix(err.Error(), "handover: "))
+		}
+		return nil
+	})
 	return cmd
 }
 

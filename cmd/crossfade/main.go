@@ -29,6 +29,8 @@ func main() {
 type globalFlags struct {
 	logLevel  string
 	logFormat string
+	// checks are what every command's flag values must be, checked before it runs.
+	checks flagChecks
 }
 
 func newRootCmd() *cobra.Command {
@@ -41,10 +43,15 @@ func newRootCmd() *cobra.Command {
 	}
 	root.PersistentFlags().StringVar(&g.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	root.PersistentFlags().StringVar(&g.logFormat, "log-format", "text", "log format: text or json")
-	controller := newControllerCmd(g)
-	root.AddCommand(newSandboxCmd(g), newDemoCmd(g), newSyncCmd(g), controller, newHandoverCmd(g), newCutoverCmd(g), newVerifyCmd(g))
+	g.checks.want(root.PersistentFlags(), "log-level", logLevel)
+	g.checks.want(root.PersistentFlags(), "log-format", oneOf("text", "json"))
+	controller, cutover := newControllerCmd(g), newCutoverCmd(g)
+	root.AddCommand(newSandboxCmd(g), newDemoCmd(g), newSyncCmd(g), controller, newHandoverCmd(g), cutover, newVerifyCmd(g))
+	// Declared here, not beside their flags: see flagcheck_cmds.go.
+	checkControllerFlags(&g.checks, controller)
+	checkCutoverFlags(&g.checks, cutover)
 	acceptExternalDNSFlags(controller)
-	enforceUsage(root)
+	enforceUsage(root, &g.checks)
 	return root
 }
 

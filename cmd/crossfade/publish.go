@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/crossfade-io/crossfade/internal/controller"
@@ -57,6 +58,57 @@ func (f *publishFlags) add(fl *pflag.FlagSet) {
 	fl.BoolVar(&f.route53.PreferCNAME, "aws-prefer-cname", false, "publish a CNAME to an AWS load balancer as a CNAME, not as an alias (with its alias AAAA)")
 }
 
+// checkPublishFlags declares what the values of the flags publishFlags.add defined in fl
+// must be, for command c.
+func checkPublishFlags(fc *flagChecks, c *cobra.Command, fl *pflag.FlagSet) {
+	fc.want(fl, "provider", oneOf("route53", "aws"))
+	fc.want(fl, "policy", oneOf(string(plan.Sync), string(plan.UpsertOnly), string(plan.CreateOnly)))
+	fc.want(fl, "domain-filter", domain)
+	fc.want(fl, "exclude-domains", domain)
+	// The planner compares types as written: "a" would manage nothing.
+	fc.want(fl, "managed-record-types", oneOf(endpoint.TypeA, endpoint.TypeAAAA, endpoint.TypeCNAME, endpoint.TypeTXT,
+		endpoint.TypeMX, endpoint.TypeNS, endpoint.TypeSRV, endpoint.TypePTR, endpoint.TypeNAPTR))
+	fc.want(fl, "txt-owner-id", ownerID)
+	checkTXTFlags(fc, c, fl)
+	fc.want(fl, "annotation-prefix", annotationPrefix)
+	fc.want(fl, "annotation-filter", selector("AnnotationFilter"))
+	fc.want(fl, "label-filter", selector("LabelFilter"))
+	fc.want(fl, "namespace", optional(k8sName("namespace", true)))
+	checkRoute53Flags(fc, fl)
+	fc.want(fl, "zone-id-filter", zoneID)
+	fc.want(fl, "aws-zone-type", optional(oneOf(route53.ZoneTypePublic, route53.ZoneTypePrivate)))
+	fc.want(fl, "aws-max-retries", intRange(0, -1))
+}
+
+// checkTXTFlags declares the rules of the ownership TXT name flags (--txt-prefix,
+// --txt-suffix, --txt-wildcard-replacement) that fl defines.
+func checkTXTFlags(fc *flagChecks, c *cobra.Command, fl *pflag.FlagSet) {
+	fc.want(fl, "txt-prefix", optional(txtAffix))
+	fc.want(fl, "txt-suffix", optional(txtAffix))
+	if fl.Lookup("txt-wildcard-replacement") != nil {
+		fc.want(fl, "txt-wildcard-replacement", optional(dnsLabelChars))
+	}
+	// The registry reads one form of ownership name, not both.
+	fc.check(c, func() error {
+		return notBoth("txt-prefix", "txt-suffix", fl.Lookup("txt-prefix").Value.String(), fl.Lookup("txt-suffix").Value.String())
+	})
+}
+
+// checkRoute53Flags declares the rules of route53Flags' flags in fl.
+func checkRoute53Flags(fc *flagChecks, fl *pflag.FlagSet) {
+	fc.want(fl, "aws-endpoint", optional(httpURL))
+	fc.want(fl, "aws-region", optional(awsRegion))
+}
+
+// sdkRetries is --aws-max-retries as awsconfig takes it: there 0 means its default and
+// a negative value none, while the flag's 0 says "retry nothing".
+func sdkRetries(flag int) int {
+	if flag == 0 {
+		return -1
+	}
+	return flag
+}
+
 // parts are what the flags build: the source, and a Syncer over the provider.
 type parts struct {
 	source *source.Source
@@ -86,6 +138,8 @@ func (f *publishFlags) build(ctx context.Context, log *slog.Logger, wrap func(*r
 	}
 	filter := endpoint.NewDomainFilter(f.domains, f.excludeDomains)
 	f.route53.DomainFilter, f.route53.Logger = filter, log
+	// Set once here, so that the Cloud Map publisher's client retries alike.
+	f.route53.MaxRetries = sdkRetries(f.route53.MaxRetries)
 	dns, err := route53.New(ctx, f.route53)
 	if err != nil {
 		return nil, err

@@ -72,5 +72,29 @@ Metrics are at /metrics; faults and health checks are set at /_sandbox/faults an
 	f.Float64Var(&cfg.Faults.RequestsPerSecond, "rate-limit", 0, "cap on API requests per second, as Route 53 caps an account (5); 0: none")
 	f.IntVar(&cfg.Faults.Burst, "rate-burst", 1, "token bucket size for --rate-limit")
 	f.StringSliceVar(&cfg.Faults.Operations, "fault-operations", nil, "limit faults to these operations (default: all)")
+	for _, name := range []string{"api", "dns"} {
+		g.checks.want(f, name, listenAddr)
+	}
+	for _, name := range []string{"change-delay", "cloudmap-health-delay", "latency"} {
+		g.checks.want(f, name, durationAtLeast(0, ""))
+	}
+	for _, name := range []string{"throttle-rate", "prior-request-rate", "server-error-rate", "commit-then-fail-rate", "commit-then-drop-rate", "latency-rate"} {
+		g.checks.want(f, name, ratio)
+	}
+	g.checks.want(f, "rate-limit", nonNegativeNumber)
+	g.checks.want(f, "rate-burst", intRange(1, -1))
+	g.checks.want(f, "fault-operations", faultOperation)
+	// The API has no authentication: another machine reaches it only when asked for.
+	g.checks.check(cmd, func() error {
+		if cfg.AllowRemote {
+			return nil
+		}
+		for _, a := range []struct{ flag, addr string }{{"api", cfg.APIAddr}, {"dns", cfg.DNSAddr}} {
+			if loopbackAddr(a.addr) != nil {
+				return fmt.Errorf("--%s %q: not a loopback address; the sandbox has no authentication, so pass --allow-remote to listen there on purpose", a.flag, a.addr)
+			}
+		}
+		return nil
+	})
 	return cmd
 }

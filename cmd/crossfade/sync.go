@@ -51,14 +51,14 @@ object, conflict, or name without a zone makes the exit status non-zero.
 	fl.BoolVar(&f.strict, "strict", false, "exit non-zero when any object is invalid or unreadable, any record conflicts, or a name has no zone")
 	_ = cmd.MarkFlagRequired("manifests")
 	_ = cmd.MarkFlagRequired("txt-owner-id")
+	checkPublishFlags(&g.checks, cmd, fl)
+	g.checks.want(fl, "manifests", notEmpty("a manifest file or directory"))
+	g.checks.check(cmd, f.check)
 	return cmd
 }
 
 // run builds the pieces from the flags and runs one reconcile.
 func (f *syncFlags) run(cmd *cobra.Command, log *slog.Logger) error {
-	if err := f.check(); err != nil {
-		return err
-	}
 	ctx := cmd.Context()
 	p, err := f.build(ctx, log, nil)
 	if err != nil {
@@ -97,6 +97,7 @@ func (f *syncFlags) run(cmd *cobra.Command, log *slog.Logger) error {
 	return nil
 }
 
+// check refuses flags that need another one: run before anything runs (flagChecks).
 func (f *syncFlags) check() error {
 	if f.dryRunDir != "" && !f.dryRun {
 		return fmt.Errorf("--dry-run-dir %q: needs --dry-run", f.dryRunDir)

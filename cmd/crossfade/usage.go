@@ -51,9 +51,10 @@ func execute(ctx context.Context, root *cobra.Command, stderr io.Writer) int {
 // lets through by default: a command with subcommands run with none, or with one it does
 // not have (cobra prints the help and exits 0, so `crossfade cutover abrot plan.yaml`,
 // a script's emergency abort, "succeeded"), a leaf given arguments it takes none of,
-// and `help` on a topic that does not exist. Unknown flags, argument counts and required
-// flags are reported as usage errors too. --help and `help` still exit 0.
-func enforceUsage(root *cobra.Command) {
+// and `help` on a topic that does not exist. Unknown flags, argument counts, required
+// flags and the flag values checks refuses are reported as usage errors too, before the
+// command runs. --help and `help` still exit 0.
+func enforceUsage(root *cobra.Command, checks *flagChecks) {
 	// Added here rather than when root runs, so that the walk below covers them.
 	root.InitDefaultHelpCmd()
 	root.InitDefaultCompletionCmd()
@@ -97,7 +98,7 @@ func enforceUsage(root *cobra.Command) {
 			if err := c.ValidateFlagGroups(); err != nil {
 				return &usageError{path: c.CommandPath(), err: err}
 			}
-			return nil
+			return checks.run(c)
 		}
 	})
 }

@@ -48,7 +48,7 @@ var cmdSpecs = map[string]cmdSpec{
 	"crossfade cutover resume":  {args: []string{"plan.yaml"}},
 	"crossfade cutover promote": {args: []string{"plan.yaml"}},
 	"crossfade cutover abort":   {args: []string{"plan.yaml"}},
-	"crossfade verify":          {args: []string{"app.example.com"}, refused: [][]string{{"--cloudmap", "ns/svc", "app.example.com"}}},
+	"crossfade verify":          {args: []string{"--dns-server=127.0.0.1:53", "app.example.com"}, refused: [][]string{{"--cloudmap", "ns/svc", "app.example.com"}}},
 }
 
 // errRan is what every command's RunE returns in TestUsageErrors: a call that gets past
@@ -80,12 +80,19 @@ func runLine(t *testing.T, args []string) (code int, stdout, stderr string) {
 	return code, out.String(), errOut.String()
 }
 
-// requiredFlags are c's flags marked required, each with a value that parses.
+// requiredValues are valid values of required flags that take more than any word.
+var requiredValues = map[string]string{"source": "service", "from": "blue", "to": "green"}
+
+// requiredFlags are c's flags marked required, each with a valid value.
 func requiredFlags(c *cobra.Command) []string {
 	var out []string
 	c.Flags().VisitAll(func(f *pflag.Flag) {
 		if slices.Equal(f.Annotations[cobra.BashCompOneRequiredFlag], []string{"true"}) {
-			out = append(out, "--"+f.Name+"=x")
+			v, ok := requiredValues[f.Name]
+			if !ok {
+				v = "x"
+			}
+			out = append(out, "--"+f.Name+"="+v)
 		}
 	})
 	return out
