@@ -178,8 +178,8 @@ other unknown flag is refused (exit status 2).`,
 	fl.DurationVar(&f.resync, "resync-interval", time.Hour, "re-list each zone this often even if nothing failed")
 	fl.DurationVar(&f.crdPoll, "crd-poll-interval", controller.DefaultCRDPoll, "how often CRDs not installed yet are looked for")
 	fl.StringVar(&f.metricsAddress, "metrics-address", ":7979", "address of /metrics, /healthz and /readyz")
-	fl.DurationVar(&f.holdProbe, "hold-probe-interval", controller.DefaultHoldProbe, "how often each name where this controller publishes weighted records is asked (by DNS, from the zone's name servers: no Route 53 API call) whether a cutover holds it, so that the hold is confirmed for `cutover release` without waiting for --resync-interval; 0 turns probing off")
-	fl.StringSliceVar(&f.holdProbeServers, "hold-probe-servers", nil, "host:port of the DNS servers asked by --hold-probe-interval instead of each zone's own name servers (repeatable; needed for private zones)")
+	fl.DurationVar(&f.holdProbe, "hold-probe-interval", controller.DefaultHoldProbe, "how often each name where this controller publishes weighted records is asked (by DNS, from the zone's name servers: no Route 53 API call) whether a cutover holds it, so that the hold is confirmed for cutover release without waiting for --resync-interval; 0 turns probing off")
+	fl.StringSliceVar(&f.holdProbeServers, "hold-probe-servers", nil, "host:port of the DNS servers asked by --hold-probe-interval instead of each zone's own name servers (repeatable; needed for private zones, and for a sandbox: with --aws-endpoint on this machine and no --hold-probe-servers, nothing is probed)")
 	f.cloudMap.add(fl)
 	fl.BoolVar(&f.leaderElect, "leader-elect", true, "elect one writing replica through a coordination.k8s.io Lease")
 	fl.StringVar(&f.leaseNamespace, "leader-election-namespace", "", "namespace of the Lease (default: the pod's, else default)")
@@ -339,7 +339,14 @@ func (f *controllerFlags) run(ctx context.Context, log *slog.Logger) error {
 		if err := m.Registry().Register(probes); err != nil {
 			return fmt.Errorf("metrics: %w", err)
 		}
-		ctlCfg.Holds = controller.NewHoldProber(controller.HoldProbeConfig{Interval: f.holdProbe, Servers: f.holdProbeServers,
+		// The endpoint as the SDK picks it: the flag, else the environment's.
+		api := f.route53.Endpoint
+		for _, env := range []string{"AWS_ENDPOINT_URL_ROUTE_53", "AWS_ENDPOINT_URL"} {
+			if api == "" {
+				api = os.Getenv(env)
+			}
+		}
+		ctlCfg.Holds = controller.NewHoldProber(controller.HoldProbeConfig{Interval: f.holdProbe, Servers: f.holdProbeServers, APIEndpoint: api,
 			Invalidate: zones.Invalidate, Observe: func(r string) { probes.WithLabelValues(r).Inc() }, Logger: log})
 	}
 	cm, err := f.cloudMap.publisher(ctx, f, m, log)

@@ -53,6 +53,9 @@ type cutoverFlags struct {
 	// serviceDiscoveryEndpoint is the Cloud Map API URL for a plan with spec.cloudMap
 	// (its lever and cloudMapDiscovery gates); "" uses the Route 53 endpoint's.
 	serviceDiscoveryEndpoint string
+	// ackTimeout is how long pause, resume, promote and abort wait for the runner to
+	// journal what it did with the command; 0 does not wait.
+	ackTimeout time.Duration
 }
 
 func newCutoverCmd(g *globalFlags) *cobra.Command {
@@ -178,7 +181,7 @@ the current weights (step 1 checks it too, and would fail and roll back);
 	}
 	runCmd.Flags().BoolVar(&f.resume, "resume", false, "continue the cutover from its journal (after a crash or kill)")
 	runCmd.Flags().StringVar(&f.logFile, "log-file", "", "append the logs to this file instead of stderr, keeping the terminal for the progress display")
-	runCmd.Flags().DurationVar(&f.writeRetryFor, "write-retry-for", 5*time.Minute, "how long a step's write that AWS keeps throttling or failing (after the SDK's own retries) is retried before the run stops for `run --resume`; 0 retries nothing; a rollback's write is retried until it lands")
+	runCmd.Flags().DurationVar(&f.writeRetryFor, "write-retry-for", 5*time.Minute, "how long a step's write that AWS keeps throttling or failing (after the SDK's own retries) is retried before the run stops for run --resume; 0 retries nothing; a rollback's write is retried until it lands")
 	runCmd.Flags().StringVar(&f.ui, "ui", "", "serve the live dashboard at this loopback address, e.g. 127.0.0.1:8080 (port 0 picks one)")
 
 	statusCmd := &cobra.Command{
@@ -258,7 +261,7 @@ confirmations; --force releases without them, saying what will change.`,
 	}
 	releaseCmd.Flags().BoolVar(&f.force, "force", false, "release even when the cutover is unfinished, has no journal here, another runner of it (another machine) holds its weights, "+
 		"a publisher has not confirmed the hold, or asks for another weight than the zone holds or for no member at all (which it then writes at its next sync)")
-	releaseCmd.Flags().DurationVar(&releaseWait, "wait", 0, "wait up to this long for every publisher to confirm the hold (a controller confirms within 5 minutes), reading the zone every 10 to 30 s, then release")
+	releaseCmd.Flags().DurationVar(&releaseWait, "wait", 0, "wait up to this long for every publisher to confirm the hold and every source to ask for the weight the zone holds (a controller confirms within 5 minutes), reading the zone every 10 to 30 s, then release")
 	cmd.AddCommand(planCmd, runCmd, statusCmd, releaseCmd)
 	for _, c := range []struct{ name, short string }{
 		{cutover.CommandPause, "Hold a running cutover at its current weights"},
@@ -266,41 +269,50 @@ confirmations; --force releases without them, saying what will change.`,
 		{cutover.CommandPromote, "Skip the remaining pauses, not the gates: go to the last step, held for the TTL and until every gate has judged it (--skip-gates: unmeasured)"},
 		{cutover.CommandAbort, "Roll a cutover back per its plan (a running one, or an interrupted one)"},
 	} {
-		cmd.AddCommand(&cobra.Command{
+		sub := &cobra.Command{
 			Use:   c.name + " FILE",
 			Short: c.short,
-			Args:  cobra.ExactArgs(1),
+			Long: c.short + `.
+
+When a runner holds the cutover, the command waits (--ack-timeout, default 30s) until the
+runner has journaled what it did with it, and says so: acted on, exit 0; not acted on,
+exit 1 naming why (an abort that finds the cutover already rolling back counts as acted
+on); not acknowledged in time, exit 1: the command stays queued, the runner acts on it at
+its next check, and 'crossfade cutover status FILE' shows when. When no runner holds it,
+the command is left for 'crossfade cutover run --resume' (an abort rolls back at once).`,
+			Args: cobra.ExactArgs(1),
 			RunE: func(cmd *cobra.Command, args []string) error {
 				return f.control(cmd, g, args[0], c.name)
 			},
-		})
+		}
+		sub.Flags().DurationVar(&f.ackTimeout, "ack-timeout", 30*time.Second, "how long to wait for the runner to journal what it did with the command (0: do not wait)")
+		cmd.AddCommand(sub)
 	}
 	// promote --skip-gates: the one way to pass steps unmeasured, said out loud.
 	for _, sub := range cmd.Commands() {
 		if sub.Name() == cutover.CommandPromote {
 			sub.Flags().Bool("skip-gates", false, "skip the gates too, not just the pauses: the remaining steps pass UNMEASURED "+
-				"(journaled, flagged in red in the report, status and dashboard); without it a promoted step still needs every gate to pass")
+				"(journaled, flagged in red in the report, status and dashboard); without it a promoted step still needs every gate to pass. "+
+				"The check before each write still runs (targetHealth: a step never moves traffic onto a target group with no healthy target)")
 		}
 	}
 	return cmd
 }
 
-// control sends a command to the cutover's runner. An abort with no runner rolls back here.
+// control sends a command to the cutover's runner and waits for the runner to journal
+// what it did with it. An abort with no runner rolls back here.
 func (f *cutoverFlags) control(cmd *cobra.Command, g *globalFlags, file, command string) error {
 	out := cmd.OutOrStdout()
+	if f.ackTimeout < 0 {
+		return fmt.Errorf("--ack-timeout %s: want 0 (do not wait) or a positive duration", f.ackTimeout)
+	}
+	var cfg cutover.Config
 	if command == cutover.CommandAbort {
-		cfg, err := f.config(cmd, g, file)
-		if err != nil {
+		var err error
+		if cfg, err = f.config(cmd, g, file); err != nil {
 			return err
 		}
-		rep, err := cutover.Abort(cmd.Context(), cfg)
-		var locked *journal.LockedError
-		if !errors.As(err, &locked) {
-			if rep != nil {
-				if werr := rep.WriteText(out); werr != nil {
-					return errors.Join(err, werr)
-				}
-			}
+		if done, err := abortHere(cmd, cfg); done {
 			return err
 		}
 	}
@@ -311,37 +323,84 @@ func (f *cutoverFlags) control(cmd *cobra.Command, g *globalFlags, file, command
 		return err
 	}
 	paths := cutover.PathsFor(f.stateDir, p.Name)
-	entries, err := journal.Read(paths.Journal)
-	switch {
-	case errors.Is(err, os.ErrNotExist):
-		return fmt.Errorf("cutover %s has not run here (state dir %s): nothing to %s", p.Name, f.stateDir, command)
-	case err != nil:
-		// A damaged journal is for a person to look at, not to be taken for "never ran".
-		return fmt.Errorf("cutover %s: %w", p.Name, err)
-	}
-	if rep := cutover.BuildReport(p.Name, entries); rep.Outcome != "" {
-		return fmt.Errorf("cutover %s has ended (%s): nothing to %s", p.Name, rep.Outcome, command)
-	}
 	// skip-gates is defined on promote only; elsewhere GetBool says false.
 	skipGates, _ := cmd.Flags().GetBool("skip-gates")
-	// SendCommand refuses (naming why) a cutover that has not started (an empty journal
-	// too) or has ended: a command left then would act on the next run.
-	if err := cutover.SendCommand(paths, cutover.Command{Command: command, By: whoAmI(), SkipGates: skipGates}); err != nil {
+	// Send refuses (naming why) a cutover that has not started (an empty journal too) or
+	// has ended: a command left then would act on the next run.
+	c, err := cutover.Send(paths, cutover.Command{Command: command, By: whoAmI(), SkipGates: skipGates})
+	if err != nil {
 		return err
 	}
+	what := c.Command
 	if skipGates {
+		what = "promote --skip-gates"
 		fmt.Fprintf(out, "WARNING: promote --skip-gates: the remaining steps of cutover %s pass without their gates (unmeasured)\n", p.Name)
 	}
-	var locked *journal.LockedError
-	switch err := journal.Held(paths.Lock); {
-	case errors.As(err, &locked):
-		fmt.Fprintf(out, "%s sent to cutover %s; its runner (%s, pid %d) acts on it at its next check\n", command, p.Name, locked.Holder.By, locked.Holder.PID)
-	case err != nil:
-		return err
-	default:
-		fmt.Fprintf(out, "%s left for cutover %s, which no runner holds now: `cutover run --resume` acts on it\n", command, p.Name)
+	for {
+		var locked *journal.LockedError
+		switch err := journal.Held(paths.Lock); {
+		case errors.As(err, &locked):
+		case err != nil:
+			return err
+		case command == cutover.CommandAbort:
+			// The runner stopped after Abort found it holding the cutover: nobody would
+			// act on the abort until a resume, so roll back here.
+			fmt.Fprintf(out, "abort of cutover %s: its runner has stopped; rolling back here\n", p.Name)
+			if done, err := abortHere(cmd, cfg); done {
+				return err
+			}
+			continue // a runner took it again meanwhile: wait for it
+		default:
+			fmt.Fprintf(out, "%s left for cutover %s, which no runner holds now: `crossfade cutover run --resume %s` acts on it when it starts\n", what, p.Name, file)
+			return nil
+		}
+		runner := fmt.Sprintf("%s, pid %d", locked.Holder.By, locked.Holder.PID)
+		if f.ackTimeout == 0 {
+			fmt.Fprintf(out, "%s sent to cutover %s; its runner (%s) acts on it at its next check; not waiting (--ack-timeout 0): `crossfade cutover status %s` shows when\n", what, p.Name, runner, file)
+			return nil
+		}
+		fmt.Fprintf(out, "%s sent to cutover %s; waiting up to %s for its runner (%s) to act on it\n", what, p.Name, f.ackTimeout, runner)
+		ack, err := cutover.WaitAck(cmd.Context(), paths, c, f.ackTimeout)
+		if err != nil {
+			return err
+		}
+		switch ack.State {
+		case cutover.AckActedOn:
+			if ack.Why != "" {
+				fmt.Fprintf(out, "cutover %s: %s: %s\n", p.Name, what, ack.Why)
+			} else {
+				fmt.Fprintf(out, "cutover %s: %s acted on by its runner at %s\n", p.Name, what, ack.At.Format(time.RFC3339))
+			}
+			return nil
+		case cutover.AckIgnored:
+			return fmt.Errorf("cutover %s: %s not acted on: %s", p.Name, what, ack.Why)
+		case cutover.AckTimedOut:
+			return fmt.Errorf("cutover %s: %s not acknowledged within %s: it stays queued, its runner acts on it at its next check, and `crossfade cutover status %s` shows when",
+				p.Name, what, f.ackTimeout, file)
+		case cutover.AckNoRunner:
+			if command == cutover.CommandAbort {
+				continue // rolled back here, above
+			}
+			return fmt.Errorf("cutover %s: its runner stopped before it read the %s: the command stays queued, and `crossfade cutover run --resume %s` acts on it when it starts",
+				p.Name, what, file)
+		}
 	}
-	return nil
+}
+
+// abortHere rolls back a cutover no runner holds, printing the report. done is false when
+// a runner holds it (the abort is then sent to it as a command).
+func abortHere(cmd *cobra.Command, cfg cutover.Config) (done bool, err error) {
+	rep, err := cutover.Abort(cmd.Context(), cfg)
+	var locked *journal.LockedError
+	if errors.As(err, &locked) {
+		return false, nil
+	}
+	if rep != nil {
+		if werr := rep.WriteText(cmd.OutOrStdout()); werr != nil {
+			return true, errors.Join(err, werr)
+		}
+	}
+	return true, err
 }
 
 // runLogs points `run`'s logs away from its progress display on stdout: to --log-file

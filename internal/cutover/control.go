@@ -35,6 +35,34 @@ type Command struct {
 	// SkipGates, on a promote, skips the gates too (`promote --skip-gates`): the steps
 	// left pass without measurement. Journaled, and flagged in the report and dashboard.
 	SkipGates bool `json:"skipGates,omitempty"`
+	// Started is the time of the start entry of the run the sender checked the command
+	// against (SendCommand sets it): a runner acts only on commands for its own run, and
+	// discards, journaled, one stamped for another (earlier) run or not stamped at all.
+	Started time.Time `json:"started,omitzero"`
+}
+
+// controlData is what a control entry keeps beyond its detail: when the command was
+// sent, and for which run (its Started), so that the report shows when a command was
+// sent, not only when a runner read it.
+type controlData struct {
+	SentAt  time.Time `json:"sentAt,omitzero"`
+	Started time.Time `json:"started,omitzero"`
+}
+
+// entry is the control entry that journals c with detail.
+func (c Command) entry(detail string) journal.Entry {
+	data, _ := json.Marshal(controlData{SentAt: c.At, Started: c.Started})
+	return journal.Entry{Kind: kindControl, Step: stepNone, By: c.By, Detail: detail, ID: c.ID, Data: data}
+}
+
+// sentAt is when the command a control entry journals was sent; zero when the entry does
+// not say (journals from before it was kept, an abort run without a runner).
+func sentAt(e journal.Entry) time.Time {
+	var d controlData
+	if len(e.Data) > 0 {
+		_ = json.Unmarshal(e.Data, &d)
+	}
+	return d.SentAt
 }
 
 // CommandRefusedError is a control command refused because no run of the cutover can act
@@ -62,33 +90,46 @@ func (c Command) detail() string {
 	return c.Command
 }
 
-// checkCommandable refuses a command for a cutover whose journal (at paths) shows no run
-// that could act on it: a command left for a cutover that has not started would be acted
-// on by whichever run starts next (a stale promote turning it into an instant flip), and
-// one for a cutover that has ended by nobody.
-func checkCommandable(paths Paths, command string) error {
+// CheckCommandable refuses (*CommandRefusedError) a command for a cutover whose journal
+// (at paths) shows no run that could act on it: a command left for a cutover that has not
+// started would be acted on by whichever run starts next (a stale promote turning it into
+// an instant flip), and one for a cutover that has ended by nobody. It is the one check
+// behind SendCommand, Abort and the CLI's control commands.
+func CheckCommandable(paths Paths, command string) error {
+	_, err := checkCommandable(paths, command)
+	return err
+}
+
+// checkCommandable is CheckCommandable, also returning the state the journal shows.
+func checkCommandable(paths Paths, command string) (state, error) {
+	entries, torn, err := journal.ReadTail(paths.Journal)
+	return commandable(paths, command, entries, torn, err)
+}
+
+// commandable judges a command for the cutover whose journal (at paths) read as entries,
+// with a torn tail of torn bytes, or failed with readErr.
+func commandable(paths Paths, command string, entries []journal.Entry, torn int64, readErr error) (state, error) {
 	name := strings.TrimSuffix(filepath.Base(paths.Journal), ".journal")
 	refused := func(why string, a ...any) error {
 		return &CommandRefusedError{Cutover: name, Command: command, Why: fmt.Sprintf(why, a...)}
 	}
-	entries, torn, err := journal.ReadTail(paths.Journal)
 	switch {
-	case errors.Is(err, os.ErrNotExist):
-		return refused("it has not started here: no journal at %s", paths.Journal)
-	case err != nil:
+	case errors.Is(readErr, os.ErrNotExist):
+		return state{}, refused("it has not run here: no journal at %s (is --state-dir the one its run used?)", paths.Journal)
+	case readErr != nil:
 		// A damaged journal is for a person to look at, not to be taken for "never ran".
-		return refused("its journal is damaged: %v", err)
+		return state{}, refused("its journal is damaged: %v", readErr)
 	}
 	st := replay(entries)
 	switch {
 	case !st.started && torn > 0:
-		return refused("it has not started: its journal %s has no start entry, only a torn line of %d bytes (a crash mid-write); `crossfade cutover run --resume` starts it", paths.Journal, torn)
+		return st, refused("it has not started: its journal %s has no start entry, only a torn line of %d bytes (a crash mid-write); `crossfade cutover run --resume` starts it", paths.Journal, torn)
 	case !st.started:
-		return refused("it has not started: its journal %s has no start entry (the run stopped before it moved anything); `crossfade cutover run` starts it", paths.Journal)
+		return st, refused("it has not started: its journal %s has no start entry (the run stopped before it moved anything); `crossfade cutover run` starts it", paths.Journal)
 	case st.done != "":
-		return refused("it has ended (%s)", st.done)
+		return st, refused("it has ended (%s)", st.done)
 	}
-	return nil
+	return st, nil
 }
 
 // SendCommand leaves c in the cutover's control directory for its runner, which acts on it
@@ -97,39 +138,48 @@ func checkCommandable(paths Paths, command string) error {
 // file of its own, written under a temporary name and renamed: the runner sees whole
 // commands only, and concurrent senders cannot lose each other's.
 func SendCommand(paths Paths, c Command) error {
+	_, err := Send(paths, c)
+	return err
+}
+
+// Send is SendCommand, returning the command as sent: with its ID (for WaitAck), its
+// time and the run it is for.
+func Send(paths Paths, c Command) (Command, error) {
 	switch c.Command {
 	case CommandPause, CommandResume, CommandPromote, CommandAbort:
 	default:
-		return fmt.Errorf("control command %q: want pause, resume, promote or abort", c.Command)
+		return Command{}, fmt.Errorf("control command %q: want pause, resume, promote or abort", c.Command)
 	}
 	if c.SkipGates && c.Command != CommandPromote {
-		return fmt.Errorf("control command %s: skipGates is for promote only", c.Command)
+		return Command{}, fmt.Errorf("control command %s: skipGates is for promote only", c.Command)
 	}
-	// The time is taken before the journal is looked at: a command that passes the check
-	// just as the cutover ends, and lands after another run of it started, is older than
-	// that run's start entry, and that run discards it (poll).
 	if c.At.IsZero() {
 		c.At = time.Now().UTC()
 	}
-	if err := checkCommandable(paths, c.Command); err != nil {
-		return err
+	st, err := checkCommandable(paths, c.Command)
+	if err != nil {
+		return Command{}, err
 	}
+	// Stamped with the run it was checked against: a command that passes the check just
+	// as the cutover ends, and lands after another run of it started, is for the run
+	// before, and that run discards it (poll), whenever its start entry was written.
+	c.Started = st.startedAt
 	var nonce [4]byte
 	_, _ = rand.Read(nonce[:])
 	// Names sort in the order the commands were sent.
 	c.ID = fmt.Sprintf("%020d-%d-%s", c.At.UnixNano(), os.Getpid(), hex.EncodeToString(nonce[:]))
 	data, err := json.Marshal(c)
 	if err != nil {
-		return err
+		return Command{}, err
 	}
 	if err := mkdirDurable(paths.Control); err != nil {
-		return fmt.Errorf("control %s: %w", paths.Control, err)
+		return Command{}, fmt.Errorf("control %s: %w", paths.Control, err)
 	}
 	// The temporary name starts with a dot: readCommands skips it.
 	if err := writeFileAtomic(filepath.Join(paths.Control, ".tmp-"+c.ID), filepath.Join(paths.Control, c.ID+".json"), data); err != nil {
-		return fmt.Errorf("control %s: %w", paths.Control, err)
+		return Command{}, fmt.Errorf("control %s: %w", paths.Control, err)
 	}
-	return nil
+	return c, nil
 }
 
 // syncDir fsyncs a directory (a variable: tests see it called).
@@ -199,66 +249,60 @@ func readCommands(dir string) ([]Command, []error) {
 }
 
 // Suffixes of a journaled command that was not acted on: one that came during a rollback,
-// after an abort (an abort is final for the run), or before the run started (left from
-// an earlier run, or sent as it ended).
+// after an abort (an abort is final for the run), or for another run (left from an
+// earlier run, or sent as it ended). endedInfix marks one still waiting when the cutover
+// ended, followed by the outcome: "pause ignored: the cutover had ended (completed)".
 const (
 	ignoredSuffix   = " ignored: rolling back"
 	abortedSuffix   = " ignored: aborted"
 	discardedSuffix = " discarded: sent before this run started"
+	endedInfix      = " ignored: the cutover had ended"
 )
 
 // notActedOn reports whether a journaled control command's detail says it was not acted on.
 func notActedOn(detail string) bool {
-	return strings.HasSuffix(detail, ignoredSuffix) || strings.HasSuffix(detail, abortedSuffix) || strings.HasSuffix(detail, discardedSuffix)
+	return strings.HasSuffix(detail, ignoredSuffix) || strings.HasSuffix(detail, abortedSuffix) || strings.HasSuffix(detail, discardedSuffix) ||
+		strings.Contains(detail, endedInfix)
 }
 
-// discardStale removes the commands waiting for a run that is starting afresh: none was
-// sent to it (SendCommand refuses a cutover that has not started), so each is left from
-// before (a promote sent as the last run ended), and acting on it would skip steps nobody
-// asked this run to skip. They are logged, and journaled once the start entry is.
-func (r *runner) discardStale() {
-	cmds, _ := readCommands(r.paths.Control)
+// closeCommands journals each command still waiting when the cutover ended (outcome) as
+// ignored, then removes exactly those: a command its sender was told a runner would act
+// on never disappears without a trace. A command that lands after this ran finds the
+// cutover ended: its sender (WaitAck) says so.
+func (r *runner) closeCommands(outcome string) error {
+	cmds, errs := readCommands(r.paths.Control)
+	for _, err := range errs {
+		r.log.Error("control command", "err", err)
+	}
 	for _, c := range cmds {
 		file := filepath.Join(r.paths.Control, c.ID+".json")
+		if !r.seen[c.ID] {
+			detail := fmt.Sprintf("%s%s (%s)", c.detail(), endedInfix, outcome)
+			if _, err := r.append(c.entry(detail)); err != nil {
+				return err
+			}
+			r.seen[c.ID] = true
+			r.log.Warn("control command", "command", detail, "by", c.By)
+		}
 		if err := os.Remove(file); err != nil && !errors.Is(err, os.ErrNotExist) {
-			r.log.Error("remove a stale control command", "file", file, "err", err)
+			r.log.Error("remove control command", "file", file, "err", err)
 		}
-		r.log.Warn("discarded a control command sent before this run started", "command", c.detail(), "by", c.By, "sent", c.At)
-		r.discarded = append(r.discarded, c)
 	}
-}
-
-// journalDiscarded journals the commands discardStale removed, after the start entry.
-func (r *runner) journalDiscarded() error {
-	for _, c := range r.discarded {
-		if _, err := r.append(journal.Entry{Kind: kindControl, Step: stepNone, By: c.By, Detail: c.detail() + discardedSuffix, ID: c.ID}); err != nil {
-			return err
-		}
-		r.seen[c.ID] = true
-	}
-	r.discarded = nil
 	return nil
-}
-
-// clearCommands removes the commands left for a cutover that has ended: none of them can
-// be acted on any more.
-func clearCommands(paths Paths) error {
-	cmds, _ := readCommands(paths.Control)
-	var errs []error
-	for _, c := range cmds {
-		if err := os.Remove(filepath.Join(paths.Control, c.ID+".json")); err != nil && !errors.Is(err, os.ErrNotExist) {
-			errs = append(errs, err)
-		}
-	}
-	return errors.Join(errs...)
 }
 
 // poll takes the waiting commands: each is journaled before its file is removed (a crash
 // in between finds the id in the journal and does not act twice) and then applied to the
 // runner's state. Commands that cannot apply now are journaled as not acted on: any
 // during a rollback, any after an abort (an abort is final: a later pause, resume or
-// promote neither undoes nor delays it), and any sent before the run started.
+// promote neither undoes nor delays it), and any not sent to this run (stamped for
+// another start entry, or not stamped): left from before, acting on one would skip steps
+// nobody asked this run to skip. Before the run's start entry it takes nothing: a run
+// that fails to start leaves them for the next, which discards them, journaled.
 func (r *runner) poll() error {
+	if r.startedAt.IsZero() {
+		return nil
+	}
 	cmds, errs := readCommands(r.paths.Control)
 	for _, err := range errs {
 		r.log.Error("control command", "err", err)
@@ -270,7 +314,7 @@ func (r *runner) poll() error {
 			continue
 		}
 		detail := c.detail()
-		stale := !r.startedAt.IsZero() && c.At.Before(r.startedAt)
+		stale := !c.Started.Equal(r.startedAt)
 		switch {
 		case stale:
 			detail += discardedSuffix
@@ -279,7 +323,7 @@ func (r *runner) poll() error {
 		case r.aborted:
 			detail += abortedSuffix
 		}
-		if _, err := r.append(journal.Entry{Kind: kindControl, Step: -1, By: c.By, Detail: detail, ID: c.ID}); err != nil {
+		if _, err := r.append(c.entry(detail)); err != nil {
 			return err
 		}
 		r.seen[c.ID] = true
@@ -339,4 +383,130 @@ func (r *runner) waitResume(ctx context.Context, step int, w map[string]int64) e
 		}
 	}
 	return nil
+}
+
+// AckState is what became of a command sent to a running cutover (WaitAck).
+type AckState int
+
+// What WaitAck found.
+const (
+	// AckActedOn: the runner journaled the command and acted on it (an abort that found
+	// the cutover rolling back, or rolled back, counts: traffic goes, or went, back).
+	AckActedOn AckState = iota
+	// AckIgnored: the runner journaled it as not acted on (Ack.Why says why), or the
+	// cutover ended before any runner read it.
+	AckIgnored
+	// AckTimedOut: no runner journaled it in time; it stays queued for the next check.
+	AckTimedOut
+	// AckNoRunner: no runner holds the cutover any more and none journaled it; it stays
+	// queued for `run --resume`.
+	AckNoRunner
+)
+
+// Ack is what the journal says a runner did with a command.
+type Ack struct {
+	State AckState
+	// Detail is the command's journal entry's detail ("" when not journaled).
+	Detail string
+	// At is when it was journaled (zero when it was not).
+	At time.Time
+	// Why says, for a command not acted on, why: the journal's reason.
+	Why string
+}
+
+// ackPoll is how often WaitAck reads the journal.
+const ackPoll = 200 * time.Millisecond
+
+// WaitAck waits, for at most timeout, until the journal at paths says what a runner did
+// with c (sent by Send): acted on, or not (and why). It also ends, with the state found,
+// when no runner holds the cutover any more, and when the cutover has ended without
+// journaling c: then c's file is removed (no run will read it) and it counts as ignored.
+func WaitAck(ctx context.Context, paths Paths, c Command, timeout time.Duration) (Ack, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	for {
+		entries, err := journal.Read(paths.Journal)
+		if err != nil {
+			return Ack{}, err
+		}
+		if a, ok := ackIn(entries, c); ok {
+			return a, nil
+		}
+		held := journal.Held(paths.Lock)
+		var locked *journal.LockedError
+		if held != nil && !errors.As(held, &locked) {
+			return Ack{}, held
+		}
+		if held == nil {
+			// The runner may have journaled c just before it let go: read once more.
+			if entries, err = journal.Read(paths.Journal); err != nil {
+				return Ack{}, err
+			}
+			if a, ok := ackIn(entries, c); ok {
+				return a, nil
+			}
+			st := replay(entries)
+			if st.done == "" {
+				return Ack{State: AckNoRunner}, nil
+			}
+			// Ended, and its runner gone, without reading c: nobody will.
+			if err := os.Remove(filepath.Join(paths.Control, c.ID+".json")); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return Ack{}, fmt.Errorf("control %s: %w", paths.Control, err)
+			}
+			return endedAck(c, st.done, fmt.Sprintf("the cutover had ended (%s) before its runner read it", st.done)), nil
+		}
+		select {
+		case <-ctx.Done():
+			if ctx.Err() == context.DeadlineExceeded {
+				return Ack{State: AckTimedOut}, nil
+			}
+			return Ack{}, ctx.Err()
+		case <-time.After(ackPoll):
+		}
+	}
+}
+
+// ackIn finds c's entry in a journal and says what the runner did with it.
+func ackIn(entries []journal.Entry, c Command) (Ack, bool) {
+	for _, e := range entries {
+		if e.Kind != kindControl || e.ID != c.ID {
+			continue
+		}
+		a := Ack{State: AckActedOn, Detail: e.Detail, At: e.Time}
+		if !notActedOn(e.Detail) {
+			return a, true
+		}
+		_, why, _ := strings.Cut(e.Detail, " ignored: ")
+		if why == "" {
+			_, why, _ = strings.Cut(e.Detail, " discarded: ")
+		}
+		st := replay(entries)
+		switch {
+		case c.Command == CommandAbort && strings.HasSuffix(e.Detail, abortedSuffix):
+			// Another abort came first: the rollback it asks for is this one's.
+			a.Why = "an abort before it is being acted on: rolling back"
+		case c.Command == CommandAbort && strings.HasSuffix(e.Detail, ignoredSuffix):
+			a.Why = "the cutover was already rolling back"
+			if st.rollback != nil {
+				a.Why += " (" + st.rollback.reason + ")"
+			}
+		case strings.Contains(e.Detail, endedInfix):
+			ea := endedAck(c, st.done, why)
+			ea.Detail, ea.At = e.Detail, e.Time
+			return ea, true
+		default:
+			a.State, a.Why = AckIgnored, why
+		}
+		return a, true
+	}
+	return Ack{}, false
+}
+
+// endedAck is what became of c, still waiting when the cutover ended with outcome: ignored,
+// but an abort of a cutover that rolled back got what it asked for.
+func endedAck(c Command, outcome, why string) Ack {
+	if c.Command == CommandAbort && outcome == outcomeRolledBack {
+		return Ack{State: AckActedOn, Why: "the cutover had already rolled back"}
+	}
+	return Ack{State: AckIgnored, Why: why}
 }

@@ -13,12 +13,18 @@ import (
 
 	"github.com/crossfade-io/crossfade/internal/cutover/gate"
 	"github.com/crossfade-io/crossfade/internal/cutover/journal"
+	"github.com/crossfade-io/crossfade/internal/cutover/spec"
 )
 
 // TestControlCommandsProperty drives the real runner (a fakeLever, a scripted gate) with
 // random interleavings of pause, resume, promote and abort with its checks (each gate
-// check and each write is a point where commands may arrive), and holds the journal and
-// the outcome to a small model of what the commands mean:
+// check, each write and each progress event, from the first to the end's, is a point
+// where commands may arrive; some runs lower the TTL, so that commands arrive during its
+// restore too), and holds the journal and the outcome to a small model of what the
+// commands mean:
+//   - every command SendCommand accepted is journaled by the time Run returns: acted on,
+//     or not and why (one still waiting when the cutover ends: "ignored: the cutover had
+//     ended"); none vanishes;
 //   - an abort is final: the run rolls back to the start, every command after it is
 //     journaled as ignored, no forward write follows it, and it never waits in a pause;
 //   - a pause holds the weights: no forward write while paused;
@@ -35,14 +41,17 @@ func TestControlCommandsProperty(t *testing.T) {
 	const base = 20260125
 	for it := range iterations {
 		seed := uint64(base + it)
-		if err := controlProperty(t, seed); err != nil {
-			t.Fatalf("seed %d (iteration %d): %v", seed, it, err)
+		// A lowered TTL makes a run last seconds (its old TTL is waited out, its steps
+		// hold for the lowered one): a few runs only.
+		if err := controlProperty(t, seed, it%50 == 0); err != nil {
+			t.Fatalf("seed %d (iteration %d, TTL lowered %v): %v", seed, it, it%50 == 0, err)
 		}
 	}
 }
 
-// controlProperty runs one random interleaving (from seed) and checks it against the model.
-func controlProperty(t *testing.T, seed uint64) error {
+// controlProperty runs one random interleaving (from seed) and checks it against the model;
+// withTTL lowers the TTL before the first step (restored at the end).
+func controlProperty(t *testing.T, seed uint64, withTTL bool) error {
 	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 	names := []string{CommandPause, CommandResume, CommandPromote, CommandAbort}
 	// schedule: checkpoint → commands sent there, in order.
@@ -53,6 +62,12 @@ func controlProperty(t *testing.T, seed uint64) error {
 	}
 	p := fakePlan(2*time.Millisecond, 20, 60, 100)
 	lv := newFakeLever("blue", "green", 100, 0)
+	if withTTL {
+		p.LowerTTL, lv.ttl = 1, 2
+		for i := range p.Steps {
+			p.Steps[i].Pause = time.Second
+		}
+	}
 	var (
 		mu         sync.Mutex
 		point      int
@@ -60,10 +75,19 @@ func controlProperty(t *testing.T, seed uint64) error {
 		violations []string
 		sendErr    error
 		unmeasured int
+		// accepted are the ids of the commands SendCommand accepted.
+		accepted []string
 	)
 	send := func(cmds []string) {
 		for _, c := range cmds {
-			if err := SendCommand(paths, Command{Command: c, By: "prop"}); err != nil && sendErr == nil {
+			sent, err := Send(paths, Command{Command: c, By: "prop"})
+			var refused *CommandRefusedError
+			switch {
+			case err == nil:
+				accepted = append(accepted, sent.ID)
+			case errors.As(err, &refused) && strings.Contains(err.Error(), "it has ended"):
+				// Sent after the end: refused, never accepted and lost.
+			case sendErr == nil:
 				sendErr = err
 			}
 		}
@@ -95,8 +119,10 @@ func controlProperty(t *testing.T, seed uint64) error {
 	cfg := fakeConfig(t, p, lv, g)
 	paths = PathsFor(cfg.StateDir, p.Name)
 	lv.onWrite = func(map[string]int64) { at() }
+	lv.onTTL = func(map[spec.Record]int64) { at() }
 	cfg.Progress = progressHook(func(e Event) {
 		if e.Phase != PhasePaused {
+			at()
 			return
 		}
 		for _, en := range mustRead(t, paths.Journal) {
@@ -127,19 +153,42 @@ func controlProperty(t *testing.T, seed uint64) error {
 	if err != nil {
 		return err
 	}
+	journaled := map[string]bool{}
+	for _, e := range entries {
+		if e.Kind != kindControl {
+			continue
+		}
+		journaled[e.ID] = true
+		// Every checkpoint here, the TTL's restore included, comes before the runner's
+		// last look at the commands: none sent at one is left for the end to ignore.
+		if strings.Contains(e.Detail, endedInfix) {
+			return fmt.Errorf("%q: sent while the cutover ran, left unread until it ended", e.Detail)
+		}
+	}
+	for _, id := range accepted {
+		if !journaled[id] {
+			return fmt.Errorf("command %s was accepted but never journaled (accepted %q)", id, accepted)
+		}
+	}
 	return checkControlModel(entries, runErr, lv.weights(), len(p.Steps))
 }
 
 // checkControlModel holds a run's journal, error and final weights to the model.
 func checkControlModel(entries []journal.Entry, runErr error, final map[string]int64, steps int) error {
 	last := steps - 1
-	var aborted, paused, promoted, rollingBack bool
+	var aborted, paused, promoted, rollingBack, ended bool
 	var cmds []string
 	for _, e := range entries {
 		switch e.Kind {
+		case kindDone:
+			ended = true
 		case kindControl:
 			cmds = append(cmds, e.Detail)
 			switch {
+			case ended != strings.Contains(e.Detail, endedInfix):
+				return fmt.Errorf("%q journaled %s the end (commands %q)", e.Detail, map[bool]string{true: "after", false: "before"}[ended], cmds)
+			case ended:
+				continue
 			case aborted || rollingBack:
 				if !strings.HasSuffix(e.Detail, abortedSuffix) && !strings.HasSuffix(e.Detail, ignoredSuffix) {
 					return fmt.Errorf("%q journaled as acted on after the abort (commands %q)", e.Detail, cmds)

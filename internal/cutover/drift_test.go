@@ -127,7 +127,7 @@ func TestDriftPauses(t *testing.T) {
 	first := driftEntries(t, e, 1)[0]
 	for _, want := range []string{
 		"weights drifted: app.example.com A [blue] has weight 100, the cutover wrote 90 (published by owner blue from service/default/app)",
-		"another publisher that ignores crossfade's authority record, e.g. external-dns with an aws-weight annotation, is writing this record",
+		"written by something other than this cutover while crossfade's authority record held it (which writer is not known; likely: a publisher that ignores the authority record, e.g. external-dns",
 	} {
 		if !strings.Contains(first.Detail, want) {
 			t.Errorf("drift entry %q lacks %q", first.Detail, want)

@@ -160,9 +160,6 @@ type runner struct {
 	// without their gates: journaled with each step it passes, flagged in the report.
 	skipGates   bool
 	skipGatesBy string
-	// discarded are the commands a fresh run found waiting before it started, journaled
-	// as discarded after its start entry.
-	discarded []Command
 	// paused holds the cutover at its weights until resume; pausedFor is the time spent
 	// paused (not counted against the total time limit), pausedAt when the pause began.
 	paused    bool
@@ -275,6 +272,12 @@ func Run(ctx context.Context, cfg Config, resume bool) (*Report, error) {
 		r.log.Info("no journal to resume: starting from the first step", "journal", r.paths.Journal)
 	}
 	if st.done != "" {
+		// Commands that landed as the cutover ended, after its runner last looked: say
+		// what became of them.
+		r.seen = st.seen
+		if err := r.closeCommands(st.done); err != nil {
+			return nil, err
+		}
 		if !st.released {
 			// A runner killed between journaling the end and letting go of the rules left
 			// its authority tags: this is the same runner (the journal's token).
@@ -298,14 +301,13 @@ func Run(ctx context.Context, cfg Config, resume bool) (*Report, error) {
 		if _, err := r.append(journal.Entry{Kind: kindResumed, Step: stepNone, Detail: "runner " + r.id.String()}); err != nil {
 			return nil, err
 		}
-	} else {
-		r.discardStale()
 	}
 	runErr := r.drive(ctx, st)
 	return r.finish(runErr)
 }
 
-// finish builds the report from the journal, and saves it once the cutover has ended.
+// finish builds the report from the journal, and saves it once the cutover has ended,
+// after journaling the commands still waiting then as ignored (closeCommands).
 func (r *runner) finish(runErr error) (*Report, error) {
 	all, err := journal.Read(r.paths.Journal)
 	if err != nil {
@@ -315,9 +317,17 @@ func (r *runner) finish(runErr error) (*Report, error) {
 		// Refused before it started (the zone or the plan said no): nothing to report.
 		return nil, runErr
 	}
+	if st := replay(all); st.done != "" {
+		if err := r.closeCommands(st.done); err != nil {
+			return nil, errors.Join(runErr, err)
+		}
+		if all, err = journal.Read(r.paths.Journal); err != nil {
+			return nil, errors.Join(runErr, err)
+		}
+	}
 	rep := BuildReport(r.p.Name, all)
 	if rep.Outcome != "" {
-		runErr = errors.Join(runErr, rep.save(r.paths.Report), clearCommands(r.paths))
+		runErr = errors.Join(runErr, rep.save(r.paths.Report))
 	}
 	return rep, runErr
 }
@@ -556,19 +566,20 @@ func Abort(ctx context.Context, cfg Config) (*Report, error) {
 		if err := journal.Held(paths.Lock); err != nil {
 			return nil, err
 		}
-		return nil, fmt.Errorf("cutover %s: nothing to abort: it has not started (no journal at %s)", cfg.Plan.Name, paths.Journal)
+		return nil, CheckCommandable(paths, CommandAbort)
 	}
 	r, entries, err := open(cfg)
 	if err != nil {
 		return nil, err
 	}
 	defer r.close()
-	st := replay(entries)
+	// The one check of every control command, on the journal as read under the lock.
+	st, err := commandable(paths, CommandAbort, entries, r.j.Cut, nil)
 	switch {
-	case !st.started:
-		return nil, fmt.Errorf("cutover %s: nothing to abort: it wrote nothing (journal %s)", r.p.Name, r.paths.Journal)
-	case st.done != "":
-		return BuildReport(r.p.Name, entries), fmt.Errorf("cutover %s: nothing to abort: it has already ended (%s)", r.p.Name, st.done)
+	case err != nil && st.done != "":
+		return BuildReport(r.p.Name, entries), err
+	case err != nil:
+		return nil, err
 	}
 	if h := planHash(r.p); st.planHash != "" && st.planHash != h {
 		// An abort must work in an emergency; the starting weights come from the journal.

@@ -23,7 +23,16 @@ type fakeLever struct {
 	writes []map[string]int64
 	// onWrite, when set, is called (outside the lock) with each write's weights.
 	onWrite func(map[string]int64)
+	// ttl is the TTL of the one record the lever then has (fakeRecord; 0: none, as the
+	// ALB); a write of TTLs sets it, and calls onTTL (outside the lock) when set.
+	ttl   int64
+	onTTL func(map[spec.Record]int64)
+	// problems refuse a start (StartProblems) while set.
+	problems []string
 }
+
+// fakeRecord is the record of a fakeLever with a TTL.
+var fakeRecord = spec.Record{Name: "app.example.com", Type: "A"}
 
 func newFakeLever(from, to string, wf, wt int64) *fakeLever {
 	return &fakeLever{w: map[string]int64{from: wf, to: wt}}
@@ -37,9 +46,15 @@ func (f *fakeLever) weights() map[string]int64 {
 
 func (f *fakeLever) Kind() string { return "fake" }
 func (f *fakeLever) Read(context.Context, ReadOptions) (Snapshot, error) {
-	return fakeSnap{w: f.weights()}, nil
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return fakeSnap{w: maps.Clone(f.w), ttl: f.ttl}, nil
 }
-func (f *fakeLever) StartProblems(Snapshot) []string { return nil }
+func (f *fakeLever) StartProblems(Snapshot) []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.problems
+}
 func (f *fakeLever) Check(Snapshot, Change) []string { return nil }
 func (f *fakeLever) Write(_ context.Context, s Snapshot, c Change, env WriteEnv) (Written, error) {
 	if env.BeforeSend != nil {
@@ -52,11 +67,17 @@ func (f *fakeLever) Write(_ context.Context, s Snapshot, c Change, env WriteEnv)
 		maps.Copy(f.w, c.Weights)
 		f.writes = append(f.writes, maps.Clone(c.Weights))
 	}
-	after := fakeSnap{w: maps.Clone(f.w)}
-	hook := f.onWrite
+	if t, ok := c.TTLs[fakeRecord]; ok {
+		f.ttl = t
+	}
+	after := fakeSnap{w: maps.Clone(f.w), ttl: f.ttl}
+	hook, ttlHook := f.onWrite, f.onTTL
 	f.mu.Unlock()
 	if hook != nil && c.Weights != nil {
 		hook(c.Weights)
+	}
+	if ttlHook != nil && c.TTLs != nil {
+		ttlHook(c.TTLs)
 	}
 	return Written{Detail: "fake", Calls: 1, After: after}, nil
 }
@@ -70,7 +91,10 @@ func (f *fakeLever) Describe(context.Context, Snapshot, *Preview) error { return
 func (f *fakeLever) Summary(Snapshot) string                            { return "fake lever" }
 func (f *fakeLever) DriftCause() string                                 { return "a test" }
 
-type fakeSnap struct{ w map[string]int64 }
+type fakeSnap struct {
+	w   map[string]int64
+	ttl int64
+}
 
 func (s fakeSnap) Weights() map[string]int64 { return maps.Clone(s.w) }
 func (s fakeSnap) Members() []Member {
@@ -80,8 +104,13 @@ func (s fakeSnap) Members() []Member {
 	}
 	return out
 }
-func (s fakeSnap) TTL() int64                                       { return 0 }
-func (s fakeSnap) RecordTTLs() map[spec.Record]int64                { return nil }
+func (s fakeSnap) TTL() int64 { return s.ttl }
+func (s fakeSnap) RecordTTLs() map[spec.Record]int64 {
+	if s.ttl == 0 {
+		return nil
+	}
+	return map[spec.Record]int64{fakeRecord: s.ttl}
+}
 func (s fakeSnap) Targets() map[spec.Record]map[string][]string     { return nil }
 func (s fakeSnap) TargetGroups(map[string]int64) []gate.TargetGroup { return nil }
 func (s fakeSnap) NoTraffic(map[string]int64) string                { return "" }

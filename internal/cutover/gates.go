@@ -2,7 +2,6 @@ package cutover
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -40,7 +39,7 @@ func NewGate(g spec.Gate, c GateClients) (Gate, error) {
 		d := *g.DNS
 		if len(d.Servers) == 0 {
 			if len(c.DNSServers) == 0 {
-				return nil, errors.New("dns gate without servers: list them in the plan (servers) or give --dns-server")
+				return nil, fmt.Errorf("gate %s: dns gate without servers: list them in the plan (servers) or give --dns-server", g.Name)
 			}
 			d.Servers = slices.Clone(c.DNSServers)
 		}

@@ -265,8 +265,12 @@ type DriftError struct {
 	Cause string
 }
 
-// driftCause is what usually moves a held Route 53 weight.
-const driftCause = "another publisher that ignores crossfade's authority record, e.g. external-dns with an aws-weight annotation, is writing this record"
+// driftCause says what was seen of a held Route 53 weight that moved, and who may have
+// moved it: the runner sees the weight, not its writer, so it asserts none.
+const driftCause = "written by something other than this cutover while crossfade's authority record held it (which writer is not known; " + likelyWriters + ")"
+
+// likelyWriters lists who usually changes a record set behind a cutover's back.
+const likelyWriters = "likely: a publisher that ignores the authority record, e.g. external-dns with an aws-weight annotation, a person in the console or CLI, or infrastructure as code such as Terraform"
 
 // Error names every member that moved, with the weight found, the weight written and the
 // likely cause.
@@ -303,7 +307,8 @@ func (e *MemberGoneError) Error() string {
 	if fix == "" {
 		fix = "re-publish it"
 	}
-	return fmt.Sprintf("member %s is gone from %s while the cutover held it (another writer or a publisher deleted it): "+
+	return fmt.Sprintf("member %s is gone from %s while the cutover held it: deleted by something other than this cutover (which writer is not known; "+
+		"likely: a publisher whose source no longer lists it, a person in the console or CLI, or infrastructure as code such as Terraform): "+
 		"%s, then `crossfade cutover resume`, or `crossfade cutover abort` to roll the other members back", e.Member, e.Where, fix)
 }
 

@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"maps"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/crossfade-io/crossfade/internal/cutover/gate"
@@ -101,6 +100,18 @@ func (l *live) weights() map[string]int64 {
 		}
 	}
 	return out
+}
+
+// AliasTTL is the longest TTL the plan's alias members' targets answer with (0: no alias
+// member): no write lowers it, so it bounds every hold whatever spec.ttl.lower says.
+func (l *live) AliasTTL() int64 {
+	var t int64
+	for _, m := range l.members {
+		if m.ep.IsAlias() {
+			t = max(t, m.effectiveTTL())
+		}
+	}
+	return t
 }
 
 // measure sets maxTTL and groupTTL from the members and others. A member that is an
@@ -776,37 +787,6 @@ func (h HandBack) Effect() string {
 		return fmt.Sprintf("%s goes to whatever weight its source asks for at its publisher's next sync", h.Member)
 	}
 	return fmt.Sprintf("%s goes from weight %d to %d at its publisher's next sync", h.Member, h.Holds, h.Wants)
-}
-
-// handBack lists the weighted sets of the plan's records (the members and a third
-// cluster's, whose publishers the authority record holds alike) whose ownership record
-// says their source asks for another weight than the zone holds. A set whose record says
-// nothing agrees, once its publisher has confirmed the hold (confirmations, release.go):
-// its publisher drops the label once source and zone agree, and writes it at every sync
-// while they differ. A set no source asks for any more (endpoint.WantsNone) is not a
-// weight change: departures lists it.
-func (l *live) handBack() []HandBack {
-	var out []HandBack
-	for _, ms := range [][]member{l.members, l.others} {
-		for _, m := range ms {
-			v, ok := m.ep.Labels[endpoint.WantsWeightLabel]
-			if !ok || v == endpoint.WantsNone {
-				continue
-			}
-			holds := m.ep.Policy.Weight
-			wants, err := strconv.ParseInt(v, 10, 64)
-			if err != nil {
-				// Not what a publisher writes: say what is there rather than guess.
-				out = append(out, HandBack{Member: m.ep.Key().String(), Wants: -1, Holds: holds,
-					Advice: fmt.Sprintf("its ownership record says %s=%q, not a weight: sync its publisher (%s) again", endpoint.WantsWeightLabel, v, sourceOf(m.ep))})
-				continue
-			}
-			if wants != holds {
-				out = append(out, HandBack{Member: m.ep.Key().String(), Wants: wants, Holds: holds, Advice: setWeightAdvice(m.ep, holds)})
-			}
-		}
-	}
-	return out
 }
 
 // ownershipSwaps rewrites every ownership record of the plan's weighted sets exactly as

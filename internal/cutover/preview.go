@@ -114,7 +114,7 @@ func Plan(ctx context.Context, cfg Config) (*Preview, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := checkPacing(p, l.TTL()); err != nil {
+	if err := checkPacing(p, l.TTL(), aliasTTLOf(l)); err != nil {
 		return nil, err
 	}
 	if problems := lv.StartProblems(l); len(problems) > 0 {
@@ -124,6 +124,7 @@ func Plan(ctx context.Context, cfg Config) (*Preview, error) {
 	for _, w := range p.Warnings {
 		pv.Warnings = append(pv.Warnings, w.Error())
 	}
+	pv.Warnings = append(pv.Warnings, gatelessWarnings(p)...)
 	if selects(p) {
 		pv.Selected = selected
 		pv.Notes = append(pv.Notes, "the selection is made again when the cutover starts, and then kept in its journal: "+
@@ -396,7 +397,7 @@ func (pv *Preview) writeHead(b *strings.Builder) {
 // writeGates writes one line per gate with its check at the current weights.
 func (pv *Preview) writeGates(b *strings.Builder) {
 	for _, g := range pv.Gates {
-		fmt.Fprintf(b, "gate %s (%s) now: %s: %s%s\n", g.Gate, g.Kind, gateMark(g), g.Detail, errSuffix(g.Err))
+		fmt.Fprintf(b, "gate %s (%s) now: %s: %s%s\n", g.Gate, g.Kind, gateMark(g), g.Detail, errSuffix(g.Detail, g.Err))
 	}
 }
 
@@ -450,4 +451,16 @@ func (pv *Preview) WriteText(w io.Writer) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// gatelessWarnings warns of each step with no gates: nothing measures it, so it passes
+// once its pause is over, whatever the clusters do. `plan` and `run` say so.
+func gatelessWarnings(p *spec.Plan) []string {
+	var out []string
+	for i, s := range p.Steps {
+		if len(s.Gates) == 0 {
+			out = append(out, fmt.Sprintf("step %d has no gates: it passes on its pause alone", i+1))
+		}
+	}
+	return out
 }

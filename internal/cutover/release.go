@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -40,8 +41,9 @@ type Released struct {
 type ReleaseOptions struct {
 	// Force releases whatever stands in the way (see Release).
 	Force bool
-	// Wait is how long to wait for the publishers' confirmations of the hold; 0 refuses
-	// at once when one is missing.
+	// Wait is how long to wait for the publishers' confirmations of the hold, and for
+	// their sources to ask for the weights the zone holds; 0 refuses at once when either
+	// is missing.
 	Wait time.Duration
 	// Poll is the first interval between two reads of the zone while waiting; it grows
 	// by half each time, up to 30 s. 0 means 10 s.
@@ -51,7 +53,7 @@ type ReleaseOptions struct {
 }
 
 // Default and longest intervals between two reads of the zone while release waits for
-// confirmations: each read lists the zone, one Route 53 call of its 5 a second.
+// the publishers: each read lists the zone, one Route 53 call of its 5 a second.
 const (
 	defaultReleasePoll = 10 * time.Second
 	maxReleasePoll     = 30 * time.Second
@@ -106,52 +108,45 @@ func (d Departure) Effect() string {
 	return fmt.Sprintf("%s (weight %d) goes away at its publisher's next sync", d.Member, d.Holds)
 }
 
-// holdIDs returns, by held name, the id of the hold its authority record in the zone
-// states (registry.Authority.HoldID).
-func (l *live) holdIDs() map[string]string {
-	out := map[string]string{}
-	for _, c := range l.current {
-		if a, ok := registry.ParseAuthority(c); ok {
-			out[a.Name] = a.HoldID()
-		}
-	}
-	return out
-}
-
-// confirmations lists the owned weighted sets of the held names (the members and a third
-// cluster's) whose ownership record does not confirm the hold the zone's authority
-// record states: their publishers have not read the zone since it began, or not said
-// what their sources ask for. A set without an owner has no publisher to write it again.
-func (l *live) confirmations() []Unconfirmed {
-	ids := l.holdIDs()
-	var out []Unconfirmed
+// verdicts judges, in one pass, each weighted set of the plan's records (the members
+// and a third cluster's, whose publishers the authority record holds alike) by what its
+// ownership record says:
+//   - changes: its source asks for another weight than the zone holds
+//     (endpoint.WantsWeightLabel). A record that says nothing agrees, once its publisher
+//     has confirmed the hold: a publisher drops the label once source and zone agree,
+//     and writes it at every sync while they differ.
+//   - gone: no source asks for it any more (endpoint.WantsNone): its publisher keeps it
+//     while the hold lasts and deletes it at its next sync once the weights are released.
+//   - unconfirmed: an owned set whose record does not confirm the hold the zone's
+//     authority record states for its name and type (endpoint.ConfirmsHoldLabel): its
+//     publisher has not read the zone since the hold began, or not said what its source
+//     asks for. A set without an owner has no publisher to write it again.
+func (l *live) verdicts() (changes []HandBack, gone []Departure, unconfirmed []Unconfirmed) {
+	holds := registry.Holds(l.current)
 	for _, ms := range [][]member{l.members, l.others} {
 		for _, m := range ms {
-			id, held := ids[m.ep.Name]
-			if !held || m.ep.Owner() == "" || m.ep.Labels[endpoint.ConfirmsHoldLabel] == id {
-				continue
+			ep := m.ep
+			key := ep.Key().String()
+			if a, held := holds[endpoint.Key{Name: ep.Name, Type: ep.Type}]; held && ep.Owner() != "" && ep.Labels[endpoint.ConfirmsHoldLabel] != a.HoldID() {
+				unconfirmed = append(unconfirmed, Unconfirmed{Member: key, Owner: ep.Owner(), Resource: ep.Resource(), Seen: ep.Labels[endpoint.ConfirmsHoldLabel]})
 			}
-			out = append(out, Unconfirmed{Member: m.ep.Key().String(), Owner: m.ep.Owner(), Resource: m.ep.Resource(),
-				Seen: m.ep.Labels[endpoint.ConfirmsHoldLabel]})
+			v, ok := ep.Labels[endpoint.WantsWeightLabel]
+			holdsW := ep.Policy.Weight
+			switch wants, err := strconv.ParseInt(v, 10, 64); {
+			case !ok:
+			case v == endpoint.WantsNone:
+				gone = append(gone, Departure{Member: key, Holds: holdsW,
+					Advice: fmt.Sprintf("%s: publish it again (with weight %d) and sync it", cmp.Or(ep.Resource(), "its owner "+ep.Owner()+"'s source"), holdsW)})
+			case err != nil:
+				// Not what a publisher writes: say what is there rather than guess.
+				changes = append(changes, HandBack{Member: key, Wants: -1, Holds: holdsW,
+					Advice: fmt.Sprintf("its ownership record says %s=%q, not a weight: sync its publisher (%s) again", endpoint.WantsWeightLabel, v, sourceOf(ep))})
+			case wants != holdsW:
+				changes = append(changes, HandBack{Member: key, Wants: wants, Holds: holdsW, Advice: setWeightAdvice(ep, holdsW)})
+			}
 		}
 	}
-	return out
-}
-
-// departures lists the weighted sets whose ownership record says no source asks for them
-// any more (endpoint.WantsNone).
-func (l *live) departures() []Departure {
-	var out []Departure
-	for _, ms := range [][]member{l.members, l.others} {
-		for _, m := range ms {
-			if m.ep.Labels[endpoint.WantsWeightLabel] != endpoint.WantsNone {
-				continue
-			}
-			out = append(out, Departure{Member: m.ep.Key().String(), Holds: m.ep.Policy.Weight,
-				Advice: fmt.Sprintf("%s: publish it again (with weight %d) and sync it", cmp.Or(m.ep.Resource(), "its owner "+m.ep.Owner()+"'s source"), m.ep.Policy.Weight)})
-		}
-	}
-	return out
+	return changes, gone, unconfirmed
 }
 
 // Release hands the weights back to the publishers: it deletes this cutover's authority
@@ -177,8 +172,10 @@ func Release(ctx context.Context, cfg Config, force bool) (Released, error) {
 // ReleaseWith is Release with options. Besides a recorded contrary wish, it refuses
 // (*ReleaseRefusedError) unless every owned weighted set of the held names confirms the
 // hold: its publisher has synced since the hold began and recorded what its source asks
-// for. With o.Wait it waits for those confirmations, reading the zone every 10 to 30 s,
-// and refuses once o.Wait has passed; a contrary wish is refused at once.
+// for. With o.Wait it waits for all of it, reading the zone every 10 to 30 s: the
+// confirmations, and the sources that ask for another weight (or for no member) to ask
+// for what the zone holds, as a source fixed and synced meanwhile does; once o.Wait has
+// passed it refuses with whatever still stands in the way.
 func ReleaseWith(ctx context.Context, cfg Config, o ReleaseOptions) (Released, error) {
 	force := o.Force
 	log := o.Logger
@@ -249,12 +246,19 @@ func ReleaseWith(ctx context.Context, cfg Config, o ReleaseOptions) (Released, e
 			return Released{}, nil
 		}
 		records := len(b)
-		changes, gone, unconfirmed := l.handBack(), l.departures(), l.confirmations()
-		if !force && len(changes)+len(gone) == 0 && len(unconfirmed) > 0 && time.Since(start) < o.Wait {
-			// Only confirmations are missing: wait for the publishers' next syncs.
+		changes, gone, unconfirmed := l.verdicts()
+		if !force && len(changes)+len(gone)+len(unconfirmed) > 0 && time.Since(start) < o.Wait {
+			// Wait for the publishers' next syncs: a confirmation, or a source set to the
+			// weight the zone holds, is written by a sync.
+			attrs := []any{"cutover", p.Name, "next_read_in", poll.Round(time.Second), "gives_up_in", (o.Wait - time.Since(start)).Round(time.Second)}
 			for _, u := range unconfirmed {
-				log.Info("waiting for a publisher to confirm the hold", "cutover", p.Name, "member", u.Member, "owner", u.Owner,
-					"resource", u.Resource, "next_read_in", poll.Round(time.Second), "gives_up_in", (o.Wait - time.Since(start)).Round(time.Second))
+				log.Info("waiting for a publisher to confirm the hold", append(attrs, "member", u.Member, "owner", u.Owner, "resource", u.Resource)...)
+			}
+			for _, h := range changes {
+				log.Info("waiting for a source to ask for the weight the zone holds", append(attrs, "member", h.Member, "wants", h.Wants, "holds", h.Holds, "advice", h.Advice)...)
+			}
+			for _, g := range gone {
+				log.Info("waiting for a source to publish its member again", append(attrs, "member", g.Member, "holds", g.Holds, "advice", g.Advice)...)
 			}
 			if err := sleep(ctx, min(poll, max(o.Wait-time.Since(start), 0))); err != nil {
 				return Released{}, err
@@ -336,8 +340,8 @@ type ReleaseRefusedError struct {
 	Gone []Departure
 	// Unconfirmed are the weighted sets whose publisher has not confirmed this hold.
 	Unconfirmed []Unconfirmed
-	// Waited is how long release waited for the confirmations (release --wait); 0 when
-	// it did not wait.
+	// Waited is how long release waited for the publishers (release --wait); 0 when it
+	// did not wait.
 	Waited time.Duration
 }
 
@@ -362,10 +366,10 @@ func (e *ReleaseRefusedError) Error() string {
 		for _, u := range e.Unconfirmed {
 			fmt.Fprintf(&b, "\n  %s", u)
 		}
-		if e.Waited > 0 {
-			fmt.Fprintf(&b, "\nwaited %s for them", e.Waited)
-		}
 		b.WriteString("\nrun `crossfade sync` for that cluster, or wait for its controller: it confirms within 5 minutes; `crossfade cutover release --wait 10m` waits; `--force` releases without")
+	}
+	if e.Waited > 0 {
+		fmt.Fprintf(&b, "\nwaited %s for the publishers", e.Waited)
 	}
 	return b.String()
 }

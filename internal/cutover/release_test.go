@@ -308,3 +308,54 @@ func TestReleaseRefusesADeparture(t *testing.T) {
 		t.Errorf("blue's empty sync after release: %+v, want its member deleted", rep.Zones[0].Plan.Summary)
 	}
 }
+
+// TestReleaseWaitsForSourcesToAgree: blue's publisher confirmed the hold but its source
+// still asks for 100 (the zone holds 0). release --wait does not refuse at once: it reads
+// the zone again until blue's source, fixed and synced meanwhile (after release's second
+// read), asks for 0, then releases. With a wait too short for that, it refuses at the end
+// naming the weight, and says how long it waited.
+func TestReleaseWaitsForSourcesToAgree(t *testing.T) {
+	e := newEnv(t, 100, 0)
+	cfg := completed(t, e)
+	for _, m := range []struct {
+		owner, ip string
+		w         int64
+	}{{"blue", "127.0.0.10", 100}, {"green", "127.0.0.20", 100}} {
+		if rep, err := publishAs(e.dns, m.owner, m.ip, m.w, 1); err != nil || rep.Err() != nil {
+			t.Fatalf("%s's sync: %v", m.owner, errors.Join(err, rep.Err()))
+		}
+	}
+	short := cfg
+	counter := &readHookDNS{DNS: e.dns, onRead: func(int) {}}
+	short.DNS = counter
+	_, err := ReleaseWith(context.Background(), short, ReleaseOptions{Wait: 50 * time.Millisecond, Poll: 10 * time.Millisecond})
+	var refused *ReleaseRefusedError
+	if !errors.As(err, &refused) || len(refused.Sets) != 1 || len(refused.Unconfirmed) != 0 || refused.Waited == 0 ||
+		!strings.Contains(err.Error(), "app.example.com A [blue]: its source asks for weight 100, the zone holds 0") || !strings.Contains(err.Error(), "\nwaited ") {
+		t.Fatalf("release --wait with blue's source unchanged: %v, want refused for blue's weight after waiting", err)
+	}
+	if counter.n < 2 {
+		t.Errorf("release --wait read the zone %d times, want it read again while waiting", counter.n)
+	}
+
+	hook := &readHookDNS{DNS: e.dns}
+	hook.onRead = func(n int) {
+		if n != 2 {
+			return
+		}
+		if rep, err := publishAs(e.dns, "blue", "127.0.0.10", 0, 1); err != nil || rep.Err() != nil {
+			t.Errorf("blue's sync with weight 0: %v", errors.Join(err, rep.Err()))
+		}
+	}
+	cfg.DNS = hook
+	rel, err := ReleaseWith(context.Background(), cfg, ReleaseOptions{Wait: time.Minute, Poll: 10 * time.Millisecond})
+	if err != nil || rel.Records != 1 || len(rel.Changes) != 0 {
+		t.Fatalf("release --wait once blue's source asks for 0: %+v, %v", rel, err)
+	}
+	if hook.n < 2 {
+		t.Errorf("release read the zone %d times: it did not wait for blue's sync", hook.n)
+	}
+	if a, _ := e.weights(t); a["blue"] != 0 || a["green"] != 100 {
+		t.Errorf("weights after release %v", a)
+	}
+}

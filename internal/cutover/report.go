@@ -310,7 +310,7 @@ func (r *Report) WriteText(w io.Writer) error {
 		// Never "run by , started 0001-01-01…": there is no run to speak of.
 		b.WriteString("  the journal has no start entry: the run stopped before it moved anything (nothing was written)\n")
 		for _, c := range r.Controls {
-			fmt.Fprintf(&b, "  %s by %s at %s\n", c.Detail, c.By, c.Time.Format(time.RFC3339))
+			fmt.Fprintf(&b, "  %s\n", controlLine(c))
 		}
 		_, err := io.WriteString(w, b.String())
 		return err
@@ -352,7 +352,7 @@ func (r *Report) WriteText(w io.Writer) error {
 		fmt.Fprintf(&b, "  %s\n", rs)
 	}
 	for _, c := range r.Controls {
-		fmt.Fprintf(&b, "  %s by %s at %s\n", c.Detail, c.By, c.Time.Format(time.RFC3339))
+		fmt.Fprintf(&b, "  %s\n", controlLine(c))
 	}
 	switch {
 	case r.RollingBack:
@@ -375,4 +375,16 @@ func (r *Report) WriteText(w io.Writer) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// controlLine renders a control, takeover or drift entry: what, who and when. A command
+// not acted on says when it was sent (its journal time is when a runner read it, which
+// for one left from an earlier run may be days later).
+func controlLine(e journal.Entry) string {
+	if e.Kind == kindControl && notActedOn(e.Detail) {
+		if at := sentAt(e); !at.IsZero() {
+			return fmt.Sprintf("%s by %s, sent at %s", e.Detail, e.By, at.Format(time.RFC3339))
+		}
+	}
+	return fmt.Sprintf("%s by %s at %s", e.Detail, e.By, e.Time.Format(time.RFC3339))
 }

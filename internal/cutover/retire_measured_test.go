@@ -51,7 +51,7 @@ func TestRetireNeedsMeasuredLows(t *testing.T) {
 				return "1000"
 			}
 			return "NaN"
-		}, false, "not a rate", "no current rate (retire: blue's request rate read NaN"},
+		}, false, "requests_total = NaN: not a count", "no current rate (retire: metrics"},
 		{"stays put", func(int) string { return "1000" }, true, "blue retirable", "0.00 req/s"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

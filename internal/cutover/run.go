@@ -52,7 +52,7 @@ func (r *runner) prepare(ctx context.Context, st state, rollingBack bool) error 
 	if rollingBack {
 		return nil
 	}
-	if err := checkPacing(r.p, l.TTL()); err != nil {
+	if err := checkPacing(r.p, l.TTL(), aliasTTLOf(l)); err != nil {
 		return err
 	}
 	// Drift is measured against the weights found now until this run writes its own: on
@@ -66,11 +66,18 @@ func (r *runner) prepare(ctx context.Context, st state, rollingBack bool) error 
 		for _, g := range s.Gates {
 			built, err := r.cfg.NewGate(g)
 			if err != nil {
-				return fmt.Errorf("gate %s: %w", g.Name, err)
+				// NewGate's errors name the gate already; an embedder's may not.
+				if !strings.HasPrefix(err.Error(), "gate "+g.Name+": ") {
+					err = fmt.Errorf("gate %s: %w", g.Name, err)
+				}
+				return err
 			}
 			gs = append(gs, built)
 		}
 		r.gates = append(r.gates, gs)
+	}
+	for _, w := range gatelessWarnings(r.p) {
+		r.log.Warn(w)
 	}
 	if st.started {
 		return nil
@@ -89,13 +96,24 @@ func (r *runner) prepare(ctx context.Context, st state, rollingBack bool) error 
 	return nil
 }
 
+// aliasTTLOf is the longest TTL l's alias members' targets answer with, for a lever whose
+// members can be aliases (the Route 53 lever); 0 otherwise.
+func aliasTTLOf(l Snapshot) int64 {
+	if a, ok := l.(interface{ AliasTTL() int64 }); ok {
+		return a.AliasTTL()
+	}
+	return 0
+}
+
 // checkPacing refuses a plan whose pauses are shorter than the records' TTL (safety rule
-// 4): a step would end before every resolver could have seen its weights.
-func checkPacing(p *spec.Plan, ttl int64) error {
+// 4): a step would end before every resolver could have seen its weights. aliasTTL is the
+// alias targets' TTL, which no lowering changes: the floor even with spec.ttl.lower.
+func checkPacing(p *spec.Plan, ttl, aliasTTL int64) error {
 	floor := time.Duration(ttl) * time.Second
 	if p.LowerTTL > 0 {
-		floor = time.Duration(p.LowerTTL) * time.Second
+		floor = time.Duration(max(p.LowerTTL, aliasTTL)) * time.Second
 	}
+	from := spec.PauseFloor{AliasTTL: time.Duration(aliasTTL) * time.Second}
 	// One problem per field the user wrote (spec.pause, or a step's own pause), naming the
 	// steps that take it.
 	var problems, fields []string
@@ -118,10 +136,10 @@ func checkPacing(p *spec.Plan, ttl int64) error {
 		if f == "spec.pause" && len(steps[f]) < len(p.Steps) {
 			which = steps[f]
 		}
-		problems = append(problems, spec.PauseTooShort(f, pauses[f], floor, p.LowerTTL > 0, which))
+		problems = append(problems, spec.PauseTooShort(f, pauses[f], floor, p.LowerTTL > 0, which, from))
 	}
 	if p.Rollback.Pause > 0 && p.Rollback.Pause < floor {
-		problems = append(problems, spec.PauseTooShort("spec.rollback.pause", p.Rollback.Pause, floor, p.LowerTTL > 0, nil))
+		problems = append(problems, spec.PauseTooShort("spec.rollback.pause", p.Rollback.Pause, floor, p.LowerTTL > 0, nil, from))
 	}
 	if len(problems) > 0 {
 		return &NotReadyError{Problems: problems}
@@ -155,7 +173,9 @@ func (r *runner) drive(ctx context.Context, st state) error {
 	if err := r.prepare(ctx, st, due != nil); err != nil {
 		return err
 	}
-	if err := r.journalDiscarded(); err != nil {
+	// Commands waiting now are taken once the start entry is written: any left from an
+	// earlier run are discarded, journaled.
+	if err := r.poll(); err != nil {
 		return err
 	}
 	if due == nil {
@@ -232,6 +252,12 @@ func (r *runner) forward(ctx context.Context, st state) (*rollbackDue, error) {
 	}
 	if err := r.restoreTTL(ctx); err != nil {
 		return nil, err
+	}
+	// Until its end is journaled the cutover has not ended: a command that came since
+	// the last check (during the TTL's restore, whose wait for INSYNC takes tens of
+	// seconds on Route 53) is acted on, an abort rolling back, not left to be dropped.
+	if due, err := r.heed(ctx, last, r.stepWeights(last)); due != nil || err != nil {
+		return due, err
 	}
 	err := r.end(ctx, outcomeCompleted)
 	r.cfg.Progress.Event(Event{Phase: PhaseDone, Message: "cutover completed", Weights: r.stepWeights(last), Total: len(r.p.Steps)})
@@ -405,6 +431,12 @@ func (r *runner) waitInEffect(ctx context.Context, w Written) error {
 		if err == nil && ok {
 			return nil
 		}
+		// Commands are journaled as they come, so that their senders hear of them while
+		// Route 53 propagates; they act once the write is in effect (an abort then rolls
+		// back from there, a pause holds), as between any two checks.
+		if perr := r.poll(); perr != nil {
+			return perr
+		}
 		select {
 		case <-ctx.Done():
 			if ctx.Err() == context.DeadlineExceeded {
@@ -475,9 +507,9 @@ func (r *runner) precheck(ctx context.Context, i int, w map[string]int64) (stepR
 	began := time.Now()
 	logged := false
 	for {
-		if r.skipGates {
-			return stepResult{}, nil
-		}
+		// Under promote --skip-gates too: the pre-write check is what keeps a step from
+		// moving traffic onto a target group with no healthy target (an outage, not a
+		// measurement a person may choose to skip).
 		results, pending, res, err := r.prechecks(ctx, i, w)
 		if err != nil || res.outcome == stepFailed {
 			return res, err
@@ -536,7 +568,7 @@ func (r *runner) prechecks(ctx context.Context, i int, w map[string]int64) (resu
 				Message: fmt.Sprintf("gate %s fails before the write: nothing written", got.Gate)})
 			data, _ := json.Marshal(results)
 			return results, "", stepResult{outcome: stepFailed, data: data,
-				reason: fmt.Sprintf("gate %s, checked before the write (nothing written): %s%s", got.Gate, got.Detail, errSuffix(got.Err))}, nil
+				reason: fmt.Sprintf("gate %s, checked before the write (nothing written): %s%s", got.Gate, got.Detail, errSuffix(got.Detail, got.Err))}, nil
 		}
 	}
 	var out []string
@@ -611,7 +643,7 @@ func (r *runner) hold(ctx context.Context, i int, w map[string]int64) (stepResul
 				// Shown before the step ends, so that a live view marks the gate failed.
 				r.cfg.Progress.Event(Event{Phase: PhaseHolding, Step: i, Total: n, Weights: w, Gates: last})
 				data, _ := json.Marshal(last)
-				return stepResult{outcome: stepFailed, reason: fmt.Sprintf("gate %s: %s%s", res.Gate, res.Detail, errSuffix(res.Err)), data: data}, nil, nil
+				return stepResult{outcome: stepFailed, reason: fmt.Sprintf("gate %s: %s%s", res.Gate, res.Detail, errSuffix(res.Detail, res.Err)), data: data}, nil, nil
 			}
 		}
 		held := time.Since(began)
@@ -865,8 +897,11 @@ func asDrift(err error) drifted {
 	return nil
 }
 
-func errSuffix(e string) string {
-	if e == "" {
+// errSuffix is a gate's error in parentheses, to follow its detail; "" when there is none
+// or the detail already says it (a gate that cannot measure often puts its error in
+// both: printed twice, it read "query …: refused (query …: refused)").
+func errSuffix(detail, e string) string {
+	if e == "" || strings.Contains(detail, e) {
 		return ""
 	}
 	return " (" + e + ")"
@@ -962,6 +997,11 @@ func (r *runner) rollback(ctx context.Context, due *rollbackDue) error {
 	if err := r.restoreTTL(ctx); err != nil {
 		return err
 	}
+	// Commands that came during the TTL's restore are journaled as ignored while the
+	// rollback still runs, as any during it.
+	if err := r.poll(); err != nil {
+		return err
+	}
 	err := r.end(ctx, outcomeRolledBack)
 	r.cfg.Progress.Event(Event{Phase: PhaseDone, Message: "rolled back: " + due.reason, Weights: r.start})
 	return err
@@ -981,7 +1021,9 @@ func (r *runner) lowerTTL(ctx context.Context) error {
 			return err
 		}
 		r.cfg.Progress.Event(Event{Phase: PhaseLoweringTTL, Left: old, Message: fmt.Sprintf("TTL lowered to %ds; waiting out the old %s", r.p.LowerTTL, old)})
-		if err := sleep(ctx, old); err != nil {
+		// Waiting out the old TTL (minutes) heeds an abort at every check, as a write's
+		// retries do: nothing forward is written yet, and the rollback restores the TTL.
+		if err := r.waitRetry(ctx, old, true); err != nil {
 			return err
 		}
 	}

@@ -136,7 +136,7 @@ func TestAnotherCutoversWeights(t *testing.T) {
 		t.Error("release --force deleted another cutover's authority record")
 	}
 	recs, _ := e.dns.Records(context.Background(), zones[0])
-	if registry.Authorities(recs)[endpoint.Key{Name: "app.example.com", Type: "A"}] != "checkout-move" {
+	if registry.Holds(recs)[endpoint.Key{Name: "app.example.com", Type: "A"}].Cutover != "checkout-move" {
 		t.Error("the other cutover's authority record is gone")
 	}
 }
@@ -147,7 +147,7 @@ func TestAnotherCutoversWeights(t *testing.T) {
 func TestAbortDoesWhatItCan(t *testing.T) {
 	e := newEnv(t, 50, 50)
 	paths := PathsFor(e.dir, "app")
-	if _, err := Abort(context.Background(), e.config(testPlan(t))); err == nil || !strings.Contains(err.Error(), "has not started") {
+	if _, err := Abort(context.Background(), e.config(testPlan(t))); err == nil || !strings.Contains(err.Error(), "abort refused: it has not run here: no journal at") {
 		t.Errorf("abort before any run: %v", err)
 	}
 	if _, err := os.Stat(paths.Journal); !os.IsNotExist(err) {
@@ -173,7 +173,7 @@ func TestAbortDoesWhatItCan(t *testing.T) {
 	if a, _ := e.weights(t); a["blue"] != 100 {
 		t.Errorf("weights after abort %v, want blue back at 100", a)
 	}
-	if _, err := Abort(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "already ended") {
+	if _, err := Abort(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "abort refused: it has ended (rolled-back)") {
 		t.Errorf("second abort: %v", err)
 	}
 }

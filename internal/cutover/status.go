@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/crossfade-io/crossfade/internal/cutover/journal"
 )
@@ -26,6 +27,9 @@ type Status struct {
 	// TornBytes is the length of a torn last line in the journal (a crash mid-write): not
 	// an entry, and cut off by the next run; 0 when there is none.
 	TornBytes int64 `json:"tornBytes,omitempty"`
+	// Queued are the control commands sent and not yet read by a runner, oldest first:
+	// once one is, the journal (Controls) says what it did with it, and when.
+	Queued []Command `json:"queued,omitempty"`
 }
 
 // NotRunHereError says a cutover has no journal under the state directory looked in.
@@ -56,6 +60,14 @@ func ReadStatus(dir, name string) (*Status, error) {
 		return nil, fmt.Errorf("cutover %s: %w", name, err)
 	}
 	st := &Status{Report: BuildReport(name, entries), Journal: paths.Journal, TornBytes: torn}
+	seen := replay(entries).seen
+	cmds, _ := readCommands(paths.Control)
+	for _, c := range cmds {
+		// A runner journals a command before it removes its file.
+		if !seen[c.ID] {
+			st.Queued = append(st.Queued, c)
+		}
+	}
 	var locked *journal.LockedError
 	switch err := journal.Held(paths.Lock); {
 	case errors.As(err, &locked):
@@ -99,12 +111,26 @@ func (s *Status) WriteText(w io.Writer) error {
 	if s.TornBytes > 0 {
 		fmt.Fprintf(&b, "  the journal %s ends in a torn line of %d bytes (a crash mid-write): not an entry, its action was never taken; the next run cuts it off\n", s.Journal, s.TornBytes)
 	}
+	for _, c := range s.Queued {
+		fmt.Fprintf(&b, "  queued: %s by %s, sent at %s: %s\n", c.detail(), c.By, c.At.Format(time.RFC3339), s.queuedWhen())
+	}
 	if n := len(s.Resumes); n > 0 {
 		fmt.Fprintf(&b, "  last %s\n", s.Resumes[n-1])
 	}
 	b.WriteString(rest)
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// queuedWhen says when a queued command will be read.
+func (s *Status) queuedWhen() string {
+	switch {
+	case s.Outcome != "":
+		return "the cutover has ended: no run will act on it"
+	case s.Runner != nil:
+		return "not yet read; its runner reads commands at every check, and once it has, the command is listed below with what it did"
+	}
+	return "not yet read; no runner holds the cutover: `crossfade cutover run --resume` reads it when it starts"
 }
 
 // WriteJSON writes the status as JSON: the report's fields, with runner and journal.

@@ -141,19 +141,6 @@ func ParseAuthority(r *endpoint.Endpoint) (a Authority, ok bool) {
 	return a, true
 }
 
-// Authorities returns, for every (name, type) whose weights a cutover holds, that
-// cutover's name: Holds, for the one test (internal/cutover's) still reading it so.
-func Authorities(records []*endpoint.Endpoint) map[endpoint.Key]string {
-	var out map[endpoint.Key]string
-	for k, a := range Holds(records) {
-		if out == nil {
-			out = map[endpoint.Key]string{}
-		}
-		out[k] = a.Cutover
-	}
-	return out
-}
-
 // HoldID names this hold for the publishers' confirmations (endpoint.ConfirmsHoldLabel):
 // the runner's token, random per run of a cutover, so a confirmation names the hold it was
 // written under and no earlier one; the cutover's name for a record written before

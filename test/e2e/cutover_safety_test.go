@@ -257,7 +257,7 @@ func (fw *foreignWriter) halt() {
 func TestCutoverCatchesDrift(t *testing.T) {
 	drift := []string{
 		"weights drifted: app.example.com A [blue] has weight 100, the cutover wrote 90 (published by owner blue from service/default/app)",
-		"another publisher that ignores crossfade's authority record, e.g. external-dns with an aws-weight annotation, is writing this record",
+		"written by something other than this cutover while crossfade's authority record held it (which writer is not known; likely: a publisher that ignores the authority record, e.g. external-dns",
 	}
 	t.Run("pause", func(t *testing.T) {
 		sb, zoneID := safetyZone(t, 100, 0)

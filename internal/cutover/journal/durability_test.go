@@ -70,3 +70,33 @@ func TestTornTailIsReported(t *testing.T) {
 		t.Errorf("after Open cut the tail, ReadTail still finds %d torn bytes", cut)
 	}
 }
+
+// TestReadTailWhileARunnerAppends: a runner appending a whole entry just after status read
+// the journal does not make status report a torn line: the torn length is that of the
+// bytes read. Before, ReadTail took the file's size afterwards and reported the new
+// entry as torn bytes.
+func TestReadTailWhileARunnerAppends(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "c.journal")
+	j, _, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	if _, err := j.Append(Entry{Kind: "start"}); err != nil {
+		t.Fatal(err)
+	}
+	old := readFile
+	t.Cleanup(func() { readFile = old })
+	readFile = func(p string) ([]byte, error) {
+		data, err := old(p)
+		// The runner appends between the read and whatever follows it.
+		if _, aerr := j.Append(Entry{Kind: "intent", Detail: "step 1 of 2"}); aerr != nil {
+			t.Fatal(aerr)
+		}
+		return data, err
+	}
+	es, torn, err := ReadTail(path)
+	if err != nil || len(es) != 1 || torn != 0 {
+		t.Fatalf("ReadTail during an append: %d entries, %d torn bytes, %v; want 1 entry, no torn bytes", len(es), torn, err)
+	}
+}

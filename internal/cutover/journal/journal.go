@@ -20,6 +20,8 @@ import (
 	"path/filepath"
 	"syscall"
 	"time"
+
+	"github.com/crossfade-io/crossfade/internal/atomicfile"
 )
 
 // Entry is one line of the journal. Kind says which of the other fields matter.
@@ -75,7 +77,7 @@ type Journal struct {
 // Cut). A journal it creates has its directory synced too: without that, a crash can lose
 // the new file's name, and with it every entry synced into it.
 func Open(path string) (*Journal, []Entry, error) {
-	entries, good, err := read(path)
+	entries, good, _, err := read(path)
 	created := errors.Is(err, os.ErrNotExist)
 	if err != nil && !created {
 		return nil, nil, err
@@ -111,40 +113,35 @@ func Open(path string) (*Journal, []Entry, error) {
 
 // syncDir fsyncs the directory dir, so that a file created in it survives a crash (a
 // variable: tests see it called).
-var syncDir = func(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	return errors.Join(d.Sync(), d.Close())
-}
+var syncDir = atomicfile.SyncDir
 
 // Read returns the entries of the journal at path, without the torn tail a crash may
 // leave. It does not need the lock: `status` reads a running cutover's journal.
 func Read(path string) ([]Entry, error) {
-	entries, _, err := read(path)
+	entries, _, _, err := read(path)
 	return entries, err
 }
 
 // ReadTail is Read, also returning the length of the torn last line it left out (0 when
-// the journal ends with a whole entry), for `status` to report.
+// the journal ends with a whole entry), for `status` to report. The length is that of the
+// bytes read, not of the file afterwards: a runner appending meanwhile (status reads a
+// running cutover's journal) must not make a healthy journal look torn.
 func ReadTail(path string) ([]Entry, int64, error) {
-	entries, good, err := read(path)
+	entries, good, size, err := read(path)
 	if err != nil {
 		return entries, 0, err
 	}
-	fi, err := os.Stat(path)
-	if err != nil {
-		return entries, 0, fmt.Errorf("journal %s: %w", path, err)
-	}
-	return entries, max(fi.Size()-good, 0), nil
+	return entries, size - good, nil
 }
 
-func read(path string) ([]Entry, int64, error) {
-	data, err := os.ReadFile(path)
+// read returns the whole entries of the journal at path, the length they take (good)
+// and the length of what was read (size): a torn tail is size-good.
+func read(path string) ([]Entry, int64, int64, error) {
+	data, err := readFile(path)
 	if err != nil {
-		return nil, 0, fmt.Errorf("journal %s: %w", path, err)
+		return nil, 0, 0, fmt.Errorf("journal %s: %w", path, err)
 	}
+	size := int64(len(data))
 	var entries []Entry
 	var good int64
 	lastSeq := 0
@@ -155,15 +152,19 @@ func read(path string) ([]Entry, int64, error) {
 		}
 		var e Entry
 		if err := json.Unmarshal(data[:i], &e); err != nil {
-			return entries, good, fmt.Errorf("journal %s: entry after seq %d (byte %d): %w", path, lastSeq, good, err)
+			return entries, good, size, fmt.Errorf("journal %s: entry after seq %d (byte %d): %w", path, lastSeq, good, err)
 		}
 		lastSeq = e.Seq
 		entries = append(entries, e)
 		good += int64(i + 1)
 		data = data[i+1:]
 	}
-	return entries, good, nil
+	return entries, good, size, nil
 }
+
+// readFile reads a journal file (a variable: a test appends between the read and what
+// follows it, as a running runner may).
+var readFile = os.ReadFile
 
 // Append writes e with the next sequence number and the current time, and returns once
 // it is on disk. A failed append leaves the journal as it was, so that the caller, which

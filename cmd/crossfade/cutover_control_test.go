@@ -1,0 +1,234 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/crossfade-io/crossfade/internal/cutover"
+	"github.com/crossfade-io/crossfade/internal/cutover/journal"
+)
+
+// controlPlan writes a plan file of the cutover "app".
+func controlPlan(t *testing.T) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "app.yaml")
+	plan := `apiVersion: crossfade.io/v1alpha1
+kind: Cutover
+metadata:
+  name: app
+spec:
+  zone: example.com
+  records:
+    - name: app.example.com
+  from: blue
+  to: green
+  steps: [0, 50, 100]
+  pause: 1m
+`
+	if err := os.WriteFile(path, []byte(plan), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// runCLI runs a command line through execute, as main does, with static AWS credentials:
+// nothing looks for others (the instance metadata service is not loopback).
+func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	t.Setenv("AWS_ACCESS_KEY_ID", "test")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
+	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
+	root := newRootCmd()
+	var out, errOut bytes.Buffer
+	root.SetOut(&out)
+	root.SetErr(&errOut)
+	root.SetArgs(args)
+	code = execute(t.Context(), root, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+// stubRunner holds a started cutover's lock as its runner does, and journals each command
+// that arrives with the detail answer gives it (none: it never reads them), as the
+// runner's poll would. It stands in for the runner's side of the protocol only.
+type stubRunner struct {
+	paths  cutover.Paths
+	lock   *journal.Lock
+	j      *journal.Journal
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+func startStubRunner(t *testing.T, state string, answer func(command string) string) *stubRunner {
+	t.Helper()
+	paths := cutover.PathsFor(state, "app")
+	lock, err := journal.Acquire(paths.Lock, journal.Holder{By: "runner@test", Cutover: "app"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, _, err := journal.Open(paths.Journal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := j.Append(journal.Entry{Kind: "start", Step: -1, Weights: map[string]int64{"blue": 100, "green": 0}}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &stubRunner{paths: paths, lock: lock, j: j, cancel: cancel}
+	t.Cleanup(s.stop)
+	if answer == nil {
+		return s
+	}
+	s.wg.Go(func() {
+		for ctx.Err() == nil {
+			des, _ := os.ReadDir(paths.Control)
+			for _, de := range des {
+				if !strings.HasSuffix(de.Name(), ".json") || strings.HasPrefix(de.Name(), ".") {
+					continue
+				}
+				file := filepath.Join(paths.Control, de.Name())
+				data, err := os.ReadFile(file)
+				var c cutover.Command
+				if err != nil || json.Unmarshal(data, &c) != nil {
+					continue
+				}
+				if _, err := j.Append(journal.Entry{Kind: "control", Step: -1, By: c.By, Detail: answer(c.Command), ID: c.ID}); err != nil {
+					t.Error(err)
+				}
+				os.Remove(file)
+			}
+			select {
+			case <-ctx.Done():
+			case <-time.After(10 * time.Millisecond):
+			}
+		}
+	})
+	return s
+}
+
+// stop ends the stub runner and lets go of the lock, as a runner that exits.
+func (s *stubRunner) stop() {
+	s.cancel()
+	s.wg.Wait()
+	if s.j != nil {
+		s.j.Close()
+		s.lock.Release()
+		s.j = nil
+	}
+}
+
+// TestControlCommandsWaitForTheRunner (H1): a control command sent to a running cutover
+// waits for the runner to journal what it did with it, and exits on it: acted on, 0;
+// ignored, 1 naming why (an abort that finds the cutover rolling back counts as acted
+// on); not acknowledged in time, 1 saying it stays queued (and status lists it); no
+// runner, 0, left for `run --resume`; a runner that stops before reading it, 1. Before,
+// every accepted command exited 0 with "acts on it at its next check", even one the end
+// of the cutover then deleted.
+func TestControlCommandsWaitForTheRunner(t *testing.T) {
+	plan := controlPlan(t)
+	for _, tc := range []struct {
+		name     string
+		command  string
+		answer   func(string) string // nil: the runner never reads commands
+		timeout  string
+		noRunner bool
+		wantCode int
+		want     []string
+	}{
+		{"acted on", "pause", func(c string) string { return c }, "30s", false, 0, []string{"pause sent to cutover app; waiting up to 30s", "pause acted on by its runner at"}},
+		{"ignored", "promote", func(c string) string { return c + " ignored: rolling back" }, "30s", false, 1, []string{"promote not acted on: rolling back"}},
+		{"ended", "resume", func(c string) string { return c + " ignored: the cutover had ended (completed)" }, "30s", false, 1, []string{"resume not acted on: the cutover had ended (completed)"}},
+		{"abort during a rollback", "abort", func(c string) string { return c + " ignored: rolling back" }, "30s", false, 0, []string{"abort: the cutover was already rolling back"}},
+		{"not acknowledged", "pause", nil, "300ms", false, 1, []string{"pause not acknowledged within 300ms: it stays queued, its runner acts on it at its next check", "crossfade cutover status " + plan}},
+		{"no runner", "pause", nil, "30s", true, 0, []string{"pause left for cutover app, which no runner holds now: `crossfade cutover run --resume " + plan + "` acts on it"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			state := t.TempDir()
+			r := startStubRunner(t, state, tc.answer)
+			if tc.noRunner {
+				r.stop()
+			}
+			args := []string{"cutover", tc.command, plan, "--state-dir", state, "--ack-timeout", tc.timeout}
+			if tc.command == "abort" {
+				args = append(args, "--aws-endpoint", "http://127.0.0.1:9", "--aws-region", "us-east-1")
+			}
+			code, out, errOut := runCLI(t, args...)
+			if code != tc.wantCode {
+				t.Errorf("exit status %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tc.wantCode, out, errOut)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(out+errOut, w) {
+					t.Errorf("output lacks %q:\nstdout:\n%s\nstderr:\n%s", w, out, errOut)
+				}
+			}
+			if tc.name == "not acknowledged" {
+				code, out, errOut := runCLI(t, "cutover", "status", plan, "--state-dir", state)
+				if code != 0 || !strings.Contains(out, "queued: pause by ") {
+					t.Errorf("status (%d) does not list the queued pause:\n%s%s", code, out, errOut)
+				}
+			}
+		})
+	}
+}
+
+// TestControlCommandRunnerStops (H1): a runner that stops (lets go of the lock) before it
+// read the command: the command stays queued for `run --resume`, and the CLI exits 1
+// saying so rather than waiting out its timeout.
+func TestControlCommandRunnerStops(t *testing.T) {
+	plan := controlPlan(t)
+	state := t.TempDir()
+	r := startStubRunner(t, state, nil)
+	ctx, cancel := context.WithCancel(t.Context())
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		// The runner exits once the command has landed, without reading it.
+		for ctx.Err() == nil {
+			if des, _ := os.ReadDir(r.paths.Control); len(des) > 0 {
+				r.stop()
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	})
+	code, out, errOut := runCLI(t, "cutover", "pause", plan, "--state-dir", state, "--ack-timeout", "1m")
+	cancel()
+	wg.Wait()
+	if code != 1 || !strings.Contains(errOut, "its runner stopped before it read the pause: the command stays queued, and `crossfade cutover run --resume "+plan+"` acts on it") {
+		t.Errorf("exit status %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+}
+
+// TestAbortRollsBackHereWhenTheRunnerStops (L2): an abort sent to a runner that stops
+// before reading it is not left for a resume: the CLI rolls back itself, as it does for a
+// cutover no runner holds (here against an endpoint that refuses, so the rollback's read
+// fails and says so). Before, it printed that `run --resume` acts on it and exited 0.
+func TestAbortRollsBackHereWhenTheRunnerStops(t *testing.T) {
+	plan := controlPlan(t)
+	state := t.TempDir()
+	r := startStubRunner(t, state, nil)
+	ctx, cancel := context.WithCancel(t.Context())
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for ctx.Err() == nil {
+			if des, _ := os.ReadDir(r.paths.Control); len(des) > 0 {
+				r.stop()
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	})
+	code, out, errOut := runCLI(t, "cutover", "abort", plan, "--state-dir", state, "--ack-timeout", "1m",
+		"--aws-endpoint", "http://127.0.0.1:9", "--aws-region", "us-east-1")
+	cancel()
+	wg.Wait()
+	t.Logf("stdout:\n%s\nstderr:\n%s", out, errOut)
+	if code != 1 || !strings.Contains(out, "abort of cutover app: its runner has stopped; rolling back here") || strings.Contains(out+errOut, "acts on it") {
+		t.Errorf("exit status %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+}
