@@ -155,10 +155,7 @@ External-dns flags that mean nothing to crossfade are accepted with a warning; a
 other unknown flag is refused (exit status 2).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			log, err := g.logger()
-			if err != nil {
-				return err
-			}
+			log := g.logger()
 			warnIgnoredFlags(log, cmd.Flags())
 			return f.run(cmd.Context(), log)
 		},
@@ -257,9 +254,6 @@ func (f *controllerFlags) run(ctx context.Context, log *slog.Logger) error {
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(controllerGCPercent)
 	}
-	if f.registry != "txt" {
-		return fmt.Errorf("--registry %q: crossfade keeps ownership in TXT records only (want txt)", f.registry)
-	}
 	var sources []string
 	for _, s := range f.sources {
 		if slices.Contains(controller.Sources, s) {
@@ -267,9 +261,6 @@ func (f *controllerFlags) run(ctx context.Context, log *slog.Logger) error {
 			continue
 		}
 		log.Warn("source not supported by crossfade, ignored", "source", s, "supported", controller.Sources)
-	}
-	if len(sources) == 0 {
-		return fmt.Errorf("--source %v: none crossfade reads; want one or more of %v", f.sources, controller.Sources)
 	}
 	restCfg, err := f.restConfig()
 	if err != nil {

@@ -222,14 +222,7 @@ confirmations; --force releases without them, saying what will change.`,
 			if err != nil {
 				return err
 			}
-			log, err := g.logger()
-			if err != nil {
-				return err
-			}
-			if releaseWait < 0 {
-				return fmt.Errorf("--wait %s: want a positive duration", releaseWait)
-			}
-			rel, err := cutover.ReleaseWith(cmd.Context(), cfg, cutover.ReleaseOptions{Force: f.force, Wait: releaseWait, Logger: log})
+			rel, err := cutover.Release(cmd.Context(), cfg, cutover.ReleaseOptions{Force: f.force, Wait: releaseWait})
 			if err != nil {
 				return err
 			}
@@ -303,9 +296,6 @@ the command is left for 'crossfade cutover run --resume' (an abort rolls back at
 // what it did with it. An abort with no runner rolls back here.
 func (f *cutoverFlags) control(cmd *cobra.Command, g *globalFlags, file, command string) error {
 	out := cmd.OutOrStdout()
-	if f.ackTimeout < 0 {
-		return fmt.Errorf("--ack-timeout %s: want 0 (do not wait) or a positive duration", f.ackTimeout)
-	}
 	var cfg cutover.Config
 	if command == cutover.CommandAbort {
 		var err error
@@ -424,7 +414,7 @@ func (f *cutoverFlags) runLogs(p cutover.Progress) (func(), error) {
 }
 
 // logger is the logger the global flags ask for, writing to f.logTo when set.
-func (f *cutoverFlags) logger(g *globalFlags) (*slog.Logger, error) {
+func (f *cutoverFlags) logger(g *globalFlags) *slog.Logger {
 	if f.logTo == nil {
 		return g.logger()
 	}
@@ -433,10 +423,7 @@ func (f *cutoverFlags) logger(g *globalFlags) (*slog.Logger, error) {
 
 // config builds the engine's configuration from the flags and the plan file.
 func (f *cutoverFlags) config(cmd *cobra.Command, g *globalFlags, file string) (cutover.Config, error) {
-	log, err := f.logger(g)
-	if err != nil {
-		return cutover.Config{}, err
-	}
+	log := f.logger(g)
 	p, err := spec.Load(file)
 	if err != nil {
 		return cutover.Config{}, err

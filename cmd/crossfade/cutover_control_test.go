@@ -177,17 +177,14 @@ func TestControlCommandsWaitForTheRunner(t *testing.T) {
 	}
 }
 
-// TestControlCommandRunnerStops (H1): a runner that stops (lets go of the lock) before it
-// read the command: the command stays queued for `run --resume`, and the CLI exits 1
-// saying so rather than waiting out its timeout.
-func TestControlCommandRunnerStops(t *testing.T) {
-	plan := controlPlan(t)
-	state := t.TempDir()
+// runCLIRunnerStops runs a command line (runCLI) while a stub runner holds the cutover in
+// state and stops (lets go of the lock) once the command has landed, without reading it.
+func runCLIRunnerStops(t *testing.T, state string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
 	r := startStubRunner(t, state, nil)
 	ctx, cancel := context.WithCancel(t.Context())
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		// The runner exits once the command has landed, without reading it.
 		for ctx.Err() == nil {
 			if des, _ := os.ReadDir(r.paths.Control); len(des) > 0 {
 				r.stop()
@@ -196,9 +193,19 @@ func TestControlCommandRunnerStops(t *testing.T) {
 			time.Sleep(10 * time.Millisecond)
 		}
 	})
-	code, out, errOut := runCLI(t, "cutover", "pause", plan, "--state-dir", state, "--ack-timeout", "1m")
+	code, stdout, stderr = runCLI(t, args...)
 	cancel()
 	wg.Wait()
+	return code, stdout, stderr
+}
+
+// TestControlCommandRunnerStops (H1): a runner that stops (lets go of the lock) before it
+// read the command: the command stays queued for `run --resume`, and the CLI exits 1
+// saying so rather than waiting out its timeout.
+func TestControlCommandRunnerStops(t *testing.T) {
+	plan := controlPlan(t)
+	state := t.TempDir()
+	code, out, errOut := runCLIRunnerStops(t, state, "cutover", "pause", plan, "--state-dir", state, "--ack-timeout", "1m")
 	if code != 1 || !strings.Contains(errOut, "its runner stopped before it read the pause: the command stays queued, and `crossfade cutover run --resume "+plan+"` acts on it") {
 		t.Errorf("exit status %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
@@ -211,22 +218,8 @@ func TestControlCommandRunnerStops(t *testing.T) {
 func TestAbortRollsBackHereWhenTheRunnerStops(t *testing.T) {
 	plan := controlPlan(t)
 	state := t.TempDir()
-	r := startStubRunner(t, state, nil)
-	ctx, cancel := context.WithCancel(t.Context())
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		for ctx.Err() == nil {
-			if des, _ := os.ReadDir(r.paths.Control); len(des) > 0 {
-				r.stop()
-				return
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	})
-	code, out, errOut := runCLI(t, "cutover", "abort", plan, "--state-dir", state, "--ack-timeout", "1m",
+	code, out, errOut := runCLIRunnerStops(t, state, "cutover", "abort", plan, "--state-dir", state, "--ack-timeout", "1m",
 		"--aws-endpoint", "http://127.0.0.1:9", "--aws-region", "us-east-1")
-	cancel()
-	wg.Wait()
 	t.Logf("stdout:\n%s\nstderr:\n%s", out, errOut)
 	if code != 1 || !strings.Contains(out, "abort of cutover app: its runner has stopped; rolling back here") || strings.Contains(out+errOut, "acts on it") {
 		t.Errorf("exit status %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)

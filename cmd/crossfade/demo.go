@@ -45,12 +45,8 @@ changes no DNS record. The dashboard shows the weights, the request share per gr
 the clients saw it and as CloudWatch counted it) and each group's target health.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			log, err := g.logger()
-			if err != nil {
-				return err
-			}
 			out := cmd.OutOrStdout()
-			cfg.Logger, cfg.Out = log, out
+			cfg.Logger, cfg.Out = g.logger(), out
 			cfg.Progress = cutover.NewProgress(out, isTerminal(out) && os.Getenv("CI") == "")
 			if kube {
 				// The controllers run as this very binary, as they would in a cluster.
@@ -60,7 +56,7 @@ the clients saw it and as CloudWatch counted it) and each group's target health.
 				}
 				cfg.Kube = &demo.KubeConfig{Crossfade: exe}
 			}
-			_, err = demo.Run(cmd.Context(), cfg)
+			_, err := demo.Run(cmd.Context(), cfg)
 			return err
 		},
 	}

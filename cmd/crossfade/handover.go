@@ -55,10 +55,7 @@ sent. The exit status is non-zero when anything was refused.
 'aws route53 change-resource-record-sets --change-batch file://…' accepts.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			log, err := g.logger()
-			if err != nil {
-				return err
-			}
+			log := g.logger()
 			f.route53.Logger = log
 			dns, err := route53.New(cmd.Context(), f.route53)
 			if err != nil {
@@ -91,7 +88,7 @@ sent. The exit status is non-zero when anything was refused.
 	g.checks.want(fl, "name", optional(glob))
 	checkTXTFlags(&g.checks, cmd, fl)
 	checkRoute53Flags(&g.checks, fl)
-	// The flags together (--from and --to differ), as run checks them again.
+	// The flags together (--from and --to differ), as PlanHandover checks them again.
 	g.checks.check(cmd, func() error {
 		if err := (registry.Handover{From: f.from, To: f.to, Names: f.names}).Validate(); err != nil {
 			// The usage error names the command already.
@@ -131,9 +128,6 @@ type handoverResult struct {
 // run hands the zone over: read it, plan, and write (or render) the batches.
 func (f *handoverFlags) run(ctx context.Context, dns handoverDNS, out io.Writer, log *slog.Logger) error {
 	h := registry.Handover{From: f.from, To: f.to, Names: f.names}
-	if err := h.Validate(); err != nil {
-		return err
-	}
 	zones, err := dns.Zones(ctx)
 	if err != nil {
 		return fmt.Errorf("list zones: %w", err)

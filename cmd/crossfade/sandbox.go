@@ -39,10 +39,7 @@ Metrics are at /metrics; faults and health checks are set at /_sandbox/faults an
 /_sandbox/health/{id} (see README).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			log, err := g.logger()
-			if err != nil {
-				return err
-			}
+			log := g.logger()
 			cfg.Logger = log
 			cfg.Faults.Latency = faults.Duration(latency)
 			sb, err := sandbox.Start(cmd.Context(), cfg)

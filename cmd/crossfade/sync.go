@@ -36,11 +36,7 @@ object, conflict, or name without a zone makes the exit status non-zero.
 'aws route53 change-resource-record-sets --change-batch file://…' accepts.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			log, err := g.logger()
-			if err != nil {
-				return err
-			}
-			return f.run(cmd, log)
+			return f.run(cmd, g.logger())
 		},
 	}
 	fl := cmd.Flags()

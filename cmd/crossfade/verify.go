@@ -49,10 +49,8 @@ clusters the share the cutover's health assignment gives them. Exit status 1 whe
 answer is empty or off by more than --tolerance.`,
 		Args: verifyArgs(&cloudMap),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			// verifyArgs took NAME or --cloudmap, one of them, before the command ran.
 			if cloudMap != "" {
-				if len(args) > 0 {
-					return errors.New("verify: give a NAME or --cloudmap, not both")
-				}
 				// cloudMapService checked the form before the command ran.
 				ns, svc, _ := strings.Cut(cloudMap, "/")
 				cm.Service.Namespace, cm.Service.Service, cm.Tolerance = ns, svc, cfg.Tolerance
@@ -75,13 +73,7 @@ answer is empty or off by more than --tolerance.`,
 				}
 				return nil
 			}
-			if len(args) != 1 {
-				return errors.New("verify: give the weighted NAME to verify, or --cloudmap NAMESPACE/SERVICE")
-			}
-			log, err := g.logger()
-			if err != nil {
-				return err
-			}
+			log := g.logger()
 			r53.Logger = log
 			dns, err := route53.New(cmd.Context(), r53)
 			if err != nil {

@@ -654,15 +654,15 @@ func TestAuthorityTagsRun(t *testing.T) {
 		if k := journalKinds(t, dir, "left"); k[len(k)-1] != kindReleased {
 			t.Errorf("journal %v: want the resume's released entry last", k)
 		}
-		if rel, err := Release(ctx, h.config(h.plan("left"), nil, dir), false); err != nil || rel.Records != 0 {
+		if rel, err := Release(ctx, h.config(h.plan("left"), nil, dir), ReleaseOptions{}); err != nil || rel.Records != 0 {
 			t.Errorf("release after all: %+v %v, want nothing to remove", rel, err)
 		}
 		// Release refuses another runner's tag of the cutover, and removes it with force.
 		h.put(t, placed{onFirst, authorityKey("left", holder.Token), authorityValue(holder)})
-		if _, err := Release(ctx, h.config(h.plan("left"), nil, dir), false); !errors.As(err, &held) {
+		if _, err := Release(ctx, h.config(h.plan("left"), nil, dir), ReleaseOptions{}); !errors.As(err, &held) {
 			t.Errorf("release of another runner's tags: %v, want *HeldError", err)
 		}
-		rel, err := Release(ctx, h.config(h.plan("left"), nil, dir), true)
+		rel, err := Release(ctx, h.config(h.plan("left"), nil, dir), ReleaseOptions{Force: true})
 		if err != nil || rel.Records != 1 || !slices.Equal(rel.TakenOver, []registry.Runner{holder}) {
 			t.Errorf("release --force: %+v %v", rel, err)
 		}

@@ -397,7 +397,7 @@ func TestSyncDuringStepKeepsWeights(t *testing.T) {
 	// The sources still ask for 100/0: releasing now would undo the cutover at the next
 	// sync, so release refuses until they ask for what the zone holds.
 	var refused *ReleaseRefusedError
-	if _, err := Release(context.Background(), cfg, false); !errors.As(err, &refused) || len(refused.Sets) != 2 {
+	if _, err := Release(context.Background(), cfg, ReleaseOptions{}); !errors.As(err, &refused) || len(refused.Sets) != 2 {
 		t.Fatalf("release while the sources ask for 100/0: %v", err)
 	}
 	for _, m := range []struct {
@@ -409,7 +409,7 @@ func TestSyncDuringStepKeepsWeights(t *testing.T) {
 		}
 	}
 	// Released, the weights are the publishers' again: blue's sync writes its 100.
-	if rel, err := Release(context.Background(), cfg, false); err != nil || rel.Records != 1 || len(rel.TakenOver) != 0 || len(rel.Changes) != 0 {
+	if rel, err := Release(context.Background(), cfg, ReleaseOptions{}); err != nil || rel.Records != 1 || len(rel.TakenOver) != 0 || len(rel.Changes) != 0 {
 		t.Fatalf("release: %+v, %v", rel, err)
 	}
 	if rep, err := publish(e.dns, "blue", "127.0.0.10", 100); err != nil || rep.Err() != nil || len(rep.Conflicts()) != 0 {

@@ -64,29 +64,7 @@ func TestMemberGoneOnResume(t *testing.T) {
 			if got := driftAction(t, d); got.Action != onDrift {
 				t.Errorf("drift action %q, want %q", got.Action, onDrift)
 			}
-			if onDrift == spec.DriftPause {
-				select {
-				case err := <-done:
-					t.Fatalf("the resumed run ended instead of pausing: %v", err)
-				default:
-				}
-				if err := SendCommand(paths, Command{Command: CommandAbort, By: "alice"}); err != nil {
-					t.Fatal(err)
-				}
-			}
-			var err error
-			select {
-			case err = <-done:
-			case <-time.After(60 * time.Second):
-				t.Fatal("the resumed run did not end")
-			}
-			var rb *RollbackError
-			switch {
-			case onDrift == spec.DriftPause && !errors.Is(err, ErrAborted):
-				t.Fatalf("resumed run: %v, want rolled back on the abort", err)
-			case onDrift == spec.DriftRollback && (!errors.As(err, &rb) || !strings.Contains(rb.Reason, "is gone from zone")):
-				t.Fatalf("resumed run: %v, want a rollback naming the member gone", err)
-			}
+			awaitDriftEnd(t, "resumed run", paths, onDrift, done, "is gone from zone")
 			if a, _ := e.weights(t); a["green"] != 0 {
 				t.Errorf("green weight %d after the rollback, want 0 (weights %v)", a["green"], a)
 			}
@@ -226,29 +204,7 @@ func TestCloudMapClusterGone(t *testing.T) {
 			if got := driftAction(t, drift); got.Action != onDrift {
 				t.Errorf("drift action %q, want %q", got.Action, onDrift)
 			}
-			if onDrift == spec.DriftPause {
-				select {
-				case err := <-done:
-					t.Fatalf("the run ended instead of pausing: %v", err)
-				default:
-				}
-				if err := SendCommand(paths, Command{Command: CommandAbort, By: "alice"}); err != nil {
-					t.Fatal(err)
-				}
-			}
-			var err error
-			select {
-			case err = <-done:
-			case <-time.After(60 * time.Second):
-				t.Fatal("the run did not end")
-			}
-			var rb *RollbackError
-			switch {
-			case onDrift == spec.DriftPause && !errors.Is(err, ErrAborted):
-				t.Fatalf("run: %v, want rolled back on the abort", err)
-			case onDrift == spec.DriftRollback && (!errors.As(err, &rb) || !strings.Contains(rb.Reason, "is gone from Cloud Map service")):
-				t.Fatalf("run: %v, want a rollback naming the cluster gone", err)
-			}
+			awaitDriftEnd(t, "run", paths, onDrift, done, "is gone from Cloud Map service")
 			if got := m.healthy(t); got != "blue=2 green=0" {
 				t.Errorf("health after the rollback: %s, want blue=2 green=0", got)
 			}

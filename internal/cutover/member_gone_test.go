@@ -58,6 +58,37 @@ func waitHolding(t *testing.T, ch <-chan Event, step int) {
 	}
 }
 
+// awaitDriftEnd waits for the end of a run (what: "run", "resumed run") that found a
+// member gone and acted on it as onDrift says, failing unless it rolled back: paused
+// (it must not have ended), the run is aborted by a command and must end on ErrAborted;
+// rolling back, it must end on a *RollbackError whose reason holds reason.
+func awaitDriftEnd(t *testing.T, what string, paths Paths, onDrift string, done <-chan error, reason string) {
+	t.Helper()
+	if onDrift == spec.DriftPause {
+		select {
+		case err := <-done:
+			t.Fatalf("the %s ended instead of pausing: %v", what, err)
+		default:
+		}
+		if err := SendCommand(paths, Command{Command: CommandAbort, By: "alice"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(60 * time.Second):
+		t.Fatalf("the %s did not end", what)
+	}
+	var rb *RollbackError
+	switch {
+	case onDrift == spec.DriftPause && !errors.Is(err, ErrAborted):
+		t.Fatalf("%s: %v, want rolled back on the abort", what, err)
+	case onDrift == spec.DriftRollback && (!errors.As(err, &rb) || !strings.Contains(rb.Reason, reason)):
+		t.Fatalf("%s: %v, want a rollback whose reason holds %q", what, err, reason)
+	}
+}
+
 // TestMemberDeletedDuringAHold: blue's member is deleted (through the Route 53 API) while
 // step 2 holds 90/10. The runner never ends on "no such record set" with traffic split:
 // by default it pauses, naming the member and what to do; with spec.onDrift: rollback it
@@ -83,29 +114,7 @@ func TestMemberDeletedDuringAHold(t *testing.T) {
 			if d := driftAction(t, first); d.Action != onDrift {
 				t.Errorf("drift action %q, want %q", d.Action, onDrift)
 			}
-			var err error
-			if onDrift == spec.DriftPause {
-				select {
-				case err := <-done:
-					t.Fatalf("the run ended instead of pausing: %v", err)
-				default:
-				}
-				if err := SendCommand(paths, Command{Command: CommandAbort, By: "alice"}); err != nil {
-					t.Fatal(err)
-				}
-			}
-			select {
-			case err = <-done:
-			case <-time.After(60 * time.Second):
-				t.Fatal("the run did not end")
-			}
-			var rb *RollbackError
-			switch {
-			case onDrift == spec.DriftPause && !errors.Is(err, ErrAborted):
-				t.Fatalf("run: %v, want rolled back on the abort", err)
-			case onDrift == spec.DriftRollback && (!errors.As(err, &rb) || !strings.Contains(rb.Reason, "is gone from zone")):
-				t.Fatalf("run: %v, want a rollback naming the member gone", err)
-			}
+			awaitDriftEnd(t, "run", paths, onDrift, done, "is gone from zone")
 			if a, _ := e.weights(t); a["green"] != 0 {
 				t.Errorf("green weight %d after the rollback, want 0 (weights %v)", a["green"], a)
 			}

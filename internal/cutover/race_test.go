@@ -605,10 +605,10 @@ func TestAbortTakesOver(t *testing.T) {
 		{Kind: kindStart, Step: -1, Weights: map[string]int64{"blue": 100, "green": 0}, Token: "c0c0c0c0c0c0c0c0"},
 		{Kind: kindDone, Step: -1, Detail: outcomeCompleted},
 	})
-	if _, err := Release(context.Background(), cfgC, false); !errors.As(err, new(*HeldError)) || !strings.Contains(err.Error(), "b0b0b0b0b0b0b0b0") {
+	if _, err := Release(context.Background(), cfgC, ReleaseOptions{}); !errors.As(err, new(*HeldError)) || !strings.Contains(err.Error(), "b0b0b0b0b0b0b0b0") {
 		t.Errorf("release of another runner's record without --force: %v", err)
 	}
-	rel, err := Release(context.Background(), cfgC, true)
+	rel, err := Release(context.Background(), cfgC, ReleaseOptions{Force: true})
 	if err != nil || rel.Records != 1 || len(rel.TakenOver) != 1 || rel.TakenOver[0].Token != "b0b0b0b0b0b0b0b0" {
 		t.Fatalf("release --force: %+v, %v", rel, err)
 	}

@@ -48,8 +48,6 @@ type ReleaseOptions struct {
 	// Poll is the first interval between two reads of the zone while waiting; it grows
 	// by half each time, up to 30 s. 0 means 10 s.
 	Poll time.Duration
-	// Logger says what is waited for; nil discards it.
-	Logger *slog.Logger
 }
 
 // Default and longest intervals between two reads of the zone while release waits for
@@ -151,11 +149,11 @@ func (l *live) verdicts() (changes []HandBack, gone []Departure, unconfirmed []U
 
 // Release hands the weights back to the publishers: it deletes this cutover's authority
 // records, after which a sync writes the weights its sources ask for. It refuses while
-// the cutover runs here, and, unless force, when the cutover is unfinished (its weights
+// the cutover runs here, and, unless o.Force, when the cutover is unfinished (its weights
 // would then have no authority at all), has no journal here, another runner of it
 // (another machine) holds its records, or a publisher asks for another weight than the
 // zone holds (*ReleaseRefusedError: releasing would change traffic at its next sync).
-// With force it deletes them whoever of this cutover's runners wrote them, and says whose
+// With o.Force it deletes them whoever of this cutover's runners wrote them, and says whose
 // they were and which weights will change; never another cutover's. Each record is
 // deleted exactly as read, and the sets' ownership records, where the publishers record
 // what they ask for, are rewritten as read in the same batch: a record rewritten
@@ -163,22 +161,19 @@ func (l *live) verdicts() (changes []HandBack, gone []Departure, unconfirmed []U
 //
 // An ALB or Cloud Map cutover's authority tags are removed by its runner when the cutover
 // ends; Release removes those a runner killed before it could (this runner's, the
-// journal's token), or with force every runner's of this cutover, never another
+// journal's token), or with o.Force every runner's of this cutover, never another
 // cutover's. The rules (the instances) keep the weights (statuses) written.
-func Release(ctx context.Context, cfg Config, force bool) (Released, error) {
-	return ReleaseWith(ctx, cfg, ReleaseOptions{Force: force})
-}
-
-// ReleaseWith is Release with options. Besides a recorded contrary wish, it refuses
-// (*ReleaseRefusedError) unless every owned weighted set of the held names confirms the
-// hold: its publisher has synced since the hold began and recorded what its source asks
-// for. With o.Wait it waits for all of it, reading the zone every 10 to 30 s: the
+//
+// Besides a recorded contrary wish, it refuses (*ReleaseRefusedError) unless every owned
+// weighted set of the held names confirms the hold: its publisher has synced since the
+// hold began and recorded what its source asks for. With o.Wait it waits for all of it,
+// reading the zone every 10 to 30 s (saying what it waits for to cfg.Logger): the
 // confirmations, and the sources that ask for another weight (or for no member) to ask
 // for what the zone holds, as a source fixed and synced meanwhile does; once o.Wait has
 // passed it refuses with whatever still stands in the way.
-func ReleaseWith(ctx context.Context, cfg Config, o ReleaseOptions) (Released, error) {
+func Release(ctx context.Context, cfg Config, o ReleaseOptions) (Released, error) {
 	force := o.Force
-	log := o.Logger
+	log := cfg.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}

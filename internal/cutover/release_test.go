@@ -36,7 +36,7 @@ func TestReleaseRefusesWhatWouldMoveTraffic(t *testing.T) {
 	if rep, err := publishAs(e.dns, "blue", "127.0.0.10", 100, 1); err != nil || rep.Err() != nil {
 		t.Fatalf("blue's sync: %v", errors.Join(err, rep.Err()))
 	}
-	_, err := Release(context.Background(), cfg, false)
+	_, err := Release(context.Background(), cfg, ReleaseOptions{})
 	var refused *ReleaseRefusedError
 	if !errors.As(err, &refused) || len(refused.Sets) != 1 {
 		t.Fatalf("release: %v, want *ReleaseRefusedError for blue", err)
@@ -60,7 +60,7 @@ func TestReleaseRefusesWhatWouldMoveTraffic(t *testing.T) {
 	if rep, err := publishAs(e.dns, "green", "127.0.0.20", 100, 1); err != nil || rep.Err() != nil || len(rep.Conflicts()) != 0 {
 		t.Fatalf("green's sync: %v %v", errors.Join(err, rep.Err()), rep.Conflicts())
 	}
-	rel, err := Release(context.Background(), cfg, false)
+	rel, err := Release(context.Background(), cfg, ReleaseOptions{})
 	if err != nil || rel.Records != 1 || len(rel.Changes) != 0 {
 		t.Fatalf("release once blue asks for 0: %+v, %v", rel, err)
 	}
@@ -80,7 +80,7 @@ func TestReleaseForceSaysWhatItLets(t *testing.T) {
 	if rep, err := publishAs(e.dns, "blue", "127.0.0.10", 100, 1); err != nil || rep.Err() != nil {
 		t.Fatalf("blue's sync: %v", errors.Join(err, rep.Err()))
 	}
-	rel, err := Release(context.Background(), cfg, true)
+	rel, err := Release(context.Background(), cfg, ReleaseOptions{Force: true})
 	if err != nil || rel.Records != 1 || len(rel.Changes) != 1 {
 		t.Fatalf("release --force: %+v, %v", rel, err)
 	}
@@ -121,7 +121,7 @@ func TestReleaseReadsAgainWhenAPublisherRecords(t *testing.T) {
 		}
 		return nil
 	}}
-	_, err := Release(context.Background(), cfg, false)
+	_, err := Release(context.Background(), cfg, ReleaseOptions{})
 	var refused *ReleaseRefusedError
 	if !synced || !errors.As(err, &refused) || !strings.Contains(err.Error(), "its source asks for weight 100, the zone holds 0") {
 		t.Fatalf("release racing a publisher (synced %v): %v", synced, err)
@@ -159,7 +159,7 @@ func syncNothing(t *testing.T, p provider.Provider, owner string) *controller.Re
 func TestReleaseRefusesWithoutConfirmation(t *testing.T) {
 	e := newEnv(t, 100, 0)
 	cfg := completed(t, e)
-	_, err := Release(context.Background(), cfg, false)
+	_, err := Release(context.Background(), cfg, ReleaseOptions{})
 	var refused *ReleaseRefusedError
 	if !errors.As(err, &refused) || len(refused.Unconfirmed) != 2 || len(refused.Sets) != 0 {
 		t.Fatalf("release: %v, want *ReleaseRefusedError naming blue and green as unconfirmed", err)
@@ -184,13 +184,13 @@ func TestReleaseRefusesWithoutConfirmation(t *testing.T) {
 	if rep, err := publishAs(e.dns, "blue", "127.0.0.10", 0, 1); err != nil || rep.Err() != nil {
 		t.Fatalf("blue's sync: %v", errors.Join(err, rep.Err()))
 	}
-	if _, err := Release(context.Background(), cfg, false); !errors.As(err, &refused) || len(refused.Unconfirmed) != 1 || !strings.Contains(err.Error(), "[green]: owner green") {
+	if _, err := Release(context.Background(), cfg, ReleaseOptions{}); !errors.As(err, &refused) || len(refused.Unconfirmed) != 1 || !strings.Contains(err.Error(), "[green]: owner green") {
 		t.Fatalf("release with blue confirmed only: %v, want green unconfirmed", err)
 	}
 	if rep, err := publishAs(e.dns, "green", "127.0.0.20", 100, 1); err != nil || rep.Err() != nil {
 		t.Fatalf("green's sync: %v", errors.Join(err, rep.Err()))
 	}
-	rel, err := Release(context.Background(), cfg, false)
+	rel, err := Release(context.Background(), cfg, ReleaseOptions{})
 	if err != nil || rel.Records != 1 || len(rel.Unconfirmed) != 0 {
 		t.Fatalf("release once both confirmed: %+v, %v", rel, err)
 	}
@@ -209,7 +209,7 @@ func TestReleaseRefusesWithoutConfirmation(t *testing.T) {
 func TestReleaseForceWithoutConfirmation(t *testing.T) {
 	e := newEnv(t, 100, 0)
 	cfg := completed(t, e)
-	rel, err := Release(context.Background(), cfg, true)
+	rel, err := Release(context.Background(), cfg, ReleaseOptions{Force: true})
 	if err != nil || rel.Records != 1 || len(rel.Unconfirmed) != 2 {
 		t.Fatalf("release --force: %+v, %v", rel, err)
 	}
@@ -239,7 +239,7 @@ func TestReleaseWaitsForConfirmations(t *testing.T) {
 	cfg := completed(t, e)
 	short := cfg
 	short.DNS = &readHookDNS{DNS: e.dns, onRead: func(int) {}}
-	_, err := ReleaseWith(context.Background(), short, ReleaseOptions{Wait: 50 * time.Millisecond, Poll: 10 * time.Millisecond})
+	_, err := Release(context.Background(), short, ReleaseOptions{Wait: 50 * time.Millisecond, Poll: 10 * time.Millisecond})
 	var refused *ReleaseRefusedError
 	if !errors.As(err, &refused) || len(refused.Unconfirmed) != 2 || !strings.Contains(err.Error(), "\nwaited ") {
 		t.Fatalf("release --wait with no publisher syncing: %v, want refused after waiting", err)
@@ -263,7 +263,7 @@ func TestReleaseWaitsForConfirmations(t *testing.T) {
 		}
 	}
 	cfg.DNS = hook
-	rel, err := ReleaseWith(context.Background(), cfg, ReleaseOptions{Wait: time.Minute, Poll: 10 * time.Millisecond})
+	rel, err := Release(context.Background(), cfg, ReleaseOptions{Wait: time.Minute, Poll: 10 * time.Millisecond})
 	if err != nil || rel.Records != 1 || len(rel.Unconfirmed) != 0 {
 		t.Fatalf("release --wait: %+v, %v", rel, err)
 	}
@@ -292,7 +292,7 @@ func TestReleaseRefusesADeparture(t *testing.T) {
 	if rep, err := publishAs(e.dns, "green", "127.0.0.20", 100, 1); err != nil || rep.Err() != nil {
 		t.Fatalf("green's sync: %v", errors.Join(err, rep.Err()))
 	}
-	_, err := Release(context.Background(), cfg, false)
+	_, err := Release(context.Background(), cfg, ReleaseOptions{})
 	var refused *ReleaseRefusedError
 	if !errors.As(err, &refused) || len(refused.Gone) != 1 || len(refused.Unconfirmed) != 0 {
 		t.Fatalf("release: %v, want blue refused as going away", err)
@@ -300,7 +300,7 @@ func TestReleaseRefusesADeparture(t *testing.T) {
 	if want := "app.example.com A [blue]: no source asks for it any more, the zone holds weight 0: service/default/app: publish it again (with weight 0) and sync it"; !strings.Contains(err.Error(), want) {
 		t.Errorf("release error %q lacks %q", err, want)
 	}
-	rel, err := Release(context.Background(), cfg, true)
+	rel, err := Release(context.Background(), cfg, ReleaseOptions{Force: true})
 	if err != nil || len(rel.Gone) != 1 || rel.Gone[0].Effect() != "app.example.com A [blue] (weight 0) goes away at its publisher's next sync" {
 		t.Fatalf("release --force: %+v, %v", rel, err)
 	}
@@ -328,7 +328,7 @@ func TestReleaseWaitsForSourcesToAgree(t *testing.T) {
 	short := cfg
 	counter := &readHookDNS{DNS: e.dns, onRead: func(int) {}}
 	short.DNS = counter
-	_, err := ReleaseWith(context.Background(), short, ReleaseOptions{Wait: 50 * time.Millisecond, Poll: 10 * time.Millisecond})
+	_, err := Release(context.Background(), short, ReleaseOptions{Wait: 50 * time.Millisecond, Poll: 10 * time.Millisecond})
 	var refused *ReleaseRefusedError
 	if !errors.As(err, &refused) || len(refused.Sets) != 1 || len(refused.Unconfirmed) != 0 || refused.Waited == 0 ||
 		!strings.Contains(err.Error(), "app.example.com A [blue]: its source asks for weight 100, the zone holds 0") || !strings.Contains(err.Error(), "\nwaited ") {
@@ -348,7 +348,7 @@ func TestReleaseWaitsForSourcesToAgree(t *testing.T) {
 		}
 	}
 	cfg.DNS = hook
-	rel, err := ReleaseWith(context.Background(), cfg, ReleaseOptions{Wait: time.Minute, Poll: 10 * time.Millisecond})
+	rel, err := Release(context.Background(), cfg, ReleaseOptions{Wait: time.Minute, Poll: 10 * time.Millisecond})
 	if err != nil || rel.Records != 1 || len(rel.Changes) != 0 {
 		t.Fatalf("release --wait once blue's source asks for 0: %+v, %v", rel, err)
 	}

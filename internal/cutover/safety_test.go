@@ -132,7 +132,7 @@ func TestAnotherCutoversWeights(t *testing.T) {
 	if !errors.As(err, &nr) || !strings.Contains(err.Error(), "held by cutover checkout-move") {
 		t.Fatalf("run: %v", err)
 	}
-	if _, err := Release(context.Background(), cfg, true); err == nil {
+	if _, err := Release(context.Background(), cfg, ReleaseOptions{Force: true}); err == nil {
 		t.Error("release --force deleted another cutover's authority record")
 	}
 	recs, _ := e.dns.Records(context.Background(), zones[0])
@@ -193,17 +193,17 @@ func TestReleaseRefuses(t *testing.T) {
 	e := newEnv(t, 100, 0)
 	cfg := e.config(testPlan(t))
 	paths := PathsFor(e.dir, "app")
-	if _, err := Release(context.Background(), cfg, false); err == nil || !strings.Contains(err.Error(), "no journal") {
+	if _, err := Release(context.Background(), cfg, ReleaseOptions{}); err == nil || !strings.Contains(err.Error(), "no journal") {
 		t.Errorf("release with no journal: %v", err)
 	}
 	if _, err := os.Stat(paths.Journal); !os.IsNotExist(err) {
 		t.Errorf("release created a journal: %v", err)
 	}
 	seedJournal(t, paths.Journal, []journal.Entry{{Kind: kindStart, Step: -1, Weights: map[string]int64{"blue": 100, "green": 0}}})
-	if _, err := Release(context.Background(), cfg, false); err == nil || !strings.Contains(err.Error(), "unfinished") {
+	if _, err := Release(context.Background(), cfg, ReleaseOptions{}); err == nil || !strings.Contains(err.Error(), "unfinished") {
 		t.Errorf("release of an unfinished cutover: %v", err)
 	}
-	if rel, err := Release(context.Background(), cfg, true); err != nil || rel.Records != 0 {
+	if rel, err := Release(context.Background(), cfg, ReleaseOptions{Force: true}); err != nil || rel.Records != 0 {
 		t.Errorf("forced release with no authority record: %+v, %v", rel, err)
 	}
 }

@@ -17,12 +17,7 @@ import (
 // record (the authority record holds the name), says it is held by the cutover, and
 // records that blue's source asks for it no more.
 func TestHeldMemberSurvivesAnEmptySync(t *testing.T) {
-	sb, zoneID := safetyZone(t, 100, 0)
-	state := t.TempDir()
-	planFile := safetyPlan(t, "[0, 50, 100]", "1s")
-	if out, code := runCutover(t, sb, state, "run", planFile); code != 0 {
-		t.Fatalf("run exited %d:\n%s", code, out)
-	}
+	sb, zoneID, _, _ := heldGreen(t)
 	out := mustSync(t, sb, t.TempDir(), "blue")
 	mustContain(t, "blue's empty sync during the hold", out,
 		"0 delete", "1 held by policy",
@@ -44,12 +39,7 @@ func TestHeldMemberSurvivesAnEmptySync(t *testing.T) {
 // says it is held by the cutover and records the weight blue's source asks for. A second
 // sync changes nothing.
 func TestHeldMemberComesBackAtZero(t *testing.T) {
-	sb, zoneID := safetyZone(t, 100, 0)
-	state := t.TempDir()
-	planFile := safetyPlan(t, "[0, 50, 100]", "1s")
-	if out, code := runCutover(t, sb, state, "run", planFile); code != 0 {
-		t.Fatalf("run exited %d:\n%s", code, out)
-	}
+	sb, zoneID, _, _ := heldGreen(t)
 	client := sdkClient(sb.APIURL())
 	ctx := context.Background()
 	sets, err := client.ListResourceRecordSets(ctx, &route53.ListResourceRecordSetsInput{HostedZoneId: aws.String(zoneID)})
@@ -91,12 +81,7 @@ func TestHeldMemberComesBackAtZero(t *testing.T) {
 // green confirms and blue's empty sync says its member would go, release refuses that;
 // --force releases, saying blue's member goes at blue's next sync.
 func TestReleaseWaitsForEveryPublisher(t *testing.T) {
-	sb, zoneID := safetyZone(t, 100, 0)
-	state := t.TempDir()
-	planFile := safetyPlan(t, "[0, 50, 100]", "1s")
-	if out, code := runCutover(t, sb, state, "run", planFile); code != 0 {
-		t.Fatalf("run exited %d:\n%s", code, out)
-	}
+	sb, zoneID, state, planFile := heldGreen(t)
 	out, code := runCutover(t, sb, state, "release", planFile)
 	if code != 1 {
 		t.Fatalf("release with no confirmation exited %d, want 1:\n%s", code, out)
@@ -131,6 +116,20 @@ func TestReleaseWaitsForEveryPublisher(t *testing.T) {
 	if w, _ := sdkWeights(t, sb, zoneID); len(w) != 1 || w["green"] != 100 {
 		t.Errorf("after release --force and blue's empty sync: weights %v, want green alone", w)
 	}
+}
+
+// heldGreen runs the cutover app from blue (100) to green (0 → 50 → 100) to its end,
+// which keeps the weights held until a release: the sandbox, the zone's id, the state
+// directory and the plan file.
+func heldGreen(t *testing.T) (sb *sandbox.Sandbox, zoneID, state, planFile string) {
+	t.Helper()
+	sb, zoneID = safetyZone(t, 100, 0)
+	state = t.TempDir()
+	planFile = safetyPlan(t, "[0, 50, 100]", "1s")
+	if out, code := runCutover(t, sb, state, "run", planFile); code != 0 {
+		t.Fatalf("run exited %d:\n%s", code, out)
+	}
+	return sb, zoneID, state, planFile
 }
 
 // ownershipTXT returns the value of owner's ownership record of app.example.com A, read
