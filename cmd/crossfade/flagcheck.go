@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/crossfade-io/crossfade/internal/endpoint"
+	"github.com/crossfade-io/crossfade/internal/registry"
 	"github.com/crossfade-io/crossfade/internal/source"
 )
 
@@ -327,10 +328,8 @@ func ownerID(v string) error {
 	if v == "" {
 		return errors.New("want an owner id, e.g. the cluster's name")
 	}
-	if i := strings.IndexFunc(v, func(c rune) bool {
-		return c == ',' || c == '=' || c == '"' || c == '\\' || unicode.IsSpace(c) || unicode.IsControl(c)
-	}); i >= 0 {
-		return fmt.Errorf("want an owner id without ',', '=', '\"', '\\', spaces or control characters (it holds %q)", v[i:i+1])
+	if c, ok := registry.OwnerIDBreaks(v); ok {
+		return fmt.Errorf("want an owner id without ',', '=', '\"', '\\', spaces or control characters (it holds %q)", c)
 	}
 	return nil
 }

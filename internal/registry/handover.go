@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/crossfade-io/crossfade/internal/endpoint"
 )
@@ -320,11 +321,8 @@ func (h Handover) Validate() error {
 		if o.v == "" {
 			return fmt.Errorf("handover: --%s is empty: name an owner id (--txt-owner-id)", o.flag)
 		}
-		// These would break the payload's "k=v,k=v" form or its quoting.
-		if i := strings.IndexFunc(o.v, func(c rune) bool {
-			return c == ',' || c == '=' || c == '"' || c == '\\' || unicode.IsSpace(c) || unicode.IsControl(c)
-		}); i >= 0 {
-			return fmt.Errorf("handover: --%s %q: an owner id cannot hold %q", o.flag, o.v, o.v[i:i+1])
+		if c, ok := OwnerIDBreaks(o.v); ok {
+			return fmt.Errorf("handover: --%s %q: an owner id cannot hold %q", o.flag, o.v, c)
 		}
 	}
 	if h.From == h.To {
@@ -334,6 +332,19 @@ func (h Handover) Validate() error {
 		return fmt.Errorf("handover: --name %q: %w", h.Names, err)
 	}
 	return nil
+}
+
+// OwnerIDBreaks returns the first character of id that an owner id cannot hold, as text,
+// and true: one that would break the ownership payload's "k=v,k=v" form or its quoting.
+func OwnerIDBreaks(id string) (string, bool) {
+	i := strings.IndexFunc(id, func(c rune) bool {
+		return c == ',' || c == '=' || c == '"' || c == '\\' || unicode.IsSpace(c) || unicode.IsControl(c)
+	})
+	if i < 0 {
+		return "", false
+	}
+	_, n := utf8.DecodeRuneInString(id[i:])
+	return id[i : i+n], true
 }
 
 // selects reports whether the glob selects a group: its name, or the replaced wildcard
