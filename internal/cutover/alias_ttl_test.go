@@ -103,7 +103,9 @@ func TestAliasMembersPlan(t *testing.T) {
 		pause time.Duration
 		want  string // "" for a plan accepted
 	}{
-		{5, 5 * time.Second, "spec.ttl.lower: app.example.com A [blue] is an alias to " + blueLB + ": Route 53 answers it with its target's TTL, 60s"},
+		{5, time.Minute, "spec.ttl.lower: app.example.com A [blue] is an alias to " + blueLB + ": Route 53 answers it with its target's TTL, 60s"},
+		// A pause under the aliases' TTL is refused whatever spec.ttl.lower says.
+		{5, 5 * time.Second, "spec.steps[0].pause 5s is shorter than the TTL the alias targets answer with (60s)"},
 		{59, time.Minute, "set it to 60 or more"},
 		{60, time.Minute, ""},
 	} {
