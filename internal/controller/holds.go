@@ -57,10 +57,10 @@ type HoldProbeConfig struct {
 	// apex NS names public servers, which do not serve it.
 	Servers []string
 	// APIEndpoint is the Route 53 API URL the controller uses ("" for AWS's own). When it
-	// is on this machine (loopback or localhost: the sandbox) and Servers is empty, no
-	// zone is probed at all: the sandbox lists real AWS name servers in its zones' NS
-	// records, which do not serve its zones, and asking them (or resolving their names)
-	// would leave the machine.
+	// is not AWS's (the sandbox, another emulator) and Servers is empty, no zone is probed
+	// at all: the sandbox lists real AWS name servers in its zones' NS records, which do
+	// not serve its zones, and asking them (or resolving their names) would leave the
+	// machine for nothing.
 	APIEndpoint string
 	// Invalidate drops a zone from the zone cache, so that the next reconcile lists it.
 	Invalidate func(zoneID string)
@@ -143,31 +143,34 @@ func NewHoldProber(cfg HoldProbeConfig) *HoldProber {
 	}
 	p := &HoldProber{cfg: cfg, log: log.With("probe", "holds"), changed: make(chan struct{}, 1), budget: cfg.Interval,
 		client: &dns.Client{Net: "udp", Timeout: cfg.Timeout}, lookup: net.DefaultResolver.LookupHost, zones: map[string]*probeZone{}}
-	if len(cfg.Servers) == 0 && OnThisMachine(cfg.APIEndpoint) {
-		p.off = "the Route 53 API " + cfg.APIEndpoint + " is on this machine (a sandbox), whose zones' NS records name real AWS name servers that do not serve them"
+	if len(cfg.Servers) == 0 && !AWSEndpoint(cfg.APIEndpoint) {
+		p.off = "the Route 53 API " + cfg.APIEndpoint + " is not AWS's (a sandbox or an emulator), whose zones' NS records name name servers that need not serve them"
 	}
 	return p
 }
 
-// OnThisMachine reports whether an API URL (--aws-endpoint, "host:port" accepted) names
-// this machine: a loopback address or localhost. "" (AWS's own endpoint) does not.
-func OnThisMachine(endpoint string) bool {
+// AWSEndpoint reports whether an API URL (--aws-endpoint, "host:port" accepted) is AWS's
+// own: "" (the SDK's default) or a host under amazonaws.com, amazonaws.com.cn or api.aws.
+// Anything else (a sandbox on loopback, an emulator reached by a compose service name) is
+// not, whatever address it has.
+func AWSEndpoint(endpoint string) bool {
 	if endpoint == "" {
-		return false
+		return true
 	}
 	if !strings.Contains(endpoint, "://") {
-		endpoint = "http://" + endpoint
+		endpoint = "https://" + endpoint
 	}
 	u, err := url.Parse(endpoint)
 	if err != nil {
 		return false
 	}
 	host := strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
-	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
-		return true
+	for _, d := range []string{".amazonaws.com", ".amazonaws.com.cn", ".api.aws"} {
+		if strings.HasSuffix(host, d) {
+			return true
+		}
 	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
+	return false
 }
 
 // Changed receives a value after a probe invalidated a zone: time to reconcile.

@@ -162,29 +162,32 @@ func ownership(t *testing.T, e *env, name string) string {
 	return ""
 }
 
-// TestOnThisMachine: the Route 53 API URLs that name this machine (a sandbox), for which
-// a prober without --hold-probe-servers probes nothing.
-func TestOnThisMachine(t *testing.T) {
+// TestAWSEndpoint: only AWS's own Route 53 API URLs let a prober without
+// --hold-probe-servers ask the zones' NS: a sandbox or an emulator, by address or by name,
+// gets nothing probed.
+func TestAWSEndpoint(t *testing.T) {
 	for _, tt := range []struct {
 		endpoint string
 		want     bool
 	}{
-		{"", false},
-		{"http://127.0.0.1:4566", true},
-		{"http://127.3.2.1", true},
-		{"127.0.0.1:10080", true},
-		{"http://localhost:8080/", true},
-		{"http://LOCALHOST.:8080", true},
-		{"http://sandbox.localhost:8080", true},
-		{"http://[::1]:4566", true},
-		{"https://route53.amazonaws.com", false},
-		{"https://route53-fips.amazonaws.com", false},
+		{"", true},
+		{"https://route53.amazonaws.com", true},
+		{"https://route53-fips.amazonaws.com", true},
+		{"route53.amazonaws.com", true},
+		{"https://route53.amazonaws.com.cn", true},
+		{"https://route53.global.api.aws", true},
+		{"http://127.0.0.1:4566", false},
+		{"http://127.3.2.1", false},
+		{"127.0.0.1:10080", false},
+		{"http://localhost:8080/", false},
+		{"http://[::1]:4566", false},
+		{"http://sandbox:10080", false},
 		{"http://10.0.0.5:4566", false},
-		{"http://localhost.example.com", false},
+		{"http://amazonaws.com.example.net", false},
 		{"://bad", false},
 	} {
-		if got := OnThisMachine(tt.endpoint); got != tt.want {
-			t.Errorf("OnThisMachine(%q) = %v, want %v", tt.endpoint, got, tt.want)
+		if got := AWSEndpoint(tt.endpoint); got != tt.want {
+			t.Errorf("AWSEndpoint(%q) = %v, want %v", tt.endpoint, got, tt.want)
 		}
 	}
 }

@@ -363,3 +363,56 @@ func TestAbortRefusedAsEveryCommand(t *testing.T) {
 		})
 	}
 }
+
+// TestRollbackStopAnswersCommands: while a gradual rollback holds a stop, a command is
+// answered (journaled as ignored: the rollback runs to its end) at the next check, not when
+// the stop's hold ends: a second `abort` sent then must learn within its --ack-timeout that
+// the rollback is under way. Before, the stop slept its whole hold first.
+func TestRollbackStopAnswersCommands(t *testing.T) {
+	p := fakePlan(time.Millisecond, 10, 50)
+	p.Rollback = spec.PlanRollback{Mode: spec.RollbackGradual, Steps: []spec.Weights{{From: 80, To: 20}}, Pause: 3 * time.Second}
+	lv := newFakeLever("blue", "green", 100, 0)
+	failAt50 := &scriptGate{name: "g", next: func(s gate.Step, _ int) gate.Result {
+		if s.Weights["green"] == 50 {
+			return gate.Result{Detail: "green fails at 50"}
+		}
+		return gate.Result{Pass: true}
+	}}
+	cfg := fakeConfig(t, p, lv, failAt50)
+	cfg.CheckInterval = 20 * time.Millisecond
+	paths := PathsFor(cfg.StateDir, p.Name)
+	acks := make(chan time.Duration, 1)
+	var once sync.Once
+	lv.onWrite = func(w map[string]int64) {
+		if w["green"] != 20 {
+			return
+		}
+		once.Do(func() {
+			go func() {
+				sent := time.Now()
+				c, err := Send(paths, Command{Command: CommandAbort, By: "bob"})
+				if err != nil {
+					t.Errorf("abort during the rollback stop refused: %v", err)
+					acks <- -1
+					return
+				}
+				ack, err := WaitAck(context.Background(), paths, c, 2*time.Second)
+				if err != nil || ack.State != AckActedOn {
+					t.Errorf("abort during the rollback's 3s stop: %+v, %v; want it acted on (the rollback is under way) at a check", ack, err)
+				}
+				acks <- time.Since(sent)
+			}()
+		})
+	}
+	if _, err := Run(context.Background(), cfg, false); err == nil {
+		t.Fatal("run passed a step whose gate failed")
+	}
+	select {
+	case d := <-acks:
+		if d >= 0 && d >= 2*time.Second {
+			t.Errorf("the abort was answered after %s, within the stop's 3s hold only at its end", d)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the abort sent during the rollback stop was never answered")
+	}
+}

@@ -983,12 +983,19 @@ func (r *runner) rollback(ctx context.Context, due *rollbackDue) error {
 		}
 		hold := max(r.p.Rollback.Pause, r.ttl())
 		r.cfg.Progress.Event(Event{Phase: PhaseRollingBack, Step: k, Total: len(due.stops), Weights: due.stops[k], Left: hold, Message: due.reason})
-		if err := sleep(ctx, hold); err != nil {
-			return err
-		}
-		// Commands that came meanwhile are journaled as ignored: a rollback runs to its end.
-		if err := r.poll(); err != nil {
-			return err
+		// Commands that come meanwhile are journaled as ignored at every check, not at the
+		// stop's end: a rollback runs to its end, and their senders wait for the answer.
+		for until := time.Now().Add(hold); ; {
+			if err := r.poll(); err != nil {
+				return err
+			}
+			left := time.Until(until)
+			if left <= 0 {
+				break
+			}
+			if err := sleep(ctx, min(left, r.cfg.CheckInterval)); err != nil {
+				return err
+			}
 		}
 		if _, err := r.append(journal.Entry{Kind: kindRollbackHeld, Step: k, Weights: due.stops[k], Detail: left}); err != nil {
 			return err

@@ -357,8 +357,8 @@ func TestHandoverIssue5993(t *testing.T) {
 		want string
 	}{
 		{[]string{"--from", "cluster-a", "--to", "cluster-a"}, `--from and --to are both "cluster-a"`},
-		{[]string{"--from", "cluster-a", "--to", "cluster d"}, `--to "cluster d": an owner id cannot hold " "`},
-		{[]string{"--from", "cluster-a", "--to", "cluster-d", "--name", "[web"}, `--name "[web": syntax error in pattern`},
+		{[]string{"--from", "cluster-a", "--to", "cluster d"}, `--to "cluster d": want an owner id without ',', '=', '"', '\', spaces or control characters (it holds " ")`},
+		{[]string{"--from", "cluster-a", "--to", "cluster-d", "--name", "[web"}, `--name "[web": want a shell glob, e.g. "*.shop.example.com": syntax error in pattern`},
 		{[]string{"--from", "cluster-a", "--to", "cluster-d", "--zone", "example.org"}, `--zone "example.org": no hosted zone has this name or id`},
 	} {
 		if r := crossfadeHandover(t, proxy.url, bad.args...); r.exit == 0 || !strings.Contains(r.out, bad.want) {
