@@ -232,6 +232,14 @@ func TestParseFlags(t *testing.T) {
 		{name: "scenarios run in their fixed order", args: []string{"--scenarios", " cluster, services "}, check: func(o options) bool {
 			return slices.Equal(o.scenarios, []string{scenarioServices, scenarioCluster})
 		}},
+		{name: "the hold scenario at the controller's defaults", args: []string{"--tools", "crossfade", "--scenarios", "hold"}, check: func(o options) bool {
+			return slices.Equal(o.scenarios, []string{scenarioHold}) && o.holdSamples == 3 && o.holdProbe == 0 && o.holdTimeout == 6*time.Minute
+		}},
+		{name: "hold runs between services and cluster", args: []string{"--scenarios", "cluster,hold,services"}, check: func(o options) bool {
+			return slices.Equal(o.scenarios, []string{scenarioServices, scenarioHold, scenarioCluster})
+		}},
+		{name: "hold without crossfade", args: []string{"--tools", "external-dns", "--scenarios", "hold"}, wantErr: "measures crossfade only"},
+		{name: "no hold samples", args: []string{"--scenarios", "hold", "--hold-samples", "0"}, wantErr: "--hold-samples 0"},
 		{name: "unknown scenario", args: []string{"--scenarios", "services,pods"}, wantErr: `unknown scenario "pods"`},
 		{name: "scenario twice", args: []string{"--scenarios", "cluster,cluster"}, wantErr: "twice"},
 		{name: "no scenario", args: []string{"--scenarios", " , "}, wantErr: "want one or more"},
@@ -323,8 +331,8 @@ func TestReproduce(t *testing.T) {
 }
 
 // TestRunLeavesNothingRunning runs the benchmark for real on a few Services (crossfade,
-// and external-dns --events when it is built) and checks the report has every number and
-// that no process it started outlives it.
+// and external-dns --events when it is built), every scenario (hold with a 300 ms probe),
+// and checks the report has every number and that no process it started outlives it.
 func TestRunLeavesNothingRunning(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs etcd, kube-apiserver and the controllers")
@@ -339,7 +347,8 @@ func TestRunLeavesNothingRunning(t *testing.T) {
 		}
 	}
 	o, err := parseFlags([]string{"--services", "20", "--idle", "2s", "--settle", "1s", "--samples", "2", "--sample-gap", "100ms",
-		"--tools", "crossfade", "--nodes", "3", "--pods-per-service", "2", "--cluster-hold", "1s"})
+		"--tools", "crossfade", "--nodes", "3", "--pods-per-service", "2", "--cluster-hold", "1s",
+		"--scenarios", "services,hold,cluster", "--hold-samples", "1", "--hold-probe-interval", "300ms"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -368,9 +377,14 @@ func TestRunLeavesNothingRunning(t *testing.T) {
 	if !strings.Contains(rep, "| Route 53 API calls in a 2s idle window (goal 0) | 0 ✓ |") {
 		t.Errorf("crossfade made Route 53 calls while idle, or the row is missing:\n%s", rep)
 	}
+	// The hold scenario: the controller confirmed the hold and dropped the confirmation
+	// after the release, and made no Route 53 call while nothing changed.
 	// The cluster scenario ran too: the API server took every fixture (a Pod or slice it
 	// refused would have failed the run), and every tool synced over them.
 	for _, want := range []string{
+		"| holds confirmed (not confirmed within 6m0s) | 1 (0) |",
+		"goal 0) | 0 ✓: none |",
+		"| Route 53 API calls while the hold is confirmed, nothing changing",
 		"## crossfade controller vs external-dns in a cluster: 20 LoadBalancer Services, 40 Running Pods, 20 EndpointSlices, 3 Nodes",
 		"| CPU time at the first sync (user + system) |",
 		"40 Pods, 2 per Service, in ",

@@ -20,9 +20,16 @@
 // source keeps an informer over every Pod; crossfade watches no Pods). It measures the
 // first sync, the peak RSS after a --cluster-hold window and the CPU time at the first sync.
 //
+// The "hold" scenario (crossfade only, not run by default) measures issue 25's promise: one
+// weighted Service published by the controller at its default --hold-probe-interval and
+// --resync-interval, and a cutover's authority record written again and again; it measures
+// the time until the controller confirms each hold in the member's ownership record, and
+// the Route 53 calls meanwhile (hold.go).
+//
 //	go run ./bench/kubebench                                           # both scenarios (~55 min)
 //	go run ./bench/kubebench --scenarios cluster                       # the cluster one (~11 min)
 //	go run ./bench/kubebench --services 1000 --idle 30s --samples 5    # a quick one
+//	go run ./bench/kubebench --tools crossfade --scenarios hold        # the hold one (~10 min)
 //
 // Every process it starts (etcd, kube-apiserver, the controllers) runs on loopback only and
 // is stopped before it returns, also on error or Ctrl-C.
@@ -46,6 +53,7 @@ import (
 	"github.com/crossfade-io/crossfade/bench/internal/cli"
 	"github.com/crossfade-io/crossfade/bench/internal/machine"
 	"github.com/crossfade-io/crossfade/bench/internal/report"
+	"github.com/crossfade-io/crossfade/internal/controller"
 	"github.com/crossfade-io/crossfade/internal/kubetest"
 )
 
@@ -73,6 +81,9 @@ type options struct {
 	memProfile      string
 	seed            uint64
 	bystanders      bool
+	holdSamples     int
+	holdProbe       time.Duration
+	holdTimeout     time.Duration
 }
 
 func parseFlags(args []string) (options, error) {
@@ -88,8 +99,11 @@ func parseFlags(args []string) (options, error) {
 	fs.DurationVar(&o.syncTimeout, "sync-timeout", 15*time.Minute, "give up on a first sync after this long")
 	fs.BoolVar(&o.bystanders, "bystanders", false, "give every Service also the 7 annotations a Helm-installed Service behind the AWS Load Balancer Controller carries (Helm release, NLB settings, tags), which neither tool reads")
 	fs.IntVar(&o.workers, "workers", 16, "concurrent API requests while creating and deleting the Services and creating the cluster scenario's objects")
-	scenarios := fs.String("scenarios", strings.Join(scenarioNames, ","), "scenarios to run (comma-separated; run in this order whatever the order given): "+
-		"services (the Services alone), cluster (Services selecting Running Pods, with their EndpointSlices and Nodes)")
+	scenarios := fs.String("scenarios", strings.Join(defaultScenarios, ","), "scenarios to run (comma-separated; run in this order whatever the order given): "+
+		"services (the Services alone), hold (crossfade only: a cutover's hold of a weighted member, confirmed by the controller; issue 25), cluster (Services selecting Running Pods, with their EndpointSlices and Nodes)")
+	fs.IntVar(&o.holdSamples, "hold-samples", 3, "hold scenario: holds to confirm (each takes up to twice the probe interval, 2m by default, plus a pause of up to one)")
+	fs.DurationVar(&o.holdProbe, "hold-probe-interval", 0, "hold scenario: the controller's --hold-probe-interval (0: not passed, its default "+controller.DefaultHoldProbe.String()+")")
+	fs.DurationVar(&o.holdTimeout, "hold-timeout", goalHoldConfirm+time.Minute, "hold scenario: give up on a confirmation (or its removal) after this long")
 	fs.IntVar(&o.podsPerService, "pods-per-service", 3, "cluster scenario: Running Pods behind each Service")
 	fs.IntVar(&o.nodes, "nodes", 20, "cluster scenario: Nodes the Pods run on")
 	fs.DurationVar(&o.clusterHold, "cluster-hold", 70*time.Second, "cluster scenario: keep each tool running this long after the first sync (and --settle) before its peak RSS is read, so that it goes through one periodic sync (both tools' interval is 1m)")
@@ -137,6 +151,10 @@ func parseFlags(args []string) (options, error) {
 		return o, fmt.Errorf("--nodes %d: want 1..%d", o.nodes, maxNodes)
 	case o.clusterHold < 0:
 		return o, fmt.Errorf("--cluster-hold %s: want 0 or more", o.clusterHold)
+	case o.holdSamples < 1 || o.holdProbe < 0 || o.holdTimeout <= 0:
+		return o, fmt.Errorf("--hold-samples %d --hold-probe-interval %s --hold-timeout %s: want at least 1, 0 or more, more than 0", o.holdSamples, o.holdProbe, o.holdTimeout)
+	case o.has(scenarioHold) && !slices.Contains(o.tools, toolCrossfade):
+		return o, errors.New("--scenarios hold measures crossfade only (external-dns confirms no cutover's hold): add crossfade to --tools")
 	case o.has(scenarioCluster) && o.services*o.podsPerService > maxPods:
 		return o, fmt.Errorf("--services %d × --pods-per-service %d = %d Pods: the Pod network 10.244.0.0/16 holds %d",
 			o.services, o.podsPerService, o.services*o.podsPerService, maxPods)
@@ -148,10 +166,15 @@ func parseFlags(args []string) (options, error) {
 // its Pods, EndpointSlices and Nodes stay until the API server goes.
 const (
 	scenarioServices = "services"
+	scenarioHold     = "hold"
 	scenarioCluster  = "cluster"
 )
 
-var scenarioNames = []string{scenarioServices, scenarioCluster}
+var scenarioNames = []string{scenarioServices, scenarioHold, scenarioCluster}
+
+// defaultScenarios are the ones run without --scenarios: the comparisons with
+// external-dns (hold measures crossfade alone, and takes minutes per sample).
+var defaultScenarios = []string{scenarioServices, scenarioCluster}
 
 // parseScenarios reads --scenarios: known names, each once, at least one; returned in
 // the order they run.
@@ -260,8 +283,17 @@ func runTo(ctx context.Context, o options, log *slog.Logger, w io.Writer) (err e
 	// nil: the scenario did not run.
 	var services []*result
 	var cluster *clusterRun
+	var hold *holdRun
 	if o.has(scenarioServices) {
 		services, failed = bed.runTools(ctx, o, scenarioServices, tools, dir, log)
+	}
+	if i := slices.IndexFunc(tools, func(t tool) bool { return t.name == toolCrossfade }); o.has(scenarioHold) && i >= 0 && ctx.Err() == nil {
+		log.Info("benchmarking", "scenario", scenarioHold, "tool", tools[i].title, "samples", o.holdSamples)
+		hold = bed.measureHold(ctx, o, tools[i], filepath.Join(dir, tools[i].name+"-"+scenarioHold+".log"), log)
+		if hold.err != nil && ctx.Err() == nil {
+			failed = append(failed, fmt.Errorf("%s (%s): %w", tools[i].title, scenarioHold, hold.err))
+			log.Error("tool failed (--keep keeps its log)", "scenario", scenarioHold, "tool", tools[i].title, "err", hold.err)
+		}
 	}
 	if o.has(scenarioCluster) && ctx.Err() == nil {
 		cluster = &clusterRun{}
@@ -280,7 +312,7 @@ func runTo(ctx context.Context, o options, log *slog.Logger, w io.Writer) (err e
 	}
 
 	env.LoadAfter = machine.LoadAverage()
-	if werr := report.Write(w, renderRun(o, env, services, cluster), "--out", o.out); werr != nil {
+	if werr := report.Write(w, renderRun(o, env, services, hold, cluster), "--out", o.out); werr != nil {
 		failed = append(failed, werr)
 	}
 	if ctx.Err() != nil {
