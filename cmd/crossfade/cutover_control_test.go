@@ -178,7 +178,9 @@ func TestControlCommandsWaitForTheRunner(t *testing.T) {
 }
 
 // runCLIRunnerStops runs a command line (runCLI) while a stub runner holds the cutover in
-// state and stops (lets go of the lock) once the command has landed, without reading it.
+// state and stops (lets go of the lock) a second after the command has landed, without
+// reading it: long after the CLI, which looks for a runner right after sending, found this
+// one (stopping at once raced that look, and the CLI rightly said no runner held it).
 func runCLIRunnerStops(t *testing.T, state string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	r := startStubRunner(t, state, nil)
@@ -187,6 +189,10 @@ func runCLIRunnerStops(t *testing.T, state string, args ...string) (code int, st
 	wg.Go(func() {
 		for ctx.Err() == nil {
 			if des, _ := os.ReadDir(r.paths.Control); len(des) > 0 {
+				select {
+				case <-ctx.Done():
+				case <-time.After(time.Second):
+				}
 				r.stop()
 				return
 			}
