@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/crossfade-io/crossfade/internal/endpoint"
+	"github.com/crossfade-io/crossfade/internal/loopback"
 	"github.com/crossfade-io/crossfade/internal/registry"
 	"github.com/crossfade-io/crossfade/internal/source"
 )
@@ -271,19 +272,10 @@ func listenAddr(v string) error {
 // loopbackAddr wants a loopback address to listen at: what has no authentication is
 // served on this machine only.
 func loopbackAddr(v string) error {
-	if h, _, ok := splitHostPort(v); ok && isLoopback(h) {
+	if h, _, ok := splitHostPort(v); ok && loopback.Listen(h) {
 		return nil
 	}
 	return errors.New(`want a loopback listen address, e.g. "127.0.0.1:8080" (port 0 picks one)`)
-}
-
-// isLoopback reports whether host is localhost or a loopback IP address.
-func isLoopback(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	ip, err := netip.ParseAddr(host)
-	return err == nil && ip.IsLoopback()
 }
 
 // httpURL wants an absolute http:// or https:// URL with a host, as an API endpoint.

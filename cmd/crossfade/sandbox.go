@@ -36,7 +36,13 @@ the A, AAAA and SRV records Cloud Map writes for its instances.
 
 Point clients at it with --endpoint-url / AWS_ENDPOINT_URL and any dummy credentials.
 Metrics are at /metrics; faults and health checks are set at /_sandbox/faults and
-/_sandbox/health/{id} (see README).`,
+/_sandbox/health/{id} (see README).
+
+The API has no authentication, so it refuses with 403 what a web page could send: a
+request addressed to a Host that is not a loopback name (127.0.0.1, [::1], localhost: DNS
+rebinding) unless --allow-remote, and any request a browser page makes (an Origin header,
+or Sec-Fetch-Site other than none), with --allow-remote too. AWS SDKs, the AWS CLI and
+curl send neither.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			log := g.logger()
@@ -56,7 +62,7 @@ Metrics are at /metrics; faults and health checks are set at /_sandbox/faults an
 	f.StringVar(&cfg.APIAddr, "api", sandbox.DefaultAPIAddr, "listen address of the Route 53, ELBv2, CloudWatch and Cloud Map APIs, /metrics and /_sandbox/")
 	f.StringVar(&cfg.DNSAddr, "dns", sandbox.DefaultDNSAddr, "listen address of the DNS server (UDP and TCP)")
 	f.StringVar(&cfg.StatePath, "state", "", "bbolt file that keeps zones, the ELBv2 and the Cloud Map state across restarts (default: memory only)")
-	f.BoolVar(&cfg.AllowRemote, "allow-remote", false, "allow non-loopback listen addresses (the API has no authentication)")
+	f.BoolVar(&cfg.AllowRemote, "allow-remote", false, "allow non-loopback listen addresses and API requests addressed to any host name (the API has no authentication; requests from web pages stay refused)")
 	f.DurationVar(&cfg.ChangeDelay, "change-delay", 0, "how long GetChange reports PENDING before INSYNC, and a Cloud Map operation PENDING before its result")
 	f.DurationVar(&cfg.CloudMapHealthDelay, "cloudmap-health-delay", 0, "how long Cloud Map waits before UpdateInstanceCustomHealthStatus takes effect (AWS: about 30s)")
 	f.Float64Var(&cfg.Faults.ThrottleRate, "throttle-rate", 0, "fraction of API calls answered Throttling: Rate exceeded")

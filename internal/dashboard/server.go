@@ -11,9 +11,10 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"strings"
 	"sync"
 	"time"
+
+	"github.com/crossfade-io/crossfade/internal/loopback"
 )
 
 //go:embed assets
@@ -58,7 +59,7 @@ func Serve(ctx context.Context, addr string, h http.Handler) (url string, wait f
 	if err != nil {
 		return "", nil, fmt.Errorf("dashboard: address %q: %w", addr, err)
 	}
-	if !loopback(host) {
+	if !loopback.Listen(host) {
 		return "", nil, fmt.Errorf("dashboard: address %q is not a loopback address: the dashboard is served on loopback only (e.g. 127.0.0.1:8080)", addr)
 	}
 	ln, err := net.Listen("tcp", addr)
@@ -94,25 +95,11 @@ func Serve(ctx context.Context, addr string, h http.Handler) (url string, wait f
 	return "http://" + ln.Addr().String() + "/", wait, nil
 }
 
-// loopback tells a loopback host: "localhost" or a loopback IP. An empty host (":8080")
-// would listen on every interface, so it is not one.
-func loopback(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
-
 // loopbackHosts refuses requests whose Host is not a loopback name, so that a web page
 // elsewhere cannot read the state through DNS rebinding (its name pointed at 127.0.0.1).
 func loopbackHosts(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		host, _, err := net.SplitHostPort(req.Host)
-		if err != nil {
-			host = req.Host
-		}
-		if !loopback(strings.Trim(host, "[]")) {
+		if !loopback.Name(loopback.Host(req.Host)) {
 			http.Error(w, "dashboard: served to loopback names only", http.StatusMisdirectedRequest)
 			return
 		}

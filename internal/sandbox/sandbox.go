@@ -24,6 +24,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/crossfade-io/crossfade/internal/loopback"
 	"github.com/crossfade-io/crossfade/internal/sandbox/albproxy"
 	"github.com/crossfade-io/crossfade/internal/sandbox/cloudmap"
 	"github.com/crossfade-io/crossfade/internal/sandbox/cloudwatchapi"
@@ -52,7 +53,9 @@ type Config struct {
 	// StatePath keeps the zones, the ELBv2 and the Cloud Map state in a bbolt file; empty
 	// keeps them in memory.
 	StatePath string
-	// AllowRemote permits non-loopback listen addresses.
+	// AllowRemote permits non-loopback listen addresses, and API requests addressed to
+	// any host (else a Host that is not a loopback name is refused: DNS rebinding). A
+	// request made by a web page is refused either way (see browserGuard).
 	AllowRemote bool
 	// ChangeDelay is how long a change stays PENDING before GetChange reports INSYNC, and
 	// how long a Cloud Map operation stays PENDING before GetOperation reports its result.
@@ -87,11 +90,7 @@ func checkLoopback(flag, addr string) error {
 	if err != nil {
 		return fmt.Errorf("%s %q: %w", flag, addr, err)
 	}
-	if host == "localhost" {
-		return nil
-	}
-	ip := net.ParseIP(host)
-	if ip == nil || !ip.IsLoopback() {
+	if !loopback.Listen(host) {
 		return fmt.Errorf("%s %q: not a loopback address; the sandbox has no authentication, so pass --allow-remote to listen there on purpose", flag, addr)
 	}
 	return nil
@@ -202,7 +201,8 @@ func Start(ctx context.Context, cfg Config) (*Sandbox, error) {
 		return nil, err
 	}
 
-	s.http = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second,
+	guard := &browserGuard{next: mux, allowRemote: cfg.AllowRemote, endpoint: s.APIURL(), log: cfg.Logger}
+	s.http = &http.Server{Handler: guard, ReadHeaderTimeout: 10 * time.Second,
 		BaseContext: func(net.Listener) context.Context { return context.WithoutCancel(ctx) }}
 	go func() {
 		err := s.http.Serve(ln)
