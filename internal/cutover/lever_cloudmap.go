@@ -33,6 +33,17 @@ package cutover
 // `cutover resume` writes the step again over the instances as they are then. An
 // instance deregistered is no drift.
 //
+// Ownership. The lever moves only instances its owner owns, as the Route 53 lever moves
+// only published, owned record sets: crossfade's publisher (internal/cloudmap) registers
+// an instance with crossfade.io/owner, and each of from and to has one owner. A start is
+// refused, naming them, when an instance of from or to the query selects has no owner
+// (another registrar's) or a cluster has instances of two owners. An instance of either
+// kind that appears during a run (an owner remembered per cluster tells another's apart)
+// is never written, by a step, a resume, a rollback or a release: it is logged and
+// named in the write's journal entry, is a member (a new one is drift, as any instance
+// registered meanwhile), and counts in the share assignment as its status is, since it
+// answers clients and the cloudMapDiscovery gate measures it.
+//
 // Authority. Two runners of one cutover on two machines are kept apart by authority tags
 // on the service (TagResource, UntagResource, ListTagsForResource on its ARN), with the
 // protocol of authority_tags.go, the ALB lever's: the runner tags the service with
@@ -121,6 +132,10 @@ type cloudMapLever struct {
 	// from an interrupted run (Cloud Map shows a status only once in effect, so a read
 	// cannot tell one is pending).
 	confirmed bool
+	// owners are from's and to's owners (cluster → crossfade.io/owner) as this process
+	// first read them with one owner each (a start refuses two): an instance of another
+	// owner registered later is that owner's, never this cutover's to move.
+	owners map[string]string
 }
 
 var (
@@ -140,6 +155,10 @@ type cmInstance struct {
 	healthy bool
 	// owner is who registered it, as its crossfade.io/owner attribute says ("" when none).
 	owner string
+	// fixed says why the lever never sets this instance's status ("" when it does): it
+	// has no owner, or another owner than its cluster's. It still answers clients as
+	// its status says, so the share assignment counts it as it is.
+	fixed string
 }
 
 // cloudMapLive is the service's instances as read at one moment, or as a write leaves them.
@@ -154,7 +173,8 @@ type cloudMapLive struct {
 	// whom the next write takes the service over from (authority_tags.go).
 	svc tagged
 	authorityHold
-	// skipped says, for a partial read, which cluster has no instance left.
+	// skipped says, for a partial read, which cluster has no instance left, and which
+	// instances the lever does not move (cmInstance.fixed).
 	skipped []string
 }
 
@@ -191,6 +211,9 @@ func (c *cloudMapLever) Read(ctx context.Context, o ReadOptions) (Snapshot, erro
 	slices.SortStableFunc(l.insts, func(a, b cmInstance) int {
 		return boolInt(a.cluster != c.p.From) - boolInt(b.cluster != c.p.From)
 	})
+	if err := c.markOwners(l, o); err != nil {
+		return nil, err
+	}
 	// A cluster is the member here: fewer instances than before is a deployment scaling
 	// (an instance deregistered is no drift), none at all is the cluster gone from the
 	// service. A started cutover (it refuses to start without an instance of each) acts on
@@ -206,6 +229,8 @@ func (c *cloudMapLever) Read(ctx context.Context, o ReadOptions) (Snapshot, erro
 		case !o.Partial && (o.Held || o.Started):
 			return nil, &MemberGoneError{Member: c.clusterMember(cl.name), Where: "Cloud Map service " + c.where(),
 				Fix: "register its instances again"}
+		case o.Partial && countOf(l.insts, cl.name) > 0:
+			// Only instances the lever does not move are left: markOwners named each.
 		case o.Partial:
 			l.skipped = append(l.skipped, fmt.Sprintf("%s: no instance in Cloud Map service %s (every one deregistered): its share cannot be restored", c.clusterMember(cl.name), c.where()))
 		}
@@ -298,6 +323,77 @@ var _ holdReleaser = (*cloudMapLever)(nil)
 // ownerAttribute is the attribute crossfade's publisher records the registering
 // controller's owner id in (cloudmap.AttrOwner), shown as a member's source.
 const ownerAttribute = "crossfade.io/owner"
+
+// ownerFix is what to do about an instance of from or to the cutover may not move.
+const ownerFix = "register it through crossfade's publisher, or give it a cluster attribute the cutover does not move"
+
+// clusterOwners returns, for each of from and to, the owners of its instances in l
+// (sorted, "" left out) and, by owner, their instance ids.
+func (l *cloudMapLive) clusterOwners() map[string]map[string][]string {
+	out := map[string]map[string][]string{l.fromName: {}, l.toName: {}}
+	for _, in := range l.insts {
+		if in.owner != "" {
+			out[in.cluster][in.owner] = append(out[in.cluster][in.owner], in.id)
+		}
+	}
+	return out
+}
+
+// markOwners sets which of l's instances the lever may not move (cmInstance.fixed): the
+// cutover moves only instances its owner owns, like the Route 53 lever's published,
+// owned members. An instance without crossfade.io/owner is another registrar's. A
+// cluster's owner is the one owner of its instances as this process first read them;
+// an instance of another owner is that owner's. A cluster with two owners and none
+// remembered (a start refuses it: StartProblems; a process resuming a run finds it so)
+// is not guessed at: a started read refuses it (a rollback leaves its instances out).
+func (c *cloudMapLever) markOwners(l *cloudMapLive, o ReadOptions) error {
+	if c.owners == nil {
+		c.owners = map[string]string{}
+	}
+	byCluster := l.clusterOwners()
+	var ambiguous []string
+	for _, cl := range []string{c.p.From, c.p.To} {
+		owners := slices.Sorted(maps.Keys(byCluster[cl]))
+		if c.owners[cl] == "" && len(owners) == 1 {
+			c.owners[cl] = owners[0]
+		}
+		if c.owners[cl] == "" && len(owners) > 1 {
+			ambiguous = append(ambiguous, l.twoOwners(cl, byCluster[cl]))
+		}
+	}
+	if len(ambiguous) > 0 && (o.Started || o.Held) && !o.Partial {
+		return &NotReadyError{Problems: ambiguous, Lever: LeverCloudMap}
+	}
+	for i := range l.insts {
+		in := &l.insts[i]
+		own := c.owners[in.cluster]
+		switch {
+		case in.owner == "":
+			in.fixed = fmt.Sprintf("instance %s of %s in Cloud Map service %s has no %s attribute: it is not crossfade's to move", in.id, in.cluster, l.where, ownerAttribute)
+		case own == "":
+			in.fixed = fmt.Sprintf("instance %s of %s in Cloud Map service %s is owner %s's, and %s has instances of %d owners: the cutover does not guess which is its controller",
+				in.id, in.cluster, l.where, in.owner, in.cluster, len(byCluster[in.cluster]))
+		case in.owner != own:
+			in.fixed = fmt.Sprintf("instance %s of %s in Cloud Map service %s is owner %s's, and %s's instances are owner %s's: it is not the cutover's to move",
+				in.id, in.cluster, l.where, in.owner, in.cluster, own)
+		}
+		if in.fixed != "" && o.Partial {
+			l.skipped = append(l.skipped, fmt.Sprintf("%s; left %s", in.fixed, healthWord(in.healthy)))
+		}
+	}
+	return nil
+}
+
+// twoOwners names cluster's owners and their instances: a cluster has one controller.
+func (l *cloudMapLive) twoOwners(cluster string, owners map[string][]string) string {
+	var parts []string
+	for _, o := range slices.Sorted(maps.Keys(owners)) {
+		parts = append(parts, fmt.Sprintf("owner %s (%s)", o, strings.Join(owners[o], ", ")))
+	}
+	return fmt.Sprintf("cluster %s in Cloud Map service %s has instances registered by %d owners (%s): %s: a cluster has one controller, and the cutover moves only its owner's instances; "+
+		"deregister the instances of the owner that is not %s's controller, or give them a cluster attribute the cutover does not move",
+		cluster, l.where, len(owners), ownerAttribute, strings.Join(parts, ", "), cluster)
+}
 
 func boolInt(b bool) int {
 	if b {
@@ -437,9 +533,13 @@ func (c *cloudMapLever) health(ctx context.Context) (map[string]string, error) {
 	}
 }
 
-// counts returns from's and to's instances and how many of each are healthy.
+// counts returns from's and to's instances the lever moves and how many of each are
+// healthy (instances it does not move: fixedHealthy).
 func (l *cloudMapLive) counts() (nFrom, nTo, hFrom, hTo int) {
 	for _, in := range l.insts {
+		if in.fixed != "" {
+			continue
+		}
 		if in.cluster == l.fromName {
 			nFrom, hFrom = nFrom+1, hFrom+boolInt(in.healthy)
 		} else {
@@ -449,11 +549,76 @@ func (l *cloudMapLive) counts() (nFrom, nTo, hFrom, hTo int) {
 	return nFrom, nTo, hFrom, hTo
 }
 
-// assign returns how many of from's and to's instances weights w leave healthy; ok is
-// false when no assignment exists (no instance, or both weights 0).
+// fixedHealthy returns how many of from's and to's instances the lever does not move
+// are healthy: they answer clients whatever a step writes.
+func (l *cloudMapLive) fixedHealthy() (hFrom, hTo int) {
+	for _, in := range l.insts {
+		if in.fixed == "" || !in.healthy {
+			continue
+		}
+		if in.cluster == l.fromName {
+			hFrom++
+		} else {
+			hTo++
+		}
+	}
+	return hFrom, hTo
+}
+
+// assign returns how many of from's and to's instances the lever moves weights w leave
+// healthy; ok is false when no assignment exists (no instance, or both weights 0). The
+// healthy instances it does not move count in the share clients see (healthyAround).
 func (l *cloudMapLive) assign(w map[string]int64) (hFrom, hTo int, ok bool) {
 	nf, nt, _, _ := l.counts()
-	return gate.CloudMapHealthy(nf, nt, w[l.fromName], w[l.toName])
+	ff, ft := l.fixedHealthy()
+	return healthyAround(nf, nt, ff, ft, w[l.fromName], w[l.toName])
+}
+
+// healthyAround is gate.CloudMapHealthy with fixedFrom and fixedTo healthy instances the
+// lever cannot change besides nFrom and nTo it can: the counts hFrom ≤ nFrom, hTo ≤ nTo
+// whose share of to, (hTo+fixedTo)/(hFrom+hTo+fixedFrom+fixedTo), is closest to
+// wTo/(wFrom+wTo), with gate.CloudMapHealthy's ties (the most instances, then the smaller
+// share). At least one of the lever's own is left healthy: the answer never rests on
+// instances nobody here controls. Without fixed instances it is gate.CloudMapHealthy,
+// which the cloudMapDiscovery gate judges by.
+func healthyAround(nFrom, nTo, fixedFrom, fixedTo int, wFrom, wTo int64) (hFrom, hTo int, ok bool) {
+	if fixedFrom == 0 && fixedTo == 0 {
+		return gate.CloudMapHealthy(nFrom, nTo, wFrom, wTo)
+	}
+	if nFrom+nTo == 0 || wFrom < 0 || wTo < 0 || wFrom+wTo == 0 {
+		return 0, 0, false
+	}
+	w := wFrom + wTo
+	bestF, bestT := -1, -1
+	var bestNum, bestDen, bestTo, bestAll int64
+	for hf := 0; hf <= nFrom; hf++ {
+		for ht := 0; ht <= nTo; ht++ {
+			if hf+ht == 0 {
+				continue
+			}
+			to, all := int64(ht+fixedTo), int64(hf+ht+fixedFrom+fixedTo)
+			// The distance |to/all - wTo/w| as the fraction num/den, compared exactly.
+			num := to*w - wTo*all
+			if num < 0 {
+				num = -num
+			}
+			den := all * w
+			better := bestF < 0
+			if !better {
+				switch c := num*bestDen - bestNum*den; {
+				case c < 0:
+					better = true
+				case c == 0:
+					sameShare := to*bestAll == bestTo*all
+					better = sameShare && hf+ht > bestF+bestT || !sameShare && to*bestAll < bestTo*all
+				}
+			}
+			if better {
+				bestF, bestT, bestNum, bestDen, bestTo, bestAll = hf, ht, num, den, to, all
+			}
+		}
+	}
+	return bestF, bestT, true
 }
 
 // with returns l with the step of weights w applied (nil: l as it is): in each cluster,
@@ -472,7 +637,7 @@ func (l *cloudMapLive) with(w map[string]int64) *cloudMapLive {
 	for cluster, keep := range map[string]int{l.fromName: hf, l.toName: ht} {
 		var idx []int
 		for i, in := range n.insts {
-			if in.cluster == cluster {
+			if in.cluster == cluster && in.fixed == "" {
 				idx = append(idx, i)
 			}
 		}
@@ -485,11 +650,12 @@ func (l *cloudMapLive) with(w map[string]int64) *cloudMapLive {
 	return &n
 }
 
-// Weights are the numbers of HEALTHY instances of from and to: their ratio is what the
-// clients see.
+// Weights are the numbers of HEALTHY instances of from and to, those the lever does not
+// move included: their ratio is what the clients see.
 func (l *cloudMapLive) Weights() map[string]int64 {
 	_, _, hf, ht := l.counts()
-	return map[string]int64{l.fromName: int64(hf), l.toName: int64(ht)}
+	ff, ft := l.fixedHealthy()
+	return map[string]int64{l.fromName: int64(hf + ff), l.toName: int64(ht + ft)}
 }
 
 // Members are from's and to's instances, weight 1 when healthy.
@@ -499,6 +665,11 @@ func (l *cloudMapLive) Members() []Member {
 		src := "cluster " + in.cluster
 		if in.owner != "" {
 			src += ", registered by owner " + in.owner
+		} else {
+			src += ", no " + ownerAttribute + " attribute"
+		}
+		if in.fixed != "" {
+			src += ", not the cutover's to move: it never sets its status"
 		}
 		out = append(out, Member{Key: "instance " + in.id, Name: fmt.Sprintf("instance %s of %s (1 HEALTHY, 0 UNHEALTHY)", in.id, in.cluster),
 			Weight: int64(boolInt(in.healthy)), Source: src})
@@ -570,10 +741,15 @@ func (l *cloudMapLive) problems(w map[string]int64) []string {
 	return out
 }
 
-// StartProblems refuses a start with no healthy instance of from or to (a rollback would
-// have nothing to return to), and steps that give a share to a cluster with no instance.
+// StartProblems refuses a start with an instance of from or to the lever may not move
+// (ownerProblems), with no healthy instance of from or to (a rollback would have nothing
+// to return to), and steps that give a share to a cluster with no instance.
 func (c *cloudMapLever) StartProblems(s Snapshot) []string {
 	l := s.(*cloudMapLive)
+	if out := l.ownerProblems(); len(out) > 0 {
+		// The rest would only restate them (a cluster with no instance the lever moves).
+		return append(out, c.authority().tooMany([]*tagged{&l.svc})...)
+	}
 	var out []string
 	if at := l.NoTraffic(nil); at != "" {
 		out = append(out, fmt.Sprintf("%s: no instance of %s or %s is HEALTHY: a cutover from there would roll back onto it; make %s's instances healthy first", at, l.fromName, l.toName, l.fromName))
@@ -587,6 +763,27 @@ func (c *cloudMapLever) StartProblems(s Snapshot) []string {
 				out = append(out, fmt.Sprintf("spec.steps[%d]: %s", i, p))
 				seen[p] = true
 			}
+		}
+	}
+	return out
+}
+
+// ownerProblems lists, for a start, every instance of from or to the clients' query
+// selects that has no crossfade.io/owner (another registrar's: not the cutover's to
+// move, as a Route 53 record set without an ownership TXT record), and every cluster
+// with instances of two owners (a cluster has one controller).
+func (l *cloudMapLive) ownerProblems() []string {
+	var out []string
+	for _, in := range l.insts {
+		if in.owner == "" {
+			out = append(out, fmt.Sprintf("instance %s of cluster %s in Cloud Map service %s has no %s attribute: crossfade only moves instances its publisher registered and an owner owns; %s",
+				in.id, in.cluster, l.where, ownerAttribute, ownerFix))
+		}
+	}
+	owners := l.clusterOwners()
+	for _, cl := range []string{l.fromName, l.toName} {
+		if len(owners[cl]) > 1 {
+			out = append(out, l.twoOwners(cl, owners[cl]))
 		}
 	}
 	return out
@@ -616,6 +813,10 @@ type healthUpdate struct {
 // with all, also those of instances already at their status.
 func (l *cloudMapLive) updates(want *cloudMapLive, all bool) (up, down []healthUpdate) {
 	for i, in := range want.insts {
+		if in.fixed != "" {
+			// Never written, not even by a process's first write.
+			continue
+		}
 		if in.healthy == l.insts[i].healthy && !all {
 			continue
 		}
@@ -628,11 +829,13 @@ func (l *cloudMapLive) updates(want *cloudMapLive, all bool) (up, down []healthU
 	return up, down
 }
 
-// assignment is what the journal keeps of a write: every instance's status written.
+// assignment is what the journal keeps of a write: every instance's status written, and
+// the statuses of those the lever does not move (Untouched), as read.
 type assignment struct {
 	Service   string         `json:"service"`
 	Healthy   map[string]int `json:"healthy"`
 	Instances []healthUpdate `json:"instances"`
+	Untouched []healthUpdate `json:"untouched,omitempty"`
 }
 
 func (l *cloudMapLive) assignment() assignment {
@@ -643,9 +846,24 @@ func (l *cloudMapLive) assignment() assignment {
 			st = string(sdtypes.CustomHealthStatusHealthy)
 			a.Healthy[in.cluster]++
 		}
+		if in.fixed != "" {
+			a.Untouched = append(a.Untouched, healthUpdate{in.id, in.cluster, st})
+			continue
+		}
 		a.Instances = append(a.Instances, healthUpdate{in.id, in.cluster, st})
 	}
 	return a
+}
+
+// fixedInsts are from's and to's instances the lever does not move.
+func (l *cloudMapLive) fixedInsts() []cmInstance {
+	var out []cmInstance
+	for _, in := range l.insts {
+		if in.fixed != "" {
+			out = append(out, in)
+		}
+	}
+	return out
 }
 
 // Write sends the step's statuses (see the file's comment for the order and what it
@@ -664,6 +882,11 @@ func (c *cloudMapLever) Write(ctx context.Context, s Snapshot, ch Change, env Wr
 	}
 	want := l.with(ch.Weights)
 	up, down := l.updates(want, !c.confirmed)
+	fixed := l.fixedInsts()
+	for _, in := range fixed {
+		env.Log.Warn("instance left as it is: the cutover moves only its owner's instances", "instance", in.id, "cluster", in.cluster,
+			"owner", in.owner, "status", healthWord(in.healthy), "problem", in.fixed, "fix", ownerFix)
+	}
 	sent := 0
 	send := func(us []healthUpdate) error {
 		for _, u := range us {
@@ -697,6 +920,13 @@ func (c *cloudMapLever) Write(ctx context.Context, s Snapshot, ch Change, env Wr
 	hf, ht := want.Weights()[l.fromName], want.Weights()[l.toName]
 	detail := fmt.Sprintf("%d UpdateInstanceCustomHealthStatus (%d HEALTHY, %d UNHEALTHY); healthy %s %d of %d, %s %d of %d",
 		len(up)+len(down), len(up), len(down), l.fromName, hf, countOf(l.insts, l.fromName), l.toName, ht, countOf(l.insts, l.toName))
+	if len(fixed) > 0 {
+		var ids []string
+		for _, in := range fixed {
+			ids = append(ids, fmt.Sprintf("%s of %s %s", in.id, in.cluster, healthWord(in.healthy)))
+		}
+		detail += fmt.Sprintf("; left as they are, not the cutover's to move (no %s, or another owner's): %s", ownerAttribute, strings.Join(ids, ", "))
+	}
 	data, _ := json.Marshal(want.assignment())
 	return Written{Detail: detail, Calls: len(up) + len(down), Data: data, After: want,
 		Pending: "the custom health statuses written are not yet in effect (GetInstancesHealthStatus)"}, nil
@@ -776,6 +1006,9 @@ func (c *cloudMapLever) DryRun(_ context.Context, s Snapshot, ch Change) (Render
 		return fmt.Sprintf("aws servicediscovery update-instance-custom-health-status --service-id %s --instance-id %s --status %s # %s",
 			l.serviceID, shellQuote(u.Instance), u.Status, u.Cluster)
 	}
+	for _, in := range l.fixedInsts() {
+		lines = append(lines, fmt.Sprintf("# instance %s of %s left %s: not the cutover's to move (owner %q)", in.id, in.cluster, healthWord(in.healthy), in.owner))
+	}
 	for _, u := range up {
 		lines = append(lines, line(u))
 	}
@@ -798,16 +1031,25 @@ func (c *cloudMapLever) Describe(_ context.Context, s Snapshot, pv *Preview) err
 		q = "query parameters " + formatAttrs(c.c.QueryParameters)
 	}
 	pv.Rules = append(pv.Rules, fmt.Sprintf("Cloud Map service %s: clients discover %s with HealthStatus %s; cluster attribute %q", l.where, q, c.c.HealthStatus, c.c.ClusterAttribute))
-	nf, nt, hf, ht := l.counts()
+	// Every instance of each cluster, those the lever does not move (marked) included:
+	// they answer clients too.
+	w := l.Weights()
+	nf, nt, ht := countOf(l.insts, l.fromName), countOf(l.insts, l.toName), int(w[l.toName])
 	for _, cl := range []struct {
 		name    string
 		n, h    int
 		members []string
-	}{{l.fromName, nf, hf, nil}, {l.toName, nt, ht, nil}} {
+	}{{l.fromName, nf, int(w[l.fromName]), nil}, {l.toName, nt, ht, nil}} {
 		for _, in := range l.insts {
-			if in.cluster == cl.name {
-				cl.members = append(cl.members, in.id+"="+healthWord(in.healthy))
+			if in.cluster != cl.name {
+				continue
 			}
+			m := in.id + "=" + healthWord(in.healthy)
+			if in.fixed != "" {
+				m += "(not moved)"
+				pv.Warnings = append(pv.Warnings, fmt.Sprintf("%s; the cutover leaves it %s, and it keeps its share of the answers", in.fixed, healthWord(in.healthy)))
+			}
+			cl.members = append(cl.members, m)
 		}
 		pv.Health = append(pv.Health, fmt.Sprintf("cluster %s: %d HEALTHY of %d instances (%s)", cl.name, cl.h, cl.n, strings.Join(cl.members, " ")))
 	}
@@ -825,6 +1067,7 @@ func (c *cloudMapLever) Describe(_ context.Context, s Snapshot, pv *Preview) err
 	pv.Notes = append(pv.Notes,
 		"each step sets the custom health status of instances, one UpdateInstanceCustomHealthStatus each, HEALTHY ones first; when some also go UNHEALTHY, the run waits until the HEALTHY ones are in effect (AWS: about 30 s) before sending those, so the answer is never empty",
 		"an instance registered during the cutover (a new pod; a re-registration makes it HEALTHY) or a status changed by another writer is drift (spec.onDrift); `cutover resume` writes the step again over the instances as they are then",
+		fmt.Sprintf("the cutover sets only the statuses of instances its owner registered (%s, one owner per cluster); an instance registered during the run without it, or by another owner, is never written, by a step or a rollback: it keeps its status and its share of the answers", ownerAttribute),
 		"a client caches its DiscoverInstances answer as it likes: a step's pause should cover that cache",
 		fmt.Sprintf("the first write tags the service with the runner's authority (%s%s/TOKEN), which keeps a second runner of this cutover (another machine) out; the run removes it when it ends", AuthorityTagPrefix, c.p.Name))
 	return nil

@@ -46,7 +46,7 @@ func newSandboxCM(t *testing.T) *sandboxCM {
 	for i, c := range []string{"blue", "blue", "green", "green"} {
 		id := fmt.Sprintf("%s-%d", c, i%2+1)
 		if _, err := m.api.RegisterInstance(ctx, &sd.RegisterInstanceInput{ServiceId: aws.String(m.svcID), InstanceId: aws.String(id),
-			Attributes: map[string]string{"AWS_INSTANCE_IPV4": fmt.Sprintf("10.0.0.%d", i+1), "cluster": c}}); err != nil {
+			Attributes: map[string]string{"AWS_INSTANCE_IPV4": fmt.Sprintf("10.0.0.%d", i+1), "cluster": c, "crossfade.io/owner": c + "-ctl"}}); err != nil {
 			t.Fatal(err)
 		}
 	}

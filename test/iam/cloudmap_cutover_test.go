@@ -47,7 +47,7 @@ func TestCloudMapCutoverPolicyMatchesObservedCalls(t *testing.T) {
 	for i, c := range []string{"blue", "blue", "green", "green"} {
 		id := fmt.Sprintf("%s-%d", c, i)
 		if _, err := api.RegisterInstance(ctx, &sd.RegisterInstanceInput{ServiceId: aws.String(svcID), InstanceId: aws.String(id),
-			Attributes: map[string]string{"AWS_INSTANCE_IPV4": fmt.Sprintf("10.0.0.%d", i+1), "cluster": c}}); err != nil {
+			Attributes: map[string]string{"AWS_INSTANCE_IPV4": fmt.Sprintf("10.0.0.%d", i+1), "cluster": c, "crossfade.io/owner": c + "-ctl"}}); err != nil {
 			t.Fatal(err)
 		}
 		if c == "green" {
