@@ -58,8 +58,13 @@ var cases = []chartCase{
 			if got := container(t, d).Image; got != "ghcr.io/crossfade-io/crossfade:0.1.0" {
 				t.Errorf("image = %q, want the chart's appVersion as tag", got)
 			}
-			if env := container(t, d).Env; len(env) != 0 {
-				t.Errorf("env = %v, want none", env)
+			checkPodEnv(t, container(t, d).Env)
+			if env := container(t, d).Env; len(env) != 3 {
+				t.Errorf("env = %v, want only POD_NAME, POD_NAMESPACE and POD_UID", env)
+			}
+			if got, want := ruleList(t, r), []string{"/events: create,patch", "/services: list,watch", "/nodes: list,watch",
+				"discovery.k8s.io/endpointslices: list,watch", "networking.k8s.io/ingresses: list,watch"}; !slices.Equal(got, want) {
+				t.Errorf("ClusterRole rules = %q\nwant %q", got, want)
 			}
 			if *d.Spec.Replicas != 1 || d.Spec.Strategy.Type != appsv1.RecreateDeploymentStrategyType {
 				t.Errorf("replicas %d, strategy %q: want 1 and Recreate (no two writers without a Lease)", *d.Spec.Replicas, d.Spec.Strategy.Type)
@@ -205,11 +210,12 @@ var cases = []chartCase{
 			for _, e := range env {
 				names = append(names, e.Name)
 			}
-			if !slices.Equal(names, []string{"AWS_REGION", "AWS_STS_REGIONAL_ENDPOINTS", "NODE"}) {
-				t.Errorf("env = %v", names)
+			if !slices.Equal(names, []string{"POD_NAME", "POD_NAMESPACE", "POD_UID", "AWS_REGION", "AWS_STS_REGIONAL_ENDPOINTS", "NODE"}) {
+				t.Fatalf("env = %v", names)
 			}
-			if env[2].ValueFrom == nil || env[2].ValueFrom.FieldRef.FieldPath != "spec.nodeName" {
-				t.Errorf("env NODE = %+v, want its fieldRef kept", env[2])
+			checkPodEnv(t, env)
+			if env[5].ValueFrom == nil || env[5].ValueFrom.FieldRef.FieldPath != "spec.nodeName" {
+				t.Errorf("env NODE = %+v, want its fieldRef kept", env[5])
 			}
 		},
 	},
@@ -267,6 +273,80 @@ var cases = []chartCase{
 			for _, o := range r.objs {
 				if o.GetLabels()["cost-center"] != "42" {
 					t.Errorf("%s/%s lacks commonLabels", o.GetKind(), o.GetName())
+				}
+			}
+		},
+	},
+	{
+		// Off (as by default): no Cloud Map flag, and with sources [ingress] no rule but
+		// the events' and the Ingresses'.
+		name:   "cloudMap off with sources [ingress]",
+		values: []string{"--set", "cloudMap.enabled=false", "--set", "cloudMap.clusterId=blue-1", "--set-json", `sources=["ingress"]`},
+		check: func(t *testing.T, r rendered, d *appsv1.Deployment) {
+			for _, a := range container(t, d).Args {
+				if strings.HasPrefix(a, "--cloudmap") {
+					t.Errorf("arg %q with cloudMap.enabled false", a)
+				}
+			}
+			if got, want := ruleList(t, r), []string{"/events: create,patch", "networking.k8s.io/ingresses: list,watch"}; !slices.Equal(got, want) {
+				t.Errorf("ClusterRole rules = %q\nwant %q", got, want)
+			}
+		},
+	},
+	{
+		// On with sources [ingress]: every Cloud Map flag, and list and watch of what the
+		// publisher reads, Services and EndpointSlices, though no source reads them (the
+		// controller's informers would never sync without them: nothing published).
+		name: "cloudMap on with sources [ingress]",
+		values: []string{"--set", "cloudMap.enabled=true", "--set", "cloudMap.clusterId=blue-1",
+			"--set-json", `cloudMap.namespaces=["mesh.local","apps.example"]`, "--set", "cloudMap.endpoint=https://servicediscovery.eu-west-1.amazonaws.com",
+			"--set", "cloudMap.operationTimeout=90s", "--set-json", `sources=["ingress"]`},
+		check: func(t *testing.T, r rendered, d *appsv1.Deployment) {
+			var got []string
+			for _, a := range container(t, d).Args {
+				if strings.HasPrefix(a, "--cloudmap") {
+					got = append(got, a)
+				}
+			}
+			want := []string{"--cloudmap", "--cloudmap-cluster-id=blue-1", "--cloudmap-namespace=mesh.local", "--cloudmap-namespace=apps.example",
+				"--cloudmap-endpoint=https://servicediscovery.eu-west-1.amazonaws.com", "--cloudmap-operation-timeout=90s"}
+			if !slices.Equal(got, want) {
+				t.Errorf("Cloud Map args = %q\nwant %q", got, want)
+			}
+			if got, want := ruleList(t, r), []string{"/events: create,patch", "/services: list,watch", "discovery.k8s.io/endpointslices: list,watch",
+				"networking.k8s.io/ingresses: list,watch"}; !slices.Equal(got, want) {
+				t.Errorf("ClusterRole rules = %q\nwant %q", got, want)
+			}
+		},
+	},
+	{
+		// On with only the defaults of its other keys: the flag alone (the controller
+		// defaults the cluster id to the owner id), and no rule twice beside the service
+		// source's.
+		name:   "cloudMap on with every source",
+		values: []string{"--set", "cloudMap.enabled=true", "--set-json", "sources=" + allSources},
+		check: func(t *testing.T, r rendered, d *appsv1.Deployment) {
+			var got []string
+			for _, a := range container(t, d).Args {
+				if strings.HasPrefix(a, "--cloudmap") {
+					got = append(got, a)
+				}
+			}
+			if !slices.Equal(got, []string{"--cloudmap"}) {
+				t.Errorf("Cloud Map args = %q, want [--cloudmap]", got)
+			}
+			rules := ruleList(t, r)
+			seen := map[string]bool{}
+			for _, rule := range rules {
+				res, _, _ := strings.Cut(rule, ":")
+				if seen[res] {
+					t.Errorf("%s granted by two rules: %q", res, rules)
+				}
+				seen[res] = true
+			}
+			for _, res := range []string{"/services", "discovery.k8s.io/endpointslices", "/nodes"} {
+				if !seen[res] {
+					t.Errorf("no rule for %s: %q", res, rules)
 				}
 			}
 		},
@@ -503,6 +583,30 @@ func TestSchemaRejects(t *testing.T) {
 			want: []string{"podLabels.tier", "Invalid type. Expected: string, given: integer"}},
 		{name: "prefix and suffix", values: []string{"--set", "txtPrefix=p-", "--set", "txtSuffix=-s"},
 			want: []string{"txtPrefix and txtSuffix are mutually exclusive"}, templateOnly: true},
+		{name: "cloudMap.enabled a string", values: []string{"--set-string", "cloudMap.enabled=yes"},
+			want: []string{"cloudMap.enabled", "Invalid type. Expected: boolean, given: string"}},
+		{name: "cloudMap.namespaces a string", values: []string{"--set", "cloudMap.namespaces=x"},
+			want: []string{"cloudMap.namespaces", "Invalid type. Expected: array, given: string"}},
+		{name: "cloudMap namespace with a comma", values: []string{"--set-json", `cloudMap.namespaces=["a.local,b.local"]`},
+			want: []string{"cloudMap.namespaces.0", "Does not match pattern"}},
+		{name: "cloudMap namespace twice", values: []string{"--set-json", `cloudMap.namespaces=["a.local","a.local"]`},
+			want: []string{"cloudMap.namespaces", "must be unique"}},
+		{name: "cloudMap key misspelled", values: []string{"--set", "cloudMap.clusterID=blue"},
+			want: []string{"cloudMap", "Additional property clusterID is not allowed"}},
+		{name: "cloudMap cluster id starting with a space", values: []string{"--set", "cloudMap.clusterId= blue"},
+			want: []string{"cloudMap.clusterId", "Does not match pattern"}},
+		{name: "cloudMap endpoint not a URL", values: []string{"--set", "cloudMap.endpoint=servicediscovery.amazonaws.com"},
+			want: []string{"cloudMap.endpoint", "Does not match pattern"}},
+		{name: "cloudMap operation timeout not a duration", values: []string{"--set", "cloudMap.operationTimeout=soon"},
+			want: []string{"cloudMap.operationTimeout", "Does not match pattern"}},
+		{name: "cloudMap as a boolean", values: []string{"--set", "cloudMap=true"},
+			want: []string{"cloudMap", "Invalid type. Expected: object, given: boolean"}},
+		{name: "--cloudmap in extraArgs", values: []string{"--set-json", `extraArgs=["--debounce=2s","--cloudmap"]`},
+			want: []string{"extraArgs[1] --cloudmap: set Cloud Map through the cloudMap value", "grants the RBAC"}, templateOnly: true},
+		{name: "--cloudmap=false in extraArgs", values: []string{"--set", "cloudMap.enabled=true", "--set-json", `extraArgs=["--cloudmap=false"]`},
+			want: []string{"extraArgs[0] --cloudmap=false: set Cloud Map through the cloudMap value"}, templateOnly: true},
+		{name: "a Cloud Map flag in the extraArgs map", values: []string{"--set-json", `extraArgs={"cloudmap-namespace":["a.local"],"debounce":"2s"}`},
+			want: []string{"extraArgs.cloudmap-namespace: set Cloud Map through the cloudMap value"}, templateOnly: true},
 	}
 	for _, b := range bad {
 		t.Run(b.name, func(t *testing.T) {
@@ -541,6 +645,39 @@ func TestChartCRDIsDeployCRD(t *testing.T) {
 	}
 	if string(a) != string(b) {
 		t.Errorf("deploy/chart/crossfade/crds/%s differs from deploy/crds/%s: copy it again", name, name)
+	}
+}
+
+// ruleList returns the rendered ClusterRole's rules as "group/resource: verb,verb", one
+// per resource, in order.
+func ruleList(t *testing.T, r rendered) []string {
+	t.Helper()
+	var cr rbacv1.ClusterRole
+	r.typed("ClusterRole", fullname, &cr)
+	var out []string
+	for _, rule := range cr.Rules {
+		for _, g := range rule.APIGroups {
+			for _, res := range rule.Resources {
+				out = append(out, g+"/"+res+": "+strings.Join(rule.Verbs, ","))
+			}
+		}
+	}
+	return out
+}
+
+// checkPodEnv checks that env starts with POD_NAME, POD_NAMESPACE and POD_UID from the
+// downward API: the controller puts its own Warning events on its Pod.
+func checkPodEnv(t *testing.T, env []corev1.EnvVar) {
+	t.Helper()
+	want := []struct{ name, path string }{{"POD_NAME", "metadata.name"}, {"POD_NAMESPACE", "metadata.namespace"}, {"POD_UID", "metadata.uid"}}
+	if len(env) < len(want) {
+		t.Fatalf("env = %+v, want POD_NAME, POD_NAMESPACE and POD_UID first", env)
+	}
+	for i, w := range want {
+		e := env[i]
+		if e.Name != w.name || e.Value != "" || e.ValueFrom == nil || e.ValueFrom.FieldRef == nil || e.ValueFrom.FieldRef.FieldPath != w.path {
+			t.Errorf("env[%d] = %+v, want %s from the downward API's %s", i, e, w.name, w.path)
+		}
 	}
 }
 

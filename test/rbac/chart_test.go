@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/yaml"
 
 	"github.com/crossfade-io/crossfade/internal/kubetest"
+	"github.com/crossfade-io/crossfade/internal/testenv"
 )
 
 // chartDir is the chart under test, from this package's directory.
@@ -29,19 +30,15 @@ const kubeVersion = "v1.31.4"
 // helmBinary is where scripts/deps.sh builds helm: beside etcd and kube-apiserver.
 func helmBinary() string { return filepath.Join(kubetest.BinDir(), "helm") }
 
-// requireHelm stops the test unless helm is built: a failure under CI=true (CI builds
-// it, so its absence is a broken setup), else a skip naming what builds it.
+// requireHelm stops the test unless helm is built (testenv.Missing): a failure under
+// CI=true (CI builds it, so its absence is a broken setup), else a skip naming what builds it.
 func requireHelm(t *testing.T) string {
 	t.Helper()
 	bin := helmBinary()
 	if fi, err := os.Stat(bin); err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0 {
 		return bin
 	}
-	msg := "helm not built at " + bin + ": `make test` builds it (scripts/deps.sh test)"
-	if os.Getenv("CI") == "true" {
-		t.Fatal(msg + "; under CI=true a missing helm fails the test")
-	}
-	t.Skip(msg)
+	testenv.Missing(t, "helm not built at "+bin+": `make test` builds it (scripts/deps.sh test)")
 	return ""
 }
 
@@ -56,19 +53,28 @@ type release struct {
 	roleBinding *rbacv1.RoleBinding
 	// leaseName is the Lease the rendered Deployment's controller contends for.
 	leaseName string
+	// cloudMapArgs are the rendered Deployment's Cloud Map flags (--cloudmap…), in order.
+	cloudMapArgs []string
 }
 
 // render runs `helm template` over the chart with sources enabled and two replicas, in
 // release namespace ns, and returns its RBAC objects.
 func render(t *testing.T, helm, ns string, sources ...string) *release {
 	t.Helper()
+	return renderWith(t, helm, ns, sources)
+}
+
+// renderWith is render with more of helm's value flags (--set …).
+func renderWith(t *testing.T, helm, ns string, sources []string, values ...string) *release {
+	t.Helper()
 	list := `["` + strings.Join(sources, `","`) + `"]`
 	// --kube-version: the API server the test runs (helm template assumes an older one,
 	// which the chart's kubeVersion refuses).
-	cmd := exec.Command(helm, "template", "crossfade", chartDir, "--namespace", ns, "--kube-version", kubeVersion,
+	args := []string{"template", "crossfade", chartDir, "--namespace", ns, "--kube-version", kubeVersion,
 		// Two replicas: leader election, and with it the Lease's Role, is on only then.
 		"--set", "rbac.create=true", "--set", "serviceAccount.create=true", "--set", "replicas=2",
-		"--set", "txtOwnerId=rbac-test", "--set-json", "sources="+list)
+		"--set", "txtOwnerId=rbac-test", "--set-json", "sources=" + list}
+	cmd := exec.Command(helm, append(args, values...)...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -115,6 +121,11 @@ func decodeRelease(manifests []byte, ns string) (*release, error) {
 			if id := deploymentArg(obj, "--leader-election-id"); id != "" {
 				rel.leaseName = id
 			}
+			for _, a := range deploymentArgs(obj) {
+				if strings.HasPrefix(a, "--cloudmap") {
+					rel.cloudMapArgs = append(rel.cloudMapArgs, a)
+				}
+			}
 			continue
 		default:
 			continue
@@ -141,18 +152,7 @@ func decodeRelease(manifests []byte, ns string) (*release, error) {
 // deploymentArg returns the value of flag in the Deployment's first container's args
 // ("--flag=value" or "--flag value"), "" when absent.
 func deploymentArg(obj map[string]any, flag string) string {
-	var d struct {
-		Spec struct {
-			Template struct {
-				Spec corev1.PodSpec `json:"spec"`
-			} `json:"template"`
-		} `json:"spec"`
-	}
-	if runtime.DefaultUnstructuredConverter.FromUnstructured(obj, &d) != nil || len(d.Spec.Template.Spec.Containers) == 0 {
-		return ""
-	}
-	c := d.Spec.Template.Spec.Containers[0]
-	args := append(slices.Clone(c.Command), c.Args...)
+	args := deploymentArgs(obj)
 	for i, a := range args {
 		if v, ok := strings.CutPrefix(a, flag+"="); ok {
 			return v
@@ -162,6 +162,22 @@ func deploymentArg(obj map[string]any, flag string) string {
 		}
 	}
 	return ""
+}
+
+// deploymentArgs returns the Deployment's first container's command and args.
+func deploymentArgs(obj map[string]any) []string {
+	var d struct {
+		Spec struct {
+			Template struct {
+				Spec corev1.PodSpec `json:"spec"`
+			} `json:"template"`
+		} `json:"spec"`
+	}
+	if runtime.DefaultUnstructuredConverter.FromUnstructured(obj, &d) != nil || len(d.Spec.Template.Spec.Containers) == 0 {
+		return nil
+	}
+	c := d.Spec.Template.Spec.Containers[0]
+	return append(slices.Clone(c.Command), c.Args...)
 }
 
 // atom is the smallest grant of an RBAC rule: one verb on one resource of one API group

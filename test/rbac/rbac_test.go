@@ -16,6 +16,11 @@
 // alone, the controller with that source and the rules rendered for it alone publishes
 // that source's records without a refusal, and loses a grant only with a refusal of it.
 //
+// Cloud Map: with cloudMap.enabled and sources [ingress] (which reads no Service), the
+// controller run with the rendered rules and the rendered --cloudmap flags registers an
+// annotated Service's ready endpoint as a Cloud Map instance in the sandbox, and publishes
+// the Ingress's record, without a refusal; without any grant it meets a refusal of it.
+//
 // The cases share one API server and sandbox; each has its own namespace, hosted zone,
 // owner id, label filter, ServiceAccount and roles, so they run side by side.
 package rbac_test
@@ -70,6 +75,7 @@ func TestChartRBAC(t *testing.T) {
 	s.admin = s.kc.Clientset(t)
 	s.dyn = dynamic.NewForConfigOrDie(s.kc.Config())
 	s.dns = route53test.New(t, s.sb)
+	s.cm = cloudMapClient(s.sb)
 	s.kc.InstallCRDs(t, "../../deploy/crds", "testdata/crds.yaml")
 	if err := createNode(t.Context(), s.admin); err != nil {
 		t.Fatal(err)
@@ -106,6 +112,29 @@ func TestChartRBAC(t *testing.T) {
 					return minimalCase(t, s, one, sources, a, fmt.Sprintf("%s-%02d", src, i))
 				}})
 			}
+		}
+		runCases(t, cases)
+	})
+	t.Run("cloudmap", func(t *testing.T) {
+		// A source that reads neither Services nor EndpointSlices: only cloudMap.enabled
+		// can grant what the publisher reads.
+		sources := []string{controller.SourceIngress}
+		one := renderWith(t, helm, releaseNamespace, sources, "--set", "cloudMap.enabled=true", "--set", "cloudMap.clusterId=rbac")
+		if !slices.Contains(one.cloudMapArgs, "--cloudmap") {
+			t.Fatalf("cloudMap.enabled rendered no --cloudmap: Cloud Map args %q", one.cloudMapArgs)
+		}
+		cases := []testCase{{"sufficient", func(t *testing.T) time.Duration {
+			return sufficientCase(t, s, one, sources, "cm-ok")
+		}}}
+		// Events do not depend on Cloud Map (the publisher's conflicts are events like the
+		// sources'): "minimal" proved them.
+		for i, a := range grants(one, false) {
+			if a.resource == "events" && a.group == "" {
+				continue
+			}
+			cases = append(cases, testCase{a.String(), func(t *testing.T) time.Duration {
+				return minimalCase(t, s, one, sources, a, fmt.Sprintf("cm-%02d", i))
+			}})
 		}
 		runCases(t, cases)
 	})
@@ -320,6 +349,7 @@ func sufficientCase(t *testing.T, s *shared, rel *release, sources []string, ns 
 	if err != nil {
 		t.Fatal(err)
 	}
+	w.addCloudMap(t, rel)
 	if err := w.grant(ctx, rel, rel.clusterRole.Rules, rel.role.Rules, t.TempDir()); err != nil {
 		t.Fatal(err)
 	}
@@ -346,6 +376,7 @@ func minimalCase(t *testing.T, s *shared, rel *release, sources []string, a atom
 	if err != nil {
 		t.Fatal(err)
 	}
+	w.addCloudMap(t, rel)
 	cluster, role := rel.clusterRole.Rules, rel.role.Rules
 	if a.role == "Role" {
 		role = without(role, a)

@@ -7,11 +7,14 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
 	awsr53 "github.com/aws/aws-sdk-go-v2/service/route53"
 	r53types "github.com/aws/aws-sdk-go-v2/service/route53/types"
+	sd "github.com/aws/aws-sdk-go-v2/service/servicediscovery"
 	authv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -21,16 +24,19 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
+	"github.com/crossfade-io/crossfade/internal/cloudmap"
 	"github.com/crossfade-io/crossfade/internal/controller"
 	"github.com/crossfade-io/crossfade/internal/kubetest"
 	"github.com/crossfade-io/crossfade/internal/provider"
 	"github.com/crossfade-io/crossfade/internal/provider/route53/route53test"
 	"github.com/crossfade-io/crossfade/internal/sandbox"
+	"github.com/crossfade-io/crossfade/internal/sandbox/sandboxtest"
 )
 
 const alpha = "external-dns.alpha.kubernetes.io/"
@@ -50,6 +56,9 @@ type shared struct {
 	dyn   dynamic.Interface
 	sb    *sandbox.Sandbox
 	dns   provider.Provider
+	// cm is a Cloud Map client of the sandbox, as the person creating namespaces and
+	// services (crossfade creates neither) uses it.
+	cm *sd.Client
 }
 
 // world is one case's slice of the shared cluster and sandbox: a namespace holding the
@@ -63,6 +72,71 @@ type world struct {
 	lease  string
 	// kubeconfig authenticates as the world's ServiceAccount only.
 	kubeconfig string
+	// cloudMapService is the id of the Cloud Map service the world's Service "api"
+	// registers into, "" unless the release enables Cloud Map; cloudMapArgs are the
+	// controller's Cloud Map flags then.
+	cloudMapService string
+	cloudMapArgs    []string
+}
+
+// cloudMapAddr is the ready endpoint of the world's Service "api": its Cloud Map instance.
+const cloudMapAddr = "10.3.0.1"
+
+// cloudMapClient is an aws-sdk-go-v2 Cloud Map client of the sandbox.
+func cloudMapClient(sb *sandbox.Sandbox) *sd.Client {
+	return sd.New(sd.Options{Region: "us-east-1", BaseEndpoint: aws.String(sb.APIURL()),
+		Credentials: credentials.NewStaticCredentialsProvider("test", "test", "")})
+}
+
+// addCloudMap, when rel's Deployment runs the Cloud Map publisher, gives the world a
+// Cloud Map namespace of its own (<ns>.local, so that worlds sharing the sandbox never
+// share a service) holding the service "api", and a Service "api" annotated to register
+// its one ready endpoint there; the world's controller runs with rel's Cloud Map flags,
+// limited to that namespace.
+func (w *world) addCloudMap(t *testing.T, rel *release) {
+	t.Helper()
+	if len(rel.cloudMapArgs) == 0 {
+		return
+	}
+	ctx, ns, name := t.Context(), w.ns, w.ns+".local"
+	svc := sandboxtest.CloudMapService(t, w.cm, name, "", sd.CreateServiceInput{Name: aws.String("api")})
+	w.cloudMapService = aws.ToString(svc.Id)
+	w.cloudMapArgs = append(slices.Clone(rel.cloudMapArgs), "--cloudmap-namespace="+name)
+	core := w.admin.CoreV1()
+	if _, err := core.Services(ns).Create(ctx, &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "api", Namespace: ns, Labels: map[string]string{caseLabel: ns},
+			Annotations: map[string]string{cloudmap.AnnotationService: name + "/api"}},
+		Spec: corev1.ServiceSpec{Selector: map[string]string{"app": "api"},
+			Ports: []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromInt32(8080)}}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("Service %s/api: %v", ns, err)
+	}
+	ready := true
+	if _, err := w.admin.DiscoveryV1().EndpointSlices(ns).Create(ctx, &discoveryv1.EndpointSlice{
+		ObjectMeta:  metav1.ObjectMeta{Name: "api-1", Namespace: ns, Labels: map[string]string{discoveryv1.LabelServiceName: "api"}},
+		AddressType: discoveryv1.AddressTypeIPv4,
+		Endpoints: []discoveryv1.Endpoint{{Addresses: []string{cloudMapAddr}, Conditions: discoveryv1.EndpointConditions{Ready: &ready},
+			TargetRef: &corev1.ObjectReference{Kind: "Pod", Name: "api-0", Namespace: ns}}},
+		Ports: []discoveryv1.EndpointPort{{Name: aws.String("http"), Port: aws.Int32(8080)}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("EndpointSlice %s/api-1: %v", ns, err)
+	}
+}
+
+// cloudMapInstances renders the instances of the world's Cloud Map service as
+// "owner address:port" lines, sorted.
+func (w *world) cloudMapInstances(ctx context.Context) ([]string, error) {
+	out, err := w.cm.ListInstances(ctx, &sd.ListInstancesInput{ServiceId: aws.String(w.cloudMapService)})
+	if err != nil {
+		return nil, fmt.Errorf("Cloud Map service %s: %w", w.cloudMapService, err)
+	}
+	var lines []string
+	for _, in := range out.Instances {
+		a := in.Attributes
+		lines = append(lines, a[cloudmap.AttrOwner]+" "+a[cloudmap.AttrIPv4]+":"+a[cloudmap.AttrPort])
+	}
+	slices.Sort(lines)
+	return lines, nil
 }
 
 // published lists what the world's objects publish, as records renders them, when the
@@ -359,6 +433,7 @@ func (w *world) controllerArgs(sources []string, extra ...string) []string {
 	for _, s := range sources {
 		args = append(args, "--source", s)
 	}
+	args = append(args, w.cloudMapArgs...)
 	return append(args, extra...)
 }
 
@@ -485,6 +560,13 @@ func (w *world) run(ctx context.Context, sources []string, d time.Duration, abor
 	}
 	var held time.Time
 	steps := []step{{"every source kind's record published", hasRecords(w.published(sources)...)}}
+	if w.cloudMapService != "" {
+		want := w.ns + " " + cloudMapAddr + ":8080"
+		steps = append(steps, step{"the Service's ready endpoint registered in Cloud Map", func() (bool, string, error) {
+			got, err := w.cloudMapInstances(ctx)
+			return slices.Contains(got, want), "want " + want + "; instances: " + strings.Join(got, ", "), err
+		}})
+	}
 	if slices.Contains(sources, controller.SourceService) {
 		// The invalid and the conflicting objects are Services.
 		steps = append(steps, []step{

@@ -77,3 +77,25 @@ without a Lease and is replaced with strategy Recreate, so two never write at on
 {{- define "crossfade.leaseName" -}}
 {{- include "crossfade.fullname" . }}
 {{- end }}
+
+{{/*
+Fails the render when extraArgs holds a Cloud Map flag (--cloudmap, --cloudmap-*, in the
+list or the map form): those belong in the cloudMap value, which also renders the RBAC the
+publisher reads with. Passed through extraArgs they would run it without (its informers
+never sync: nothing is published), or fight the value's flags (the last one wins).
+*/}}
+{{- define "crossfade.cloudMap.checkExtraArgs" -}}
+{{- $found := list }}
+{{- if kindIs "map" .Values.extraArgs }}
+{{- range $key, $_ := .Values.extraArgs }}
+{{- if regexMatch "^(--)?cloudmap(-|$)" (toString $key) }}{{ $found = append $found (print "extraArgs." $key) }}{{ end }}
+{{- end }}
+{{- else }}
+{{- range $i, $arg := .Values.extraArgs }}
+{{- if regexMatch "^--cloudmap([-=]|$)" (toString $arg) }}{{ $found = append $found (printf "extraArgs[%d] %s" $i $arg) }}{{ end }}
+{{- end }}
+{{- end }}
+{{- with $found }}
+{{- fail (printf "%s: set Cloud Map through the cloudMap value (cloudMap.enabled, .clusterId, .namespaces, .endpoint, .operationTimeout), not extraArgs: cloudMap.enabled also grants the RBAC the publisher needs (list and watch of Services and EndpointSlices)" (join ", " .)) }}
+{{- end }}
+{{- end }}
