@@ -29,10 +29,14 @@ export CROSSFADE_ARTIFACTS
 
 # -timeout: the end-to-end package runs for minutes on a 2-core machine, near go test's
 # default 10 minutes when the machine is busy; a hang still ends, with every stack.
+# scripts/testreport prints what go test prints, then how many tests skipped and which;
+# under CI=true (.ci/run sets it) a skip fails the run. It is built first so that a
+# broken report program does not cost a test run; pipefail keeps go test's own failure.
 test:
 	@scripts/deps.sh test
 	$(MAKE) --no-print-directory vet lint
-	$(GO) test -count=1 -timeout 30m ./...
+	$(GO) build -o $(BIN)/testreport ./scripts/testreport
+	set -o pipefail; $(GO) test -count=1 -timeout 30m -json ./... | $(BIN)/testreport
 	$(MAKE) --no-print-directory fuzz
 
 # Seconds, nothing installed: pure logic and in-process servers only.

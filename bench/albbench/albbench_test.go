@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
-	"os/exec"
 	"strings"
 	"sync"
 	"testing"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/crossfade-io/crossfade/internal/child"
 	"github.com/crossfade-io/crossfade/internal/sandbox/albproxy"
+	"github.com/crossfade-io/crossfade/internal/testenv"
 )
 
 // TestMain lets the test binary serve as the albproxy's process: runTo starts
@@ -27,16 +27,15 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// needTools skips the test in -short mode or without nginx and wrk.
+// needTools skips the test in -short mode; without nginx or wrk it fails under CI=true
+// and skips otherwise (testenv.LookPath).
 func needTools(t *testing.T) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("-short: runs nginx, wrk and the albproxy")
 	}
 	for _, bin := range []string{"nginx", "wrk"} {
-		if _, err := exec.LookPath(bin); err != nil {
-			t.Skipf("%s not installed (Debian packages nginx and wrk; scripts/deps.sh bench)", bin)
-		}
+		testenv.LookPath(t, bin, bin)
 	}
 }
 

@@ -4,6 +4,8 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/crossfade-io/crossfade/internal/testenv"
 )
 
 func TestNginxConf(t *testing.T) {
@@ -91,10 +93,7 @@ func TestNginxConf(t *testing.T) {
 			}
 			// The real judge of the syntax, where nginx is installed: nginx -t on the file,
 			// with the same command line the benchmark runs it with.
-			bin, err := exec.LookPath("nginx")
-			if err != nil {
-				return
-			}
+			bin := testenv.LookPath(t, "nginx", "nginx")
 			if err := writeNginxConf(c); err != nil {
 				t.Fatal(err)
 			}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/crossfade-io/crossfade/bench/internal/machine"
 	"github.com/crossfade-io/crossfade/internal/kubetest"
+	"github.com/crossfade-io/crossfade/internal/testenv"
 )
 
 func TestParseCalls(t *testing.T) {
@@ -338,13 +339,8 @@ func TestRunLeavesNothingRunning(t *testing.T) {
 		t.Skip("runs etcd, kube-apiserver and the controllers")
 	}
 	for _, name := range []string{"etcd", "kube-apiserver"} {
-		if _, err := os.Stat(filepath.Join(kubetest.BinDir(), name)); err != nil {
-			// As kubetest.Start: CI builds them, so there their absence is a failure.
-			if os.Getenv("CI") == "true" {
-				t.Fatalf("%s not built in %s (scripts/deps.sh test)", name, kubetest.BinDir())
-			}
-			t.Skipf("%s not built in %s: `make test` builds it", name, kubetest.BinDir())
-		}
+		// As kubetest.Start: CI builds them, so there their absence is a failure.
+		testenv.File(t, filepath.Join(kubetest.BinDir(), name), "`make test` builds it (scripts/deps.sh test)")
 	}
 	o, err := parseFlags([]string{"--services", "20", "--idle", "2s", "--settle", "1s", "--samples", "2", "--sample-gap", "100ms",
 		"--tools", "crossfade", "--nodes", "3", "--pods-per-service", "2", "--cluster-hold", "1s",

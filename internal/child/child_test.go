@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/crossfade-io/crossfade/internal/testenv"
 )
 
 // TestStop: Stop lets a child that heeds SIGTERM exit by itself, and
@@ -16,9 +18,7 @@ func TestStop(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs processes")
 	}
-	if _, err := exec.LookPath("sh"); err != nil {
-		t.Skip("no sh")
-	}
+	testenv.LookPath(t, "sh", "dash")
 	for _, tc := range []struct {
 		name, script string
 		grace        time.Duration
@@ -65,9 +65,7 @@ func TestStartWith(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs processes")
 	}
-	if _, err := exec.LookPath("sh"); err != nil {
-		t.Skip("no sh")
-	}
+	testenv.LookPath(t, "sh", "dash")
 	log := filepath.Join(t.TempDir(), "log")
 	r, w, err := os.Pipe()
 	if err != nil {
@@ -110,12 +108,8 @@ func TestStopKillsOrphans(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs processes")
 	}
-	if _, err := exec.LookPath("sh"); err != nil {
-		t.Skip("no sh")
-	}
-	if _, err := os.Stat("/proc/self/stat"); err != nil {
-		t.Skip("no /proc: no process groups to look at")
-	}
+	testenv.LookPath(t, "sh", "dash")
+	testenv.File(t, "/proc/self/stat", "no /proc: no process groups to look at (Linux has one)")
 	log := filepath.Join(t.TempDir(), "log")
 	p, err := Start(exec.Command("sh", "-c", `trap "exit 0" TERM; sleep 300 & echo ready; wait`), log)
 	if err != nil {

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/crossfade-io/crossfade/internal/testenv"
 )
 
 func TestParseStat(t *testing.T) {
@@ -55,9 +57,7 @@ func TestParseMemory(t *testing.T) {
 // TestReadProcess reads this test process's own /proc entries: it has used CPU time (it
 // burns some first), has resident memory, and its parent is the one it was told of.
 func TestReadProcess(t *testing.T) {
-	if _, err := os.Stat("/proc/self/stat"); err != nil {
-		t.Skip("no /proc")
-	}
+	testenv.File(t, "/proc/self/stat", "no /proc (Linux has one)")
 	for end := time.Now().Add(50 * time.Millisecond); time.Now().Before(end); {
 	}
 	pid := os.Getpid()

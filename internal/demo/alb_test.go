@@ -5,8 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"math"
-	"os"
-	"os/exec"
 	"slices"
 	"strings"
 	"testing"
@@ -14,6 +12,7 @@ import (
 
 	"github.com/crossfade-io/crossfade/internal/cutover"
 	"github.com/crossfade-io/crossfade/internal/dashboard"
+	"github.com/crossfade-io/crossfade/internal/testenv"
 )
 
 // TestALBDemo runs `crossfade demo --lever alb` in process, with short steps and --keep:
@@ -71,17 +70,13 @@ func TestALBDemo(t *testing.T) {
 	}
 
 	t.Run("curl", func(t *testing.T) {
-		if _, err := exec.LookPath("curl"); err != nil {
-			t.Skip("curl is not installed")
-		}
+		testenv.LookPath(t, "curl", "curl")
 		if body := string(runPrinted(t, ctx, hint["ALB"])); body != "app v2 from cluster green\n" {
 			t.Errorf("curl through the listener: %q, want green's app", body)
 		}
 	})
 	t.Run("aws", func(t *testing.T) {
-		if _, err := os.Stat(debianAWS); err != nil {
-			t.Skipf("%s is not installed (Debian package awscli)", debianAWS)
-		}
+		testenv.File(t, debianAWS, "the AWS CLI is not installed: install the Debian package awscli (scripts/deps.sh test does)")
 		var rules struct {
 			Rules []struct {
 				Actions []struct {

@@ -15,6 +15,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	r53 "github.com/aws/aws-sdk-go-v2/service/route53"
+
+	"github.com/crossfade-io/crossfade/internal/testenv"
 )
 
 // TestKeepHint: the --keep hint's commands carry everything they need on their line, and
@@ -107,9 +109,7 @@ func TestKeepHintWorksAsPrinted(t *testing.T) {
 	}
 
 	t.Run("aws", func(t *testing.T) {
-		if _, err := os.Stat(debianAWS); err != nil {
-			t.Skipf("%s is not installed (Debian package awscli)", debianAWS)
-		}
+		testenv.File(t, debianAWS, "the AWS CLI is not installed: install the Debian package awscli (scripts/deps.sh test does)")
 		var rs struct {
 			ResourceRecordSets []struct {
 				Name, Type, SetIdentifier string
@@ -130,9 +130,7 @@ func TestKeepHintWorksAsPrinted(t *testing.T) {
 		}
 	})
 	t.Run("dig", func(t *testing.T) {
-		if _, err := exec.LookPath("dig"); err != nil {
-			t.Skip("dig is not installed (Debian package bind9-dnsutils)")
-		}
+		testenv.LookPath(t, "dig", "bind9-dnsutils")
 		if answer := string(runPrinted(t, ctx, digCmd)); !regexp.MustCompile(`(?m)^app\.demo\.crossfade\.test\.\s+\d+\s+IN\s+A\s+127\.0\.0\.3$`).MatchString(answer) {
 			t.Errorf("dig does not answer green's address 127.0.0.3:\n%s", answer)
 		}

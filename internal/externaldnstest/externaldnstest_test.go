@@ -18,6 +18,7 @@ import (
 	"github.com/crossfade-io/crossfade/internal/kubetest"
 	"github.com/crossfade-io/crossfade/internal/provider/route53/route53test"
 	"github.com/crossfade-io/crossfade/internal/sandbox/sandboxtest"
+	"github.com/crossfade-io/crossfade/internal/testenv"
 )
 
 // TestPublishesAService runs external-dns against a real kube-apiserver and the sandbox:
@@ -191,7 +192,7 @@ func TestCheckBinary(t *testing.T) {
 	if testing.Short() {
 		return
 	}
-	if path := filepath.Join(kubetest.BinDir(), Binary); checkBinary(path) != nil && os.Getenv("CI") == "true" {
+	if path := filepath.Join(kubetest.BinDir(), Binary); checkBinary(path) != nil && testenv.CI() {
 		t.Errorf("under CI=true external-dns must be built: %v", checkBinary(path))
 	}
 }

@@ -165,7 +165,7 @@ func TestRequireBinaries(t *testing.T) {
 		{name: "both built", present: []string{"etcd", "kube-apiserver"}},
 		{name: "both built, CI", present: []string{"etcd", "kube-apiserver"}, ci: true},
 		{name: "none, developer", wantSkip: "etcd and kube-apiserver not built in"},
-		{name: "none, CI", ci: true, wantFailure: "under CI=true a missing binary fails"},
+		{name: "none, CI", ci: true, wantFailure: "under CI=true a missing prerequisite fails"},
 		{name: "apiserver missing, developer", present: []string{"etcd"}, wantSkip: "`make test` builds them"},
 		{name: "apiserver missing, CI", present: []string{"etcd"}, ci: true, wantFailure: "kube-apiserver not built"},
 		{name: "not executable, CI", present: []string{"etcd"}, plain: []string{"kube-apiserver"}, ci: true, wantFailure: "kube-apiserver not built"},
@@ -182,11 +182,12 @@ func TestRequireBinaries(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
+			t.Setenv("CI", map[bool]string{true: "true"}[tc.ci])
 			r := &stopRecorder{TB: t}
 			done := make(chan struct{})
 			go func() {
 				defer close(done)
-				requireBinaries(r, dir, tc.ci)
+				requireBinaries(r, dir)
 			}()
 			<-done
 			if got := r.skipped; (tc.wantSkip == "") != (got == "") || !strings.Contains(got, tc.wantSkip) {
@@ -325,7 +326,7 @@ func TestPortTaken(t *testing.T) {
 		t.Skip("runs etcd and kube-apiserver; not under -short")
 	}
 	bin := BinDir()
-	requireBinaries(t, bin, os.Getenv("CI") == "true")
+	requireBinaries(t, bin)
 	for _, server := range []string{etcdBinary, apiserverBinary} {
 		t.Run(server, func(t *testing.T) {
 			dir := t.TempDir()

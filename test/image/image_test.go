@@ -23,6 +23,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/crossfade-io/crossfade/internal/testenv"
 )
 
 // root is the checkout, where the Dockerfile and Makefile are.
@@ -168,9 +170,7 @@ func TestDockerfile(t *testing.T) {
 // TestMakeImageRecipe checks, without running it, that `make image` stages what the
 // Dockerfile copies, built static, and builds with buildah under chroot isolation.
 func TestMakeImageRecipe(t *testing.T) {
-	if _, err := exec.LookPath("make"); err != nil {
-		t.Skip("make not installed")
-	}
+	testenv.LookPath(t, "make", "make")
 	out, err := makeCmd("-n", "image", "IMAGE_ARCH=amd64", "IMAGE_TAG=recipe").CombinedOutput()
 	if err != nil {
 		t.Fatalf("make -n image: %v\n%s", err, out)
@@ -253,26 +253,14 @@ func TestStaticBinary(t *testing.T) {
 // TestImage runs `make image` for real and looks inside the image it built: its config
 // (entrypoint, non-root user), its files (the binary and the CA bundle, nothing else: no
 // shell), the binary static, the bundle parseable, and the entrypoint running `--help`
-// both by `buildah run` and chrooted as the image's user. Under CI=true a missing buildah
-// fails the test, otherwise it skips.
+// both by `buildah run` and chrooted as the image's user. A missing buildah, or not being
+// root, fails the test under CI=true and skips it otherwise (testenv.Missing).
 func TestImage(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a container image")
 	}
-	ci := os.Getenv("CI") == "true"
-	missing := func(msg string) {
-		if ci {
-			t.Fatal(msg + "; under CI=true this fails the test")
-		}
-		t.Skip(msg)
-	}
-	buildah, err := exec.LookPath("buildah")
-	if err != nil {
-		missing("buildah not found: install the Debian package buildah (scripts/deps.sh test does)")
-	}
-	if os.Geteuid() != 0 {
-		missing("buildah here runs as root (rootless needs subordinate ids set up), and chroot needs root")
-	}
+	buildah := testenv.LookPath(t, "buildah", "buildah")
+	testenv.Root(t, "buildah here runs as root (rootless needs subordinate ids set up) and chroot isolation needs root: run `make test` as root (CI does)")
 
 	name, tag := "localhost/crossfade-imagetest", fmt.Sprintf("t%d", time.Now().UnixNano())
 	ref := name + ":" + tag

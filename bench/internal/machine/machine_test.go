@@ -1,10 +1,11 @@
 package machine
 
 import (
-	"os"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/crossfade-io/crossfade/internal/testenv"
 )
 
 func TestParseStat(t *testing.T) {
@@ -31,9 +32,7 @@ func TestParseStat(t *testing.T) {
 
 // TestDescribe reads this machine: where there is a /proc, every field is known.
 func TestDescribe(t *testing.T) {
-	if _, err := os.Stat("/proc/loadavg"); err != nil {
-		t.Skip("no /proc")
-	}
+	testenv.File(t, "/proc/loadavg", "no /proc (Linux has one)")
 	in := Describe()
 	if in.CPUs < 1 || !strings.HasPrefix(in.GoVersion, "go") || len(strings.Fields(in.LoadBefore)) != 3 || in.Date.Location() != time.UTC {
 		t.Errorf("Describe = %+v", in)
