@@ -62,6 +62,9 @@ type controllerFlags struct {
 	// name servers.
 	holdProbe        time.Duration
 	holdProbeServers []string
+	// backoffBase and backoffMax shape the wait after a failed reconcile
+	// (controller.Config.BackoffBase, BackoffMax).
+	backoffBase, backoffMax time.Duration
 
 	cloudMap cloudMapFlags
 
@@ -172,6 +175,8 @@ other unknown flag is refused (exit status 2).`,
 	fl.BoolVar(&f.dryRun, "dry-run", false, "plan and log, send nothing")
 	fl.DurationVar(&f.debounce, "debounce", controller.DefaultDebounce, "quiet time after an object change before reconciling")
 	fl.DurationVar(&f.maxDelay, "max-delay", controller.DefaultMaxDelay, "longest wait for quiet after the first change")
+	fl.DurationVar(&f.backoffBase, "reconcile-backoff-base", controller.DefaultBackoffBase, "longest wait after a failed reconcile (Route 53 or Cloud Map throttling, failing or down) before the next; it doubles with each failure in a row, jittered, up to --reconcile-backoff-max, and changes that come meanwhile wait for its end")
+	fl.DurationVar(&f.backoffMax, "reconcile-backoff-max", controller.DefaultBackoffMax, "cap of the wait after failed reconciles: the longest the controller is late once the API answers again")
 	fl.DurationVar(&f.resync, "resync-interval", time.Hour, "re-list each zone this often even if nothing failed")
 	fl.DurationVar(&f.crdPoll, "crd-poll-interval", controller.DefaultCRDPoll, "how often CRDs not installed yet are looked for")
 	fl.StringVar(&f.metricsAddress, "metrics-address", ":7979", "address of /metrics, /healthz and /readyz")
@@ -300,8 +305,17 @@ func (f *controllerFlags) run(ctx context.Context, log *slog.Logger) error {
 	if f.cloudMap.enabled {
 		keep = func(k string) bool { return p.source.ReadsAnnotation(k) || cloudmap.ReadsAnnotation(k) }
 	}
+	watchMetrics, err := controller.NewWatchMetrics(m.Registry())
+	if err != nil {
+		return err
+	}
+	// The Watcher's warnings (discovery failing, kinds it may not list) are the
+	// controller's own problems; events is set below, before w.Run can warn.
+	var events *controller.EventReporter
 	w, err := controller.NewWatcher(client, dyn, controller.WatchConfig{Sources: sources, Namespace: f.source.Namespace,
-		CRDPoll: f.crdPoll, CloudMap: f.cloudMap.enabled, KeepAnnotation: keep, Logger: log})
+		CRDPoll: f.crdPoll, CloudMap: f.cloudMap.enabled, KeepAnnotation: keep, Logger: log, Metrics: watchMetrics,
+		Warn:    func(reason, message string) { events.WarnController(reason, message) },
+		Resolve: func(reason string) { events.ResolveController(reason, "") }})
 	if err != nil {
 		return fmt.Errorf("--source: %w", err)
 	}
@@ -318,11 +332,23 @@ func (f *controllerFlags) run(ctx context.Context, log *slog.Logger) error {
 	if !slices.Contains(sources, controller.SourceIngress) {
 		drop = append(drop, "Ingress")
 	}
-	obs := &observer{m: m}
+	events = controller.NewEventReporter(recorder, w, 0, log)
+	// The controller's own problems (deletions held by the guard) are Warning events on
+	// its Pod, named by the downward API; run outside a pod, they are only logged.
+	if ref := controller.PodReference(os.Getenv("POD_NAMESPACE"), os.Getenv("POD_NAME"), os.Getenv("POD_UID")); ref != nil {
+		events.SetController(ref)
+	} else {
+		log.Info("POD_NAME or POD_NAMESPACE not set (not run in a pod): the controller's own warnings, such as held deletions, are logged but sent as no event")
+	}
+	held, err := metrics.NewDeletionsHeld(m.Registry())
+	if err != nil {
+		return fmt.Errorf("metrics: %w", err)
+	}
+	obs := &observer{m: m, held: held}
 	m.SetCacheAges(func() map[string]time.Duration { return obs.byName(zones.Ages()) })
 	ctlCfg := controller.Config{Syncer: p.syncer, Source: p.source, DropKinds: drop,
 		Debounce: f.debounce, MaxDelay: f.maxDelay, Interval: f.interval,
-		Events: controller.NewEventReporter(recorder, w, 0, log), Observer: obs, Logger: log}
+		Events: events, Observer: obs, Logger: log}
 	if f.holdProbe > 0 {
 		probes := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "crossfade_hold_probes_total",
 			Help: "DNS probes of names with weighted records for a cutover's authority record, by result: same, changed (the zone is listed again), error."},
@@ -340,6 +366,11 @@ func (f *controllerFlags) run(ctx context.Context, log *slog.Logger) error {
 		ctlCfg.Holds = controller.NewHoldProber(controller.HoldProbeConfig{Interval: f.holdProbe, Servers: f.holdProbeServers, APIEndpoint: api,
 			Invalidate: zones.Invalidate, Observe: func(r string) { probes.WithLabelValues(r).Inc() }, Logger: log})
 	}
+	backoff, err := controller.NewBackoffMetrics(m.Registry())
+	if err != nil {
+		return err
+	}
+	ctlCfg.BackoffBase, ctlCfg.BackoffMax, ctlCfg.BackoffMetrics = f.backoffBase, f.backoffMax, backoff
 	cm, err := f.cloudMap.publisher(ctx, f, m, log)
 	if err != nil {
 		return err
@@ -384,6 +415,11 @@ func (f *controllerFlags) run(ctx context.Context, log *slog.Logger) error {
 		obs.setLeading(true)
 	}
 	if f.once {
+		// A kind answered 404 once is not yet absent (the API server may be restarting):
+		// the one reconcile waits until it is, or is watched.
+		if err := w.Settle(ctx); err != nil {
+			return err
+		}
 		_, err := ctl.ReconcileOnce(ctx)
 		return err
 	}
@@ -448,6 +484,7 @@ func identity() string {
 // the cache-age gauge need.
 type observer struct {
 	m          *metrics.Metrics
+	held       *metrics.DeletionsHeld // nil records no held deletions
 	leading    atomic.Bool
 	reconciled atomic.Bool
 	mu         sync.Mutex
@@ -456,6 +493,9 @@ type observer struct {
 
 func (o *observer) Reconciled(s controller.Stats) {
 	s.Record(o.m)
+	if o.held != nil {
+		s.RecordHeld(o.held)
+	}
 	o.mu.Lock()
 	o.zoneNames = s.ZoneNames
 	o.mu.Unlock()

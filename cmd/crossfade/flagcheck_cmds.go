@@ -43,9 +43,19 @@ func checkControllerFlags(fc *flagChecks, c *cobra.Command) {
 	})
 	fc.want(fl, "registry", oneOf("txt"))
 	// 0 would be the controller's default for each, not what the value says.
-	for _, name := range []string{"interval", "debounce", "max-delay", "resync-interval", "crd-poll-interval", "cloudmap-operation-timeout"} {
+	for _, name := range []string{"interval", "debounce", "max-delay", "resync-interval", "crd-poll-interval", "cloudmap-operation-timeout",
+		"reconcile-backoff-base", "reconcile-backoff-max"} {
 		fc.want(fl, name, positiveDuration)
 	}
+	// A cap below the first wait would quietly become the first wait (controller.newBackoff).
+	fc.check(c, func() error {
+		base, _ := fl.GetDuration("reconcile-backoff-base")
+		ceil, _ := fl.GetDuration("reconcile-backoff-max")
+		if ceil < base {
+			return fmt.Errorf("--reconcile-backoff-max %s is below --reconcile-backoff-base %s: want a cap of at least the first wait", ceil, base)
+		}
+		return nil
+	})
 	fc.want(fl, "metrics-address", listenAddr)
 	fc.want(fl, "hold-probe-interval", durationAtLeast(0, "0 turns probing off"))
 	fc.want(fl, "hold-probe-servers", hostPort)

@@ -38,6 +38,8 @@ func publishBadValues(base []string) []badValue {
 	return []badValue{
 		{line(base, "--provider=google"), "provider", `--provider "google": want route53 or aws`},
 		{line(base, "--policy=upsert"), "policy", `--policy "upsert": want sync, upsert-only or create-only`},
+		{line(base, "--max-delete-ratio=0"), "max-delete-ratio", `--max-delete-ratio "0": want a number above 0 and at most 1`},
+		{line(base, "--max-delete-min=0"), "max-delete-min", `--max-delete-min "0": want an integer 1 or more`},
 		{line(base, "--domain-filter=exa mple.com"), "domain-filter", `want a DNS domain`},
 		{line(base, "--exclude-domains=a..b"), "exclude-domains", `--exclude-domains "a..b": want a DNS domain`},
 		{line(base, "--managed-record-types=A,cname"), "managed-record-types", `--managed-record-types "cname": want A, AAAA, CNAME`},
@@ -104,6 +106,9 @@ func badValues() []badValue {
 		{line(ctlLine, "--resync-interval=0s"), "resync-interval", `want a duration above 0`},
 		{line(ctlLine, "--crd-poll-interval=0s"), "crd-poll-interval", `want a duration above 0`},
 		{line(ctlLine, "--cloudmap-operation-timeout=0s"), "cloudmap-operation-timeout", `want a duration above 0`},
+		{line(ctlLine, "--reconcile-backoff-base=0s"), "reconcile-backoff-base", `--reconcile-backoff-base "0s": want a duration above 0`},
+		{line(ctlLine, "--reconcile-backoff-max=-1s"), "reconcile-backoff-max", `--reconcile-backoff-max "-1s": want a duration above 0`},
+		{line(ctlLine, "--reconcile-backoff-base=10s", "--reconcile-backoff-max=5s"), "reconcile-backoff-max", `--reconcile-backoff-max 5s is below --reconcile-backoff-base 10s`},
 		{line(ctlLine, "--metrics-address=7979"), "metrics-address", `--metrics-address "7979": want a listen address`},
 		{line(ctlLine, "--hold-probe-interval=-1m"), "hold-probe-interval", `--hold-probe-interval "-1m0s": want a duration of 0s or more (0 turns probing off)`},
 		{line(ctlLine, "--hold-probe-servers=127.0.0.1"), "hold-probe-servers", `--hold-probe-servers "127.0.0.1": want host:port`},

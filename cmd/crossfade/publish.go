@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -29,6 +31,7 @@ type publishFlags struct {
 	source         source.Config
 	registry       registry.Config
 	route53        route53.Config
+	guard          controller.DeleteGuard
 }
 
 func (f *publishFlags) add(fl *pflag.FlagSet) {
@@ -56,6 +59,10 @@ func (f *publishFlags) add(fl *pflag.FlagSet) {
 	fl.StringVar(&f.route53.ZoneType, "aws-zone-type", "", "only manage public or private zones (default: both)")
 	fl.IntVar(&f.route53.MaxRetries, "aws-max-retries", route53.DefaultMaxRetries, "retries of a throttled or failed AWS call (Route 53; Cloud Map with --cloudmap)")
 	fl.BoolVar(&f.route53.PreferCNAME, "aws-prefer-cname", false, "publish a CNAME to an AWS load balancer as a CNAME, not as an alias (with its alias AAAA)")
+
+	fl.Float64Var(&f.guard.MaxRatio, "max-delete-ratio", controller.DefaultMaxDeleteRatio, "hold a zone's deletions when they are more than this share of the owner's records there (and at least --max-delete-min), or all of them")
+	fl.IntVar(&f.guard.Min, "max-delete-min", controller.DefaultMaxDeleteMin, "the fewest deletions --max-delete-ratio holds")
+	fl.BoolVar(&f.guard.Allow, "allow-mass-delete", false, "let the deletions the deletion guard would hold through (controller: once, at the first reconcile that would hold some)")
 }
 
 // checkPublishFlags declares what the values of the flags publishFlags.add defined in fl
@@ -78,6 +85,17 @@ func checkPublishFlags(fc *flagChecks, c *cobra.Command, fl *pflag.FlagSet) {
 	fc.want(fl, "zone-id-filter", zoneID)
 	fc.want(fl, "aws-zone-type", optional(oneOf(route53.ZoneTypePublic, route53.ZoneTypePrivate)))
 	fc.want(fl, "aws-max-retries", intRange(0, -1))
+	fc.want(fl, "max-delete-ratio", deleteRatio)
+	fc.want(fl, "max-delete-min", intRange(1, -1))
+}
+
+// deleteRatio wants a share above 0 and at most 1 (NaN is not one): 0 would hold every
+// deletion, and the guard takes 0 for its default.
+func deleteRatio(v string) error {
+	if x, err := strconv.ParseFloat(v, 64); err == nil && x > 0 && x <= 1 {
+		return nil
+	}
+	return errors.New("want a number above 0 and at most 1")
 }
 
 // checkTXTFlags declares the rules of the ownership TXT name flags (--txt-prefix,
@@ -145,7 +163,7 @@ func (f *publishFlags) build(ctx context.Context, log *slog.Logger, wrap func(*r
 		return nil, err
 	}
 	syncer := &controller.Syncer{Provider: dns, Registry: reg, Policy: policy, DomainFilter: filter,
-		ManagedTypes: f.managedTypes, DryRun: f.dryRun, Logger: log}
+		ManagedTypes: f.managedTypes, DryRun: f.dryRun, Logger: log, Guard: f.guard}
 	if wrap != nil {
 		syncer.Provider = wrap(dns)
 	}

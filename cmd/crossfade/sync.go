@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"log/slog"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -31,6 +32,12 @@ another owner, or no owner, holds: such records are reported as conflicts.
 Objects with invalid annotations are reported by kind, namespace, name, annotation and
 value, and skipped; everything else is synced. With --strict, any invalid or unreadable
 object, conflict, or name without a zone makes the exit status non-zero.
+
+The deletion guard holds back a zone's deletions when a sync would delete all of the
+owner's records there, or more than --max-delete-ratio of them and at least
+--max-delete-min: an empty manifest directory, a changed annotation prefix or a wrong
+label filter reads as "delete everything". Creates and updates still go; the run lists
+what it held and exits non-zero. --allow-mass-delete lets the deletions through.
 
 --dry-run sends nothing and prints every change batch as the JSON that
 'aws route53 change-resource-record-sets --change-batch file://…' accepts.`,
@@ -83,6 +90,9 @@ func (f *syncFlags) run(cmd *cobra.Command, log *slog.Logger) error {
 	if err := out.Report.Err(); err != nil {
 		return err
 	}
+	if err := heldError(out.Report, f.dryRun); err != nil {
+		return err
+	}
 	if n := out.Report.Refused(); n > 0 {
 		// As before the split, a refusal still fails the run; only now it fails alone.
 		return fmt.Errorf("the provider refused the changes of %d names (listed above); every other name was written", n)
@@ -91,6 +101,31 @@ func (f *syncFlags) run(cmd *cobra.Command, log *slog.Logger) error {
 		return fmt.Errorf("--strict: %d findings (listed above)", n)
 	}
 	return nil
+}
+
+// heldError fails a run in which the deletion guard held deletions, naming each zone,
+// its counts and the way through; nil when it held none.
+func heldError(r *controller.Report, dryRun bool) error {
+	n := r.DeletionsHeld()
+	if n == 0 {
+		return nil
+	}
+	var zones []string
+	for _, z := range r.Zones {
+		if h := z.HeldDeletions; h != nil {
+			zones = append(zones, fmt.Sprintf("zone %s: %d of the %d records of owner %s", z.Zone.Name, h.Deletes, h.Owned, h.Owner))
+		}
+	}
+	verb := "held"
+	if dryRun {
+		verb = "would hold"
+	}
+	deletions := "deletions"
+	if n == 1 {
+		deletions = "deletion"
+	}
+	return fmt.Errorf("the deletion guard %s %d %s (%s): nothing was deleted there, creates and updates went on; "+
+		"if the sources are right, run again with --allow-mass-delete", verb, n, deletions, strings.Join(zones, "; "))
 }
 
 // check refuses flags that need another one: run before anything runs (flagChecks).

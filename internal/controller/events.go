@@ -43,18 +43,22 @@ const (
 	ReasonCloudMapConflict = "CloudMapInstanceConflict"
 	// ReasonCloudMapRefused: Cloud Map refused an instance's registration.
 	ReasonCloudMapRefused = "CloudMapInstanceRefused"
+	// ReasonDeletionsHeld, on the controller's own Pod: a reconcile would have deleted
+	// all, or most, of this owner's records in a zone, and the deletion guard held them
+	// (--max-delete-ratio, --max-delete-min, --allow-mass-delete).
+	ReasonDeletionsHeld = "DNSDeletionsHeld"
 )
 
 // logMessages are the log lines' messages by reason; "conflict" for the others.
 var logMessages = map[string]string{
 	ReasonInvalid: "invalid object", ReasonCloudMapInvalid: "invalid object",
 	ReasonCloudMapConflict: "cloud map conflict", ReasonCloudMapRefused: "cloud map refusal",
-	ReasonAdjusted: "written otherwise than asked",
+	ReasonAdjusted: "written otherwise than asked", ReasonDeletionsHeld: "deletions held",
 }
 
 // logLevels are the log lines' levels by reason; error for the others. A record written
 // otherwise than asked was written: a warning, as a sync logs it.
-var logLevels = map[string]slog.Level{ReasonAdjusted: slog.LevelWarn}
+var logLevels = map[string]slog.Level{ReasonAdjusted: slog.LevelWarn, ReasonDeletionsHeld: slog.LevelWarn}
 
 // DefaultReemit is how long a problem that persists stays quiet before its event is
 // sent again: Kubernetes keeps events for an hour by default, so a problem older than
@@ -86,8 +90,16 @@ type EventReporter struct {
 	reemit time.Duration
 	log    *slog.Logger
 
+	// self is the controller's own object (its Pod), which WarnController's events are
+	// about; nil when unknown (run outside a pod): those warnings are only logged.
+	self *corev1.ObjectReference
+	// now is the clock of WarnController; time.Now but in tests.
+	now func() time.Time
+
 	mu   sync.Mutex
 	sent map[string]lastEvent // problem key → its last event
+	// selfSent are the controller's own problems' last events, by selfKey.
+	selfSent map[string]lastEvent
 }
 
 // lastEvent is what the reporter remembers of a problem's last event.
@@ -111,8 +123,87 @@ func NewEventReporter(rec recorder, index objectIndex, reemit time.Duration, log
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &EventReporter{rec: rec, index: index, reemit: reemit, log: log, sent: map[string]lastEvent{}}
+	return &EventReporter{rec: rec, index: index, reemit: reemit, log: log, now: time.Now, sent: map[string]lastEvent{},
+		selfSent: map[string]lastEvent{}}
 }
+
+// SetController names the object WarnController's events are about: the controller's
+// own Pod, from the downward API (POD_NAME, POD_NAMESPACE, POD_UID). Without it, or with
+// a nil ref, those warnings are only logged.
+func (r *EventReporter) SetController(ref *corev1.ObjectReference) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.self = ref
+}
+
+// PodReference is the reference of the Pod named namespace/name with uid, as an event
+// about it needs it for `kubectl describe pod` to show the event; nil when name or
+// namespace is empty (not run in a pod).
+func PodReference(namespace, name, uid string) *corev1.ObjectReference {
+	if namespace == "" || name == "" {
+		return nil
+	}
+	return &corev1.ObjectReference{Kind: "Pod", APIVersion: "v1", Namespace: namespace, Name: name, UID: types.UID(uid)}
+}
+
+// WarnController reports a problem of the controller itself (not of one object), such as
+// deletions held by the guard: a Warning event on the controller's Pod and a log line,
+// once when the problem appears and again after Reemit while it stands, as for the
+// objects' problems. The same reason and message is the same problem; call
+// ResolveController when it is gone, so that its return is news again.
+func (r *EventReporter) WarnController(reason, message string) {
+	r.WarnControllerAbout(reason, "", message)
+}
+
+// WarnControllerAbout is WarnController for a problem about one subject among several
+// of the same reason (a zone's held deletions, by zone id), which ResolveController
+// ends for that subject alone. A new message for the same subject is a new problem.
+func (r *EventReporter) WarnControllerAbout(reason, subject, message string) {
+	now := r.now()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	key := selfKey(reason, subject) + "\x00" + message
+	if last, ok := r.selfSent[key]; ok && now.Sub(last.at) < r.reemit {
+		return
+	}
+	// A new message for the subject replaces the old one: the old is gone.
+	r.resolveLocked(reason, subject)
+	r.selfSent[key] = lastEvent{at: now}
+	attrs := []any{"reason", reason, "message", message}
+	if r.self != nil {
+		r.rec.Event(r.self, corev1.EventTypeWarning, reason, message)
+		attrs = append(attrs, "pod", r.self.Namespace+"/"+r.self.Name)
+	}
+	msg, ok := logMessages[reason]
+	if !ok {
+		msg = "controller problem"
+	}
+	level, ok := logLevels[reason]
+	if !ok {
+		level = slog.LevelError
+	}
+	r.log.Log(context.Background(), level, msg, attrs...)
+}
+
+// ResolveController says the controller's problem of reason about subject ("" for
+// WarnController's) is gone: if it comes back, its event is sent at once.
+func (r *EventReporter) ResolveController(reason, subject string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.resolveLocked(reason, subject)
+}
+
+func (r *EventReporter) resolveLocked(reason, subject string) {
+	prefix := selfKey(reason, subject) + "\x00"
+	for k := range r.selfSent {
+		if strings.HasPrefix(k, prefix) {
+			delete(r.selfSent, k)
+		}
+	}
+}
+
+// selfKey identifies a controller problem's subject; the message follows it in the key.
+func selfKey(reason, subject string) string { return reason + "\x00" + subject }
 
 type problem struct {
 	ref     endpoint.ObjectRef

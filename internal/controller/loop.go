@@ -93,6 +93,10 @@ type Stats struct {
 	ZoneNames map[string]string
 	// CloudMapWritten counts the Cloud Map writes, by action; nil without Cloud Map.
 	CloudMapWritten map[cloudmap.Action]int
+	// DeletionsHeld counts, by zone name, the deletions the deletion guard held in each
+	// zone planned this time (0 included). A zone of ZoneNames absent here could not be
+	// listed, and its last count stands (RecordHeld).
+	DeletionsHeld map[string]int
 }
 
 // InvalidKey labels a count of invalid objects.
@@ -110,6 +114,14 @@ type Config struct {
 	DropKinds []string
 	// Debounce, MaxDelay, Interval and Grace default to the Default* values when 0.
 	Debounce, MaxDelay, Interval, Grace time.Duration
+	// BackoffBase and BackoffMax shape the wait after a failed reconcile (a zone not
+	// listed or not fully written, or Cloud Map failing): up to BackoffBase after the
+	// first, doubling with each failure in a row up to BackoffMax, jittered. Changes, the
+	// Interval and hold changes that come meanwhile wait for its end and make one
+	// reconcile then. They default to DefaultBackoffBase and DefaultBackoffMax when 0.
+	BackoffBase, BackoffMax time.Duration
+	// BackoffMetrics, when set, counts the failed reconciles and shows the backoff.
+	BackoffMetrics *BackoffMetrics
 	// CloudMap, when set, publishes the Services' endpoints into Cloud Map at every
 	// reconcile, after the zones are written; its failures fail the reconcile.
 	CloudMap CloudMap
@@ -152,7 +164,8 @@ func New(w objects, cfg Config) (*Controller, error) {
 	for _, d := range []struct {
 		v   *time.Duration
 		def time.Duration
-	}{{&cfg.Debounce, DefaultDebounce}, {&cfg.MaxDelay, DefaultMaxDelay}, {&cfg.Interval, DefaultInterval}, {&cfg.Grace, DefaultGrace}} {
+	}{{&cfg.Debounce, DefaultDebounce}, {&cfg.MaxDelay, DefaultMaxDelay}, {&cfg.Interval, DefaultInterval}, {&cfg.Grace, DefaultGrace},
+		{&cfg.BackoffBase, DefaultBackoffBase}, {&cfg.BackoffMax, DefaultBackoffMax}} {
 		if *d.v <= 0 {
 			*d.v = d.def
 		}
@@ -165,8 +178,11 @@ func New(w objects, cfg Config) (*Controller, error) {
 }
 
 // Run reconciles once, then after every burst of changes and every Interval, until ctx
-// ends. A reconcile in flight when ctx ends runs on for up to Grace, so its batches land
-// whole; Run then returns nil.
+// ends. After a failed reconcile it backs off (Config.BackoffBase, BackoffMax) and then
+// reconciles once for whatever came meanwhile: a Route 53 that throttles or is down is
+// not asked again at every change, which would feed the account's throttling. A
+// reconcile in flight when ctx ends runs on for up to Grace, so its batches land whole;
+// Run then returns nil.
 func (c *Controller) Run(ctx context.Context) error {
 	tick := time.NewTicker(c.cfg.Interval)
 	defer tick.Stop()
@@ -183,13 +199,62 @@ func (c *Controller) Run(ctx context.Context) error {
 			wg.Wait()
 		}()
 	}
+	bo := newBackoff(c.cfg.BackoffBase, c.cfg.BackoffMax, nil)
 	for ctx.Err() == nil {
-		_, _ = c.ReconcileOnce(ctx) // logged and observed there; the next event or tick retries
-		if !c.wait(ctx, tick.C) {
+		_, err := c.ReconcileOnce(ctx) // logged and observed there
+		if ctx.Err() != nil {
+			break // a reconcile cut short by the stop is no failure to back off from
+		}
+		var ok bool
+		if err != nil {
+			d := bo.fail()
+			c.cfg.BackoffMetrics.failed(d)
+			c.log.Warn("reconcile failed: backing off", "backoff", d.Round(time.Millisecond), "failures_in_a_row", bo.failures)
+			retry := time.NewTimer(d)
+			ok = c.waitBackoff(ctx, tick.C, retry.C)
+			retry.Stop()
+		} else {
+			if bo.failures > 0 {
+				c.log.Info("reconcile succeeded after failures: backoff ended", "failures_in_a_row", bo.failures)
+			}
+			bo.succeed()
+			c.cfg.BackoffMetrics.succeeded()
+			ok = c.wait(ctx, tick.C)
+		}
+		if !ok {
 			break
 		}
 	}
 	return nil
+}
+
+// waitBackoff is wait after a failed reconcile: it blocks until retry fires (the end of
+// the backoff), whatever comes meanwhile, and takes what came as read by the reconcile
+// that follows, which is due then even if nothing came. It reports false when ctx ended.
+func (c *Controller) waitBackoff(ctx context.Context, tick, retry <-chan time.Time) bool {
+	select {
+	case <-ctx.Done():
+		return false
+	case <-retry:
+	}
+	// The reconcile that follows reads the objects as they are now, and lists a zone a
+	// hold changed in (the prober invalidated it before signalling): a change, tick or
+	// hold signal still pending is answered by it and must not start another.
+	var holds <-chan struct{}
+	if c.cfg.Holds != nil {
+		holds = c.cfg.Holds.Changed()
+	}
+	for _, ch := range []<-chan struct{}{c.objects.Changed(), holds} {
+		select {
+		case <-ch:
+		default:
+		}
+	}
+	select {
+	case <-tick:
+	default:
+	}
+	return true
 }
 
 // wait blocks until the objects have been quiet for Debounce after a change (at most
@@ -246,7 +311,7 @@ func (c *Controller) ReconcileOnce(ctx context.Context) (*Report, error) {
 	if !complete {
 		c.log.Warn("some objects are not known yet: no record is deleted this time")
 	}
-	rep, err := c.cfg.Syncer.SyncKeeping(rctx, res.Endpoints, Keep{Resources: res.Held, All: !complete})
+	rep, err := c.syncGuarded(rctx, res.Endpoints, Keep{Resources: res.Held, All: !complete})
 	if err == nil {
 		err = rep.Err()
 	}
@@ -295,6 +360,7 @@ func (c *Controller) ReconcileOnce(ctx context.Context) (*Report, error) {
 		st.Conflicts += z.conflicts
 		st.Refused += z.refused
 	}
+	st.DeletionsHeld = c.reportHeld(rep)
 	if c.cfg.Events != nil {
 		c.cfg.Events.ReportAll(res, rep, cm, time.Now())
 	}

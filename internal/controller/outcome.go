@@ -104,6 +104,7 @@ func (o *Outcome) WriteText(w io.Writer) error {
 	section(b, "pending (not published yet)", res.Pending)
 	section(b, "skipped", res.Skipped)
 	if r := o.Report; r != nil {
+		writeHeld(b, r)
 		section(b, "conflicts (not written; nothing was deleted)", r.Conflicts())
 		section(b, "written otherwise than asked", r.Notes())
 		section(b, "kept (no source wants them now, but they were not deleted)", r.Kept())
@@ -116,6 +117,33 @@ func (o *Outcome) WriteText(w io.Writer) error {
 		fmt.Fprintln(b, "dry run: nothing was sent")
 	}
 	return b.Flush()
+}
+
+// heldShown is how many held records WriteText names per zone.
+const heldShown = 20
+
+// writeHeld writes, for each zone where the deletion guard held deletions, what it held,
+// why, and the way through: the first heldShown records, then how many more.
+func writeHeld(w io.Writer, r *Report) {
+	n := r.DeletionsHeld()
+	if n == 0 {
+		return
+	}
+	fmt.Fprintf(w, "held by the deletion guard (not deleted): %d\n", n)
+	for _, z := range r.Zones {
+		h := z.HeldDeletions
+		if h == nil {
+			continue
+		}
+		fmt.Fprintf(w, "  %s\n", h.Message(z.Zone.String()))
+		for i, k := range h.Records {
+			if i == heldShown {
+				fmt.Fprintf(w, "    … and %d more\n", len(h.Records)-heldShown)
+				break
+			}
+			fmt.Fprintf(w, "    %s\n", k)
+		}
+	}
 }
 
 // section writes a titled list of items, nothing when there are none.

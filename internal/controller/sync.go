@@ -38,6 +38,12 @@ type Syncer struct {
 	// QuietConflicts logs conflicts at debug level: a controller reports each one once,
 	// through its EventReporter, rather than at every reconcile.
 	QuietConflicts bool
+	// Guard holds back mass deletions; the zero value is on, with the default limits.
+	Guard DeleteGuard
+
+	// held are the records the deletion guard held at the last sync, by zone id: held
+	// again while a later sync would still delete them (guard).
+	held map[string]map[endpoint.Key]bool
 }
 
 // adjuster is a provider that stores some desired records in another form than sources
@@ -75,6 +81,9 @@ type ZoneReport struct {
 	Weighted map[string]string
 	// NameServers are the zone's apex NS values as listed: where a HoldProber asks.
 	NameServers []string
+	// HeldDeletions are the deletions the deletion guard held in the zone; nil when it
+	// held none.
+	HeldDeletions *HeldDeletions
 
 	// heldUntil says, by the key of a Refused entry, when its name is sent again; absent
 	// when the next sync sends it.
@@ -195,7 +204,7 @@ func (s *Syncer) SyncKeeping(ctx context.Context, desired []*endpoint.Endpoint, 
 			log.Error("list records", "zone", z.Name, "zone_id", z.ID, "err", err)
 			continue
 		}
-		zr.Plan = plan.Calculate(plan.Input{
+		in := plan.Input{
 			Desired:      byZone[z.ID],
 			Current:      current,
 			Registry:     s.Registry,
@@ -206,7 +215,9 @@ func (s *Syncer) SyncKeeping(ctx context.Context, desired []*endpoint.Endpoint, 
 			Zone:         z.Name,
 			Keep:         keep.Resources,
 			KeepAll:      keep.All,
-		})
+		}
+		zr.Plan = plan.Calculate(in)
+		s.guard(ctx, &zr, in, current, log)
 		// Calculate has labelled current with its owners.
 		zr.Weighted, zr.NameServers = weightedNames(byZone[z.ID], current, s.Registry.OwnerID()), apexNS(current, z.Name)
 		conflictLevel := slog.LevelWarn
@@ -516,6 +527,9 @@ func (z ZoneReport) Summary() string {
 	}
 	if s.Kept > 0 {
 		parts = append(parts, fmt.Sprintf("%d kept", s.Kept))
+	}
+	if h := z.HeldDeletions; h != nil {
+		parts = append(parts, fmt.Sprintf("%d delete held by the deletion guard", len(h.Records)))
 	}
 	if len(z.Refused) > 0 {
 		parts = append(parts, fmt.Sprintf("%d names refused by the provider", len(z.Refused)))

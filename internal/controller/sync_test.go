@@ -158,7 +158,10 @@ func TestSyncTwoOwnersEitherOrder(t *testing.T) {
 				t.Errorf("zone: %q", got)
 			}
 			// Green's cluster claiming blue's set identifier is a conflict, not an overwrite.
-			rep, _ := e.syncer(t, "green", plan.Sync).Sync(context.Background(), []*endpoint.Endpoint{svc("app.example.com", "192.0.2.7", "blue", 1)})
+			// Its own member, its only record, goes on purpose: the deletion guard is told so.
+			green := e.syncer(t, "green", plan.Sync)
+			green.Guard.Allow = true
+			rep, _ := green.Sync(context.Background(), []*endpoint.Endpoint{svc("app.example.com", "192.0.2.7", "blue", 1)})
 			if c := rep.Conflicts(); len(c) != 1 || !strings.Contains(c[0].Reason, "owner blue") {
 				t.Errorf("conflicts: %v", c)
 			}
@@ -183,8 +186,17 @@ func TestSyncPolicies(t *testing.T) {
 	if got := e.state(t); !slices.Equal(got, full) {
 		t.Errorf("upsert-only deleted: %q", got)
 	}
-	// sync deletes blue's member and TXT, and nothing of green's.
-	e.sync(t, "blue", plan.Sync)
+	// sync deletes blue's member and TXT, and nothing of green's: all of blue's records,
+	// which the deletion guard holds unless allowed (TestSyncDeleteGuard).
+	blue := e.syncer(t, "blue", plan.Sync)
+	blue.Guard.Allow = true
+	rep, err := blue.Sync(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rep.Err(); err != nil {
+		t.Fatal(err)
+	}
 	got := e.state(t)
 	if len(got) != 2 || !strings.Contains(got[0], "[green]") || !strings.Contains(got[1], "[green]") {
 		t.Errorf("after sync: %q", got)

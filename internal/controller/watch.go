@@ -2,9 +2,11 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -64,6 +66,15 @@ type WatchConfig struct {
 	KeepAnnotation func(key string) bool
 	// Logger receives structured logs; nil discards them.
 	Logger *slog.Logger
+	// Warn, if set, sends a Warning event about the controller itself: once when
+	// discovery has failed for discoveryFailPolls polls in a row (ReasonDiscoveryFailing),
+	// and once when Run goes on without kinds the API refuses to list (ReasonCannotList).
+	Warn func(reason, message string)
+	// Resolve, if set, says that the problem of a Warning sent through Warn is over
+	// (discovery answers again), so that its next episode is reported at once.
+	Resolve func(reason string)
+	// Metrics, if set, counts discovery errors.
+	Metrics *WatchMetrics
 }
 
 // Watcher keeps an informer cache of every object the configured sources read and
@@ -74,7 +85,7 @@ type Watcher struct {
 	client  kubernetes.Interface
 	dyn     dynamic.Interface
 	log     *slog.Logger
-	typed   []cache.SharedIndexInformer
+	typed   []*listState
 	lists   typedLists
 	changed chan struct{}
 	// strip is every informer's transform.
@@ -82,6 +93,12 @@ type Watcher struct {
 
 	mu   sync.Mutex
 	crds []*crdKind
+	// discoveryWarned is whether the Warning for the discovery errors now going on was
+	// sent, under mu.
+	discoveryWarned bool
+	// confirming is whether the last poll left some kind's absence to be confirmed by
+	// later polls, under mu.
+	confirming bool
 }
 
 // typedLists are the built-in kinds' informer stores; nil when not watched.
@@ -103,19 +120,25 @@ type crdKind struct {
 
 	// state, under Watcher.mu
 	informer cache.SharedIndexInformer
+	list     *listState // the informer's errors
 	stop     context.CancelFunc
 	version  string
 	absent   bool // the cluster said it does not serve the kind
 	unknown  error
 	logged   bool
-	// unserved counts the polls in a row that found the watched kind no longer served.
+	// unserved counts the polls in a row that found the kind not served.
 	unserved int
+	// failing counts the polls in a row that could not tell whether it is served;
+	// failure is the last one's error.
+	failing int
+	failure error
 }
 
-// unservedPolls is how many polls in a row must find a watched kind not served before
-// its informer stops and the kind counts as absent (its objects gone, so their records
-// may go): an API server that has just restarted answers 404 for CRD groups for a few
-// seconds, and one such answer must not unpublish every record the kind asks for.
+// unservedPolls is how many polls in a row must find a kind not served before it counts
+// as absent (its objects gone, so their records may go; a watched kind's informer stops),
+// whether it was watched before or not: an API server that has just restarted answers 404
+// for CRD groups for a few seconds, and one such answer must not unpublish every record
+// the kind asks for. Until then the kind is unknown and nothing is deleted.
 const unservedPolls = 3
 
 // NewWatcher builds a Watcher; Run starts it.
@@ -140,11 +163,11 @@ func NewWatcher(client kubernetes.Interface, dyn dynamic.Interface, cfg WatchCon
 	strip := stripper{keepEndpoints: cfg.CloudMap, keepAnnotation: cfg.KeepAnnotation}.strip
 	w := &Watcher{cfg: cfg, client: client, dyn: dyn, log: log, changed: make(chan struct{}, 1), strip: strip}
 	ns := cfg.Namespace
-	typed := func(example runtime.Object, list listFunc, watchFn watchFunc) cache.Store {
+	typed := func(resource string, example runtime.Object, list listFunc, watchFn watchFunc) cache.Store {
 		inf := cache.NewSharedIndexInformer(pagedListWatch(list, watchFn, strip), example, 0, cache.Indexers{})
 		// Objects that arrive by watch are stripped here; listed ones already were.
 		_ = inf.SetTransform(strip)
-		w.typed = append(w.typed, inf)
+		w.typed = append(w.typed, w.track(resource, forbiddenHint(resource, cfg.CloudMap), inf))
 		w.handle(inf)
 		return inf.GetStore()
 	}
@@ -155,7 +178,7 @@ func NewWatcher(client kubernetes.Interface, dyn dynamic.Interface, cfg WatchCon
 	// Ingresses do not publish.
 	istio := want[SourceIstioGateway] || want[SourceIstioVirtualService]
 	if want[SourceService] || istio || cfg.CloudMap {
-		w.lists.services = typed(&corev1.Service{},
+		w.lists.services = typed("services", &corev1.Service{},
 			func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 				return core.Services(ns).List(ctx, o)
 			},
@@ -167,7 +190,7 @@ func NewWatcher(client kubernetes.Interface, dyn dynamic.Interface, cfg WatchCon
 		// NodePort Services publish node addresses; headless ones their endpoints'
 		// addresses, read from EndpointSlices rather than from a cluster-wide Pod
 		// informer (external-dns issue 5595: gigabytes in a large cluster).
-		w.lists.nodes = typed(&corev1.Node{},
+		w.lists.nodes = typed("nodes", &corev1.Node{},
 			func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 				return core.Nodes().List(ctx, o)
 			},
@@ -176,7 +199,7 @@ func NewWatcher(client kubernetes.Interface, dyn dynamic.Interface, cfg WatchCon
 			})
 	}
 	if want[SourceService] || cfg.CloudMap {
-		w.lists.slices = typed(&discoveryv1.EndpointSlice{},
+		w.lists.slices = typed("endpointslices", &discoveryv1.EndpointSlice{},
 			func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 				return disc.EndpointSlices(ns).List(ctx, o)
 			},
@@ -185,7 +208,7 @@ func NewWatcher(client kubernetes.Interface, dyn dynamic.Interface, cfg WatchCon
 			})
 	}
 	if want[SourceIngress] || istio {
-		w.lists.ingresses = typed(&networkingv1.Ingress{},
+		w.lists.ingresses = typed("ingresses", &networkingv1.Ingress{},
 			func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 				return netv1.Ingresses(ns).List(ctx, o)
 			},
@@ -194,7 +217,7 @@ func NewWatcher(client kubernetes.Interface, dyn dynamic.Interface, cfg WatchCon
 			})
 	}
 	if want[SourceHTTPRoute] || want[SourceGRPCRoute] {
-		w.lists.namespaces = typed(&corev1.Namespace{},
+		w.lists.namespaces = typed("namespaces", &corev1.Namespace{},
 			func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 				return core.Namespaces().List(ctx, o)
 			},
@@ -312,21 +335,26 @@ func sameForSources(oldObj, newObj any) bool {
 
 // Run starts the informers and waits for the first full list of the built-in kinds;
 // then it looks for the CRD-served kinds every CRDPoll until ctx ends. It returns once
-// the built-in kinds are synced, leaving the owned goroutines to stop with ctx.
+// the built-in kinds are synced, or once those not synced have been refused by the API
+// for listGrace (their absence keeps the snapshot incomplete and fails Synced), leaving
+// the owned goroutines to stop with ctx.
 func (w *Watcher) Run(ctx context.Context) error {
-	for _, inf := range w.typed {
-		go inf.RunWithContext(ctx)
+	for _, l := range w.typed {
+		go l.inf.RunWithContext(ctx)
 	}
-	synced := make([]cache.InformerSynced, len(w.typed))
-	for i, inf := range w.typed {
-		synced[i] = inf.HasSynced
+	if err := w.waitTyped(ctx); err != nil {
+		return err
 	}
-	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
-		return fmt.Errorf("watch: caches not synced: %w", context.Cause(ctx))
-	}
-	w.discover(ctx)
+	confirming := w.discover(ctx)
 	go func() {
-		t := time.NewTicker(w.cfg.CRDPoll)
+		// A kind whose absence is being confirmed is looked for again sooner.
+		next := func() time.Duration {
+			if confirming {
+				return min(w.cfg.CRDPoll, confirmPoll)
+			}
+			return w.cfg.CRDPoll
+		}
+		t := time.NewTimer(next())
 		defer t.Stop()
 		for {
 			select {
@@ -340,7 +368,8 @@ func (w *Watcher) Run(ctx context.Context) error {
 				w.mu.Unlock()
 				return
 			case <-t.C:
-				w.discover(ctx)
+				confirming = w.discover(ctx)
+				t.Reset(next())
 			}
 		}
 	}()
@@ -351,12 +380,26 @@ func (w *Watcher) Run(ctx context.Context) error {
 // follows the kinds already watched: over months a CRD is upgraded (Istio's served
 // versions move from v1alpha3 to v1) or removed, and an informer left on a version no
 // longer served would list and fail forever, its store frozen at what it last saw.
-func (w *Watcher) discover(ctx context.Context) {
+//
+// A kind counts as absent only after unservedPolls answers of 404 in a row, watched
+// before or not; discovery errors leave it unknown (nothing deleted), and after
+// discoveryFailPolls of them in a row fail Synced and send one Warning. discover reports
+// whether some kind's absence is being confirmed, for the caller to poll sooner.
+func (w *Watcher) discover(ctx context.Context) (confirming bool) {
 	w.mu.Lock()
-	defer w.mu.Unlock()
 	asked := map[string]groupVersion{} // one discovery call per group/version per poll
 	for _, k := range w.crds {
 		version, err := w.served(k, asked)
+		if err != nil {
+			k.unserved = 0 // a row of 404s is broken by an error
+			k.failing++
+			k.failure = err
+		} else {
+			if k.failing >= discoveryFailPolls {
+				w.log.Info("discovery answers again", "kind", k.kind, "group", k.group)
+			}
+			k.failing = 0
+		}
 		if k.informer != nil {
 			switch {
 			case err != nil || version == k.version:
@@ -364,6 +407,7 @@ func (w *Watcher) discover(ctx context.Context) {
 				continue // what is watched is still served (or the cluster cannot say)
 			case version == "":
 				if k.unserved++; k.unserved < unservedPolls {
+					confirming = true
 					continue
 				}
 				w.log.Info("kind no longer served: its CRD was removed; its objects are gone",
@@ -373,7 +417,12 @@ func (w *Watcher) discover(ctx context.Context) {
 					"kind", k.kind, "group", k.group, "from", k.version, "to", version)
 			}
 			k.stop()
-			k.informer, k.stop, k.unserved, k.logged = nil, nil, 0, false
+			k.informer, k.list, k.stop, k.logged = nil, nil, nil, false
+			if version == "" {
+				// Confirmed above: absent now, without another round of polls.
+				k.absent, k.unknown = true, nil
+				continue
+			}
 		}
 		switch {
 		case err != nil:
@@ -384,7 +433,13 @@ func (w *Watcher) discover(ctx context.Context) {
 			k.unknown = err
 			continue
 		case version == "":
-			k.absent, k.unknown = true, nil
+			k.unknown = nil
+			if k.unserved++; !k.absent && k.unserved < unservedPolls {
+				// Unknown yet: one 404 may be an API server that has just restarted.
+				confirming = true
+				continue
+			}
+			k.absent = true
 			if !k.logged {
 				w.log.Info("kind skipped: its CRD is not installed; it is picked up when it is",
 					"kind", k.kind, "group", k.group, "poll", w.cfg.CRDPoll)
@@ -392,10 +447,78 @@ func (w *Watcher) discover(ctx context.Context) {
 			}
 			continue
 		}
-		k.absent, k.unknown, k.version = false, nil, version
+		k.absent, k.unknown, k.version, k.unserved = false, nil, version, 0
 		w.start(ctx, k)
 		w.log.Info("watching kind", "kind", k.kind, "group", k.group, "version", version)
 	}
+	warned := w.discoveryWarned
+	warning := w.discoveryWarning()
+	recovered := warned && !w.discoveryWarned
+	w.confirming = confirming
+	w.mu.Unlock()
+	// Outside mu: the callback's event reporter asks the Watcher for UIDs.
+	if warning != "" {
+		w.warn(ReasonDiscoveryFailing, warning)
+	}
+	if recovered && w.cfg.Resolve != nil {
+		w.cfg.Resolve(ReasonDiscoveryFailing)
+	}
+	return confirming
+}
+
+// Settle waits, after Run, until no kind's absence is being confirmed: a kind the
+// cluster answered 404 for is then watched or absent. A single reconcile (--once) calls
+// it, or it would never delete the records of a kind whose CRD is not installed; it
+// costs up to (unservedPolls-1)×min(CRDPoll, confirmPoll) when one is not.
+func (w *Watcher) Settle(ctx context.Context) error {
+	t := time.NewTicker(50 * time.Millisecond)
+	defer t.Stop()
+	for {
+		w.mu.Lock()
+		confirming := w.confirming
+		w.mu.Unlock()
+		if !confirming {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("watch: waiting for CRD-served kinds to be confirmed absent: %w", context.Cause(ctx))
+		case <-t.C:
+		}
+	}
+}
+
+// discoveryWarning returns the Warning to send, once, while some kind's discovery has
+// failed for discoveryFailPolls polls in a row ("" otherwise), and allows another once
+// none does. Under mu.
+func (w *Watcher) discoveryWarning() string {
+	var failing []string
+	for _, k := range w.crds {
+		if k.failing >= discoveryFailPolls {
+			failing = append(failing, discoveryFailure(k).Error())
+		}
+	}
+	if len(failing) == 0 {
+		w.discoveryWarned = false
+		return ""
+	}
+	if w.discoveryWarned {
+		return ""
+	}
+	w.discoveryWarned = true
+	msg := strings.Join(failing, "; ")
+	w.log.Error("discovery keeps failing: /readyz fails and no record of these kinds is deleted until it answers", "why", msg)
+	return msg
+}
+
+// discoveryFailure says what the failing discovery of k means for its records. Under mu.
+func discoveryFailure(k *crdKind) error {
+	if k.informer != nil {
+		return fmt.Errorf("cannot tell whether the cluster still serves %s (%s) after %d polls: %w; it is still watched at %s",
+			k.kind, k.group, k.failing, k.failure, k.version)
+	}
+	return fmt.Errorf("cannot tell whether the cluster serves %s (%s) after %d polls: %w; none of its records is deleted until it can",
+		k.kind, k.group, k.failing, k.failure)
 }
 
 // groupVersion is one discovery answer: the resources of a group/version, or why not.
@@ -413,6 +536,9 @@ func (w *Watcher) served(k *crdKind, asked map[string]groupVersion) (string, err
 		if !ok {
 			a.list, a.err = w.client.Discovery().ServerResourcesForGroupVersion(gv)
 			asked[gv] = a
+			if a.err != nil && !apierrors.IsNotFound(a.err) {
+				w.cfg.Metrics.discoveryError(k.group)
+			}
 		}
 		list, err := a.list, a.err
 		if apierrors.IsNotFound(err) {
@@ -459,24 +585,33 @@ func (w *Watcher) start(ctx context.Context, k *crdKind) {
 	w.handle(inf)
 	ictx, stop := context.WithCancel(ctx)
 	k.informer, k.stop = inf, stop
+	k.list = w.track(k.resource+"."+k.group, forbiddenHint(k.resource+"."+k.group, false), inf)
 	go inf.RunWithContext(ictx)
 }
 
-// Synced reports whether every started informer has its first full list, and why not.
+// Synced reports whether every started informer has its first full list and discovery
+// answers, and why not: an informer the API refuses to list, or a kind whose discovery
+// has failed for discoveryFailPolls polls in a row.
 func (w *Watcher) Synced() error {
-	for _, inf := range w.typed {
-		if !inf.HasSynced() {
-			return fmt.Errorf("informer not synced yet")
+	var errs []error
+	for _, l := range w.typed {
+		if err := l.notSynced(); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for _, k := range w.crds {
-		if k.informer != nil && !k.informer.HasSynced() {
-			return fmt.Errorf("%s (%s) not synced yet", k.kind, k.group)
+		switch {
+		case k.failing >= discoveryFailPolls:
+			errs = append(errs, discoveryFailure(k))
+		case k.informer != nil:
+			if err := k.list.notSynced(); err != nil {
+				errs = append(errs, fmt.Errorf("%s (%s): %w", k.kind, k.group, err))
+			}
 		}
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // Snapshot returns the objects now cached. complete is false when some kind's objects
@@ -496,8 +631,8 @@ func (w *Watcher) Snapshot() (snap *source.Snapshot, complete bool) {
 	snap.Nodes = appendAll[*corev1.Node](nil, typed(w.lists.nodes))
 	snap.Namespaces = appendAll[*corev1.Namespace](nil, typed(w.lists.namespaces))
 	snap.EndpointSlices = appendAll[*discoveryv1.EndpointSlice](nil, typed(w.lists.slices))
-	for _, inf := range w.typed {
-		complete = complete && inf.HasSynced()
+	for _, l := range w.typed {
+		complete = complete && l.inf.HasSynced()
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()

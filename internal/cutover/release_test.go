@@ -143,7 +143,7 @@ func syncNothing(t *testing.T, p provider.Provider, owner string) *controller.Re
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := (&controller.Syncer{Provider: p, Registry: reg, Policy: plan.Sync}).Sync(context.Background(), nil)
+	rep, err := (&controller.Syncer{Provider: p, Registry: reg, Policy: plan.Sync, Guard: controller.DeleteGuard{Allow: true}}).Sync(context.Background(), nil)
 	if err != nil || rep.Err() != nil {
 		t.Fatalf("%s's empty sync: %v", owner, errors.Join(err, rep.Err()))
 	}

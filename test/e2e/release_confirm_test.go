@@ -13,12 +13,13 @@ import (
 )
 
 // TestHeldMemberSurvivesAnEmptySync (issue 25, bullet 6): during a cutover, `crossfade
-// sync` of an empty manifests directory as blue keeps blue's member and its ownership
+// sync` of a manifests directory without objects (an empty file: an empty directory is
+// refused) as blue keeps blue's member and its ownership
 // record (the authority record holds the name), says it is held by the cutover, and
 // records that blue's source asks for it no more.
 func TestHeldMemberSurvivesAnEmptySync(t *testing.T) {
 	sb, zoneID, _, _ := heldGreen(t)
-	out := mustSync(t, sb, t.TempDir(), "blue")
+	out := mustSync(t, sb, manifests(t, ""), "blue")
 	mustContain(t, "blue's empty sync during the hold", out,
 		"0 delete", "1 held by policy",
 		"app.example.com A [blue]: held by cutover app: no source asks for this member any more (weight 0 in the zone, published by service/default/app)")
@@ -96,7 +97,7 @@ func TestReleaseWaitsForEveryPublisher(t *testing.T) {
 	}
 
 	syncMember(t, sb, "green", 100)
-	mustSync(t, sb, t.TempDir(), "blue")
+	mustSync(t, sb, manifests(t, ""), "blue")
 	out, code = runCutover(t, sb, state, "release", planFile)
 	if code != 1 {
 		t.Fatalf("release with blue's member going exited %d, want 1:\n%s", code, out)
@@ -112,7 +113,8 @@ func TestReleaseWaitsForEveryPublisher(t *testing.T) {
 	}
 	mustContain(t, "release --force", out, "1 authority records deleted",
 		"app.example.com A [blue] (weight 0) goes away at its publisher's next sync")
-	mustSync(t, sb, t.TempDir(), "blue")
+	// Blue's member is all of blue's records: deleting it is meant here, past the guard.
+	mustSync(t, sb, manifests(t, ""), "blue", "--allow-mass-delete")
 	if w, _ := sdkWeights(t, sb, zoneID); len(w) != 1 || w["green"] != 100 {
 		t.Errorf("after release --force and blue's empty sync: weights %v, want green alone", w)
 	}

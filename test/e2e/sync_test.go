@@ -348,7 +348,8 @@ func TestSyncTwoOwners(t *testing.T) {
 			// green copies blue's set identifier: a conflict, blue's member untouched.
 			stolen := manifests(t, service("app", "127.0.0.30", "hostname", "app.example.com", "set-identifier", "blue", "aws-weight", "5"))
 			calls := apiCalls(t, sb, "ChangeResourceRecordSets")
-			r := crossfadeSync(t, sb, stolen, "green", "--strict")
+			// Its one member going is all of green's records: the deletion guard would hold it.
+			r := crossfadeSync(t, sb, stolen, "green", "--strict", "--allow-mass-delete")
 			if r.exit == 0 || !strings.Contains(r.out, "app.example.com A [blue]") || !strings.Contains(r.out, "owner blue") {
 				t.Errorf("claim on blue's member: exit %d, want a conflict naming owner blue:\n%s", r.exit, r.out)
 			}
@@ -394,8 +395,9 @@ func TestSyncPolicies(t *testing.T) {
 	if got := aws.zoneSets(zone); !slices.Equal(got, want) {
 		t.Errorf("after sync:\n got %q\nwant %q", got, want)
 	}
-	// Nothing wanted at all: blue's records go, green's and the manual one stay.
-	mustSync(t, sb, manifests(t), "blue", "--policy", "sync")
+	// Nothing wanted at all, and meant (the deletion guard holds all of an owner's records
+	// going without --allow-mass-delete): blue's records go, green's and the manual one stay.
+	mustSync(t, sb, manifests(t, ""), "blue", "--policy", "sync", "--allow-mass-delete")
 	want = []string{"a-other.example.com. TXT " + payload("green", "service/default/other"), "manual.example.com. A 127.0.0.99", "other.example.com. A 127.0.0.98"}
 	if got := aws.zoneSets(zone); !slices.Equal(got, want) {
 		t.Errorf("after sync with no sources:\n got %q\nwant %q", got, want)

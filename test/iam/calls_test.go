@@ -368,10 +368,18 @@ func (e *env) controller(kc *kubetest.Cluster) {
 	client := kc.Clientset(t)
 	const ann = "external-dns.alpha.kubernetes.io/"
 	createService(t, client, "web", "192.0.2.30", map[string]string{ann + "hostname": "web.example.com", ann + "ttl": "60"})
+	// A second record of cluster-c's stays throughout: the rename and the deletion below
+	// are then one of its two records going, which the deletion guard lets through, as a
+	// controller's everyday deletions are (its last record going is held: see
+	// test/controller/deleteguard_test.go).
+	createService(t, client, "keep", "192.0.2.31", map[string]string{ann + "hostname": "keep.example.com"})
 	ctl := controllertest.Start(t, controllertest.Options{Name: "controller", Kubeconfig: kc.Kubeconfig, Route53URL: e.sb.APIURL(),
 		Args: []string{"--source", "service", "--source", "ingress", "--txt-owner-id", "cluster-c", "--domain-filter", "example.com",
 			"--debounce", "100ms", "--interval", "1s"}})
-	e.eventually("web published", func() bool { return slices.Contains(e.sets(), "web.example.com. A 192.0.2.30") })
+	e.eventually("web published", func() bool {
+		s := e.sets()
+		return slices.Contains(s, "web.example.com. A 192.0.2.30") && slices.Contains(s, "keep.example.com. A 192.0.2.31")
+	})
 	annotate(t, client, "web", ann+"ttl", "120")
 	ttl := func() int64 {
 		if n := e.sb.Store().LookupIn(e.zoneID, "web.example.com."); n != nil {

@@ -112,7 +112,7 @@ func TestSyncAliasToLoadBalancer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &controller.Syncer{Provider: p, Registry: reg}
+	s := &controller.Syncer{Provider: p, Registry: reg, Guard: controller.DeleteGuard{Allow: true}}
 
 	rep, err := s.Sync(context.Background(), res.Endpoints)
 	if err != nil {

@@ -23,7 +23,10 @@ type Loaded struct {
 }
 
 // Load reads a manifest file, or every *.yaml, *.yml and *.json file below a directory in
-// lexical order. The error is for I/O failures only; bad documents are in Loaded.Errors.
+// lexical order. The error is for I/O failures, and for a directory that holds no such
+// file: read as an empty cluster, it would ask a sync to delete every record it owns. A
+// directory whose manifest files hold no object of the kinds read is not an error (the
+// deletion guard stands behind it). Bad documents are in Loaded.Errors.
 func Load(path string) (*Loaded, error) {
 	l := &Loaded{Snapshot: &source.Snapshot{}}
 	info, err := os.Stat(path)
@@ -33,11 +36,19 @@ func Load(path string) (*Loaded, error) {
 	if !info.IsDir() {
 		return l, l.readFile(path)
 	}
+	var others []string
 	err = filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
-		if d.IsDir() || !isManifest(p) {
+		if d.IsDir() {
+			return nil
+		}
+		if !isManifest(p) {
+			if rel, err := filepath.Rel(path, p); err == nil {
+				p = rel
+			}
+			others = append(others, p)
 			return nil
 		}
 		return l.readFile(p)
@@ -45,7 +56,29 @@ func Load(path string) (*Loaded, error) {
 	if err != nil {
 		return nil, fmt.Errorf("manifest: %w", err)
 	}
+	if len(l.Files) == 0 {
+		return nil, noManifests(path, others)
+	}
 	return l, nil
+}
+
+// noManifests is the error of a directory without a manifest file: others are the files
+// it holds that are not one.
+func noManifests(dir string, others []string) error {
+	held := "it is empty"
+	if len(others) > 0 {
+		shown := others[:min(len(others), 3)]
+		files := "files"
+		if len(others) == 1 {
+			files = "file"
+		}
+		held = fmt.Sprintf("it holds %d other %s: %s", len(others), files, strings.Join(shown, ", "))
+		if len(others) > len(shown) {
+			held += ", …"
+		}
+	}
+	return fmt.Errorf("manifest: directory %s holds no manifest: no *.yaml, *.yml or *.json file below it (%s); "+
+		"an empty directory would read as a cluster without objects and delete every record the owner published", dir, held)
 }
 
 func isManifest(p string) bool {

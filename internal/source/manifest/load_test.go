@@ -2,6 +2,8 @@ package manifest
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -137,5 +139,55 @@ func TestDecode(t *testing.T) {
 func TestLoadMissing(t *testing.T) {
 	if _, err := Load("testdata/nope"); err == nil {
 		t.Fatal("want an error for a missing path")
+	}
+}
+
+// TestLoadDirectoryWithoutManifests: a directory holding no *.yaml, *.yml or *.json file
+// is an error naming the directory and what was looked for, never an empty cluster
+// (which would ask a sync to delete every record it owns); a directory whose manifests
+// hold no object of the kinds read is read, empty.
+func TestLoadDirectoryWithoutManifests(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		files map[string]string
+		// want are in the error; nil means no error.
+		want []string
+	}{
+		{"empty", nil, []string{"holds no manifest", "*.yaml, *.yml or *.json", "it is empty"}},
+		{"backup only", map[string]string{"app.yaml.bak": "kind: Service\n"}, []string{"holds no manifest", "1 other file", "app.yaml.bak"}},
+		{"nested others", map[string]string{"sub/notes.txt": "x", "sub/app.yml~": "x", "README": "x", "a.orig": "x"}, []string{"4 other files", ", …"}},
+		{"manifest without objects read", map[string]string{"deploy.yaml": "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n"}, nil},
+		{"empty manifest", map[string]string{"empty.yaml": ""}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			for name, body := range tc.files {
+				p := filepath.Join(dir, name)
+				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			l, err := Load(dir)
+			if tc.want == nil {
+				if err != nil {
+					t.Fatalf("Load: %v", err)
+				}
+				if len(l.Files) != 1 {
+					t.Errorf("files read: %v", l.Files)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("Load(%s) read %d files and no error; want an error", dir, len(l.Files))
+			}
+			for _, w := range append([]string{dir}, tc.want...) {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error lacks %q: %v", w, err)
+				}
+			}
+		})
 	}
 }
