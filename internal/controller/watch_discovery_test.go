@@ -167,32 +167,9 @@ func TestWatcherAPIServerRestartDeletesNothing(t *testing.T) {
 		}
 		return w, disc
 	}
-	var (
-		mu       sync.Mutex
-		watchers []*Watcher
-		bad      atomic.Value // the first complete snapshot without the DNSEndpoint
-	)
-	watch := func(w *Watcher) {
-		mu.Lock()
-		defer mu.Unlock()
-		watchers = append(watchers, w)
-	}
-	// The reconciler's view, sampled throughout.
-	sampling, stopSampling := context.WithCancel(ctx)
-	var sampler sync.WaitGroup
-	sampler.Go(func() {
-		for sampling.Err() == nil {
-			mu.Lock()
-			for i, w := range watchers {
-				if snap, complete := w.Snapshot(); complete && len(snap.DNSEndpoints) != 1 {
-					bad.CompareAndSwap(nil, fmt.Sprintf("watcher %d: a complete snapshot with %d DNSEndpoints, want 1: its records would be deleted", i, len(snap.DNSEndpoints)))
-				}
-			}
-			mu.Unlock()
-			time.Sleep(5 * time.Millisecond)
-		}
-	})
-	defer func() { stopSampling(); sampler.Wait() }()
+	sampler := sampleSnapshots(t)
+	defer sampler.stop()
+	watch := sampler.add
 
 	running, disc := watcher(0)
 	if err := running.Run(ctx); err != nil {
@@ -213,10 +190,59 @@ func TestWatcherAPIServerRestartDeletesNothing(t *testing.T) {
 	}
 	waitComplete(t, running, "the running Watcher after the restart")
 	waitComplete(t, restarted, "the Watcher started during the restart")
-	stopSampling()
-	sampler.Wait()
-	if b := bad.Load(); b != nil {
-		t.Fatal(b)
+	sampler.check()
+}
+
+// snapshotSampler samples, every 5 ms until stopped, the Snapshot of every Watcher added,
+// as a reconciler would read it, and keeps the first complete snapshot without the one
+// DNSEndpoint: a reconcile reading it would delete the DNSEndpoint's records.
+type snapshotSampler struct {
+	t        *testing.T
+	mu       sync.Mutex
+	watchers []*Watcher
+	bad      atomic.Value
+	cancel   context.CancelFunc
+	wg       sync.WaitGroup
+}
+
+func sampleSnapshots(t *testing.T) *snapshotSampler {
+	s := &snapshotSampler{t: t}
+	ctx, cancel := context.WithCancel(t.Context())
+	s.cancel = cancel
+	s.wg.Go(func() {
+		for ctx.Err() == nil {
+			s.mu.Lock()
+			for i, w := range s.watchers {
+				if snap, complete := w.Snapshot(); complete && len(snap.DNSEndpoints) != 1 {
+					s.bad.CompareAndSwap(nil, fmt.Sprintf("watcher %d: a complete snapshot with %d DNSEndpoints, want 1: its records would be deleted", i, len(snap.DNSEndpoints)))
+				}
+			}
+			s.mu.Unlock()
+			time.Sleep(5 * time.Millisecond)
+		}
+	})
+	return s
+}
+
+// add samples w too.
+func (s *snapshotSampler) add(w *Watcher) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.watchers = append(s.watchers, w)
+}
+
+// stop ends the sampling; it may be called more than once.
+func (s *snapshotSampler) stop() {
+	s.cancel()
+	s.wg.Wait()
+}
+
+// check stops the sampling and fails the test if a bad snapshot was seen.
+func (s *snapshotSampler) check() {
+	s.t.Helper()
+	s.stop()
+	if b := s.bad.Load(); b != nil {
+		s.t.Fatal(b)
 	}
 }
 

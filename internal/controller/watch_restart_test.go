@@ -1,10 +1,6 @@
 package controller
 
 import (
-	"context"
-	"fmt"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,9 +12,9 @@ import (
 )
 
 // TestWatcherRealAPIServerRestart: the real kube-apiserver is killed and started again
-// over the same etcd while a Watcher runs, and a second Watcher starts the moment the
-// restarted server answers at all, before it is ready (a controller Pod scheduled during
-// a control-plane upgrade): CRD groups may then still answer 404. Neither Watcher may
+// over the same etcd while a Watcher runs, and a second Watcher starts while it is down (a
+// controller Pod scheduled during a control-plane upgrade), polling discovery through the
+// server's start, when CRD groups may still answer 404. Neither Watcher may
 // ever offer a complete snapshot without the DNSEndpoint, which would delete its records.
 // TestWatcherAPIServerRestartDeletesNothing makes the 404 window certain; this one is the
 // restart as it really happens.
@@ -43,67 +39,27 @@ func TestWatcherRealAPIServerRestart(t *testing.T) {
 		}
 		return w
 	}
-	var (
-		mu       sync.Mutex
-		watchers []*Watcher
-		bad      atomic.Value // the first complete snapshot without the DNSEndpoint
-	)
-	sampling, stopSampling := context.WithCancel(ctx)
-	var sampler sync.WaitGroup
-	sampler.Go(func() {
-		for sampling.Err() == nil {
-			mu.Lock()
-			for i, w := range watchers {
-				if snap, complete := w.Snapshot(); complete && len(snap.DNSEndpoints) != 1 {
-					bad.CompareAndSwap(nil, fmt.Sprintf("watcher %d: a complete snapshot with %d DNSEndpoints, want 1: its records would be deleted", i, len(snap.DNSEndpoints)))
-				}
-			}
-			mu.Unlock()
-			time.Sleep(5 * time.Millisecond)
-		}
-	})
-	defer func() { stopSampling(); sampler.Wait() }()
+	sampler := sampleSnapshots(t)
+	defer sampler.stop()
 
 	running := newWatcher()
 	if err := running.Run(ctx); err != nil {
 		t.Fatal(err)
 	}
 	waitComplete(t, running, "before the restart")
-	mu.Lock()
-	watchers = append(watchers, running)
-	mu.Unlock()
+	sampler.add(running)
 
-	// The second Watcher starts as soon as the restarted server answers /version, while
-	// RestartAPIServer still waits for it to be ready.
-	started := make(chan *Watcher, 1)
-	var early sync.WaitGroup
-	early.Go(func() {
-		probe := kubernetes.NewForConfigOrDie(kube.Config()).Discovery()
-		for down := false; ctx.Err() == nil; time.Sleep(10 * time.Millisecond) {
-			_, err := probe.ServerVersion()
-			if err != nil {
-				down = true // the old server is gone
-			} else if down {
-				break // the new one answers
-			}
-		}
-		w := newWatcher()
-		mu.Lock()
-		watchers = append(watchers, w)
-		mu.Unlock()
-		if err := w.Run(ctx); err != nil {
-			t.Error(err)
-		}
-		started <- w
-	})
-	kube.RestartAPIServer(t)
-	early.Wait()
-	restarted := <-started
+	// The second Watcher starts while the server is down, and so polls discovery through
+	// the restarted server's start, when CRD groups may still answer 404.
+	kube.StopAPIServer(t)
+	restarted := newWatcher()
+	sampler.add(restarted)
+	if err := restarted.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond) // a few polls refused
+	kube.StartAPIServer(t)
 	waitComplete(t, running, "the running Watcher after the restart")
 	waitComplete(t, restarted, "the Watcher started during the restart")
-	stopSampling()
-	sampler.Wait()
-	if b := bad.Load(); b != nil {
-		t.Fatal(b)
-	}
+	sampler.check()
 }

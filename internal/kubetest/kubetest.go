@@ -298,9 +298,23 @@ func apiserverArgs(dir, etcdURL string, port int, f files) []string {
 // does to every client, which must come through it without losing what etcd holds.
 func (c *Cluster) RestartAPIServer(t testing.TB) {
 	t.Helper()
+	c.StopAPIServer(t)
+	c.StartAPIServer(t)
+}
+
+// StopAPIServer kills kube-apiserver, leaving etcd running; StartAPIServer brings it back.
+// Between the two, clients meet a refused connection, as during a control-plane restart.
+func (c *Cluster) StopAPIServer(t testing.TB) {
+	t.Helper()
 	if err := c.apiserver.stop(); err != nil {
 		t.Fatalf("kubetest: stop kube-apiserver: %v", err)
 	}
+}
+
+// StartAPIServer starts kube-apiserver again after StopAPIServer, on the same port over the
+// same etcd, and returns once it is ready.
+func (c *Cluster) StartAPIServer(t testing.TB) {
+	t.Helper()
 	log := filepath.Join(c.dir, "kube-apiserver.log")
 	ctx, cancel := context.WithTimeout(t.Context(), startTimeout)
 	defer cancel()
