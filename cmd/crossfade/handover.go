@@ -99,13 +99,6 @@ sent. The exit status is non-zero when anything was refused.
 	return cmd
 }
 
-// handoverDNS is what a handover needs of the DNS provider: read the zone, write batches
-// atomically, and render them for a dry run.
-type handoverDNS interface {
-	provider.Provider
-	provider.DryRunner
-}
-
 // handoverResult is what a handover did, or would do, in one zone.
 type handoverResult struct {
 	zone provider.Zone
@@ -126,7 +119,9 @@ type handoverResult struct {
 }
 
 // run hands the zone over: read it, plan, and write (or render) the batches.
-func (f *handoverFlags) run(ctx context.Context, dns handoverDNS, out io.Writer, log *slog.Logger) error {
+// dns reads the zone, writes batches atomically and renders them for a dry run (a provider
+// that cannot render fails the dry run with provider.ErrNoDryRun).
+func (f *handoverFlags) run(ctx context.Context, dns provider.Provider, out io.Writer, log *slog.Logger) error {
 	h := registry.Handover{From: f.from, To: f.to, Names: f.names}
 	zones, err := dns.Zones(ctx)
 	if err != nil {

@@ -72,8 +72,6 @@ type ownershipVariant struct {
 // whole, alias adjustment and dry-run included.
 type fullProvider interface {
 	provider.Provider
-	provider.DryRunner
-	adjuster
 }
 
 var ownershipVariants = []ownershipVariant{

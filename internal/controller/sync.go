@@ -40,16 +40,6 @@ type Syncer struct {
 	QuietConflicts bool
 	// Guard holds back mass deletions; the zero value is on, with the default limits.
 	Guard DeleteGuard
-
-	// held are the records the deletion guard held at the last sync, by zone id: held
-	// again while a later sync would still delete them (guard).
-	held map[string]map[endpoint.Key]bool
-}
-
-// adjuster is a provider that stores some desired records in another form than sources
-// state them (Route 53 writes an alias CNAME as an alias A); planning compares that form.
-type adjuster interface {
-	AdjustEndpoints(desired []*endpoint.Endpoint) []*endpoint.Endpoint
 }
 
 // ZoneReport is what a sync did, or would do, in one zone.
@@ -189,9 +179,9 @@ func (s *Syncer) SyncKeeping(ctx context.Context, desired []*endpoint.Endpoint, 
 	if err != nil {
 		return nil, fmt.Errorf("list zones: %w", err)
 	}
-	if a, ok := s.Provider.(adjuster); ok {
-		desired = a.AdjustEndpoints(desired)
-	}
+	// Plan in the form the provider stores records (Route 53 writes an alias CNAME as an
+	// alias A), so that planning compares like with like.
+	desired = s.Provider.AdjustEndpoints(desired)
 	byZone, unzoned := assign(desired, zones, s.DomainFilter)
 	rep := &Report{Unzoned: unzoned, KeptAll: keep.All}
 	for _, z := range zones {
@@ -476,14 +466,15 @@ func mentionsName(text, n string) bool {
 	}
 }
 
-// render fills zr.DryRun with the requests a real sync would send.
+// render fills zr.DryRun with the requests a real sync would send. A provider that
+// cannot render fails the zone (provider.ErrNoDryRun) rather than show nothing, which
+// would read as "nothing to change".
 func (s *Syncer) render(ctx context.Context, zr *ZoneReport) error {
-	dr, ok := s.Provider.(provider.DryRunner)
-	if !ok {
-		return nil
-	}
 	for i, b := range zr.Plan.Batches {
-		doc, err := dr.DryRun(ctx, zr.Zone, b)
+		doc, err := s.Provider.DryRun(ctx, zr.Zone, b)
+		if errors.Is(err, provider.ErrNoDryRun) {
+			err = fmt.Errorf("provider %T: %w", s.Provider, err)
+		}
 		if err != nil {
 			return fmt.Errorf("render batch %d of %d: %w", i+1, len(zr.Plan.Batches), err)
 		}

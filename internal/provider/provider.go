@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -41,7 +42,9 @@ func Holding(zones []Zone, name string) []Zone {
 	return out
 }
 
-// Provider reads and writes the records of a DNS service.
+// Provider reads and writes the records of a DNS service. Every method is part of the
+// interface, so no caller probes for an optional one: a back end without its own
+// AdjustEndpoints or DryRun embeds BaseProvider and gets the defaults.
 type Provider interface {
 	// Zones lists the zones this provider may manage, after its filters.
 	Zones(ctx context.Context) ([]Zone, error)
@@ -52,13 +55,33 @@ type Provider interface {
 	Apply(ctx context.Context, zone Zone, batch plan.Batch) error
 	// Limits says how large one batch may be; the planner splits batches to fit.
 	Limits() plan.Limits
+	// AdjustEndpoints returns desired in the form the service stores it (Route 53 writes
+	// an alias CNAME as an alias A), so that the planner compares like with like. It does
+	// not modify its input.
+	AdjustEndpoints(desired []*endpoint.Endpoint) []*endpoint.Endpoint
+	// DryRun renders, without sending it, exactly the request Apply would send for batch,
+	// in the provider's own format (safety rule 5: every write has a dry-run). A provider
+	// that cannot returns an error wrapping ErrNoDryRun, never an empty rendering.
+	DryRun(ctx context.Context, zone Zone, batch plan.Batch) ([]byte, error)
 }
 
-// DryRunner is implemented by providers that can render, without sending it, exactly the
-// request Apply would send for a batch (safety rule 5: every write has a dry-run).
-type DryRunner interface {
-	// DryRun returns the request document for batch in the provider's own format.
-	DryRun(ctx context.Context, zone Zone, batch plan.Batch) ([]byte, error)
+// ErrNoDryRun is DryRun's error from a provider that cannot render a batch without sending
+// it: a dry run through it fails rather than show nothing.
+var ErrNoDryRun = errors.New("the provider cannot render a batch without sending it")
+
+// BaseProvider gives a Provider the defaults of its optional behaviour; embed it and
+// implement the rest. Its zero value is ready to use.
+type BaseProvider struct{}
+
+// AdjustEndpoints returns desired unchanged: the service stores records as sources state
+// them.
+func (BaseProvider) AdjustEndpoints(desired []*endpoint.Endpoint) []*endpoint.Endpoint {
+	return desired
+}
+
+// DryRun fails with an error wrapping ErrNoDryRun and naming zone.
+func (BaseProvider) DryRun(_ context.Context, zone Zone, _ plan.Batch) ([]byte, error) {
+	return nil, fmt.Errorf("zone %s: dry run: %w", zone, ErrNoDryRun)
 }
 
 // RejectedError is a batch the DNS service refused as invalid (Route 53's

@@ -3,7 +3,6 @@ package cache
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"maps"
 	"slices"
@@ -64,13 +63,7 @@ type entry struct {
 	stale string
 }
 
-var (
-	_ provider.Provider  = (*Provider)(nil)
-	_ provider.DryRunner = (*Provider)(nil)
-)
-
-// ErrNoDryRun is DryRun's error when the wrapped provider cannot render a batch.
-var ErrNoDryRun = errors.New("the provider cannot render a batch without sending it")
+var _ provider.Provider = (*Provider)(nil)
 
 // New wraps inner.
 func New(inner provider.Provider, cfg Config) *Provider {
@@ -250,26 +243,15 @@ func (p *Provider) Ages() map[string]time.Duration {
 	return out
 }
 
-// adjuster is the optional method controller.Syncer looks for: a provider that stores some
-// desired records in another form than sources state them.
-type adjuster interface {
-	AdjustEndpoints(desired []*endpoint.Endpoint) []*endpoint.Endpoint
-}
-
-// AdjustEndpoints is the wrapped provider's, when it has one; otherwise desired unchanged.
+// AdjustEndpoints is the wrapped provider's.
 func (p *Provider) AdjustEndpoints(desired []*endpoint.Endpoint) []*endpoint.Endpoint {
-	if a, ok := p.inner.(adjuster); ok {
-		return a.AdjustEndpoints(desired)
-	}
-	return desired
+	return p.inner.AdjustEndpoints(desired)
 }
 
-// DryRun is the wrapped provider's, when it is a provider.DryRunner; otherwise ErrNoDryRun.
+// DryRun is the wrapped provider's (an error wrapping provider.ErrNoDryRun when it cannot
+// render): a rendering reads nothing, so the cache has nothing to add.
 func (p *Provider) DryRun(ctx context.Context, zone provider.Zone, batch plan.Batch) ([]byte, error) {
-	if d, ok := p.inner.(provider.DryRunner); ok {
-		return d.DryRun(ctx, zone, batch)
-	}
-	return nil, fmt.Errorf("zone %s: dry run: %w", zone, ErrNoDryRun)
+	return p.inner.DryRun(ctx, zone, batch)
 }
 
 // applyBatch returns records as the accepted batch leaves them: a CREATE or UPSERT puts

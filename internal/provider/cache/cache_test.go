@@ -864,12 +864,25 @@ func TestSecondSyncMakesNoCalls(t *testing.T) {
 	}
 }
 
-// narrow hides every method of a provider but provider.Provider's.
-type narrow struct{ provider.Provider }
+// narrow is a provider that reads and writes through inner but has BaseProvider's
+// AdjustEndpoints and DryRun: a back end without either of its own.
+type narrow struct {
+	provider.BaseProvider
+	inner provider.Provider
+}
 
-// TestOptionalInterfaces: the Syncer finds AdjustEndpoints and DryRun by type assertion,
-// so the cache has both and hands them on: the wrapped provider's when it has them, else
-// records unchanged and ErrNoDryRun.
+func (n narrow) Zones(ctx context.Context) ([]provider.Zone, error) { return n.inner.Zones(ctx) }
+func (n narrow) Records(ctx context.Context, z provider.Zone) ([]*endpoint.Endpoint, error) {
+	return n.inner.Records(ctx, z)
+}
+func (n narrow) Apply(ctx context.Context, z provider.Zone, b plan.Batch) error {
+	return n.inner.Apply(ctx, z, b)
+}
+func (n narrow) Limits() plan.Limits { return n.inner.Limits() }
+
+// TestOptionalInterfaces: the cache hands AdjustEndpoints and DryRun on to the wrapped
+// provider: its own when it has them, else BaseProvider's records unchanged and
+// ErrNoDryRun.
 func TestOptionalInterfaces(t *testing.T) {
 	e := newEnv(t, cache.Config{})
 	aliasCNAME := withProps(&endpoint.Endpoint{Name: "lb.example.com", Type: "CNAME", Targets: endpoint.NewTargets(alb), TTL: 60}, endpoint.PropAlias, "true")
@@ -889,12 +902,12 @@ func TestOptionalInterfaces(t *testing.T) {
 		t.Errorf("DryRun: %s, %v; want the provider's %s, %v", doc, err, want, werr)
 	}
 
-	bare := cache.New(narrow{e.inner}, cache.Config{})
+	bare := cache.New(narrow{inner: e.inner}, cache.Config{})
 	in := []*endpoint.Endpoint{aliasCNAME}
 	if got := bare.AdjustEndpoints(in); len(got) != 1 || got[0] != aliasCNAME {
 		t.Errorf("AdjustEndpoints without the provider's: %v, want the input", got)
 	}
-	if _, err := bare.DryRun(ctx, e.zone, batch); !errors.Is(err, cache.ErrNoDryRun) {
+	if _, err := bare.DryRun(ctx, e.zone, batch); !errors.Is(err, provider.ErrNoDryRun) {
 		t.Errorf("DryRun without the provider's: %v, want ErrNoDryRun", err)
 	}
 	if got := bare.Limits(); got != e.inner.Limits() {

@@ -13,7 +13,10 @@ import (
 
 // zoneList is a provider whose zone list the test sets; its zones hold nothing and take
 // every batch. Pure cache bookkeeping is under test, so no sandbox is needed.
-type zoneList struct{ zones []provider.Zone }
+type zoneList struct {
+	provider.BaseProvider
+	zones []provider.Zone
+}
 
 func (z *zoneList) Zones(context.Context) ([]provider.Zone, error) { return z.zones, nil }
 func (z *zoneList) Records(context.Context, provider.Zone) ([]*endpoint.Endpoint, error) {

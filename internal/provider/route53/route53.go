@@ -111,10 +111,7 @@ type Provider struct {
 	known []provider.Zone // every zone of the account, unfiltered: alias targets may lie anywhere
 }
 
-var (
-	_ provider.Provider  = (*Provider)(nil)
-	_ provider.DryRunner = (*Provider)(nil)
-)
+var _ provider.Provider = (*Provider)(nil)
 
 // New builds a Route 53 client from the standard AWS configuration chain (environment,
 // shared config files, web identity, instance metadata) and cfg's overrides.
