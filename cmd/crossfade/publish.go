@@ -62,7 +62,7 @@ func (f *publishFlags) add(fl *pflag.FlagSet) {
 
 	fl.Float64Var(&f.guard.MaxRatio, "max-delete-ratio", controller.DefaultMaxDeleteRatio, "hold a zone's deletions when they are more than this share of the owner's records there (and at least --max-delete-min), or all of them")
 	fl.IntVar(&f.guard.Min, "max-delete-min", controller.DefaultMaxDeleteMin, "the fewest deletions --max-delete-ratio holds")
-	fl.BoolVar(&f.guard.Allow, "allow-mass-delete", false, "let the deletions the deletion guard would hold through (controller: once, at the first reconcile that would hold some)")
+	fl.BoolVar(&f.guard.Allow, "allow-mass-delete", false, "let the deletions the deletion guard would hold through (controller: at its first reconcile, and only the deletions the guard held before it started)")
 }
 
 // checkPublishFlags declares what the values of the flags publishFlags.add defined in fl

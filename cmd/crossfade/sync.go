@@ -113,19 +113,19 @@ func heldError(r *controller.Report, dryRun bool) error {
 	var zones []string
 	for _, z := range r.Zones {
 		if h := z.HeldDeletions; h != nil {
-			zones = append(zones, fmt.Sprintf("zone %s: %d of the %d records of owner %s", z.Zone.Name, h.Deletes, h.Owned, h.Owner))
+			zones = append(zones, fmt.Sprintf("zone %s: %d of the %d records of owner %s", z.Zone, h.Deletes, h.Owned, h.Owner))
 		}
 	}
-	verb := "held"
+	verb, outcome := "held", "nothing was deleted there, creates and updates went on"
 	if dryRun {
-		verb = "would hold"
+		verb, outcome = "would hold", "a sync would delete nothing there, and write the creates and updates"
 	}
 	deletions := "deletions"
 	if n == 1 {
 		deletions = "deletion"
 	}
-	return fmt.Errorf("the deletion guard %s %d %s (%s): nothing was deleted there, creates and updates went on; "+
-		"if the sources are right, run again with --allow-mass-delete", verb, n, deletions, strings.Join(zones, "; "))
+	return fmt.Errorf("the deletion guard %s %d %s (%s): %s; "+
+		"if the sources are right, run again with --allow-mass-delete", verb, n, deletions, strings.Join(zones, "; "), outcome)
 }
 
 // check refuses flags that need another one: run before anything runs (flagChecks).

@@ -105,7 +105,7 @@ func TestSyncDeletionGuardCLI(t *testing.T) {
 		{name: "no record wanted", files: map[string]string{"deploy.yaml": guardDeployment}, wantCode: 1,
 			wantErr: []string{"the deletion guard held 1 deletion (", "zone example.com", "1 of the 1 records of owner blue", "--allow-mass-delete"},
 			wantOut: []string{"sources: 0 records", "0 delete,", "1 delete held by the deletion guard", "held by the deletion guard (not deleted): 1",
-				"the deletion guard held 1 deletion of the 1 record owner blue owns there", "    web.example.com A\n"},
+				"the deletion guard held 1 deletion of the 1 record owner blue owned there before the guard first held them", "    web.example.com A\n"},
 			wantAfter: published},
 		{name: "no record wanted, allowed", files: map[string]string{"deploy.yaml": guardDeployment}, extra: []string{"--allow-mass-delete"}, wantCode: 0,
 			wantOut: []string{"1 delete,"}, wantAfter: nil},

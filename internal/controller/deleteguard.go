@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/crossfade-io/crossfade/internal/endpoint"
@@ -29,8 +30,13 @@ type DeleteGuard struct {
 	MaxRatio float64
 	// Min is the fewest deletions the ratio rule holds; 0 means DefaultMaxDeleteMin.
 	Min int
-	// Allow lets held deletions through (--allow-mass-delete).
+	// Allow lets held deletions through (sync --allow-mass-delete).
 	Allow bool
+	// AllowRemembered lets through only the deletions of zones where the guard already
+	// held this owner's deletions at an earlier run (the zone's marker names the owner):
+	// what a controller restarted with --allow-mass-delete lets through, at its first
+	// reconcile. A mass deletion nobody has been told about yet is held whatever it says.
+	AllowRemembered bool
 }
 
 // limits returns the guard's ratio and minimum, defaults applied.
@@ -83,20 +89,20 @@ type HeldDeletions struct {
 	// message.
 	MaxRatio float64
 	Min      int
-	// Earlier counts the records held because an earlier sync of this Syncer held them
-	// (a controller's previous reconcile), whatever the counts say now: see Syncer.guard.
-	Earlier int
+	// Since is true when Owned is the count the guard recorded when it first held this
+	// owner's deletions in the zone (its marker record), not the count now: see
+	// Syncer.guard.
+	Since bool
 }
 
 // Message says, in one sentence, what was held in zone, the limit, and the way through.
 func (h *HeldDeletions) Message(zone string) string {
-	still := ""
-	if h.Earlier > 0 {
-		still = fmt.Sprintf("; %d of them %s held at an earlier reconcile and stay held until a source wants them again", h.Earlier, plural(h.Earlier, "was", "were"))
-	}
-	return fmt.Sprintf("zone %s: the deletion guard held %d %s of the %d %s owner %s owns there (it holds deleting all of them, or more than %s and at least %d%s): "+
-		"those records stay, creates and updates were written; if the sources are right, pass --allow-mass-delete (sync: run again with it; controller: restart with it, it lets them through once)",
-		zone, h.Deletes, plural(h.Deletes, "deletion", "deletions"), h.Owned, plural(h.Owned, "record", "records"), h.Owner, percent(h.MaxRatio), h.Min, still)
+	// One wording for the first hold and the later ones (Since): a controller reports
+	// a hold once, as long as its message stands.
+	owns := "owned there before the guard first held them (a count the zone keeps in a " + markerPrefix + " TXT record until a sync holds nothing)"
+	return fmt.Sprintf("zone %s: the deletion guard held %d %s of the %d %s owner %s %s (it holds deleting all of them, or more than %s and at least %d): "+
+		"those records stay, creates and updates were written; if the sources are right, pass --allow-mass-delete (sync: run again with it; controller: restart with it, and its first reconcile lets through what was held)",
+		zone, h.Deletes, plural(h.Deletes, "deletion", "deletions"), h.Owned, plural(h.Owned, "record", "records"), h.Owner, owns, percent(h.MaxRatio), h.Min)
 }
 
 // percent renders a ratio as a percentage: 0.5 is "50%".
@@ -136,11 +142,12 @@ const guardReason = "the deletion guard holds this zone's deletions in this run 
 // goes), and the records held are reported in zr.HeldDeletions. in is the input zr.Plan
 // was calculated from; current has been labelled with owners by that calculation.
 //
-// A hold is remembered for the zone: a later sync by the same Syncer (a controller's next
-// reconcile) holds again while it would still delete any record held before, whatever the
-// counts say then. Otherwise the creates a held sync wrote would dilute the count: an
-// owner's 5 records held as "all of them" beside 1 record a wrong filter created would be
-// 5 of 6 at the next reconcile, under the minimum, and go.
+// A hold is remembered in the zone itself, in a marker TXT record (MarkerName) holding the
+// owner's record count from before the first hold: until a sync of the owner holds nothing,
+// the guard counts against that number, not today's. Otherwise the creates a held sync
+// wrote would dilute the count: 20 records held as all of them, beside the 20 a wrong
+// --namespace created, are 20 of 40 at the next run (of sync, or of a restarted
+// controller), not more than half, and would go.
 func (s *Syncer) guard(ctx context.Context, zr *ZoneReport, in plan.Input, current []*endpoint.Endpoint, log *slog.Logger) {
 	if in.KeepAll {
 		return // nothing is deleted anyway, and nothing is known of what would be
@@ -154,22 +161,23 @@ func (s *Syncer) guard(ctx context.Context, zr *ZoneReport, in plan.Input, curre
 			}
 		}
 	}
-	earlier := 0
-	for k := range s.held[zr.Zone.ID] {
-		if deleted[k] {
-			earlier++
-		}
-	}
 	owner := s.Registry.OwnerID()
 	owned := ownedRecords(current, owner, s.ManagedTypes, s.DomainFilter)
-	ratio, lo := s.Guard.limits()
-	if deletes == 0 || (earlier == 0 && !s.Guard.trips(owned, deletes)) {
-		delete(s.held, zr.Zone.ID)
-		return
+	mark, baselines := readMarker(current, zr.Zone.Name)
+	base, since := baselines[owner]
+	if since {
+		owned = base
 	}
-	if s.Guard.Allow {
-		delete(s.held, zr.Zone.ID)
-		log.WarnContext(ctx, "mass deletion allowed by --allow-mass-delete", "zone", zr.Zone.Name, "zone_id", zr.Zone.ID, "owner", owner, "owned", owned, "deletes", deletes)
+	ratio, lo := s.Guard.limits()
+	allowed := s.Guard.Allow || (s.Guard.AllowRemembered && since)
+	if deletes == 0 || !s.Guard.trips(owned, deletes) || allowed {
+		if deletes > 0 && allowed && s.Guard.trips(owned, deletes) {
+			log.WarnContext(ctx, "mass deletion allowed by --allow-mass-delete", "zone", zr.Zone.Name, "zone_id", zr.Zone.ID, "owner", owner, "owned", owned, "deletes", deletes)
+		}
+		if since {
+			// Nothing held now: the hold is over, its marker goes.
+			addMarkerUnit(zr.Plan, mark, zr.Zone.Name, owner, -1)
+		}
 		return
 	}
 	orig := zr.Plan
@@ -180,7 +188,7 @@ func (s *Syncer) guard(ctx context.Context, zr *ZoneReport, in plan.Input, curre
 	for _, k := range orig.Kept {
 		wasKept[k.Key] = true
 	}
-	h := &HeldDeletions{Owner: owner, Owned: owned, Deletes: deletes, MaxRatio: ratio, Min: lo, Earlier: earlier}
+	h := &HeldDeletions{Owner: owner, Owned: owned, Deletes: deletes, MaxRatio: ratio, Min: lo, Since: since}
 	kept := re.Kept[:0]
 	for _, k := range re.Kept {
 		switch {
@@ -208,20 +216,16 @@ func (s *Syncer) guard(ctx context.Context, zr *ZoneReport, in plan.Input, curre
 	slices.SortFunc(h.Records, func(a, b endpoint.Key) int {
 		return cmpKeys(a, b)
 	})
+	if !since {
+		addMarkerUnit(re, mark, zr.Zone.Name, owner, owned)
+	}
 	zr.Plan, zr.HeldDeletions = re, h
-	if s.held == nil {
-		s.held = map[string]map[endpoint.Key]bool{}
-	}
-	s.held[zr.Zone.ID] = make(map[endpoint.Key]bool, len(h.Records))
-	for _, k := range h.Records {
-		s.held[zr.Zone.ID][k] = true
-	}
 	level := slog.LevelWarn
 	if s.QuietConflicts {
 		level = slog.LevelDebug // a controller reports it once, as an event on its Pod
 	}
 	log.Log(ctx, level, "deletion guard held deletions", "zone", zr.Zone.Name, "zone_id", zr.Zone.ID, "owner", owner,
-		"owned", owned, "deletes", deletes, "held", len(h.Records), "earlier", earlier, "max_ratio", ratio, "min", lo)
+		"owned", owned, "since_first_hold", since, "deletes", deletes, "held", len(h.Records), "max_ratio", ratio, "min", lo)
 }
 
 func cmpKeys(a, b endpoint.Key) int {
@@ -249,4 +253,78 @@ func ownedRecords(current []*endpoint.Endpoint, owner string, types []string, fi
 		}
 	}
 	return n
+}
+
+// MarkerName is the name of the TXT record in which the deletion guard remembers, per
+// owner, the record count from before it first held that owner's deletions in zone.
+func MarkerName(zone string) string { return "_crossfade-deletion-guard." + zone }
+
+// markerPrefix starts each owner's value in the marker record.
+const markerPrefix = "crossfade-deletion-guard"
+
+// readMarker returns the zone's marker record set as listed (nil when none) and the count
+// it holds for each owner.
+func readMarker(current []*endpoint.Endpoint, zone string) (*endpoint.Endpoint, map[string]int) {
+	name := MarkerName(zone)
+	for _, c := range current {
+		if c.Name != name || c.Type != endpoint.TypeTXT || c.SetIdentifier != "" {
+			continue
+		}
+		counts := map[string]int{}
+		for _, t := range c.Targets {
+			if owner, n, ok := parseMarkerValue(t); ok {
+				counts[owner] = n
+			}
+		}
+		return c, counts
+	}
+	return nil, nil
+}
+
+// markerValue is owner's value in the marker: `"crossfade-deletion-guard owner=blue owned=20"`.
+func markerValue(owner string, owned int) string {
+	return fmt.Sprintf("%q", fmt.Sprintf("%s owner=%s owned=%d", markerPrefix, owner, owned))
+}
+
+// parseMarkerValue reads one value of the marker; ok is false for a value it did not write.
+func parseMarkerValue(v string) (owner string, owned int, ok bool) {
+	f := strings.Fields(strings.Trim(v, `"`))
+	if len(f) != 3 || f[0] != markerPrefix || !strings.HasPrefix(f[1], "owner=") || !strings.HasPrefix(f[2], "owned=") {
+		return "", 0, false
+	}
+	n, err := strconv.Atoi(strings.TrimPrefix(f[2], "owned="))
+	if err != nil || n < 0 {
+		return "", 0, false
+	}
+	return strings.TrimPrefix(f[1], "owner="), n, true
+}
+
+// addMarkerUnit appends to p a batch that sets owner's value in the zone's marker to owned,
+// or removes it when owned < 0: the set as listed is deleted and the new one created (the
+// compare-and-swap every crossfade write is; no UPSERT), other owners' values kept.
+func addMarkerUnit(p *plan.Plan, mark *endpoint.Endpoint, zone, owner string, owned int) {
+	var values []string
+	if mark != nil {
+		for _, t := range mark.Targets {
+			if o, _, ok := parseMarkerValue(t); !ok || o != owner {
+				values = append(values, t)
+			}
+		}
+	}
+	if owned >= 0 {
+		values = append(values, markerValue(owner, owned))
+	}
+	u := plan.Unit{Name: MarkerName(zone)}
+	if mark != nil {
+		u.Changes = append(u.Changes, plan.Change{Action: plan.Delete, Endpoint: mark})
+	}
+	if len(values) > 0 {
+		u.Changes = append(u.Changes, plan.Change{Action: plan.Create, Endpoint: &endpoint.Endpoint{
+			Name: MarkerName(zone), Type: endpoint.TypeTXT, Targets: endpoint.NewTargets(values...), TTL: endpoint.NewTTL(300)}})
+	}
+	if len(u.Changes) == 0 {
+		return
+	}
+	p.Units = append(p.Units, []plan.Unit{u})
+	p.Batches = append(p.Batches, plan.Changes([]plan.Unit{u}))
 }

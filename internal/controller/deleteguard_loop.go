@@ -2,64 +2,30 @@ package controller
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/crossfade-io/crossfade/internal/endpoint"
 	"github.com/crossfade-io/crossfade/internal/metrics"
-	"github.com/crossfade-io/crossfade/internal/plan"
 )
 
-// syncGuarded syncs through the deletion guard. A controller's Syncer.Guard.Allow
-// (--allow-mass-delete) lets held deletions through once, not at every reconcile: a
-// controller runs for weeks, and a flag left in its Deployment must not disarm the guard
-// for good. So every sync runs with the guard on; the first one that holds deletions
-// while the allowance stands is run again with the guard off, which deletes what was held,
-// and the allowance is spent: the guard is on from then on, and the log says so. A
-// sync that holds nothing leaves the allowance for a later one.
-//
-// The report returned is the last sync's, with the first's writes counted in each
-// zone's Written.
+// syncGuarded syncs through the deletion guard. A controller's --allow-mass-delete
+// (Syncer.Guard.Allow) is not sync's: a controller runs for weeks, restarts, fails over,
+// and a flag left in its Deployment must not let through a mass deletion nobody has
+// looked at. So it becomes AllowRemembered for the first reconcile after start: only the
+// deletions the guard held before (the ones a person was told about, in an event and the
+// zone's marker) go, and only then; from the first reconcile that lists and writes every
+// zone with every object read, the guard is whole again, and the log says so.
 func (c *Controller) syncGuarded(ctx context.Context, eps []*endpoint.Endpoint, keep Keep) (*Report, error) {
 	s := c.cfg.Syncer
-	if !s.Guard.Allow {
-		return s.SyncKeeping(ctx, eps, keep)
+	if s.Guard.Allow {
+		s.Guard.Allow, s.Guard.AllowRemembered = false, true
 	}
-	s.Guard.Allow = false
 	rep, err := s.SyncKeeping(ctx, eps, keep)
-	// A reconcile that failed somewhere keeps the allowance too: planning again at once
-	// would list the failing zone a second time (the reconcile backoff's one listing).
-	if err != nil || rep == nil || rep.DeletionsHeld() == 0 || rep.Err() != nil {
-		s.Guard.Allow = true // not used yet: kept for the first sync that holds deletions
-		return rep, err
+	if s.Guard.AllowRemembered && err == nil && rep.Err() == nil && !keep.All {
+		s.Guard.AllowRemembered = false
+		c.log.Warn("deletion guard: --allow-mass-delete let through, at the first reconcile, the deletions the guard had held before; the guard is whole again for every later reconcile",
+			"owner", s.Registry.OwnerID())
 	}
-	held := rep.DeletionsHeld()
-	s.Guard.Allow = true
-	again, err := s.SyncKeeping(ctx, eps, keep)
-	if err != nil {
-		// Nothing was planned again, so nothing held was deleted: the allowance stands.
-		return rep, fmt.Errorf("deleting the %d held records (--allow-mass-delete): %w", held, err)
-	}
-	s.Guard.Allow = false
-	c.log.Warn("deletion guard: --allow-mass-delete let the held deletions through once; the guard is on again for every later reconcile",
-		"held", held, "owner", s.Registry.OwnerID())
-	first := map[string]map[plan.Action]int{}
-	for _, z := range rep.Zones {
-		first[z.Zone.ID] = z.Written
-	}
-	for i := range again.Zones {
-		z := &again.Zones[i]
-		if len(first[z.Zone.ID]) == 0 {
-			continue
-		}
-		w := make(map[plan.Action]int, len(z.Written)+len(first[z.Zone.ID]))
-		for _, m := range []map[plan.Action]int{z.Written, first[z.Zone.ID]} {
-			for a, n := range m {
-				w[a] += n
-			}
-		}
-		z.Written = w
-	}
-	return again, nil
+	return rep, err
 }
 
 // reportHeld reports each planned zone's held deletions as a Warning event on the
@@ -87,11 +53,7 @@ func (c *Controller) reportHeld(rep *Report) map[string]int {
 		}
 		held[z.Zone.Name] += h.Deletes
 		if c.cfg.Events != nil {
-			// Without the "held at an earlier reconcile" clause, which the second reconcile
-			// of a hold adds: the problem is the same one, and its event is not sent again.
-			ev := *h
-			ev.Earlier = 0
-			c.cfg.Events.WarnControllerAbout(ReasonDeletionsHeld, z.Zone.ID, ev.Message(z.Zone.Name))
+			c.cfg.Events.WarnControllerAbout(ReasonDeletionsHeld, z.Zone.ID, h.Message(z.Zone.Name))
 		}
 	}
 	return held

@@ -58,7 +58,7 @@ func TestDeleteGuardHolds(t *testing.T) {
 func TestHeldDeletionsMessage(t *testing.T) {
 	h := &HeldDeletions{Owner: "blue", Owned: 20, Deletes: 12, MaxRatio: 0.5, Min: 10}
 	msg := h.Message("example.com")
-	for _, w := range []string{"zone example.com", "held 12 deletions of the 20 records owner blue owns", "more than 50% and at least 10", "--allow-mass-delete"} {
+	for _, w := range []string{"zone example.com", "held 12 deletions of the 20 records owner blue owned there before the guard first held them", "more than 50% and at least 10", "--allow-mass-delete"} {
 		if !strings.Contains(msg, w) {
 			t.Errorf("message lacks %q: %s", w, msg)
 		}
@@ -312,8 +312,8 @@ func TestSyncDeleteGuardAnnotationPrefix(t *testing.T) {
 	if len(out.Source.Endpoints) != 0 {
 		t.Fatalf("the new prefix yields %d records, want 0", len(out.Source.Endpoints))
 	}
-	if got := e.state(t); !slices.Equal(got, before) {
-		t.Errorf("zone changed:\n got %q\nwant %q", got, before)
+	if got, mark := splitMarker(e.state(t)); !slices.Equal(got, before) || len(mark) != 1 {
+		t.Errorf("zone changed:\n got %q\nwant %q\nand one guard marker, got %q", got, before, mark)
 	}
 	if n := out.Report.DeletionsHeld(); n != 12 {
 		t.Errorf("DeletionsHeld() = %d, want 12", n)
@@ -325,7 +325,7 @@ func TestSyncDeleteGuardAnnotationPrefix(t *testing.T) {
 	for _, w := range []string{
 		"0 delete,", "12 delete held by the deletion guard",
 		"held by the deletion guard (not deleted): 12",
-		"the deletion guard held 12 deletions of the 12 records owner blue owns there",
+		"the deletion guard held 12 deletions of the 12 records owner blue owned there before the guard first held them",
 		"--allow-mass-delete",
 		"    web00.example.com A\n", "    web11.example.com A\n",
 	} {
@@ -359,8 +359,8 @@ func TestSyncDeleteGuardHoldsReplacementsToo(t *testing.T) {
 	if h == nil || h.Deletes != 11 || h.Owned != 12 || !slices.Equal(h.Records, keys(all[1:])) {
 		t.Fatalf("held %+v, want 11 of 12", h)
 	}
-	if got := e.state(t); !slices.Equal(got, before) {
-		t.Errorf("zone changed:\n got %q\nwant %q", got, before)
+	if got, mark := splitMarker(e.state(t)); !slices.Equal(got, before) || len(mark) != 1 {
+		t.Errorf("zone changed:\n got %q\nwant %q\nand one guard marker, got %q", got, before, mark)
 	}
 	c := rep.Conflicts()
 	if len(c) != 1 || c[0].Key != weighted.Key() || !strings.Contains(c[0].Reason, "deletion guard") || strings.Contains(c[0].Reason, "could not be read") {
@@ -389,8 +389,8 @@ func TestOutcomeTextHeldDeletions(t *testing.T) {
 		"zone example.com (Z1): 0 create, 0 update, 0 delete, 0 replace, 0 held by policy, 0 conflicts, 0 batches, 25 delete held by the deletion guard\n",
 		"zone example.org (Z2): 0 create, 0 update, 1 delete, 0 replace, 0 held by policy, 0 conflicts, 0 batches\n",
 		"held by the deletion guard (not deleted): 25\n",
-		"  zone example.com (Z1): the deletion guard held 25 deletions of the 30 records owner blue owns there (it holds deleting all of them, or more than 50% and at least 10)",
-		"pass --allow-mass-delete (sync: run again with it; controller: restart with it, it lets them through once)\n",
+		"  zone example.com (Z1): the deletion guard held 25 deletions of the 30 records owner blue owned there before the guard first held them (a count the zone keeps in a crossfade-deletion-guard TXT record until a sync holds nothing) (it holds deleting all of them, or more than 50% and at least 10)",
+		"pass --allow-mass-delete (sync: run again with it; controller: restart with it, and its first reconcile lets through what was held)\n",
 		"    svc00.example.com A\n", "    svc19.example.com A\n", "    … and 5 more\n",
 	} {
 		if !strings.Contains(text, w) {
@@ -402,11 +402,12 @@ func TestOutcomeTextHeldDeletions(t *testing.T) {
 	}
 }
 
-// TestSyncDeleteGuardRemembersItsHold: a controller reconciles with one Syncer. A wrong
-// input that asks for one new record and none of the owner's 5 is held as "all of them",
-// and the new record is created; at the next reconcile the same input would delete 5 of
-// 6, under the minimum: the guard holds them again because it held them before, until a
-// source wants them again. Only then does an ordinary deletion go.
+// TestSyncDeleteGuardRemembersItsHold: a wrong input asks for one new record and none of
+// the owner's 5. The first run holds the 5 (all of them) and creates the new one; the next
+// run, a new process (sync again, a restarted controller), would delete 5 of 6, under the
+// minimum: the guard holds them again because the zone's marker record remembers the count
+// from before the first hold. Once a run holds nothing, the marker goes, and an ordinary
+// deletion goes too.
 func TestSyncDeleteGuardRemembersItsHold(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a sandbox")
@@ -414,34 +415,81 @@ func TestSyncDeleteGuardRemembersItsHold(t *testing.T) {
 	e := newEnv(t)
 	all := records(5, "svc")
 	e.sync(t, "blue", plan.Sync, all...)
-	s := e.syncer(t, "blue", plan.Sync)
+	e.sync(t, "green", plan.Sync, records(2, "green")...)
 	sync := func(what string, desired ...*endpoint.Endpoint) *Report {
 		t.Helper()
-		rep, err := s.Sync(context.Background(), desired)
+		rep, err := e.syncer(t, "blue", plan.Sync).Sync(context.Background(), desired) // a new Syncer: a new process
 		if err != nil || rep.Err() != nil {
 			t.Fatalf("%s: %v, %v", what, err, rep.Err())
 		}
 		return rep
 	}
+	marker := func() []string {
+		t.Helper()
+		_, m := splitMarker(e.state(t))
+		return m
+	}
 	wrong := records(1, "new")
-	for i, want := range []int{0, 5} {
-		rep := sync(fmt.Sprintf("wrong input, reconcile %d", i+1), wrong...)
+	for i := range 3 {
+		rep := sync(fmt.Sprintf("wrong input, run %d", i+1), wrong...)
 		h := rep.Zones[0].HeldDeletions
-		if h == nil || h.Deletes != 5 || h.Earlier != want {
-			t.Fatalf("reconcile %d: held %+v, want the 5 records held (%d of them held before)", i+1, h, want)
+		if h == nil || h.Deletes != 5 || h.Owned != 5 || h.Since != (i > 0) {
+			t.Fatalf("run %d: held %+v, want the 5 records held, counted against the 5 owned before the first hold", i+1, h)
 		}
-		if got, want := e.aNames(t), slices.Sorted(slices.Values(slices.Concat(names(all), names(wrong)))); !slices.Equal(got, want) {
-			t.Fatalf("reconcile %d: zone holds %q, want %q", i+1, got, want)
+		if got, want := e.aNames(t), slices.Sorted(slices.Values(slices.Concat(names(all), names(records(2, "green")), names(wrong)))); !slices.Equal(got, want) {
+			t.Fatalf("run %d: zone holds %q, want %q", i+1, got, want)
+		}
+		if m := marker(); len(m) != 1 || !strings.Contains(m[0], "owner=blue owned=5") {
+			t.Fatalf("run %d: marker %q, want one with blue's count of 5", i+1, m)
+		}
+		if msg := h.Message("example.com"); !strings.Contains(msg, "held 5 deletions of the 5 records owner blue owned there before the guard first held them") {
+			t.Errorf("run %d: message %q", i+1, msg)
 		}
 	}
-	if msg := sync("once more", wrong...).Zones[0].HeldDeletions.Message("example.com"); !strings.Contains(msg, "5 of them were held at an earlier reconcile") {
-		t.Errorf("message %q does not say why 5 of 6 are held", msg)
+	// Green's sync does not disturb blue's marker, nor is it held by it.
+	if rep := e.sync(t, "green", plan.Sync, records(2, "green")...); rep.Zones[0].HeldDeletions != nil || len(marker()) != 1 {
+		t.Fatalf("green's sync: held %+v, marker %q", rep.Zones[0].HeldDeletions, marker())
 	}
-	// The input is fixed: nothing held; then one record really goes.
-	if rep := sync("fixed", slices.Concat(all, wrong)...); rep.Zones[0].HeldDeletions != nil {
-		t.Fatalf("fixed input: held %+v", rep.Zones[0].HeldDeletions)
+	// The input is fixed: nothing held, the marker goes; then one record really goes.
+	if rep := sync("fixed", slices.Concat(all, wrong)...); rep.Zones[0].HeldDeletions != nil || len(marker()) != 0 {
+		t.Fatalf("fixed input: held %+v, marker %q", rep.Zones[0].HeldDeletions, marker())
 	}
 	if rep := sync("one deleted", slices.Concat(all[1:], wrong)...); rep.Zones[0].HeldDeletions != nil || rep.Zones[0].Plan.Summary.Delete != 1 {
 		t.Fatalf("one deletion after the fix: held %+v, summary %+v", rep.Zones[0].HeldDeletions, rep.Zones[0].Plan.Summary)
 	}
+}
+
+// TestMarkerValues: the marker's values round-trip; values it did not write are ignored.
+func TestMarkerValues(t *testing.T) {
+	for _, tc := range []struct {
+		v     string
+		owner string
+		n     int
+		ok    bool
+	}{
+		{markerValue("blue", 20), "blue", 20, true},
+		{markerValue("eks-green-1", 0), "eks-green-1", 0, true},
+		{`"crossfade-deletion-guard owner=blue owned=-1"`, "", 0, false},
+		{`"crossfade-deletion-guard owner=blue"`, "", 0, false},
+		{`"v=spf1 -all"`, "", 0, false},
+		{`"heritage=external-dns,external-dns/owner=blue"`, "", 0, false},
+	} {
+		owner, n, ok := parseMarkerValue(tc.v)
+		if owner != tc.owner || n != tc.n || ok != tc.ok {
+			t.Errorf("parseMarkerValue(%s) = %q, %d, %v; want %q, %d, %v", tc.v, owner, n, ok, tc.owner, tc.n, tc.ok)
+		}
+	}
+}
+
+// splitMarker separates the deletion guard's marker record from the rest of a zone state
+// (env.state's lines).
+func splitMarker(state []string) (rest, marker []string) {
+	for _, r := range state {
+		if strings.HasPrefix(r, MarkerName("example.com")+" ") {
+			marker = append(marker, r)
+		} else {
+			rest = append(rest, r)
+		}
+	}
+	return rest, marker
 }

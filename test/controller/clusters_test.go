@@ -28,13 +28,13 @@ func TestTwoClustersShareAName(t *testing.T) {
 		c.kc = kubetest.Start(t)
 		lbService(t, c.kc.Clientset(t), "app", c.ip, map[string]string{alpha + "hostname": "app.example.com",
 			alpha + "set-identifier": c.id, alpha + "aws-weight": "50"})
+		if c.id == "blue" {
+			// Blue publishes another name too, so that its member going below is one of
+			// its two records, not all of them, which the deletion guard would hold.
+			lbService(t, c.kc.Clientset(t), "keep", "192.0.2.11", map[string]string{alpha + "hostname": "keep-blue.example.com"})
+		}
 		// --interval 1s: each controller reconciles every second, so a fight would show.
 		args := []string{"--source", "service", "--txt-owner-id", c.id, "--leader-elect=false", "--interval", "1s", "--debounce", "100ms"}
-		if c.id == "blue" {
-			// Blue's member going below is all of blue's records, which the deletion guard
-			// holds; here it is meant (the allowance lets it through once).
-			args = append(args, "--allow-mass-delete")
-		}
 		startController(t, c.id, c.kc.Kubeconfig, sb, args...)
 	}
 	both := func() (bool, string) {

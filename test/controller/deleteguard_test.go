@@ -105,7 +105,8 @@ func TestLabelFilterMatchingNothingDeletesNothing(t *testing.T) {
 	}
 	ctl.Stop(t)
 
-	// The person means it: --allow-mass-delete lets the deletions through, once.
+	// The person means it: restarted with --allow-mass-delete, the controller lets through,
+	// at its first reconcile, the deletions the guard held before (and only those).
 	// Reconciles only after the test's 20 relabels are all done (quiet for 2 s), so that
 	// none sees them half done.
 	ctl = start("allowed", "team=nobody", "--allow-mass-delete", "--interval", "10m", "--debounce", "2s", "--max-delay", "20s")
@@ -113,8 +114,8 @@ func TestLabelFilterMatchingNothingDeletesNothing(t *testing.T) {
 		n := published()
 		return n == 0, fmt.Sprint(n, " published")
 	})
-	if !strings.Contains(ctl.Log(), "the guard is on again") {
-		t.Errorf("no log line says the guard is on again")
+	if !strings.Contains(ctl.Log(), "the guard is whole again") {
+		t.Errorf("no log line says the guard is whole again")
 	}
 	eventually(t, 10*time.Second, "nothing held", func() (bool, string) {
 		v := ctl.Metric(t, `crossfade_deletions_held{zone="example.com"}`)
