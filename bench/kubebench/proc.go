@@ -42,7 +42,7 @@ func stopChild(c *child.Process) error {
 	}
 	var exit *exec.ExitError
 	if errors.As(c.Err(), &exit) && exit.ExitCode() != 0 {
-		return fmt.Errorf("%s exited with %v after SIGTERM; log tail:\n%s", c.Name(), c.Err(), c.Tail(logTailLines))
+		return fmt.Errorf("%s exited with %w after SIGTERM; log tail:\n%s", c.Name(), c.Err(), c.Tail(logTailLines))
 	}
 	return nil
 }

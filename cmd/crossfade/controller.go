@@ -12,8 +12,6 @@ import (
 	"runtime/debug"
 	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/aws/smithy-go/middleware"
@@ -175,7 +173,7 @@ other unknown flag is refused (exit status 2).`,
 	fl.BoolVar(&f.dryRun, "dry-run", false, "plan and log, send nothing")
 	fl.DurationVar(&f.debounce, "debounce", controller.DefaultDebounce, "quiet time after an object change before reconciling")
 	fl.DurationVar(&f.maxDelay, "max-delay", controller.DefaultMaxDelay, "longest wait for quiet after the first change")
-	fl.DurationVar(&f.backoffBase, "reconcile-backoff-base", controller.DefaultBackoffBase, "longest wait after a failed reconcile (Route 53 or Cloud Map throttling, failing or down) before the next; it doubles with each failure in a row, jittered, up to --reconcile-backoff-max, and changes that come meanwhile wait for its end")
+	fl.DurationVar(&f.backoffBase, "reconcile-backoff-base", controller.DefaultBackoffBase, "the first retry of a failed reconcile (Route 53 or Cloud Map throttling, failing or down) comes within this; the wait doubles with each failure in a row, jittered, up to --reconcile-backoff-max, and changes that come meanwhile wait for its end")
 	fl.DurationVar(&f.backoffMax, "reconcile-backoff-max", controller.DefaultBackoffMax, "cap of the wait after failed reconciles: the longest the controller is late once the API answers again")
 	fl.DurationVar(&f.resync, "resync-interval", time.Hour, "re-list each zone this often even if nothing failed")
 	fl.DurationVar(&f.crdPoll, "crd-poll-interval", controller.DefaultCRDPoll, "how often CRDs not installed yet are looked for")
@@ -344,8 +342,8 @@ func (f *controllerFlags) run(ctx context.Context, log *slog.Logger) error {
 	if err != nil {
 		return fmt.Errorf("metrics: %w", err)
 	}
-	obs := &observer{m: m, held: held}
-	m.SetCacheAges(func() map[string]time.Duration { return obs.byName(zones.Ages()) })
+	obs := controller.NewMetricsObserver(m, held)
+	m.SetCacheAges(func() map[string]time.Duration { return obs.ByName(zones.Ages()) })
 	ctlCfg := controller.Config{Syncer: p.syncer, Source: p.source, DropKinds: drop,
 		Debounce: f.debounce, MaxDelay: f.maxDelay, Interval: f.interval,
 		Events: events, Observer: obs, Logger: log}
@@ -385,15 +383,7 @@ func (f *controllerFlags) run(ctx context.Context, log *slog.Logger) error {
 
 	// Ready once every informer has its first list and, on the leader, the first
 	// reconcile is done; a standby is ready, so that a rollout does not wait on it.
-	ready := func() error {
-		if err := w.Synced(); err != nil {
-			return err
-		}
-		if obs.leading.Load() && !obs.reconciled.Load() {
-			return errors.New("first reconcile not done yet")
-		}
-		return nil
-	}
+	ready := func() error { return obs.Ready(w.Synced) }
 	ln, err := net.Listen("tcp", f.metricsAddress)
 	if err != nil {
 		return fmt.Errorf("--metrics-address %q: %w", f.metricsAddress, err)
@@ -412,7 +402,7 @@ func (f *controllerFlags) run(ctx context.Context, log *slog.Logger) error {
 		return err
 	}
 	if f.once || !f.leaderElect {
-		obs.setLeading(true)
+		obs.SetLeading(true)
 	}
 	if f.once {
 		// A kind answered 404 once is not yet absent (the API server may be restarting):
@@ -428,7 +418,7 @@ func (f *controllerFlags) run(ctx context.Context, log *slog.Logger) error {
 	}
 	err = controller.Lead(ctx, controller.LeaderConfig{Client: client, Namespace: f.leaseNamespaceOrDefault(),
 		Name: f.leaseName, Identity: identity(), LeaseDuration: f.leaseDuration, RenewDeadline: f.renewDeadline,
-		RetryPeriod: f.retryPeriod, OnLeading: obs.setLeading, Logger: log},
+		RetryPeriod: f.retryPeriod, OnLeading: obs.SetLeading, Logger: log},
 		func(ctx context.Context) { _ = ctl.Run(ctx) })
 	if errors.Is(err, controller.ErrLeadershipLost) {
 		log.Error("lost the lease: exiting so that only the new leader writes")
@@ -478,44 +468,4 @@ func identity() string {
 	var b [4]byte
 	_, _ = rand.Read(b[:])
 	return host + "_" + hex.EncodeToString(b[:])
-}
-
-// observer exports each reconcile's numbers as metrics and remembers what readiness and
-// the cache-age gauge need.
-type observer struct {
-	m          *metrics.Metrics
-	held       *metrics.DeletionsHeld // nil records no held deletions
-	leading    atomic.Bool
-	reconciled atomic.Bool
-	mu         sync.Mutex
-	zoneNames  map[string]string // zone id → name
-}
-
-func (o *observer) Reconciled(s controller.Stats) {
-	s.Record(o.m)
-	if o.held != nil {
-		s.RecordHeld(o.held)
-	}
-	o.mu.Lock()
-	o.zoneNames = s.ZoneNames
-	o.mu.Unlock()
-	o.reconciled.Store(true)
-}
-
-func (o *observer) setLeading(b bool) {
-	o.leading.Store(b)
-	o.m.SetLeader(b)
-}
-
-// byName keys the cache's ages (by zone id) by zone name, as the other zone metrics are.
-func (o *observer) byName(ages map[string]time.Duration) map[string]time.Duration {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	out := make(map[string]time.Duration, len(ages))
-	for id, age := range ages {
-		if name, ok := o.zoneNames[id]; ok {
-			out[name] = age
-		}
-	}
-	return out
 }

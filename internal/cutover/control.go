@@ -238,8 +238,12 @@ func readCommands(dir string) ([]Command, []error) {
 			continue
 		}
 		var c Command
-		if err := json.Unmarshal(data, &c); err != nil || c.ID != strings.TrimSuffix(name, ".json") {
+		if err := json.Unmarshal(data, &c); err != nil {
 			errs = append(errs, fmt.Errorf("control %s: not a command file: %v", filepath.Join(dir, name), err))
+			continue
+		}
+		if want := strings.TrimSuffix(name, ".json"); c.ID != want {
+			errs = append(errs, fmt.Errorf("control %s: not a command file: its id is %q, not %q, the file's name", filepath.Join(dir, name), c.ID, want))
 			continue
 		}
 		out = append(out, c)

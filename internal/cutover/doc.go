@@ -1,9 +1,20 @@
 // Package cutover shifts traffic between clusters in gated, TTL-paced steps with a
-// crash-safe journal and automatic rollback. (Built with issue 5.)
+// crash-safe journal and automatic rollback: traffic moves only after a measurement says
+// the last step held (never blind), and a run killed at any moment resumes from its
+// journal (Run with resume) or rolls back (Abort).
 //
 // The runner pulls one Lever (lever.go): the Route 53 lever moves the weights of weighted
 // record sets (lever_dns.go), the ALB lever the target-group weights of ALB listener
-// rules (lever_alb.go, issue 16). Steps, gates, pause/resume/promote/abort, rollback, the
+// rules (lever_alb.go), the Cloud Map lever which instances of a shared service are
+// HEALTHY (lever_cloudmap.go). Steps, gates, pause/resume/promote/abort, rollback, the
 // journal, the report, the progress table and the dashboard's events are the same for
-// both.
+// all three.
+//
+// While a cutover holds a name it writes an authority record (the ALB lever: authority
+// tags on the rule), so that crossfade's publishers keep its weights instead of their own,
+// and it keeps comparing the weights it reads with those it wrote: another writer's
+// change is drift, which pauses the cutover (or rolls it back: spec.onDrift) rather than
+// being fought. Release hands the weights back to the
+// publishers once the cutover is over; Plan previews every write a run would send
+// (`cutover plan`) without sending any.
 package cutover

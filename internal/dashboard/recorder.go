@@ -1,6 +1,8 @@
 // Package dashboard is the live view of a cutover: a Recorder that folds the cutover's
 // progress events and the traffic a load generator observes into time series, and a
 // page (embedded, nothing fetched from the internet) that draws them from a JSON API.
+// Serve listens on loopback only and refuses a Host that is not a loopback name (DNS
+// rebinding): the page shows a production change and has no authentication.
 package dashboard
 
 import (

@@ -145,12 +145,18 @@ func createALB(ctx context.Context, api elbAPI, sb *sandbox.Sandbox, ids []strin
 // by cluster id.
 func (a *albSetup) weights(ctx context.Context, api elbAPI) (rule, listener map[string]int64, err error) {
 	rs, err := api.DescribeRules(ctx, &elbv2.DescribeRulesInput{RuleArns: []string{a.rule}})
-	if err != nil || len(rs.Rules) == 0 {
-		return nil, nil, fmt.Errorf("describe rule %s: %v", a.rule, err)
+	if err != nil {
+		return nil, nil, fmt.Errorf("describe rule %s: %w", a.rule, err)
+	}
+	if len(rs.Rules) == 0 {
+		return nil, nil, fmt.Errorf("describe rule %s: no such rule", a.rule)
 	}
 	ls, err := api.DescribeListeners(ctx, &elbv2.DescribeListenersInput{ListenerArns: []string{a.listener}})
-	if err != nil || len(ls.Listeners) == 0 {
-		return nil, nil, fmt.Errorf("describe listener %s: %v", a.listener, err)
+	if err != nil {
+		return nil, nil, fmt.Errorf("describe listener %s: %w", a.listener, err)
+	}
+	if len(ls.Listeners) == 0 {
+		return nil, nil, fmt.Errorf("describe listener %s: no such listener", a.listener)
 	}
 	return forwardWeights(rs.Rules[0].Actions, a.groups), forwardWeights(ls.Listeners[0].DefaultActions, a.groups), nil
 }

@@ -441,8 +441,11 @@ func total(m map[string]int64) int64 {
 // weights reads the members' weights of the demo's name from the zone.
 func weights(ctx context.Context, dns *route53.Provider) (map[string]int64, error) {
 	zones, err := dns.Zones(ctx)
-	if err != nil || len(zones) == 0 {
-		return nil, fmt.Errorf("read zone %s: %v", zoneName, err)
+	if err != nil {
+		return nil, fmt.Errorf("read zone %s: %w", zoneName, err)
+	}
+	if len(zones) == 0 {
+		return nil, fmt.Errorf("read zone %s: no such hosted zone", zoneName)
 	}
 	recs, err := dns.Records(ctx, zones[0])
 	if err != nil {

@@ -270,7 +270,7 @@ func (k *kube) waitPublished(ctx context.Context, dns *route53.Provider) (map[st
 			for _, kc := range k.clusters {
 				fmt.Fprintf(&logs, "\ncluster %s controller log %s (last lines):\n%s", kc.id, kc.ctl.LogPath, child.Tail(kc.ctl.LogPath, 20))
 			}
-			return nil, fmt.Errorf("the controllers did not publish within %s (%v): %s%s", publishTimeout, context.Cause(ctx), strings.Join(problems, "; "), logs.String())
+			return nil, fmt.Errorf("the controllers did not publish within %s (%w): %s%s", publishTimeout, context.Cause(ctx), strings.Join(problems, "; "), logs.String())
 		case <-tick.C:
 		}
 	}

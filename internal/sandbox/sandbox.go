@@ -4,6 +4,11 @@
 // proxy's traffic, and a Cloud Map (servicediscovery) API whose DNS namespaces are zones of
 // the same DNS server, in one loopback process, with fault injection and call counters for
 // tests.
+//
+// The API has no authentication (whatever reaches it can rewrite zones, load balancers
+// and faults), so it listens on loopback only unless told otherwise (--allow-remote), and
+// refuses requests whose Host is not a loopback name (DNS rebinding) and any request a web
+// page made (an Origin header, a cross-site Sec-Fetch-Site): see origin.go.
 package sandbox
 
 import (

@@ -1,6 +1,8 @@
 // Package verify checks what the authoritative DNS servers answer for a weighted name
 // against the weights the zone holds: the Route 53 console's "Test record", done
 // statistically. It reuses the cutover's DNS gate, which samples and classifies answers.
+// For a Cloud Map service, RunCloudMap asks DiscoverInstances what the clients are
+// answered, judged by the cutover's cloudMapDiscovery gate.
 package verify
 
 import (

@@ -2,9 +2,11 @@
 // public name and at each cluster, a Prometheus instant query against a threshold, a
 // sample of the authoritative DNS answers compared with the weights written, and for the
 // ALB lever the target groups' health (DescribeTargetHealth) and the traffic CloudWatch
-// counts per target group compared with the weights written. The engine calls Check
-// repeatedly while a step holds; each call measures afresh and returns a Result that says
-// why it passed or failed, with the numbers measured for the report.
+// counts per target group compared with the weights written, and for the Cloud Map lever
+// what DiscoverInstances returns to the clients' query. It also reads the request rate
+// still reaching the retired cluster (Residual) for the retire check. The engine calls
+// Check repeatedly while a step holds; each call measures afresh and returns a Result
+// that says why it passed or failed, with the numbers measured for the report.
 package gate
 
 import (

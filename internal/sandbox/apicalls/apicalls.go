@@ -1,5 +1,5 @@
 // Package apicalls counts the calls of every AWS API the sandbox serves (Route 53, ELBv2,
-// CloudWatch) in one pair of metrics keyed by operation, so that tests, benchmarks and the
+// CloudWatch, Cloud Map) in one pair of metrics keyed by operation, so that tests, benchmarks and the
 // IAM check read every API's calls in one place.
 package apicalls
 
