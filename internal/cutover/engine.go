@@ -192,6 +192,12 @@ type runner struct {
 	expect map[string]int64
 	// expected says what expect is, for the drift error: "the cutover wrote" or the like.
 	expected string
+	// resumeLanded are, by member key, the weights the write of the run before this one
+	// may still leave after this run read the lever (its last intent's, see state.lastSent):
+	// no drift until this run's first write is in effect. A Cloud Map status takes effect
+	// seconds after it is sent, so a run killed just after sending one sees it land
+	// under its successor.
+	resumeLanded map[string][]int64
 	// pauseWhy is shown while paused for another reason than a pause command.
 	pauseWhy string
 	// closeFn releases the journal and the lock.
@@ -467,6 +473,8 @@ type state struct {
 	// seen are the ids of the control commands journaled.
 	seen map[string]bool
 	done string
+	// lastSent are the weights of the last write intent journaled (nil when none).
+	lastSent map[string]int64
 }
 
 // outcomeErr is what Run returns for a cutover that has ended.
@@ -494,6 +502,9 @@ func replay(entries []journal.Entry) state {
 		case kindIntent:
 			if e.Step == stepTTLLower {
 				st.ttlTouched = true
+			}
+			if e.Weights != nil {
+				st.lastSent = e.Weights
 			}
 		case kindStepPassed:
 			if st.rollback == nil {

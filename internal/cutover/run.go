@@ -61,6 +61,9 @@ func (r *runner) prepare(ctx context.Context, st state, rollingBack bool) error 
 	if !st.started {
 		r.expected = "the cutover started from"
 	}
+	if st.started && st.lastSent != nil {
+		r.resumeLanded = r.mayHaveLanded(ctx, l, Change{Weights: st.lastSent}, nil)
+	}
 	for _, s := range r.p.Steps {
 		var gs []Gate
 		for _, g := range s.Gates {
@@ -379,6 +382,7 @@ func (r *runner) write(ctx context.Context, step int, w map[string]int64, ttls m
 	r.live = wr.After
 	if w != nil {
 		r.expect, r.expected = memberWeights(r.live), "the cutover wrote"
+		r.resumeLanded = nil // this run's own write is in effect: the last run's is over
 	}
 	_, err = r.append(journal.Entry{Kind: kindInSync, Step: step, ChangeID: wr.ID, Detail: time.Since(sent).Round(time.Millisecond).String()})
 	return err
@@ -721,21 +725,13 @@ func pendingGates(rs []gate.Result) string {
 // nothing is compared: a rollback (which runs to its end whatever it finds), a write of
 // TTLs alone, and the first write after a resume from a drift pause, which overwrites
 // what it finds as the resume asked. A member at one of its weights in landed (by key:
-// what a failed attempt of this write may have left, see mayHaveLanded) is no drift.
+// what a failed attempt of this write may have left, see mayHaveLanded), or in
+// resumeLanded (what the killed run before a resume may still leave), is no drift.
 func (r *runner) driftIn(l Snapshot, w map[string]int64, landed map[string][]int64) *DriftError {
 	if w == nil || r.rollingBack || r.expect == nil {
 		return nil
 	}
-	expect := r.expect
-	if len(landed) > 0 {
-		expect = maps.Clone(r.expect)
-		for _, m := range l.Members() {
-			if slices.Contains(landed[m.Key], m.Weight) {
-				expect[m.Key] = m.Weight
-			}
-		}
-	}
-	if d := drift(l, expect); len(d) > 0 {
+	if d := drift(l, withLanded(l, withLanded(l, r.expect, r.resumeLanded), landed)); len(d) > 0 {
 		return &DriftError{Expected: r.expected, Members: d, Cause: r.lever.DriftCause()}
 	}
 	return nil
@@ -782,10 +778,25 @@ func (r *runner) checkDrift(ctx context.Context) (drifted, error) {
 		r.readFails = 0
 	}
 	r.compared = time.Now()
-	if d := drift(l, r.expect); len(d) > 0 {
+	if d := drift(l, withLanded(l, r.expect, r.resumeLanded)); len(d) > 0 {
 		return &DriftError{Expected: r.expected, Members: d, Cause: r.lever.DriftCause()}, nil
 	}
 	return nil, nil
+}
+
+// withLanded returns expect with, for each member of l at one of its weights in landed,
+// that weight: what an earlier write may have left is no drift.
+func withLanded(l Snapshot, expect map[string]int64, landed map[string][]int64) map[string]int64 {
+	if len(landed) == 0 {
+		return expect
+	}
+	out := maps.Clone(expect)
+	for _, m := range l.Members() {
+		if slices.Contains(landed[m.Key], m.Weight) {
+			out[m.Key] = m.Weight
+		}
+	}
+	return out
 }
 
 // unmeasuredChecks is how many checks in a row a gate may fail to measure (Result.Err: a
