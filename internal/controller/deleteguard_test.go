@@ -85,14 +85,7 @@ func (e *env) guarded(t *testing.T, owner string, guard DeleteGuard, dryRun bool
 	t.Helper()
 	s := e.syncer(t, owner, plan.Sync)
 	s.Guard, s.DryRun = guard, dryRun
-	rep, err := s.Sync(context.Background(), desired)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := rep.Err(); err != nil {
-		t.Fatalf("sync as %s: %v", owner, err)
-	}
-	return rep
+	return mustSync(t, s, owner, desired)
 }
 
 // aNames returns the names of the zone's A record sets, sorted.

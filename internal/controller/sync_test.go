@@ -46,7 +46,13 @@ func (e *env) syncer(t *testing.T, owner string, policy plan.Policy) *Syncer {
 
 func (e *env) sync(t *testing.T, owner string, policy plan.Policy, desired ...*endpoint.Endpoint) *Report {
 	t.Helper()
-	rep, err := e.syncer(t, owner, policy).Sync(context.Background(), desired)
+	return mustSync(t, e.syncer(t, owner, policy), owner, desired)
+}
+
+// mustSync syncs desired with s, as owner, failing the test on any error.
+func mustSync(t *testing.T, s *Syncer, owner string, desired []*endpoint.Endpoint) *Report {
+	t.Helper()
+	rep, err := s.Sync(context.Background(), desired)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -144,14 +144,8 @@ func TestWatcherAPIServerRestartDeletesNothing(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts kube-apiserver")
 	}
-	kube := kubetest.Start(t)
-	kube.InstallCRDs(t, dnsEndpointCRD)
-	time.Sleep(2 * time.Second) // the API server refuses objects of a CRD younger than this (kubetest.InstallCRDs)
+	kube := clusterWithDNSEndpoint(t)
 	ctx := t.Context()
-	if _, err := dynamic.NewForConfigOrDie(kube.Config()).Resource(dnsEndpointsGVR).Namespace("default").
-		Create(ctx, unstructuredDNSEndpoint("web", "web.example.com"), metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
 	api := startTCPProxy(t, kube.URL)
 	cfg := kube.Config()
 	cfg.Host = "https://" + api.addr
@@ -244,6 +238,20 @@ func (s *snapshotSampler) check() {
 	if b := s.bad.Load(); b != nil {
 		s.t.Fatal(b)
 	}
+}
+
+// clusterWithDNSEndpoint starts a kube-apiserver serving the DNSEndpoint CRD, with one
+// DNSEndpoint, default/web, that the restart tests require every complete snapshot to hold.
+func clusterWithDNSEndpoint(t *testing.T) *kubetest.Cluster {
+	t.Helper()
+	kube := kubetest.Start(t)
+	kube.InstallCRDs(t, dnsEndpointCRD)
+	time.Sleep(2 * time.Second) // the API server refuses objects of a CRD younger than this (kubetest.InstallCRDs)
+	if _, err := dynamic.NewForConfigOrDie(kube.Config()).Resource(dnsEndpointsGVR).Namespace("default").
+		Create(t.Context(), unstructuredDNSEndpoint("web", "web.example.com"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return kube
 }
 
 // waitComplete waits until w's snapshot is complete with the one DNSEndpoint.

@@ -4,11 +4,8 @@ import (
 	"testing"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
-
-	"github.com/crossfade-io/crossfade/internal/kubetest"
 )
 
 // TestWatcherRealAPIServerRestart: the real kube-apiserver is killed and started again
@@ -22,14 +19,8 @@ func TestWatcherRealAPIServerRestart(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts kube-apiserver")
 	}
-	kube := kubetest.Start(t)
-	kube.InstallCRDs(t, dnsEndpointCRD)
-	time.Sleep(2 * time.Second) // the API server refuses objects of a CRD younger than this (kubetest.InstallCRDs)
+	kube := clusterWithDNSEndpoint(t)
 	ctx := t.Context()
-	if _, err := dynamic.NewForConfigOrDie(kube.Config()).Resource(dnsEndpointsGVR).Namespace("default").
-		Create(ctx, unstructuredDNSEndpoint("web", "web.example.com"), metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
 	newWatcher := func() *Watcher {
 		t.Helper()
 		w, err := NewWatcher(kubernetes.NewForConfigOrDie(kube.Config()), dynamic.NewForConfigOrDie(kube.Config()),

@@ -41,19 +41,5 @@ func NewDeletionsHeld(reg prometheus.Registerer) (*DeletionsHeld, error) {
 func (d *DeletionsHeld) Set(zones []string, held map[string]int) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	now := make(map[string]bool, len(zones))
-	for _, z := range zones {
-		now[label(z)] = true
-	}
-	for z, n := range held {
-		z = label(z)
-		d.gauge.WithLabelValues(z).Set(float64(n))
-		now[z] = true
-	}
-	for z := range d.zones {
-		if !now[z] {
-			d.gauge.DeleteLabelValues(z)
-		}
-	}
-	d.zones = now
+	d.zones = setByZone(d.gauge, d.zones, zones, held)
 }

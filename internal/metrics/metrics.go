@@ -185,18 +185,28 @@ func actionLabel(a plan.Action) string { return strings.ToLower(string(a)) }
 func (m *Metrics) SetRecords(byZone map[string]int) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	now := make(map[string]bool, len(byZone))
-	for zone, n := range byZone {
-		zone = label(zone)
-		m.records.WithLabelValues(zone).Set(float64(n))
-		now[zone] = true
+	m.zones = setByZone(m.records, m.zones, nil, byZone)
+}
+
+// setByZone sets g's series of each zone in values, keeps those of the zones in keep at
+// their last value, removes the series of every other zone in last, and returns the zones
+// (as labels) whose series now stand: the next call's last.
+func setByZone(g *prometheus.GaugeVec, last map[string]bool, keep []string, values map[string]int) map[string]bool {
+	now := make(map[string]bool, len(keep)+len(values))
+	for _, z := range keep {
+		now[label(z)] = true
 	}
-	for zone := range m.zones {
-		if !now[zone] {
-			m.records.DeleteLabelValues(zone)
+	for z, n := range values {
+		z = label(z)
+		g.WithLabelValues(z).Set(float64(n))
+		now[z] = true
+	}
+	for z := range last {
+		if !now[z] {
+			g.DeleteLabelValues(z)
 		}
 	}
-	m.zones = now
+	return now
 }
 
 // SetInvalid sets the current count of invalid objects by kind and reason. It replaces
