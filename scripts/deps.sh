@@ -21,7 +21,7 @@ STATICCHECK_VERSION=v0.8.2
 KUBERNETES_VERSION=v1.31.4
 KUBERNETES_STAGING_VERSION=v0.31.4
 ETCD_VERSION=v3.5.16
-# The external-dns release crossfade is compared with (../shared/DESIGN.md: the newest that
+# The external-dns release crossfade is compared with (docs/architecture.md, "Compatibility with external-dns": the newest that
 # builds from the Go module proxy).
 EXTERNAL_DNS_VERSION=v0.21.0
 # helm v3, for the chart's tests. It is built against k8s.io/client-go v0.31, so it

@@ -11,7 +11,7 @@
 //
 // The pure parts — which instances a Service and its EndpointSlices ask for (Desire), an
 // endpoint's instance id (InstanceID), and what to write given what a service holds
-// (Plan) — have no I/O. Publisher adds the Cloud Map calls: it caches namespaces,
+// (Diff) — have no I/O. Publisher adds the Cloud Map calls: it caches namespaces,
 // services and each service's instances between reconciles, so that it calls nothing
 // while nothing changes, and reads an instance again right before every write so that a
 // stale cache can delay a write but never make a wrong one.

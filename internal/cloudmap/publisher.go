@@ -252,7 +252,7 @@ func (p *Publisher) Reconcile(ctx context.Context, services []*corev1.Service, e
 				continue // its list failed above
 			}
 			t := Target{Namespace: ns.name, Service: s.name}
-			ops, conflicts := Plan(d.Instances[t], s.have, p.cfg.Identity.Owner, keep)
+			ops, conflicts := Diff(d.Instances[t], s.have, p.cfg.Identity.Owner, keep)
 			for _, c := range conflicts {
 				rep.Problems = append(rep.Problems, conflictProblem(t, c))
 			}

@@ -5,13 +5,13 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/crossfade-io/crossfade/internal/sandbox/cloudmap"
+	"github.com/crossfade-io/crossfade/internal/sandbox/cloudmapstore"
 	"github.com/crossfade-io/crossfade/internal/sandbox/faults"
 	"github.com/crossfade-io/crossfade/internal/sandbox/servicediscoveryapi"
 	"github.com/crossfade-io/crossfade/internal/sandbox/zones"
 )
 
-// This file joins the Cloud Map model (internal/sandbox/cloudmap) to the rest of the
+// This file joins the Cloud Map model (internal/sandbox/cloudmapstore) to the rest of the
 // sandbox:
 //
 //   - its state lives in buckets of the zones' state file, as the ELBv2 state does;
@@ -29,8 +29,8 @@ const cloudMapTarget = servicediscoveryapi.TargetPrefix
 // openCloudMap opens the Cloud Map store over the sandbox's zones and state file.
 // Operations stay PENDING for the Route 53 change delay, so that one setting makes every
 // asynchronous AWS answer of the sandbox slow or quick.
-func openCloudMap(cfg Config, zs *zones.Store) (*cloudmap.Store, error) {
-	cm, err := cloudmap.Open(cloudmap.Options{
+func openCloudMap(cfg Config, zs *zones.Store) (*cloudmapstore.Store, error) {
+	cm, err := cloudmapstore.Open(cloudmapstore.Options{
 		DB: zs.DB(), Zones: zs, OperationDelay: cfg.ChangeDelay, HealthDelay: cfg.CloudMapHealthDelay, Logger: cfg.Logger,
 	})
 	if err != nil {
@@ -41,9 +41,9 @@ func openCloudMap(cfg Config, zs *zones.Store) (*cloudmap.Store, error) {
 
 // cloudMapAPI builds the Cloud Map handler; it joins the call counters the Route 53 API
 // registered.
-func cloudMapAPI(cfg Config, cm *cloudmap.Store, inj *faults.Injector, reg prometheus.Registerer) (*servicediscoveryapi.API, error) {
+func cloudMapAPI(cfg Config, cm *cloudmapstore.Store, inj *faults.Injector, reg prometheus.Registerer) (*servicediscoveryapi.API, error) {
 	return servicediscoveryapi.New(servicediscoveryapi.Config{Store: cm, Faults: inj, Registerer: reg, Logger: cfg.Logger})
 }
 
 // CloudMap is the sandbox's Cloud Map store.
-func (s *Sandbox) CloudMap() *cloudmap.Store { return s.cm }
+func (s *Sandbox) CloudMap() *cloudmapstore.Store { return s.cm }

@@ -9,6 +9,21 @@
 // and faults), so it listens on loopback only unless told otherwise (--allow-remote), and
 // refuses requests whose Host is not a loopback name (DNS rebinding) and any request a web
 // page made (an Origin header, a cross-site Sec-Fetch-Site): see origin.go.
+//
+// Each AWS API is a protocol front end over a store; the names differ because a store is
+// named for what it holds and a front end for the API it speaks:
+//
+//	API (front end)        protocol      store (model)   what the store holds
+//	route53api             REST-XML      zones           hosted zones, record sets, changes
+//	elbv2api               query-XML     elb             load balancers, target groups, listeners, rules
+//	servicediscoveryapi    JSON 1.1      cloudmapstore   namespaces, services, instances, operations
+//	cloudwatchapi          query, JSON,  (albproxy)      the ALB proxy's per-second traffic counts
+//	                       rpc-v2-cbor
+//
+// Every front end serves through awsapi (the error type, request id, region, the chain of
+// call metrics, injected faults and body limit, and the stores' bbolt helpers) and supplies
+// only its codec and handlers. cloudmapstore is not internal/cloudmap, the controller's
+// Cloud Map publisher.
 package sandbox
 
 import (
@@ -31,7 +46,7 @@ import (
 
 	"github.com/crossfade-io/crossfade/internal/loopback"
 	"github.com/crossfade-io/crossfade/internal/sandbox/albproxy"
-	"github.com/crossfade-io/crossfade/internal/sandbox/cloudmap"
+	"github.com/crossfade-io/crossfade/internal/sandbox/cloudmapstore"
 	"github.com/crossfade-io/crossfade/internal/sandbox/cloudwatchapi"
 	"github.com/crossfade-io/crossfade/internal/sandbox/dnsserver"
 	"github.com/crossfade-io/crossfade/internal/sandbox/elb"
@@ -79,7 +94,7 @@ type Sandbox struct {
 	store   *zones.Store
 	elb     *elb.Store
 	alb     *albBridge
-	cm      *cloudmap.Store
+	cm      *cloudmapstore.Store
 	faults  *faults.Injector
 	http    *http.Server
 	apiAddr net.Addr
@@ -173,7 +188,7 @@ func Start(ctx context.Context, cfg Config) (*Sandbox, error) {
 		return nil, err
 	}
 	// CloudWatch recognises its own requests (three protocols, signed or not).
-	cwAPI, err := cloudwatchapi.New(cloudwatchapi.Config{Source: proxyMetrics{alb.proxy}, Registerer: reg, Logger: cfg.Logger})
+	cwAPI, err := cloudwatchapi.New(cloudwatchapi.Config{Source: proxyMetrics{alb.proxy}, Faults: inj, Registerer: reg, Logger: cfg.Logger})
 	if err != nil {
 		closeStores()
 		return nil, err

@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"strings"
 	"unicode/utf8"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 // CloudMap names the Cloud Map service whose instances a cutover moves traffic between,
@@ -93,7 +95,7 @@ func resolveCloudMap(c *CloudMap) *CloudMap {
 
 // cloudMap checks the Cloud Map lever's service, query and health status, and that
 // nothing of another lever is set beside it.
-func (v validator) cloudMap(sp path) {
+func (v validator) cloudMap(sp *field.Path) (errs field.ErrorList) {
 	s := &v.c.Spec
 	const other = "not with spec.cloudMap: a Cloud Map cutover moves instances' custom health status, no DNS record nor listener rule; set one lever"
 	for _, f := range []struct {
@@ -101,66 +103,68 @@ func (v validator) cloudMap(sp path) {
 		set bool
 	}{{"zone", s.Zone != ""}, {"zoneID", s.ZoneID != ""}, {"records", len(s.Records) > 0}, {"select", s.Select != nil}, {"alb", s.ALB != nil}} {
 		if f.set {
-			v.ps.add(sp.field(f.key), "", other)
+			errs = append(errs, v.ps.forbidden(sp.Child(f.key), "", other))
 		}
 	}
-	cp := sp.field("cloudMap")
+	cp := sp.Child("cloudMap")
 	c := s.CloudMap
 	switch n := utf8.RuneCountInString(c.Namespace); {
 	case c.Namespace == "":
-		v.ps.add(cp.field("namespace"), "", "required: "+wantNamespace)
+		errs = append(errs, v.ps.required(cp.Child("namespace"), wantNamespace))
 	case n > maxNamespaceLen || strings.TrimSpace(c.Namespace) != c.Namespace:
-		v.ps.add(cp.field("namespace"), c.Namespace, wantNamespace)
+		errs = append(errs, v.ps.invalid(cp.Child("namespace"), c.Namespace, wantNamespace))
 	}
 	switch {
 	case c.Service == "":
-		v.ps.add(cp.field("service"), "", "required: "+wantService)
+		errs = append(errs, v.ps.required(cp.Child("service"), wantService))
 	case !isServiceName(c.Service):
-		v.ps.add(cp.field("service"), c.Service, wantService)
+		errs = append(errs, v.ps.invalid(cp.Child("service"), c.Service, wantService))
 	}
 	attr := c.ClusterAttribute
 	if attr == "" {
 		attr = DefaultClusterAttribute
 	} else if !isAttributeKey(attr) {
-		v.ps.add(cp.field("clusterAttribute"), attr, wantAttributeKey)
+		errs = append(errs, v.ps.invalid(cp.Child("clusterAttribute"), attr, wantAttributeKey))
 	}
 	for _, m := range []struct {
 		key    string
 		params map[string]string
 	}{{"queryParameters", c.QueryParameters}, {"optionalParameters", c.OptionalParameters}} {
 		for k, val := range m.params {
-			kp := cp.field(m.key).key(k)
+			kp := mapKey(cp.Child(m.key), k)
 			switch {
 			case !isAttributeKey(k) && !strings.HasPrefix(k, "AWS_"):
-				v.ps.add(kp, k, wantAttributeKey)
+				errs = append(errs, v.ps.invalid(kp, k, wantAttributeKey))
 			case val == "" || utf8.RuneCountInString(val) > maxAttrValueLen:
-				v.ps.add(kp, val, "want an attribute value of 1 to 1024 characters")
+				errs = append(errs, v.ps.invalid(kp, val, "want an attribute value of 1 to 1024 characters"))
 			case k == attr:
-				v.ps.add(kp, val, fmt.Sprintf("the clients' query must not select the cluster attribute %q: the cutover moves traffic between the instances of %q and %q that one query returns", attr, s.From, s.To))
+				errs = append(errs, v.ps.invalid(kp, val, fmt.Sprintf("the clients' query must not select the cluster attribute %q: the cutover moves traffic between the instances of %q and %q that one query returns", attr, s.From, s.To)))
 			}
 		}
 	}
 	switch c.HealthStatus {
 	case "", HealthHealthyOrElseAll, HealthHealthy:
 	case "ALL", "UNHEALTHY":
-		v.ps.add(cp.field("healthStatus"), c.HealthStatus, wantHealthStatus+": clients that discover "+c.HealthStatus+" instances are not moved by health status")
+		errs = append(errs, v.ps.invalid(cp.Child("healthStatus"), c.HealthStatus, wantHealthStatus+": clients that discover "+c.HealthStatus+" instances are not moved by health status"))
 	default:
-		v.ps.add(cp.field("healthStatus"), c.HealthStatus, wantHealthStatus)
+		errs = append(errs, v.ps.invalid(cp.Child("healthStatus"), c.HealthStatus, wantHealthStatus))
 	}
+	return errs
 }
 
 // cloudMapDiscoveryGate checks a cloudMapDiscovery gate: only with spec.cloudMap.
-func (v validator) cloudMapDiscoveryGate(p path, g *CloudMapDiscoveryGate) {
+func (v validator) cloudMapDiscoveryGate(p *field.Path, g *CloudMapDiscoveryGate) (errs field.ErrorList) {
 	if v.c.Spec.CloudMap == nil {
-		v.ps.add(p, "", "only with spec.cloudMap: it reads what DiscoverInstances returns for the clients' query of the service a Cloud Map cutover moves")
-		return
+		errs = append(errs, v.ps.forbidden(p, "", "only with spec.cloudMap: it reads what DiscoverInstances returns for the clients' query of the service a Cloud Map cutover moves"))
+		return errs
 	}
 	if t := g.Tolerance; t != nil && !(*t >= 0 && *t <= 1) {
-		v.ps.add(p.field("tolerance"), formatFloat(*t), wantRatio)
+		errs = append(errs, v.ps.invalid(p.Child("tolerance"), formatFloat(*t), wantRatio))
 	}
-	if mp := p.field("minInstances"); v.ps.present(mp) && (g.MinInstances < 1 || g.MinInstances > maxDiscovered) {
-		v.ps.add(mp, fmt.Sprint(g.MinInstances), wantMinInstances)
+	if mp := p.Child("minInstances"); v.ps.present(mp) && (g.MinInstances < 1 || g.MinInstances > maxDiscovered) {
+		errs = append(errs, v.ps.invalid(mp, fmt.Sprint(g.MinInstances), wantMinInstances))
 	}
+	return errs
 }
 
 // isServiceName reports whether s is a Cloud Map service name or id.

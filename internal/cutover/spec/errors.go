@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 // Error is every problem found in one plan file, so that one run of `crossfade cutover
@@ -17,6 +19,10 @@ type Error struct {
 	// Problems are in the order of the plan's fields (the order of testdata/example.yaml),
 	// list items by index.
 	Problems []*FieldError
+	// Errors are the same problems, in the same order, as apimachinery field errors: for
+	// a Kubernetes caller (an admission response, a Cutover resource's status). One that
+	// the YAML parser placed on a line has Field "line N", or "(document)".
+	Errors field.ErrorList
 }
 
 // Error renders one problem per line as `FILE: PATH "VALUE": REASON`.
@@ -66,71 +72,40 @@ func quoteValue(v string) string {
 	return strconv.Quote(v)
 }
 
-// segKind tells apart the three ways to step into a value.
-type segKind uint8
+// Paths are apimachinery's field.Path, rendered as Kubernetes renders them
+// (spec.steps[1].weights.from). A name that is not a plain identifier (an unknown key
+// with a space, a cluster id with a bracket) is written as a quoted subscript,
+// spec["a b"], so that a message stays on one line and unambiguous.
 
-const (
-	segField segKind = iota // a mapping key that is a field of the schema
-	segIndex                // a list item
-	segKey                  // a key of a free-form mapping (http.clusters)
-)
-
-type seg struct {
-	kind  segKind
-	name  string
-	index int
-}
-
-// path is where a value sits in the document. Its segments (rather than a rendered
-// string) let problems be sorted in the order of the schema's fields.
-type path []seg
-
-func (p path) with(s seg) path {
-	out := make(path, len(p), len(p)+1)
-	copy(out, p)
-	return append(out, s)
-}
-
-func (p path) field(name string) path { return p.with(seg{kind: segField, name: name}) }
-func (p path) index(i int) path       { return p.with(seg{kind: segIndex, index: i}) }
-func (p path) key(k string) path      { return p.with(seg{kind: segKey, name: k}) }
-
-// String renders spec.steps[1].weights.from; names that are not plain identifiers (an
-// unknown key with a space, a cluster id with a bracket) are quoted so that a message
-// stays on one line and unambiguous.
-func (p path) String() string {
-	var b strings.Builder
-	for i, s := range p {
-		switch s.kind {
-		case segIndex:
-			b.WriteByte('[')
-			b.WriteString(strconv.Itoa(s.index))
-			b.WriteByte(']')
-		case segKey:
-			b.WriteByte('[')
-			if plain(s.name, "._:/-") {
-				b.WriteString(s.name)
-			} else {
-				b.WriteString(strconv.Quote(s.name))
-			}
-			b.WriteByte(']')
-		default:
-			if !plain(s.name, "_-") {
-				b.WriteByte('[')
-				b.WriteString(strconv.Quote(s.name))
-				b.WriteByte(']')
-				continue
-			}
-			if i > 0 {
-				b.WriteByte('.')
-			}
-			b.WriteString(s.name)
-		}
+// child is the path of key under p, where p holds a value of type t (nil when unknown):
+// a struct's field, a free-form map's key, or a quoted subscript for an odd name.
+func child(p *field.Path, t reflect.Type, key string) *field.Path {
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
 	}
-	if b.Len() == 0 {
+	if t != nil && t.Kind() == reflect.Map {
+		if plain(key, "._:/-") {
+			return p.Key(key)
+		}
+		return p.Key(strconv.Quote(key))
+	}
+	if !plain(key, "_-") {
+		return p.Key(strconv.Quote(key))
+	}
+	return p.Child(key)
+}
+
+// mapKey is the path of key k in a free-form mapping at p (http.clusters).
+func mapKey(p *field.Path, k string) *field.Path {
+	return child(p, reflect.TypeFor[map[string]string](), k)
+}
+
+// pathString renders p; the document itself (nil) as docPath.
+func pathString(p *field.Path) string {
+	if p == nil {
 		return docPath
 	}
-	return b.String()
+	return p.String()
 }
 
 // docPath names the document as a whole, for problems that belong to no field.
@@ -154,31 +129,75 @@ type rank struct {
 	s string
 }
 
+// pathSegments splits a rendered path into its names and subscripts (unquoted); sub
+// tells which were subscripts. It reads what field.Path.String and child write.
+func pathSegments(s string) (names []string, sub []bool) {
+	for s != "" {
+		switch s[0] {
+		case '.':
+			s = s[1:]
+		case '[':
+			s = s[1:]
+			if strings.HasPrefix(s, `"`) {
+				if q, err := strconv.QuotedPrefix(s); err == nil {
+					u, _ := strconv.Unquote(q)
+					names, sub = append(names, u), append(sub, true)
+					s = strings.TrimPrefix(s[len(q):], "]")
+					continue
+				}
+			}
+			i := strings.IndexByte(s, ']')
+			if i < 0 {
+				i = len(s)
+			}
+			names, sub = append(names, s[:i]), append(sub, true)
+			s = strings.TrimPrefix(s[i:], "]")
+		default:
+			i := strings.IndexAny(s, ".[")
+			if i < 0 {
+				i = len(s)
+			}
+			names, sub = append(names, s[:i]), append(sub, false)
+			s = s[i:]
+		}
+	}
+	return names, sub
+}
+
 // order is a sort key: the index of each field in its struct (the documented order),
 // list indices, map keys by name. Unknown fields come after the known ones of their
-// mapping. Problems without a field path come first, by line.
-func (p path) order() []rank {
-	out := make([]rank, 0, len(p)+1)
-	out = append(out, rank{n: 1})
+// mapping, a misspelt one right after the field it means. Problems without a field
+// path come first, by line.
+func order(path string) []rank {
+	out := []rank{{n: 1}}
+	if path == docPath {
+		return out
+	}
+	names, sub := pathSegments(path)
 	t := reflect.TypeFor[Cutover]()
-	for _, s := range p {
-		r := rank{s: s.name, n: s.index}
+	for i, name := range names {
+		r := rank{s: name}
 		var next reflect.Type
 		if t != nil {
 			for t.Kind() == reflect.Pointer {
 				t = t.Elem()
 			}
-			switch {
-			case s.kind == segField && t.Kind() == reflect.Struct:
-				if f, ok := fieldByJSON(t, s.name); ok {
+			switch t.Kind() {
+			case reflect.Struct:
+				if f, ok := fieldByJSON(t, name); ok {
 					r = rank{n: f.Index[0]}
 					next = f.Type
-				} else if f, ok := fieldByJSON(t, suggest(t, s.name)); ok {
-					r.n = f.Index[0] // a misspelt key sorts right after the field it means
+				} else if f, ok := fieldByJSON(t, suggest(t, name)); ok {
+					r.n = f.Index[0]
 				} else {
 					r.n = t.NumField()
 				}
-			case s.kind != segField && (t.Kind() == reflect.Slice || t.Kind() == reflect.Map):
+			case reflect.Slice:
+				if n, err := strconv.Atoi(name); err == nil && sub[i] {
+					r = rank{n: n}
+				}
+				next = t.Elem()
+			case reflect.Map:
 				next = t.Elem()
 			}
 		}
@@ -194,13 +213,14 @@ func compareOrder(a, b []rank) int {
 	})
 }
 
-// problem is a FieldError with its sort key.
+// problem is one field.Error with its sort key.
 type problem struct {
-	*FieldError
+	*field.Error
 	key []rank
 }
 
-// problems collects what is wrong (and what is merely suspicious) with a plan.
+// problems collects what is wrong (and what is merely suspicious) with a plan, as
+// apimachinery field errors.
 type problems struct {
 	errs, warnings []problem
 	// written holds each scalar as written, by rendered path; a path present with any
@@ -216,83 +236,152 @@ func newProblems() *problems {
 }
 
 // present reports whether the field was in the file with a non-null value.
-func (ps *problems) present(p path) bool {
-	_, ok := ps.written[p.String()]
+func (ps *problems) present(p *field.Path) bool {
+	_, ok := ps.written[pathString(p)]
 	return ok
 }
 
 // value is what was written at p, else fallback (a value computed from the decoded plan).
-func (ps *problems) value(p path, fallback string) string {
-	if v, ok := ps.written[p.String()]; ok && v != "" {
+func (ps *problems) value(p *field.Path, fallback string) string {
+	if v, ok := ps.written[pathString(p)]; ok && v != "" {
 		return v
 	}
 	return fallback
 }
 
-// isBad reports whether p or a path above it failed to decode.
-func (ps *problems) isBad(p path) bool {
-	for i := len(p); i >= 0; i-- {
-		if ps.bad[p[:i].String()] {
+// isBad reports whether the path s or a path above it failed to decode.
+func (ps *problems) isBad(s string) bool {
+	for b := range ps.bad {
+		if s == b || strings.HasPrefix(s, b) && (s[len(b)] == '.' || s[len(b)] == '[') {
 			return true
 		}
 	}
 	return false
 }
 
-// decodeError records a value that could not be decoded and marks its path bad.
-func (ps *problems) decodeError(p path, value, reason string) {
-	ps.bad[p.String()] = true
-	ps.errs = append(ps.errs, problem{&FieldError{Path: p.String(), Value: value, Reason: reason}, p.order()})
-}
-
-// add records a validation problem; value is used when nothing was written at p.
-func (ps *problems) add(p path, value, reason string) {
-	if ps.isBad(p) {
-		return
+// keep adds the rules' errors to the problems, but for those at or below a path that
+// failed to decode: they would only repeat its problem in other words.
+func (ps *problems) keep(errs field.ErrorList) {
+	for _, e := range errs {
+		if !ps.isBad(e.Field) {
+			ps.errs = append(ps.errs, problem{e, order(e.Field)})
+		}
 	}
-	ps.errs = append(ps.errs, problem{&FieldError{Path: p.String(), Value: ps.value(p, value), Reason: reason}, p.order()})
 }
 
-// addExact records a validation problem with exactly this value, for a problem with the
-// key rather than with what was written under it.
-func (ps *problems) addExact(p path, value, reason string) {
-	if ps.isBad(p) {
-		return
+// decodeError records a value of the wrong type (field.TypeInvalid) and marks its path
+// bad.
+func (ps *problems) decodeError(p *field.Path, value, reason string) {
+	e := field.TypeInvalid(p, value, reason)
+	e.Field = pathString(p)
+	ps.errs = append(ps.errs, problem{e, order(e.Field)})
+	ps.bad[pathString(p)] = true
+}
+
+// unknownField records a key the schema does not have (field.Forbidden: strict decoding
+// refuses it) and marks its path bad.
+func (ps *problems) unknownField(p *field.Path, reason string) {
+	e := field.Forbidden(p, reason)
+	e.Field = pathString(p)
+	ps.errs = append(ps.errs, problem{e, order(e.Field)})
+	ps.bad[pathString(p)] = true
+}
+
+// duplicateField records a key given twice in one mapping.
+func (ps *problems) duplicateField(p *field.Path, reason string) {
+	ps.errs = append(ps.errs, problem{&field.Error{Type: field.ErrorTypeDuplicate, Field: pathString(p), BadValue: "", Detail: reason}, order(pathString(p))})
+}
+
+// required is field.Required at p; detail says what is wanted.
+func (ps *problems) required(p *field.Path, detail string) *field.Error {
+	return named(field.Required(p, detail), p)
+}
+
+// invalid is field.Invalid at p with the value as written; value is used when nothing
+// was written at p.
+func (ps *problems) invalid(p *field.Path, value, detail string) *field.Error {
+	return named(field.Invalid(p, ps.value(p, value), detail), p)
+}
+
+// invalidExact is invalid with exactly this value, for a problem with the key rather
+// than with what was written under it.
+func (ps *problems) invalidExact(p *field.Path, value, detail string) *field.Error {
+	return named(field.Invalid(p, value, detail), p)
+}
+
+// forbidden is field.Forbidden at p, e.g. a field beside another lever, with the value
+// as written.
+func (ps *problems) forbidden(p *field.Path, value, detail string) *field.Error {
+	e := field.Forbidden(p, detail)
+	e.BadValue = ps.value(p, value)
+	return named(e, p)
+}
+
+// duplicate is field.Duplicate at p: a value that repeats an earlier one.
+func (ps *problems) duplicate(p *field.Path, value, detail string) *field.Error {
+	e := field.Duplicate(p, ps.value(p, value))
+	e.Detail = detail
+	return named(e, p)
+}
+
+// named sets e's Field the way this package renders p (the document for nil).
+func named(e *field.Error, p *field.Path) *field.Error {
+	e.Field = pathString(p)
+	return e
+}
+
+// warn records a legal but probably unintended setting, beside the errors the rules
+// return (as a webhook returns warnings beside its field.ErrorList).
+func (ps *problems) warn(p *field.Path, value, reason string) {
+	if !ps.isBad(pathString(p)) {
+		ps.warnings = append(ps.warnings, problem{named(field.Invalid(p, ps.value(p, value), reason), p), order(pathString(p))})
 	}
-	ps.errs = append(ps.errs, problem{&FieldError{Path: p.String(), Value: value, Reason: reason}, p.order()})
 }
 
-// warn records a legal but probably unintended setting.
-func (ps *problems) warn(p path, value, reason string) {
-	if ps.isBad(p) {
-		return
-	}
-	ps.warnings = append(ps.warnings, problem{&FieldError{Path: p.String(), Value: ps.value(p, value), Reason: reason}, p.order()})
-}
-
-// line records a problem that the YAML parser placed on a line (or nowhere, line 0).
+// line records a problem that the YAML parser placed on a line (or nowhere, line 0):
+// there is no field path to name, so Field says where it is.
 func (ps *problems) line(n int, reason string) {
 	where := docPath
 	if n > 0 {
 		where = "line " + strconv.Itoa(n)
 	}
-	ps.errs = append(ps.errs, problem{&FieldError{Path: where, Reason: reason}, []rank{{n: 0}, {n: n}}})
+	ps.errs = append(ps.errs, problem{&field.Error{Type: field.ErrorTypeInvalid, Field: where, BadValue: "", Detail: reason}, []rank{{n: 0}, {n: n}}})
 }
 
 // sorted returns the problems in document order, without duplicates.
-func sorted(in []problem) []*FieldError {
+func sorted(in []problem) field.ErrorList {
 	slices.SortStableFunc(in, func(a, b problem) int {
-		return cmp.Or(compareOrder(a.key, b.key), strings.Compare(a.Path, b.Path))
+		return cmp.Or(compareOrder(a.key, b.key), strings.Compare(a.Field, b.Field))
 	})
-	if len(in) == 0 {
-		return nil
-	}
-	out := make([]*FieldError, 0, len(in))
+	var out field.ErrorList
 	for i, p := range in {
-		if i > 0 && *p.FieldError == *in[i-1].FieldError {
+		if i > 0 && *p.Error == *in[i-1].Error {
 			continue
 		}
-		out = append(out, p.FieldError)
+		out = append(out, p.Error)
 	}
 	return out
+}
+
+// fieldErrors renders a list the plan file's way.
+func fieldErrors(list field.ErrorList) []*FieldError {
+	if len(list) == 0 {
+		return nil
+	}
+	out := make([]*FieldError, len(list))
+	for i, e := range list {
+		out[i] = newFieldError(e)
+	}
+	return out
+}
+
+// newFieldError renders e: its value as written, and a reason that starts with
+// "required" for a missing field.
+func newFieldError(e *field.Error) *FieldError {
+	v, _ := e.BadValue.(string)
+	reason := e.Detail
+	if e.Type == field.ErrorTypeRequired && !strings.HasPrefix(reason, "required") {
+		reason = "required: " + reason
+	}
+	return &FieldError{Path: e.Field, Value: v, Reason: reason, Type: e.Type}
 }

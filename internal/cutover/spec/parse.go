@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 
+	yaml3 "go.yaml.in/yaml/v3"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/yaml"
 )
 
@@ -32,16 +34,42 @@ func Parse(data []byte, file string) (*Plan, error) {
 		validate(c, ps)
 	}
 	if len(ps.errs) > 0 {
-		return nil, &Error{File: file, Problems: sorted(ps.errs)}
+		list := sorted(ps.errs)
+		return nil, &Error{File: file, Problems: fieldErrors(list), Errors: list}
 	}
 	p := resolve(c)
-	p.Warnings = sorted(ps.warnings)
+	p.Warnings = fieldErrors(sorted(ps.warnings))
 	return p, nil
 }
 
-// decode turns the document into a Cutover, recording what was written where and every
-// value that does not fit the schema. It returns nil when the document is not YAML or
-// not a mapping.
+// ValidateCutover checks a Cutover that is already decoded (a Cutover resource's, read
+// by the API server) by the plan file's rules, and returns its problems and its
+// warnings in the plan's field order. A field counts as set when its JSON form has it:
+// a zero optional field is its default, as when the file leaves it out.
+func ValidateCutover(c *Cutover) (errs, warnings field.ErrorList) {
+	js, err := json.Marshal(c)
+	if err != nil {
+		return field.ErrorList{field.InternalError(nil, fmt.Errorf("cutover %q: %w", c.Metadata.Name, err))}, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(js))
+	dec.UseNumber()
+	var tree any
+	if err := dec.Decode(&tree); err != nil {
+		return field.ErrorList{field.InternalError(nil, fmt.Errorf("cutover %q: %w", c.Metadata.Name, err))}, nil
+	}
+	ps := newProblems()
+	// Typed values fit the schema but for what the types cannot refuse (a negative
+	// duration); this records what is set, for the checks that tell "0" from "left out".
+	explainer{ps: ps}.value(nil, tree, cutoverType, "")
+	validate(c, ps)
+	return sorted(ps.errs), sorted(ps.warnings)
+}
+
+// decode turns the document into a Cutover with sigs.k8s.io/yaml, strictly: a key given
+// twice, a key the schema does not have, or a value of the wrong type is an error, each
+// named by its path (explain). It returns nil when the document is not YAML or not a
+// mapping; otherwise the Cutover holds every value that fits the schema, so that
+// validation can report the rest of the plan's problems in the same pass.
 func decode(data []byte, ps *problems) *Cutover {
 	doc, ok := singleDocument(data, ps)
 	if !ok {
@@ -49,7 +77,9 @@ func decode(data []byte, ps *problems) *Cutover {
 	}
 	js, err := yaml.YAMLToJSONStrict(doc)
 	if err != nil {
-		yamlError(err, ps)
+		if !strings.Contains(err.Error(), "already set in map") || !duplicateFields(doc, ps) {
+			yamlError(err, ps)
+		}
 		return nil
 	}
 	dec := json.NewDecoder(bytes.NewReader(js))
@@ -67,10 +97,95 @@ func decode(data []byte, ps *problems) *Cutover {
 		ps.decodeError(nil, "", "want a mapping with apiVersion, kind, metadata and spec, not "+describe(tree))
 		return nil
 	}
+	kept, _ := explainer{ps: ps}.value(nil, tree, cutoverType, "")
+	src := doc
+	if len(ps.errs) > 0 {
+		// Decode what fits (JSON is YAML), for validation to check the rest.
+		if src, err = json.Marshal(kept); err != nil {
+			ps.line(0, "not a plan: "+oneLine(err.Error()))
+			return nil
+		}
+	}
 	c := new(Cutover)
-	d := decoder{ps: ps}
-	d.value(nil, tree, reflect.ValueOf(c).Elem(), "")
+	if err := yaml.UnmarshalStrict(src, c, yaml.DisallowUnknownFields); err != nil {
+		// explain passed what the decoder refuses: never run a plan the decoder did not
+		// read; say what it said.
+		ps.line(0, "not a plan: "+oneLine(err.Error()))
+		return nil
+	}
 	return c
+}
+
+// duplicateFields reports every key given twice in one mapping, by its path and lines,
+// and whether it found any. sigs.k8s.io/yaml's strict mode refuses them but names only
+// a line; the YAML node tree has the path.
+func duplicateFields(doc []byte, ps *problems) bool {
+	var root yaml3.Node
+	if err := yaml3.Unmarshal(doc, &root); err != nil {
+		return false
+	}
+	found := false
+	var walk func(n *yaml3.Node, p *field.Path, t reflect.Type)
+	walk = func(n *yaml3.Node, p *field.Path, t reflect.Type) {
+		switch n.Kind {
+		case yaml3.DocumentNode:
+			for _, c := range n.Content {
+				walk(c, p, t)
+			}
+		case yaml3.SequenceNode:
+			for i, c := range n.Content {
+				walk(c, p.Index(i), elemType(t))
+			}
+		case yaml3.MappingNode:
+			first := map[string]int{}
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				k, v := n.Content[i], n.Content[i+1]
+				kp := child(p, t, k.Value)
+				if line, dup := first[k.Value]; dup {
+					where := fmt.Sprintf("on line %d (first set on line %d)", k.Line, line)
+					if line == k.Line {
+						where = fmt.Sprintf("set twice on line %d", line)
+					}
+					ps.duplicateField(kp, "duplicate field "+where+": want each key once")
+					found = true
+					continue
+				}
+				first[k.Value] = k.Line
+				walk(v, kp, fieldType(t, k.Value))
+			}
+		}
+	}
+	walk(&root, nil, cutoverType)
+	return found
+}
+
+// fieldType is the type of key's value in a value of type t; nil when unknown.
+func fieldType(t reflect.Type, key string) reflect.Type {
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch {
+	case t == nil:
+		return nil
+	case t.Kind() == reflect.Map:
+		return t.Elem()
+	case t.Kind() == reflect.Struct:
+		if f, ok := fieldByJSON(t, key); ok {
+			return f.Type
+		}
+	}
+	return nil
+}
+
+// elemType is the type of a list item in a value of type t; nil when unknown.
+func elemType(t reflect.Type) reflect.Type {
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t == nil || t.Kind() != reflect.Slice {
+		return nil
+	}
+	return t.Elem()
 }
 
 // singleDocument returns the one YAML document in data, with the lines of any empty
@@ -176,130 +291,121 @@ func oneLine(s string) string {
 
 // Types the decoder treats specially.
 var (
+	cutoverType  = reflect.TypeFor[Cutover]()
 	durationType = reflect.TypeFor[Duration]()
 	stepType     = reflect.TypeFor[Step]()
 )
 
-// decoder fills a Cutover from the generic JSON tree, field by field, so that every
-// problem names its path; encoding/json stops at the first and names no index.
-type decoder struct {
+// explainer is the layer over sigs.k8s.io/yaml's strict decoding that says what is
+// wrong where: it walks the generic tree against the schema (the types' json tags) and
+// names every unknown key (with the key it probably means) and every value of the wrong
+// type (with YAML 1.1's quoting surprises), with its path. The decoder stops at the
+// first, names no list index, and reads an unquoted number into a string field.
+type explainer struct {
 	ps *problems
 }
 
-// value decodes v into out. want is the field's own description of what it wants
+// value checks v against type t and returns what of it fits, to decode; ok is false
+// when v as a whole does not. want is the field's own description of what it wants
 // ("an integer 0..255"); empty for the type's generic one.
-func (d *decoder) value(p path, v any, out reflect.Value, want string) {
+func (e explainer) value(p *field.Path, v any, t reflect.Type, want string) (kept any, ok bool) {
 	if v == nil {
-		return // null or empty: the field is unset
+		return nil, true // null or empty: the field is unset
 	}
-	d.ps.written[p.String()] = scalarText(v)
-	t := out.Type()
+	e.ps.written[pathString(p)] = scalarText(v)
 	switch t {
 	case durationType:
-		s, ok := v.(string)
-		if !ok {
-			d.ps.decodeError(p, scalarText(v), wantDuration)
-			return
+		s, isString := v.(string)
+		if !isString {
+			e.ps.decodeError(p, scalarText(v), wantDuration)
+			return nil, false
 		}
-		dur, reason := parseDuration(s)
-		if reason != "" {
-			d.ps.decodeError(p, s, reason)
-			return
+		if _, reason := parseDuration(s); reason != "" {
+			e.ps.decodeError(p, s, reason)
+			return nil, false
 		}
-		out.Set(reflect.ValueOf(dur))
-		return
+		return v, true
 	case stepType:
-		if _, ok := v.(map[string]any); !ok {
-			n, ok := v.(json.Number)
-			pct, err := strconv.ParseInt(string(n), 10, 64)
-			if !ok || err != nil {
-				d.ps.decodeError(p, scalarText(v), wantStep+notA(v))
-				return
+		if _, isMap := v.(map[string]any); !isMap {
+			n, isNumber := v.(json.Number)
+			if _, err := strconv.ParseInt(string(n), 10, 64); !isNumber || err != nil {
+				e.ps.decodeError(p, scalarText(v), wantStep+notA(v))
+				return nil, false
 			}
-			out.Set(reflect.ValueOf(Step{Percent: &pct}))
-			return
+			return v, true
 		}
 	}
 	if want == "" {
 		want = genericWant(t)
 	}
+	bad := func(reason string) (any, bool) {
+		e.ps.decodeError(p, scalarText(v), reason)
+		return nil, false
+	}
 	switch t.Kind() {
 	case reflect.Pointer:
-		elem := reflect.New(t.Elem())
-		d.value(p, v, elem.Elem(), want)
-		out.Set(elem)
+		return e.value(p, v, t.Elem(), want)
 	case reflect.String:
-		s, ok := v.(string)
-		if !ok {
-			d.ps.decodeError(p, scalarText(v), want+quoteHint(v))
-			return
+		if _, ok := v.(string); !ok {
+			return bad(want + quoteHint(v))
 		}
-		out.SetString(s)
 	case reflect.Bool:
-		b, ok := v.(bool)
-		if !ok {
-			d.ps.decodeError(p, scalarText(v), want+notA(v))
-			return
+		if _, ok := v.(bool); !ok {
+			return bad(want + notA(v))
 		}
-		out.SetBool(b)
 	case reflect.Int, reflect.Int64:
-		n, ok := v.(json.Number)
+		n, isNumber := v.(json.Number)
 		i, err := strconv.ParseInt(string(n), 10, 64)
-		if !ok || err != nil || out.OverflowInt(i) {
-			d.ps.decodeError(p, scalarText(v), want+notA(v))
-			return
+		if !isNumber || err != nil || reflect.New(t).Elem().OverflowInt(i) {
+			return bad(want + notA(v))
 		}
-		out.SetInt(i)
 	case reflect.Float64:
-		n, ok := v.(json.Number)
-		f, err := strconv.ParseFloat(string(n), 64)
-		if !ok || err != nil {
-			d.ps.decodeError(p, scalarText(v), want+notA(v))
-			return
+		n, isNumber := v.(json.Number)
+		if _, err := strconv.ParseFloat(string(n), 64); !isNumber || err != nil {
+			return bad(want + notA(v))
 		}
-		out.SetFloat(f)
 	case reflect.Slice:
-		items, ok := v.([]any)
-		if !ok {
-			d.ps.decodeError(p, scalarText(v), "want a list"+notA(v))
-			return
+		items, isList := v.([]any)
+		if !isList {
+			return bad("want a list" + notA(v))
 		}
-		s := reflect.MakeSlice(t, len(items), len(items))
+		out := make([]any, len(items))
 		for i, item := range items {
-			d.value(p.index(i), item, s.Index(i), want)
+			out[i], _ = e.value(p.Index(i), item, t.Elem(), want) // a bad item decodes as null
 		}
-		out.Set(s)
+		return out, true
 	case reflect.Map:
-		m, ok := v.(map[string]any)
-		if !ok {
-			d.ps.decodeError(p, scalarText(v), want+notA(v))
-			return
+		m, isMap := v.(map[string]any)
+		if !isMap {
+			return bad(want + notA(v))
 		}
-		mv := reflect.MakeMapWithSize(t, len(m))
+		out := make(map[string]any, len(m))
 		for _, k := range sortedKeys(m) {
-			elem := reflect.New(t.Elem()).Elem()
-			d.value(p.key(k), m[k], elem, "")
-			mv.SetMapIndex(reflect.ValueOf(k), elem)
+			out[k], _ = e.value(child(p, t, k), m[k], t.Elem(), "")
 		}
-		out.Set(mv)
+		return out, true
 	case reflect.Struct:
-		m, ok := v.(map[string]any)
-		if !ok {
-			d.ps.decodeError(p, scalarText(v), want+notA(v))
-			return
+		m, isMap := v.(map[string]any)
+		if !isMap {
+			return bad(want + notA(v))
 		}
+		out := make(map[string]any, len(m))
 		for _, k := range sortedKeys(m) {
-			f, ok := fieldByJSON(t, k)
-			if !ok {
-				d.ps.decodeError(p.field(k), "", unknownField(t, k))
+			f, known := fieldByJSON(t, k)
+			if !known {
+				e.ps.unknownField(child(p, t, k), unknownField(t, k))
 				continue
 			}
-			d.value(p.field(k), m[k], out.FieldByIndex(f.Index), fieldWant(t, k))
+			if kv, ok := e.value(child(p, t, k), m[k], f.Type, fieldWant(t, k)); ok {
+				out[k] = kv
+			}
 		}
+		return out, true
 	default:
 		// Every field of the schema is one of the kinds above; a new kind needs a case.
-		d.ps.decodeError(p, scalarText(v), "unsupported field type "+t.String())
+		return bad("unsupported field type " + t.String())
 	}
+	return v, true
 }
 
 // genericWant describes what a field of type t accepts, for fields with no wants entry.

@@ -1,6 +1,10 @@
 package spec
 
-import "time"
+import (
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
 
 // Plan is a validated plan file with every default applied and every step resolved to
 // concrete weights: what the cutover engine runs.
@@ -46,7 +50,8 @@ type Plan struct {
 	Warnings []*FieldError
 }
 
-// FieldError is one problem in a plan file, named by its path in the file.
+// FieldError is one problem in a plan file, named by its path in the file: an
+// apimachinery field.Error rendered the plan file's way (`PATH "VALUE": REASON`).
 type FieldError struct {
 	// Path is the field's path, e.g. "spec.steps[2].weights.from".
 	Path string
@@ -54,6 +59,11 @@ type FieldError struct {
 	Value string
 	// Reason says what was wanted.
 	Reason string
+	// Type is the field.Error's type: field.ErrorTypeRequired for a missing field,
+	// ErrorTypeTypeInvalid for a value of the wrong type, ErrorTypeForbidden for an unknown
+	// field or one that is not allowed beside another, ErrorTypeDuplicate, else
+	// ErrorTypeInvalid.
+	Type field.ErrorType
 }
 
 // PlanStep is one resolved step.

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/yaml"
 )
 
@@ -280,8 +281,13 @@ func TestErrorRendering(t *testing.T) {
 	if got := e.Error(); !strings.HasPrefix(got, "spec.from: required\nspec.to") {
 		t.Errorf("Error() without file = %s", got)
 	}
-	if got := (path{}).field("spec").field("a.b").index(2).field("http").field("clusters").key("x]y").String(); got != `spec["a.b"][2].http.clusters["x]y"]` {
+	p := mapKey(child(field.NewPath("spec"), reflect.TypeFor[Spec](), "a.b").Index(2).Child("http").Child("clusters"), "x]y")
+	if got := p.String(); got != `spec["a.b"][2].http.clusters["x]y"]` {
 		t.Errorf("path = %s", got)
+	}
+	names, sub := pathSegments(p.String())
+	if want := []string{"spec", "a.b", "2", "http", "clusters", "x]y"}; !slices.Equal(names, want) || !slices.Equal(sub, []bool{false, true, true, false, false, true}) {
+		t.Errorf("pathSegments(%s) = %q %v, want %q", p, names, sub, want)
 	}
 }
 

@@ -1,6 +1,14 @@
 // Package spec is the cutover plan file: `apiVersion: crossfade.io/v1alpha1`,
 // `kind: Cutover`. It parses and validates the file and resolves it into the concrete
 // steps the cutover engine runs; it does no I/O beyond reading the file.
+//
+// It uses Kubernetes' own machinery: sigs.k8s.io/yaml decodes the file strictly into
+// plain json-tagged types (deep-copyable, so that a Cutover resource can embed Spec),
+// and the rules report apimachinery field errors (field.Path, field.ErrorList; see
+// ValidateCutover for an object that is already decoded). A layer on top names every
+// unknown, duplicate or mistyped field by its path, with the key a misspelt one
+// probably means and YAML 1.1's quoting surprises, and lists the problems in the
+// order of the plan's fields.
 package spec
 
 import (
@@ -59,17 +67,17 @@ type Spec struct {
 	Steps []Step `json:"steps"`
 	// Pause is how long each step holds, with every gate passing, unless the step says
 	// otherwise. Never less than the records' TTL.
-	Pause Duration `json:"pause,omitempty"`
+	Pause Duration `json:"pause,omitzero"`
 	// Gates are checked at every step, in addition to the step's own.
 	Gates []Gate `json:"gates,omitempty"`
 	// Rollback says how to return to the starting weights when a gate fails or on abort.
-	Rollback Rollback `json:"rollback,omitempty"`
+	Rollback Rollback `json:"rollback,omitzero"`
 	// OnDrift is what the runner does when the zone's weights differ from those it last
 	// wrote (another writer, one that ignores crossfade's authority record, moved them):
 	// "pause" (default: hold, and wait for `cutover resume` or `abort`) or "rollback".
 	OnDrift string `json:"onDrift,omitempty"`
 	// Timeouts bound the waits.
-	Timeouts Timeouts `json:"timeouts,omitempty"`
+	Timeouts Timeouts `json:"timeouts,omitzero"`
 	// TTL optionally lowers the records' TTL before the first step.
 	TTL *TTL `json:"ttl,omitempty"`
 	// Retire optionally waits, after the last step, until the from cluster's observed
@@ -97,7 +105,7 @@ type Retire struct {
 	Window Duration `json:"window"`
 	// Timeout bounds the wait; past it the cutover completes with the cluster declared
 	// not retirable (traffic is not moved back: the new cluster serves). Default 10m.
-	Timeout Duration `json:"timeout,omitempty"`
+	Timeout Duration `json:"timeout,omitzero"`
 }
 
 // RetireCloudWatch reads the from target group's request rate from CloudWatch: its
@@ -279,7 +287,7 @@ type ALBTrafficGate struct {
 	Period int `json:"period,omitempty"`
 	// Window, when set, reads only the last Window of the hold (a sliding window);
 	// default the whole hold so far.
-	Window Duration `json:"window,omitempty"`
+	Window Duration `json:"window,omitzero"`
 }
 
 // HTTPGate probes over HTTP through the public name and directly at each cluster.
@@ -295,7 +303,7 @@ type HTTPGate struct {
 	// Requests per check and per URL; default 20.
 	Requests int `json:"requests,omitempty"`
 	// Timeout per request; default 2s.
-	Timeout Duration `json:"timeout,omitempty"`
+	Timeout Duration `json:"timeout,omitzero"`
 	// ExpectStatus lists the status codes counted as success; default 200..399.
 	ExpectStatus []int `json:"expectStatus,omitempty"`
 	// MinSuccessRatio is the least share of successful requests, 0..1; default 1.
@@ -354,18 +362,18 @@ type Rollback struct {
 	// Steps are the stops of a gradual rollback, in percent to `to` (descending).
 	Steps []int64 `json:"steps,omitempty"`
 	// Pause per rollback step; default: the records' TTL.
-	Pause Duration `json:"pause,omitempty"`
+	Pause Duration `json:"pause,omitzero"`
 }
 
 // Timeouts bound the waits; zero means the default.
 type Timeouts struct {
 	// InSync bounds the wait for a change to reach INSYNC; default 5m.
-	InSync Duration `json:"inSync,omitempty"`
+	InSync Duration `json:"inSync,omitzero"`
 	// Step bounds how far a step may overrun its hold (slow gate checks); default 10m. A
 	// step over time rolls back. (A failing gate rolls back at once: it is not retried.)
-	Step Duration `json:"step,omitempty"`
+	Step Duration `json:"step,omitzero"`
 	// Total bounds the whole cutover; default none.
-	Total Duration `json:"total,omitempty"`
+	Total Duration `json:"total,omitzero"`
 }
 
 // TTL lowers the records' TTL to Lower seconds before step 1 and waits out the old TTL,

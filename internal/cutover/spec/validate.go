@@ -14,6 +14,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
 	"github.com/crossfade-io/crossfade/internal/endpoint"
 )
 
@@ -102,78 +104,89 @@ var wants = map[reflect.Type]map[string]string{
 
 func fieldWant(t reflect.Type, key string) string { return wants[t][key] }
 
-// validator checks a decoded plan against the rules the engine relies on.
+// validator checks a decoded plan against the rules the engine relies on. Each rule is a
+// method that takes the field.Path of what it checks and returns a field.ErrorList, in
+// cert-manager's style; ps says what was written (a 0 written is not a field left out)
+// and takes the warnings, which are not errors.
 type validator struct {
 	ps *problems
 	c  *Cutover
 }
 
+// validate checks c by the rules and keeps what they find in ps.
 func validate(c *Cutover, ps *problems) {
-	v := validator{ps: ps, c: c}
-	var root path
+	ps.keep(validator{ps: ps, c: c}.cutover())
+}
+
+// cutover checks the whole plan: apiVersion, kind, metadata and spec.
+func (v validator) cutover() (errs field.ErrorList) {
+	c, ps := v.c, v.ps
+	var root *field.Path
 	switch {
 	case c.APIVersion == "":
-		ps.add(root.field("apiVersion"), "", "required: "+wantAPIVersion)
+		errs = append(errs, ps.required(root.Child("apiVersion"), wantAPIVersion))
 	case c.APIVersion != APIVersion:
-		ps.add(root.field("apiVersion"), c.APIVersion, wantAPIVersion)
+		errs = append(errs, ps.invalid(root.Child("apiVersion"), c.APIVersion, wantAPIVersion))
 	}
 	switch {
 	case c.Kind == "":
-		ps.add(root.field("kind"), "", "required: "+wantKind)
+		errs = append(errs, ps.required(root.Child("kind"), wantKind))
 	case c.Kind != Kind:
-		ps.add(root.field("kind"), c.Kind, wantKind)
+		errs = append(errs, ps.invalid(root.Child("kind"), c.Kind, wantKind))
 	}
-	name := root.field("metadata").field("name")
+	name := root.Child("metadata").Child("name")
 	switch {
 	case c.Metadata.Name == "":
-		ps.add(name, "", "required: "+wantName)
+		errs = append(errs, ps.required(name, wantName))
 	case !isLabel(c.Metadata.Name):
-		ps.add(name, c.Metadata.Name, wantName)
+		errs = append(errs, ps.invalid(name, c.Metadata.Name, wantName))
 	}
-	sp := root.field("spec")
+	sp := root.Child("spec")
 	if !ps.present(sp) {
-		ps.add(sp, "", "required: want zone, records, from, to and steps")
-		return
+		errs = append(errs, ps.required(sp, "want zone, records, from, to and steps"))
+		return errs
 	}
 	if c.Spec.CloudMap != nil {
-		v.cloudMap(sp)
+		errs = append(errs, v.cloudMap(sp)...)
 	} else if c.Spec.ALB != nil {
-		v.alb(sp)
+		errs = append(errs, v.alb(sp)...)
 	} else {
-		zone := v.zone(sp)
+		zone, zerrs := v.zone(sp)
+		errs = append(errs, zerrs...)
 		if c.Spec.Select != nil {
-			v.selectRecords(sp)
+			errs = append(errs, v.selectRecords(sp)...)
 		} else {
-			v.records(sp, zone)
+			errs = append(errs, v.records(sp, zone)...)
 		}
 	}
-	v.setIDs(sp)
-	v.steps(sp)
-	v.gates(sp)
-	v.rollback(sp.field("rollback"))
+	errs = append(errs, v.setIDs(sp)...)
+	errs = append(errs, v.steps(sp)...)
+	errs = append(errs, v.gates(sp)...)
+	errs = append(errs, v.rollback(sp.Child("rollback"))...)
 	switch c.Spec.OnDrift {
 	case "", DriftPause, DriftRollback:
 	default:
-		ps.add(sp.field("onDrift"), c.Spec.OnDrift, wantOnDrift)
+		errs = append(errs, ps.invalid(sp.Child("onDrift"), c.Spec.OnDrift, wantOnDrift))
 	}
-	v.timeouts(sp)
+	errs = append(errs, v.timeouts(sp)...)
 	if r := c.Spec.Retire; r != nil {
-		v.retire(sp.field("retire"), r)
+		errs = append(errs, v.retire(sp.Child("retire"), r)...)
 	}
-	v.cloudWatchPacing(sp)
+	errs = append(errs, v.cloudWatchPacing(sp)...)
 	if t := c.Spec.TTL; t != nil {
-		lp := sp.field("ttl").field("lower")
+		lp := sp.Child("ttl").Child("lower")
 		switch {
 		case c.Spec.CloudMap != nil:
-			ps.add(sp.field("ttl"), "", "not with spec.cloudMap: a Cloud Map cutover changes instances' health status, not records: there is no TTL to lower")
+			errs = append(errs, ps.forbidden(sp.Child("ttl"), "", "not with spec.cloudMap: a Cloud Map cutover changes instances' health status, not records: there is no TTL to lower"))
 		case c.Spec.ALB != nil:
-			ps.add(sp.field("ttl"), "", "not with spec.alb: an ALB weight change takes effect for new requests at once, there is no TTL to lower")
+			errs = append(errs, ps.forbidden(sp.Child("ttl"), "", "not with spec.alb: an ALB weight change takes effect for new requests at once, there is no TTL to lower"))
 		case !ps.present(lp):
-			ps.add(lp, "", "required: "+wantTTL)
+			errs = append(errs, ps.required(lp, wantTTL))
 		case t.Lower < 1 || t.Lower > maxTTL:
-			ps.add(lp, strconv.FormatInt(t.Lower, 10), wantTTL)
+			errs = append(errs, ps.invalid(lp, strconv.FormatInt(t.Lower, 10), wantTTL))
 		}
 	}
+	return errs
 }
 
 // isLabel reports whether s is a DNS label (RFC 1123), safe as a file name everywhere.
@@ -191,38 +204,39 @@ func isLabel(s string) bool {
 
 // zone checks zone and zoneID and returns the normalised zone name, "" when there is
 // none to check the records against.
-func (v validator) zone(sp path) string {
+func (v validator) zone(sp *field.Path) (zone string, errs field.ErrorList) {
 	s := &v.c.Spec
 	if s.Zone == "" {
 		if s.ZoneID == "" {
-			v.ps.add(sp.field("zone"), "", "required: want the hosted zone's name (e.g. example.com), or spec.zoneID")
+			errs = append(errs, v.ps.required(sp.Child("zone"), "want the hosted zone's name (e.g. example.com), or spec.zoneID"))
 		}
-		return ""
+		return "", errs
 	}
-	zone := endpoint.NormalizeName(s.Zone)
+	zone = endpoint.NormalizeName(s.Zone)
 	if why := endpoint.CheckName(zone); why != "" {
-		v.ps.add(sp.field("zone"), s.Zone, "want a DNS name ("+why+")")
-		return ""
+		errs = append(errs, v.ps.invalid(sp.Child("zone"), s.Zone, "want a DNS name ("+why+")"))
+		return "", errs
 	}
-	return zone
+	return zone, nil
 }
 
 // selectRecords checks spec.select: it selects the records, so none are listed.
-func (v validator) selectRecords(sp path) {
+func (v validator) selectRecords(sp *field.Path) (errs field.ErrorList) {
 	s := &v.c.Spec
 	if len(s.Records) > 0 {
-		v.ps.add(sp.field("records"), "", "not with spec.select: list the records or select them, not both")
+		errs = append(errs, v.ps.forbidden(sp.Child("records"), "", "not with spec.select: list the records or select them, not both"))
 	}
 	if !s.Select.AllWeighted {
-		v.ps.add(sp.field("select").field("allWeighted"), "false", wantAllWeighted)
+		errs = append(errs, v.ps.invalid(sp.Child("select").Child("allWeighted"), "false", wantAllWeighted))
 	}
+	return errs
 }
 
-func (v validator) records(sp path, zone string) {
-	rp := sp.field("records")
+func (v validator) records(sp *field.Path, zone string) (errs field.ErrorList) {
+	rp := sp.Child("records")
 	if len(v.c.Spec.Records) == 0 {
-		v.ps.add(rp, "", "required: want at least one record, e.g. [{name: www.example.com}]")
-		return
+		errs = append(errs, v.ps.required(rp, "want at least one record, e.g. [{name: www.example.com}]"))
+		return errs
 	}
 	type kept struct {
 		index     int
@@ -230,16 +244,16 @@ func (v validator) records(sp path, zone string) {
 	}
 	var seen []kept
 	for i, r := range v.c.Spec.Records {
-		p := rp.index(i)
+		p := rp.Index(i)
 		name := endpoint.NormalizeName(r.Name)
 		nameOK := false
 		switch why := endpoint.CheckName(name); {
 		case r.Name == "":
-			v.ps.add(p.field("name"), "", "required: want the record's DNS name")
+			errs = append(errs, v.ps.required(p.Child("name"), "want the record's DNS name"))
 		case why != "":
-			v.ps.add(p.field("name"), r.Name, "want a DNS name ("+why+")")
+			errs = append(errs, v.ps.invalid(p.Child("name"), r.Name, "want a DNS name ("+why+")"))
 		case zone != "" && !endpoint.InDomain(name, zone):
-			v.ps.add(p.field("name"), r.Name, fmt.Sprintf("want a name at or below the zone %q", zone))
+			errs = append(errs, v.ps.invalid(p.Child("name"), r.Name, fmt.Sprintf("want a name at or below the zone %q", zone)))
 		default:
 			nameOK = true
 		}
@@ -249,7 +263,7 @@ func (v validator) records(sp path, zone string) {
 			typ = defaultRecordType
 		case endpoint.TypeA, endpoint.TypeAAAA, endpoint.TypeCNAME:
 		default:
-			v.ps.add(p.field("type"), r.Type, wantRecordType)
+			errs = append(errs, v.ps.invalid(p.Child("type"), r.Type, wantRecordType))
 			continue
 		}
 		if !nameOK {
@@ -260,36 +274,37 @@ func (v validator) records(sp path, zone string) {
 				continue
 			}
 			if k.typ == typ {
-				v.ps.add(p.field("name"), r.Name, fmt.Sprintf("duplicate of spec.records[%d] (%s %s): want each record once", k.index, name, typ))
+				errs = append(errs, v.ps.duplicate(p.Child("name"), r.Name, fmt.Sprintf("duplicate of spec.records[%d] (%s %s): want each record once", k.index, name, typ)))
 				break
 			}
 			if k.typ == endpoint.TypeCNAME || typ == endpoint.TypeCNAME {
-				v.ps.add(p.field("type"), typ, fmt.Sprintf("%s also has type %s at spec.records[%d]: a CNAME cannot share its name with other records", name, k.typ, k.index))
+				errs = append(errs, v.ps.invalid(p.Child("type"), typ, fmt.Sprintf("%s also has type %s at spec.records[%d]: a CNAME cannot share its name with other records", name, k.typ, k.index)))
 				break
 			}
 		}
 		seen = append(seen, kept{i, name, typ})
 	}
+	return errs
 }
 
-func (v validator) setIDs(sp path) {
+func (v validator) setIDs(sp *field.Path) (errs field.ErrorList) {
 	s := &v.c.Spec
 	for _, m := range []struct {
 		key, value, role string
 	}{{"from", s.From, "losing"}, {"to", s.To, "gaining"}} {
-		p := sp.field(m.key)
+		p := sp.Child(m.key)
 		if m.value == "" {
 			if s.ALB == nil {
-				v.ps.add(p, "", "required: want the set identifier of the cluster "+m.role+" traffic")
+				errs = append(errs, v.ps.required(p, "want the set identifier of the cluster "+m.role+" traffic"))
 			}
 			continue
 		}
 		if n := utf8.RuneCountInString(m.value); n > maxSetIDLength {
-			v.ps.add(p, m.value, fmt.Sprintf("want at most %d characters (a Route 53 set identifier), not %d", maxSetIDLength, n))
+			errs = append(errs, v.ps.invalid(p, m.value, fmt.Sprintf("want at most %d characters (a Route 53 set identifier), not %d", maxSetIDLength, n)))
 		}
 	}
 	if s.From != "" && s.From == s.To {
-		v.ps.add(sp.field("to"), s.To, "same as spec.from: want the set identifier of another cluster")
+		errs = append(errs, v.ps.invalid(sp.Child("to"), s.To, "same as spec.from: want the set identifier of another cluster"))
 	}
 	if a := s.ALB; a != nil && (s.From == "" || s.To == "") && a.From != "" && a.To != "" {
 		// A name left out is the target group's: the two must still differ.
@@ -298,9 +313,10 @@ func (v validator) setIDs(sp path) {
 			if s.To != "" {
 				key = "from"
 			}
-			v.ps.add(sp.field(key), "", fmt.Sprintf("required here: the other cluster's name is %q, the same as this target group's name; name both clusters", from))
+			errs = append(errs, v.ps.invalid(sp.Child(key), "", fmt.Sprintf("required here: the other cluster's name is %q, the same as this target group's name; name both clusters", from)))
 		}
 	}
+	return errs
 }
 
 // clusterNames are the names a plan gives its clusters: spec.from and spec.to, which an
@@ -320,57 +336,58 @@ func clusterNames(s *Spec) (from, to string) {
 
 // alb checks the ALB lever's rules and target groups, and that nothing of the Route 53
 // lever is set beside it.
-func (v validator) alb(sp path) {
+func (v validator) alb(sp *field.Path) (errs field.ErrorList) {
 	s := &v.c.Spec
 	const notDNS = "not with spec.alb: an ALB cutover moves listener-rule weights and changes no DNS record; set one of them"
 	if s.Zone != "" {
-		v.ps.add(sp.field("zone"), s.Zone, notDNS)
+		errs = append(errs, v.ps.forbidden(sp.Child("zone"), s.Zone, notDNS))
 	}
 	if s.ZoneID != "" {
-		v.ps.add(sp.field("zoneID"), s.ZoneID, notDNS)
+		errs = append(errs, v.ps.forbidden(sp.Child("zoneID"), s.ZoneID, notDNS))
 	}
 	if len(s.Records) > 0 {
-		v.ps.add(sp.field("records"), "", notDNS)
+		errs = append(errs, v.ps.forbidden(sp.Child("records"), "", notDNS))
 	}
 	if s.Select != nil {
-		v.ps.add(sp.field("select"), "", "not with spec.alb: select the rules with spec.alb.select")
+		errs = append(errs, v.ps.forbidden(sp.Child("select"), "", "not with spec.alb: select the rules with spec.alb.select"))
 	}
-	ap := sp.field("alb")
+	ap := sp.Child("alb")
 	a := s.ALB
-	rp := ap.field("listenerRules")
+	rp := ap.Child("listenerRules")
 	if a.Select != nil {
-		v.albSelect(ap)
+		errs = append(errs, v.albSelect(ap)...)
 	} else if len(a.ListenerRules) == 0 {
-		v.ps.add(rp, "", "required: want at least one listener rule ARN (or listener ARN, for its default action)")
+		errs = append(errs, v.ps.required(rp, "want at least one listener rule ARN (or listener ARN, for its default action)"))
 	}
 	seen := map[string]int{}
 	for i, arn := range a.ListenerRules {
-		p := rp.index(i)
+		p := rp.Index(i)
 		if why := checkRuleARN(arn); why != "" {
-			v.ps.add(p, arn, why)
+			errs = append(errs, v.ps.invalid(p, arn, why))
 			continue
 		}
 		if j, dup := seen[arn]; dup {
-			v.ps.add(p, arn, fmt.Sprintf("duplicate of spec.alb.listenerRules[%d]: want each rule once", j))
+			errs = append(errs, v.ps.duplicate(p, arn, fmt.Sprintf("duplicate of spec.alb.listenerRules[%d]: want each rule once", j)))
 			continue
 		}
 		seen[arn] = i
 	}
 	for _, f := range []struct{ key, ref, role string }{{"from", a.From, "losing"}, {"to", a.To, "gaining"}} {
-		p := ap.field(f.key)
+		p := ap.Child(f.key)
 		switch {
 		case f.ref == "":
-			v.ps.add(p, "", "required: "+wantTargetGroup+", of the target group "+f.role+" traffic")
+			errs = append(errs, v.ps.required(p, wantTargetGroup+", of the target group "+f.role+" traffic"))
 		case !isTargetGroupRef(f.ref):
-			v.ps.add(p, f.ref, wantTargetGroup)
+			errs = append(errs, v.ps.invalid(p, f.ref, wantTargetGroup))
 		}
 	}
 	if a.From != "" && a.To != "" && TargetGroupName(a.From) == TargetGroupName(a.To) {
-		v.ps.add(ap.field("to"), a.To, "the same target group as spec.alb.from: want the other cluster's group")
+		errs = append(errs, v.ps.invalid(ap.Child("to"), a.To, "the same target group as spec.alb.from: want the other cluster's group"))
 	}
 	if cw := a.CloudWatch; cw != nil && cw.Delay != nil && cw.Delay.Duration > MaxCloudWatchDelay {
-		v.ps.add(ap.field("cloudWatch").field("delay"), cw.Delay.String(), wantDelay)
+		errs = append(errs, v.ps.invalid(ap.Child("cloudWatch").Child("delay"), cw.Delay.String(), wantDelay))
 	}
+	return errs
 }
 
 // cloudWatchDelay is the plan's spec.alb.cloudWatch.delay, defaulted.
@@ -396,10 +413,10 @@ func FirstCloudWatchVerdict(period int, delay time.Duration) time.Duration {
 // back, and is refused; a pause the delay makes shorter than that is warned of, as the
 // step holds on until the gate judges; a retire timeout that leaves no room for the
 // drain to show is warned of too, and a delay that nothing reads.
-func (v validator) cloudWatchPacing(sp path) {
+func (v validator) cloudWatchPacing(sp *field.Path) (errs field.ErrorList) {
 	s := &v.c.Spec
 	if s.ALB == nil {
-		return
+		return errs
 	}
 	delay := v.cloudWatchDelay()
 	readers := false
@@ -426,14 +443,14 @@ func (v validator) cloudWatchPacing(sp path) {
 			switch {
 			case pause+stepTimeout < need && !refused:
 				refused = true // once: every step would say the same
-				v.ps.add(sp.field("timeouts").field("step"), stepTimeout.String(), fmt.Sprintf(
+				errs = append(errs, v.ps.invalid(sp.Child("timeouts").Child("step"), stepTimeout.String(), fmt.Sprintf(
 					"with %s %s, spec.timeouts.step %s and spec.alb.cloudWatch.delay %s, an albTraffic gate of period %ds first judges a step up to %s after its write "+
 						"(the period the write fell in, a whole one, and the delay): the step would run out of time and roll back; raise spec.timeouts.step or the pause, or lower the delay or the period",
-					pauseField, pause, stepTimeout, delay, period, need))
+					pauseField, pause, stepTimeout, delay, period, need)))
 			case pause > 0 && delay > 0 && pause < need && pause+stepTimeout >= need:
 				// (Without a pause the gate decides how long the step holds; without a
 				// delay the reader's wait is the periods' own, as it always was.)
-				v.ps.warn(sp.field("steps").index(i), "", fmt.Sprintf(
+				v.ps.warn(sp.Child("steps").Index(i), "", fmt.Sprintf(
 					"holds for %s (%s), but its albTraffic gate reads whole published periods only and first judges up to %s after the write (spec.alb.cloudWatch.delay %s): the step holds on until it does",
 					pause, pauseField, need, delay))
 			}
@@ -446,14 +463,15 @@ func (v validator) cloudWatchPacing(sp path) {
 			timeout = DefaultRetireTimeout
 		}
 		if need := FirstCloudWatchVerdict(r.CloudWatch.Period, delay) + r.Window.Duration; r.Window.Duration > 0 && timeout >= r.Window.Duration && timeout < need {
-			v.ps.warn(sp.field("retire").field("timeout"), timeout.String(), fmt.Sprintf(
+			v.ps.warn(sp.Child("retire").Child("timeout"), timeout.String(), fmt.Sprintf(
 				"the first reading that can show the drain comes up to %s after the last step's write (spec.alb.cloudWatch.delay %s), and the rate must then stay low for the window %s: "+
 					"allow at least %s, or the cluster may be declared not retirable only because CloudWatch had not published yet", FirstCloudWatchVerdict(r.CloudWatch.Period, delay), delay, r.Window.Duration, need))
 		}
 	}
 	if !readers && s.ALB.CloudWatch != nil && s.ALB.CloudWatch.Delay != nil {
-		v.ps.warn(sp.field("alb").field("cloudWatch").field("delay"), s.ALB.CloudWatch.Delay.String(), "no albTraffic gate nor retire.cloudWatch reads CloudWatch: the delay has no effect")
+		v.ps.warn(sp.Child("alb").Child("cloudWatch").Child("delay"), s.ALB.CloudWatch.Delay.String(), "no albTraffic gate nor retire.cloudWatch reads CloudWatch: the delay has no effect")
 	}
+	return errs
 }
 
 // checkRuleARN says why arn is not the ARN of an ALB listener or listener rule, "" when
@@ -483,28 +501,29 @@ func checkRuleARN(arn string) string {
 }
 
 // albSelect checks spec.alb.select: the load balancers searched, and no rule listed.
-func (v validator) albSelect(ap path) {
+func (v validator) albSelect(ap *field.Path) (errs field.ErrorList) {
 	a := v.c.Spec.ALB
 	if len(a.ListenerRules) > 0 {
-		v.ps.add(ap.field("listenerRules"), "", "not with spec.alb.select: list the rules or select them, not both")
+		errs = append(errs, v.ps.forbidden(ap.Child("listenerRules"), "", "not with spec.alb.select: list the rules or select them, not both"))
 	}
-	lp := ap.field("select").field("loadBalancers")
+	lp := ap.Child("select").Child("loadBalancers")
 	if len(a.Select.LoadBalancers) == 0 {
-		v.ps.add(lp, "", "required: "+wantLoadBalancerARN+", whose rules forwarding to from and to are selected")
+		errs = append(errs, v.ps.required(lp, wantLoadBalancerARN+", whose rules forwarding to from and to are selected"))
 	}
 	seen := map[string]int{}
 	for i, arn := range a.Select.LoadBalancers {
-		p := lp.index(i)
+		p := lp.Index(i)
 		if !IsLoadBalancerARN(arn) || slices.Contains(strings.Split(arn, "/"), "") {
-			v.ps.add(p, arn, wantLoadBalancerARN)
+			errs = append(errs, v.ps.invalid(p, arn, wantLoadBalancerARN))
 			continue
 		}
 		if j, dup := seen[arn]; dup {
-			v.ps.add(p, arn, fmt.Sprintf("duplicate of spec.alb.select.loadBalancers[%d]: want each load balancer once", j))
+			errs = append(errs, v.ps.duplicate(p, arn, fmt.Sprintf("duplicate of spec.alb.select.loadBalancers[%d]: want each load balancer once", j)))
 			continue
 		}
 		seen[arn] = i
 	}
+	return errs
 }
 
 // isTargetGroupRef reports whether ref is a target group's ARN or a valid name.
@@ -530,57 +549,59 @@ func isTargetGroupName(s string) bool {
 }
 
 // steps checks every step and warns about steps that probably do not do what was meant.
-func (v validator) steps(sp path) {
+func (v validator) steps(sp *field.Path) (errs field.ErrorList) {
 	s := &v.c.Spec
-	stp := sp.field("steps")
+	stp := sp.Child("steps")
 	if len(s.Steps) == 0 {
-		v.ps.add(stp, "", "required: want at least one step, e.g. [10, 50, 100]")
-		return
+		errs = append(errs, v.ps.required(stp, "want at least one step, e.g. [10, 50, 100]"))
+		return errs
 	}
 	var prev Weights
 	prevIndex := -1
 	for i, st := range s.Steps {
-		p := stp.index(i)
-		w, ok := v.stepWeights(p, st)
-		if !ok {
+		p := stp.Index(i)
+		w, werrs := v.stepWeights(p, st)
+		errs = append(errs, werrs...)
+		if len(werrs) > 0 {
 			prevIndex = -1
 			continue
 		}
 		switch {
 		case w.From == 0 && w.To == 0 && s.CloudMap != nil:
-			v.ps.add(p.field("weights"), "", "both weights are 0: a Cloud Map step keeps at least one instance healthy, and needs a share for from or to; write percent: 0 or percent: 100")
+			errs = append(errs, v.ps.invalid(p.Child("weights"), "", "both weights are 0: a Cloud Map step keeps at least one instance healthy, and needs a share for from or to; write percent: 0 or percent: 100"))
 		case w.From == 0 && w.To == 0 && s.ALB != nil:
-			v.ps.warn(p.field("weights"), "", "both weights are 0: the ALB then forwards to the rules' other target groups only; plan and run refuse it for a rule that has none")
+			v.ps.warn(p.Child("weights"), "", "both weights are 0: the ALB then forwards to the rules' other target groups only; plan and run refuse it for a rule that has none")
 		case w.From == 0 && w.To == 0:
-			v.ps.warn(p.field("weights"), "", `both weights are 0: Route 53 then answers with every member evenly; it does not mean "off"`)
+			v.ps.warn(p.Child("weights"), "", `both weights are 0: Route 53 then answers with every member evenly; it does not mean "off"`)
 		}
 		if prevIndex >= 0 && shareLess(w, prev) {
 			v.ps.warn(p, "", fmt.Sprintf("the share of traffic to %q falls from %s (spec.steps[%d]) to %s: this step moves traffic back", s.To, share(prev), prevIndex, share(w)))
 		}
 		prev, prevIndex = w, i
 	}
+	return errs
 }
 
-// stepWeights checks one step and returns its weights.
-func (v validator) stepWeights(p path, st Step) (Weights, bool) {
+// stepWeights checks one step and returns its weights, which are good when there are
+// no errors.
+func (v validator) stepWeights(p *field.Path, st Step) (w Weights, errs field.ErrorList) {
 	switch {
 	case st.Percent != nil && st.Weights != nil:
-		v.ps.add(p, "", "want exactly one of percent or weights, not both")
+		errs = append(errs, v.ps.invalid(p, "", "want exactly one of percent or weights, not both"))
 	case st.Percent == nil && st.Weights == nil:
-		v.ps.add(p, "", "want percent or weights")
+		errs = append(errs, v.ps.invalid(p, "", "want percent or weights"))
 	case st.Percent != nil:
 		pct := *st.Percent
 		if pct >= 0 && pct <= 100 {
-			return percentWeights(pct), true
+			return percentWeights(pct), nil
 		}
 		if v.ps.value(p, "") != "" { // written as a bare number: `- 150`
-			v.ps.add(p, strconv.FormatInt(pct, 10), wantBarePercent)
+			errs = append(errs, v.ps.invalid(p, strconv.FormatInt(pct, 10), wantBarePercent))
 		} else {
-			v.ps.add(p.field("percent"), strconv.FormatInt(pct, 10), wantPercent)
+			errs = append(errs, v.ps.invalid(p.Child("percent"), strconv.FormatInt(pct, 10), wantPercent))
 		}
 	default:
-		wp := p.field("weights")
-		ok := true
+		wp := p.Child("weights")
 		limit, want := int64(maxWeight), wantWeight
 		if v.c.Spec.ALB != nil {
 			limit, want = maxALBWeight, wantALBWeight
@@ -590,17 +611,15 @@ func (v validator) stepWeights(p path, st Step) (Weights, bool) {
 			w   int64
 		}{{"from", st.Weights.From}, {"to", st.Weights.To}} {
 			switch {
-			case !v.ps.present(wp.field(f.key)):
-				v.ps.add(wp.field(f.key), "", "required: "+want)
-				ok = false
+			case !v.ps.present(wp.Child(f.key)):
+				errs = append(errs, v.ps.required(wp.Child(f.key), want))
 			case f.w < 0 || f.w > limit:
-				v.ps.add(wp.field(f.key), strconv.FormatInt(f.w, 10), want)
-				ok = false
+				errs = append(errs, v.ps.invalid(wp.Child(f.key), strconv.FormatInt(f.w, 10), want))
 			}
 		}
-		return *st.Weights, ok
+		return *st.Weights, errs
 	}
-	return Weights{}, false
+	return Weights{}, errs
 }
 
 func percentWeights(p int64) Weights { return Weights{From: 100 - p, To: p} }
@@ -627,37 +646,39 @@ func share(w Weights) string {
 
 // gates checks every gate, spec-level and per step, and that the names a step ends up
 // with are unique (the report and the journal key results by name).
-func (v validator) gates(sp path) {
+func (v validator) gates(sp *field.Path) (errs field.ErrorList) {
 	s := &v.c.Spec
 	specNames, stepNames := gateNames(v.c)
-	gp := sp.field("gates")
-	specSeen := map[string]path{}
+	gp := sp.Child("gates")
+	specSeen := map[string]*field.Path{}
 	for i, g := range s.Gates {
-		p := gp.index(i)
-		v.gate(p, g)
-		v.uniqueName(p, g, specNames[i], specSeen)
+		p := gp.Index(i)
+		errs = append(errs, v.gate(p, g)...)
+		errs = append(errs, v.uniqueName(p, g, specNames[i], specSeen)...)
 	}
 	for i, st := range s.Steps {
 		seen := maps.Clone(specSeen)
 		for j, g := range st.Gates {
-			p := sp.field("steps").index(i).field("gates").index(j)
-			v.gate(p, g)
-			v.uniqueName(p, g, stepNames[i][j], seen)
+			p := sp.Child("steps").Index(i).Child("gates").Index(j)
+			errs = append(errs, v.gate(p, g)...)
+			errs = append(errs, v.uniqueName(p, g, stepNames[i][j], seen)...)
 		}
 	}
+	return errs
 }
 
-func (v validator) uniqueName(p path, g Gate, name string, seen map[string]path) {
+func (v validator) uniqueName(p *field.Path, g Gate, name string, seen map[string]*field.Path) (errs field.ErrorList) {
 	other, dup := seen[name]
 	if !dup {
 		seen[name] = p
-		return
+		return errs
 	}
 	if g.Name != "" {
-		v.ps.add(p.field("name"), g.Name, fmt.Sprintf("duplicate gate name in this step (%s has it too): want unique names", other))
-		return
+		errs = append(errs, v.ps.duplicate(p.Child("name"), g.Name, fmt.Sprintf("duplicate gate name in this step (%s has it too): want unique names", other)))
+		return errs
 	}
-	v.ps.add(p, "", fmt.Sprintf("its default name %q is taken by %s: want unique names; name one of them", name, other))
+	errs = append(errs, v.ps.invalid(p, "", fmt.Sprintf("its default name %q is taken by %s: want unique names; name one of them", name, other)))
+	return errs
 }
 
 // gateNames gives every gate its name: its own, or "<kind>-<n>" where n counts the gates
@@ -704,7 +725,7 @@ func gateKind(g Gate) string {
 	return "gate"
 }
 
-func (v validator) gate(p path, g Gate) {
+func (v validator) gate(p *field.Path, g Gate) (errs field.ErrorList) {
 	var kinds []string
 	for _, k := range []struct {
 		name string
@@ -717,58 +738,60 @@ func (v validator) gate(p path, g Gate) {
 	}
 	switch len(kinds) {
 	case 0:
-		v.ps.add(p, "", wantGateKind)
-		return
+		errs = append(errs, v.ps.invalid(p, "", wantGateKind))
+		return errs
 	case 1:
 	default:
-		v.ps.add(p, "", wantGateKind+", not "+strings.Join(kinds, " and "))
-		return
+		errs = append(errs, v.ps.invalid(p, "", wantGateKind+", not "+strings.Join(kinds, " and ")))
+		return errs
 	}
 	switch {
 	case g.HTTP != nil:
-		v.httpGate(p.field("http"), g.HTTP)
+		errs = append(errs, v.httpGate(p.Child("http"), g.HTTP)...)
 	case g.Prometheus != nil:
-		v.prometheusGate(p.field("prometheus"), g.Prometheus)
+		errs = append(errs, v.prometheusGate(p.Child("prometheus"), g.Prometheus)...)
 	case g.CloudMapDiscovery != nil:
-		v.cloudMapDiscoveryGate(p.field("cloudMapDiscovery"), g.CloudMapDiscovery)
+		errs = append(errs, v.cloudMapDiscoveryGate(p.Child("cloudMapDiscovery"), g.CloudMapDiscovery)...)
 	case v.c.Spec.CloudMap != nil && (g.DNS != nil || g.TargetHealth != nil || g.ALBTraffic != nil):
-		v.ps.add(p.field(gateKind(g)), "", "not with spec.cloudMap: a Cloud Map cutover changes instances' health status, no record nor target group; use a cloudMapDiscovery, http or prometheus gate")
+		errs = append(errs, v.ps.forbidden(p.Child(gateKind(g)), "", "not with spec.cloudMap: a Cloud Map cutover changes instances' health status, no record nor target group; use a cloudMapDiscovery, http or prometheus gate"))
 	case g.DNS != nil && v.c.Spec.ALB != nil:
-		v.ps.add(p.field("dns"), "", "not with spec.alb: a dns gate compares the records' DNS answers with their weights, and an ALB cutover changes no record; use an http or prometheus gate")
+		errs = append(errs, v.ps.forbidden(p.Child("dns"), "", "not with spec.alb: a dns gate compares the records' DNS answers with their weights, and an ALB cutover changes no record; use an http or prometheus gate"))
 	case g.DNS != nil:
-		v.dnsGate(p.field("dns"), g.DNS)
+		errs = append(errs, v.dnsGate(p.Child("dns"), g.DNS)...)
 	case v.c.Spec.ALB == nil && g.TargetHealth != nil:
-		v.ps.add(p.field("targetHealth"), "", "only with spec.alb: it checks the health of the target groups an ALB cutover moves traffic to")
+		errs = append(errs, v.ps.forbidden(p.Child("targetHealth"), "", "only with spec.alb: it checks the health of the target groups an ALB cutover moves traffic to"))
 	case v.c.Spec.ALB == nil && g.ALBTraffic != nil:
-		v.ps.add(p.field("albTraffic"), "", "only with spec.alb: it reads the CloudWatch metrics of the target groups an ALB cutover moves traffic between; use a dns gate for records")
+		errs = append(errs, v.ps.forbidden(p.Child("albTraffic"), "", "only with spec.alb: it reads the CloudWatch metrics of the target groups an ALB cutover moves traffic between; use a dns gate for records"))
 	case g.TargetHealth != nil:
-		if mp := p.field("targetHealth").field("minHealthy"); v.ps.present(mp) && (g.TargetHealth.MinHealthy < 1 || g.TargetHealth.MinHealthy > maxMinHealthy) {
-			v.ps.add(mp, strconv.Itoa(g.TargetHealth.MinHealthy), wantMinHealthy)
+		if mp := p.Child("targetHealth").Child("minHealthy"); v.ps.present(mp) && (g.TargetHealth.MinHealthy < 1 || g.TargetHealth.MinHealthy > maxMinHealthy) {
+			errs = append(errs, v.ps.invalid(mp, strconv.Itoa(g.TargetHealth.MinHealthy), wantMinHealthy))
 		}
 	case g.ALBTraffic != nil:
-		v.albTrafficGate(p.field("albTraffic"), g.ALBTraffic)
+		errs = append(errs, v.albTrafficGate(p.Child("albTraffic"), g.ALBTraffic)...)
 	}
+	return errs
 }
 
-func (v validator) albTrafficGate(p path, g *ALBTrafficGate) {
+func (v validator) albTrafficGate(p *field.Path, g *ALBTrafficGate) (errs field.ErrorList) {
 	if t := g.Tolerance; t != nil && !(*t >= 0 && *t <= 1) {
-		v.ps.add(p.field("tolerance"), formatFloat(*t), wantRatio)
+		errs = append(errs, v.ps.invalid(p.Child("tolerance"), formatFloat(*t), wantRatio))
 	}
-	if mp := p.field("minRequests"); v.ps.present(mp) && (g.MinRequests < 1 || g.MinRequests > maxMinRequests) {
-		v.ps.add(mp, strconv.Itoa(g.MinRequests), wantMinRequests)
+	if mp := p.Child("minRequests"); v.ps.present(mp) && (g.MinRequests < 1 || g.MinRequests > maxMinRequests) {
+		errs = append(errs, v.ps.invalid(mp, strconv.Itoa(g.MinRequests), wantMinRequests))
 	}
 	if r := g.MaxErrorRate; r != nil && !(*r >= 0 && *r <= 1) {
-		v.ps.add(p.field("maxErrorRate"), formatFloat(*r), wantRatio)
+		errs = append(errs, v.ps.invalid(p.Child("maxErrorRate"), formatFloat(*r), wantRatio))
 	}
 	if d := g.MaxResponseTime; d != nil && d.Duration <= 0 {
-		v.ps.add(p.field("maxResponseTime"), d.String(), `want a duration > 0 such as "500ms"`)
+		errs = append(errs, v.ps.invalid(p.Child("maxResponseTime"), d.String(), `want a duration > 0 such as "500ms"`))
 	}
-	if pp := p.field("period"); v.ps.present(pp) && !ValidPeriod(g.Period) {
-		v.ps.add(pp, strconv.Itoa(g.Period), wantPeriod)
+	if pp := p.Child("period"); v.ps.present(pp) && !ValidPeriod(g.Period) {
+		errs = append(errs, v.ps.invalid(pp, strconv.Itoa(g.Period), wantPeriod))
 	}
-	if wp := p.field("window"); v.ps.present(wp) && g.Window.Duration <= 0 {
-		v.ps.add(wp, g.Window.String(), `want a duration > 0 such as "5m"`)
+	if wp := p.Child("window"); v.ps.present(wp) && g.Window.Duration <= 0 {
+		errs = append(errs, v.ps.invalid(wp, g.Window.String(), `want a duration > 0 such as "5m"`))
 	}
+	return errs
 }
 
 // ValidPeriod reports whether seconds is a period CloudWatch takes: 1, 5, 10, 20 or 30
@@ -781,134 +804,138 @@ func ValidPeriod(seconds int) bool {
 	return seconds >= 60 && seconds%60 == 0
 }
 
-func (v validator) httpGate(p path, h *HTTPGate) {
+func (v validator) httpGate(p *field.Path, h *HTTPGate) (errs field.ErrorList) {
 	from, to := clusterNames(&v.c.Spec)
 	if h.URL == "" && len(h.Clusters) == 0 {
-		v.ps.add(p, "", "want url, clusters or both: nothing to probe")
+		errs = append(errs, v.ps.invalid(p, "", "want url, clusters or both: nothing to probe"))
 	}
 	if h.URL != "" {
-		v.url(p.field("url"), h.URL)
+		errs = append(errs, v.url(p.Child("url"), h.URL)...)
 	}
 	for _, id := range slices.Sorted(maps.Keys(h.Clusters)) {
-		kp := p.field("clusters").key(id)
+		kp := mapKey(p.Child("clusters"), id)
 		if from != "" && to != "" && id != from && id != to {
-			v.ps.addExact(kp, "", fmt.Sprintf("want a key that is spec.from (%q) or spec.to (%q)", from, to))
+			errs = append(errs, v.ps.invalidExact(kp, "", fmt.Sprintf("want a key that is spec.from (%q) or spec.to (%q)", from, to)))
 		}
-		v.url(kp, h.Clusters[id])
+		errs = append(errs, v.url(kp, h.Clusters[id])...)
 	}
 	if h.Resolver != "" && !isHostPort(h.Resolver) {
-		v.ps.add(p.field("resolver"), h.Resolver, wantHostPort)
+		errs = append(errs, v.ps.invalid(p.Child("resolver"), h.Resolver, wantHostPort))
 	}
-	if rp := p.field("requests"); v.ps.present(rp) && (h.Requests < 1 || h.Requests > maxRequests) {
-		v.ps.add(rp, strconv.Itoa(h.Requests), wantRequests)
+	if rp := p.Child("requests"); v.ps.present(rp) && (h.Requests < 1 || h.Requests > maxRequests) {
+		errs = append(errs, v.ps.invalid(rp, strconv.Itoa(h.Requests), wantRequests))
 	}
-	if tp := p.field("timeout"); v.ps.present(tp) && h.Timeout.Duration <= 0 {
-		v.ps.add(tp, h.Timeout.String(), `want a duration > 0 such as "2s"`)
+	if tp := p.Child("timeout"); v.ps.present(tp) && h.Timeout.Duration <= 0 {
+		errs = append(errs, v.ps.invalid(tp, h.Timeout.String(), `want a duration > 0 such as "2s"`))
 	}
 	for i, code := range h.ExpectStatus {
 		if code < 100 || code > 599 {
-			v.ps.add(p.field("expectStatus").index(i), strconv.Itoa(code), wantStatus)
+			errs = append(errs, v.ps.invalid(p.Child("expectStatus").Index(i), strconv.Itoa(code), wantStatus))
 		}
 	}
 	if r := h.MinSuccessRatio; r != nil && !(*r >= 0 && *r <= 1) {
-		v.ps.add(p.field("minSuccessRatio"), formatFloat(*r), wantRatio)
+		errs = append(errs, v.ps.invalid(p.Child("minSuccessRatio"), formatFloat(*r), wantRatio))
 	}
 	if l := h.Latency; l != nil {
-		lp := p.field("latency")
-		if pp := lp.field("percentile"); v.ps.present(pp) && !(l.Percentile > 0 && l.Percentile <= 100) {
-			v.ps.add(pp, formatFloat(l.Percentile), wantPercentile)
+		lp := p.Child("latency")
+		if pp := lp.Child("percentile"); v.ps.present(pp) && !(l.Percentile > 0 && l.Percentile <= 100) {
+			errs = append(errs, v.ps.invalid(pp, formatFloat(l.Percentile), wantPercentile))
 		}
-		switch mp := lp.field("max"); {
+		switch mp := lp.Child("max"); {
 		case !v.ps.present(mp):
-			v.ps.add(mp, "", `required: want a duration > 0 such as "500ms"`)
+			errs = append(errs, v.ps.invalid(mp, "", `required: want a duration > 0 such as "500ms"`))
 		case l.Max.Duration <= 0:
-			v.ps.add(mp, l.Max.String(), `want a duration > 0 such as "500ms"`)
+			errs = append(errs, v.ps.invalid(mp, l.Max.String(), `want a duration > 0 such as "500ms"`))
 		}
 	}
 	if h.NoWorseThanFrom && from != "" && to != "" && (h.Clusters[from] == "" || h.Clusters[to] == "") {
-		v.ps.add(p.field("noWorseThanFrom"), "true", fmt.Sprintf("want clusters for both %q and %q to compare", from, to))
+		errs = append(errs, v.ps.invalid(p.Child("noWorseThanFrom"), "true", fmt.Sprintf("want clusters for both %q and %q to compare", from, to)))
 	}
 	if s := h.LatencySlack; s != nil && !(*s >= 0) {
-		v.ps.add(p.field("latencySlack"), formatFloat(*s), wantSlack)
+		errs = append(errs, v.ps.invalid(p.Child("latencySlack"), formatFloat(*s), wantSlack))
 	}
+	return errs
 }
 
-func (v validator) prometheusGate(p path, g *PrometheusGate) {
+func (v validator) prometheusGate(p *field.Path, g *PrometheusGate) (errs field.ErrorList) {
 	if g.URL == "" {
-		v.ps.add(p.field("url"), "", "required: "+wantURL)
+		errs = append(errs, v.ps.required(p.Child("url"), wantURL))
 	} else {
-		v.url(p.field("url"), g.URL)
+		errs = append(errs, v.url(p.Child("url"), g.URL)...)
 	}
 	switch {
 	case g.Query == "":
-		v.ps.add(p.field("query"), "", "required: "+wantQuery)
+		errs = append(errs, v.ps.required(p.Child("query"), wantQuery))
 	case strings.TrimSpace(g.Query) == "":
-		v.ps.add(p.field("query"), g.Query, wantQuery)
+		errs = append(errs, v.ps.invalid(p.Child("query"), g.Query, wantQuery))
 	}
 	switch {
 	case g.Min == nil && g.Max == nil:
-		v.ps.add(p, "", "want min, max or both: nothing to compare the value with")
+		errs = append(errs, v.ps.invalid(p, "", "want min, max or both: nothing to compare the value with"))
 	case g.Min != nil && g.Max != nil && *g.Min > *g.Max:
-		v.ps.add(p.field("min"), formatFloat(*g.Min), fmt.Sprintf("want at most max (%s): no value could pass", formatFloat(*g.Max)))
+		errs = append(errs, v.ps.invalid(p.Child("min"), formatFloat(*g.Min), fmt.Sprintf("want at most max (%s): no value could pass", formatFloat(*g.Max))))
 	}
 	switch g.NoData {
 	case "", noDataFail:
 	case noDataPass:
 		// Never blind: a step must not pass on no measurement (the gate refuses it too).
-		v.ps.add(p.field("noData"), g.NoData, fmt.Sprintf("a step would pass on no measurement: make the query answer when there is no data, e.g. %q, and leave noData out", "("+g.Query+") or vector(0)"))
+		errs = append(errs, v.ps.invalid(p.Child("noData"), g.NoData, fmt.Sprintf("a step would pass on no measurement: make the query answer when there is no data, e.g. %q, and leave noData out", "("+g.Query+") or vector(0)")))
 	default:
-		v.ps.add(p.field("noData"), g.NoData, wantNoData)
+		errs = append(errs, v.ps.invalid(p.Child("noData"), g.NoData, wantNoData))
 	}
+	return errs
 }
 
-func (v validator) dnsGate(p path, g *DNSGate) {
+func (v validator) dnsGate(p *field.Path, g *DNSGate) (errs field.ErrorList) {
 	for i, s := range g.Servers {
 		if !isHostPort(s) {
-			v.ps.add(p.field("servers").index(i), s, wantHostPort)
+			errs = append(errs, v.ps.invalid(p.Child("servers").Index(i), s, wantHostPort))
 		}
 	}
-	if sp := p.field("samples"); v.ps.present(sp) && (g.Samples < 1 || g.Samples > maxSamples) {
-		v.ps.add(sp, strconv.Itoa(g.Samples), wantSamples)
+	if sp := p.Child("samples"); v.ps.present(sp) && (g.Samples < 1 || g.Samples > maxSamples) {
+		errs = append(errs, v.ps.invalid(sp, strconv.Itoa(g.Samples), wantSamples))
 	}
 	if t := g.Tolerance; t != nil && !(*t >= 0 && *t <= 1) {
-		v.ps.add(p.field("tolerance"), formatFloat(*t), wantRatio)
+		errs = append(errs, v.ps.invalid(p.Child("tolerance"), formatFloat(*t), wantRatio))
 	}
+	return errs
 }
 
-func (v validator) rollback(p path) {
+func (v validator) rollback(p *field.Path) (errs field.ErrorList) {
 	r := &v.c.Spec.Rollback
 	switch r.Mode {
 	case "", RollbackImmediate:
 		if len(r.Steps) > 0 {
-			v.ps.add(p.field("steps"), "", `want none with mode "immediate" (the default); set mode: gradual to roll back in steps`)
+			errs = append(errs, v.ps.invalid(p.Child("steps"), "", `want none with mode "immediate" (the default); set mode: gradual to roll back in steps`))
 		}
 		if r.Pause.Duration > 0 {
-			v.ps.warn(p.field("pause"), r.Pause.String(), "ignored: an immediate rollback does not pause")
+			v.ps.warn(p.Child("pause"), r.Pause.String(), "ignored: an immediate rollback does not pause")
 		}
 	case RollbackGradual:
 		if len(r.Steps) == 0 {
-			v.ps.add(p.field("steps"), "", `required by mode "gradual": want the percents to pass through on the way back, descending, e.g. [50, 10]`)
+			errs = append(errs, v.ps.invalid(p.Child("steps"), "", `required by mode "gradual": want the percents to pass through on the way back, descending, e.g. [50, 10]`))
 		}
 		for i, pct := range r.Steps {
-			sp := p.field("steps").index(i)
+			sp := p.Child("steps").Index(i)
 			switch {
 			case pct < 0 || pct > 100:
-				v.ps.add(sp, strconv.FormatInt(pct, 10), wantPercent)
+				errs = append(errs, v.ps.invalid(sp, strconv.FormatInt(pct, 10), wantPercent))
 			case i > 0 && pct >= r.Steps[i-1]:
-				v.ps.add(sp, strconv.FormatInt(pct, 10), fmt.Sprintf("want less than the step before (%d): a gradual rollback descends", r.Steps[i-1]))
+				errs = append(errs, v.ps.invalid(sp, strconv.FormatInt(pct, 10), fmt.Sprintf("want less than the step before (%d): a gradual rollback descends", r.Steps[i-1])))
 			}
 		}
 	default:
-		v.ps.add(p.field("mode"), r.Mode, wantMode)
+		errs = append(errs, v.ps.invalid(p.Child("mode"), r.Mode, wantMode))
 	}
+	return errs
 }
 
 // timeouts warns when the total bound is shorter than the pauses alone: such a cutover
 // can only end in a rollback.
-func (v validator) timeouts(sp path) {
+func (v validator) timeouts(sp *field.Path) (errs field.ErrorList) {
 	s := &v.c.Spec
 	if s.Timeouts.Total.Duration <= 0 {
-		return
+		return errs
 	}
 	var sum time.Duration
 	for _, st := range s.Steps {
@@ -919,11 +946,12 @@ func (v validator) timeouts(sp path) {
 		}
 	}
 	if s.Timeouts.Total.Duration < sum {
-		v.ps.warn(sp.field("timeouts").field("total"), s.Timeouts.Total.String(), fmt.Sprintf("shorter than the steps' pauses together (%s): the cutover cannot finish in time and will roll back", sum))
+		v.ps.warn(sp.Child("timeouts").Child("total"), s.Timeouts.Total.String(), fmt.Sprintf("shorter than the steps' pauses together (%s): the cutover cannot finish in time and will roll back", sum))
 	}
+	return errs
 }
 
-func (v validator) retire(p path, r *Retire) {
+func (v validator) retire(p *field.Path, r *Retire) (errs field.ErrorList) {
 	var sources []string
 	for _, s := range []struct {
 		name string
@@ -935,55 +963,57 @@ func (v validator) retire(p path, r *Retire) {
 	}
 	switch {
 	case len(sources) == 0 && v.c.Spec.ALB != nil:
-		v.ps.add(p, "", "want cloudWatch (the from target group's RequestCount), metrics (with counter) or prometheus: where to read the from cluster's request rate")
+		errs = append(errs, v.ps.invalid(p, "", "want cloudWatch (the from target group's RequestCount), metrics (with counter) or prometheus: where to read the from cluster's request rate"))
 	case len(sources) == 0:
-		v.ps.add(p, "", "want metrics (with counter) or prometheus: where to read the from cluster's request rate")
+		errs = append(errs, v.ps.invalid(p, "", "want metrics (with counter) or prometheus: where to read the from cluster's request rate"))
 	case len(sources) > 1:
-		v.ps.add(p, "", "want exactly one of metrics, prometheus and cloudWatch, not "+strings.Join(sources, " and "))
+		errs = append(errs, v.ps.invalid(p, "", "want exactly one of metrics, prometheus and cloudWatch, not "+strings.Join(sources, " and ")))
 	case r.CloudWatch != nil:
-		cp := p.field("cloudWatch")
-		switch pp := cp.field("period"); {
+		cp := p.Child("cloudWatch")
+		switch pp := cp.Child("period"); {
 		case v.c.Spec.ALB == nil:
-			v.ps.add(cp, "", "only with spec.alb: it reads the from target group's CloudWatch RequestCount; use metrics or prometheus for a Route 53 cutover")
+			errs = append(errs, v.ps.forbidden(cp, "", "only with spec.alb: it reads the from target group's CloudWatch RequestCount; use metrics or prometheus for a Route 53 cutover"))
 		case v.ps.present(pp) && !ValidPeriod(r.CloudWatch.Period):
-			v.ps.add(pp, strconv.Itoa(r.CloudWatch.Period), wantPeriod)
+			errs = append(errs, v.ps.invalid(pp, strconv.Itoa(r.CloudWatch.Period), wantPeriod))
 		}
 	case r.Metrics != "":
-		v.url(p.field("metrics"), r.Metrics)
+		errs = append(errs, v.url(p.Child("metrics"), r.Metrics)...)
 		if strings.TrimSpace(r.Counter) == "" {
-			v.ps.add(p.field("counter"), r.Counter, "required with metrics: the request counter's name, e.g. http_requests_total")
+			errs = append(errs, v.ps.invalid(p.Child("counter"), r.Counter, "required with metrics: the request counter's name, e.g. http_requests_total"))
 		}
 	default:
-		qp := p.field("prometheus")
-		v.url(qp.field("url"), r.Prometheus.URL)
+		qp := p.Child("prometheus")
+		errs = append(errs, v.url(qp.Child("url"), r.Prometheus.URL)...)
 		if strings.TrimSpace(r.Prometheus.Query) == "" {
-			v.ps.add(qp.field("query"), r.Prometheus.Query, "required: "+wantQuery)
+			errs = append(errs, v.ps.invalid(qp.Child("query"), r.Prometheus.Query, "required: "+wantQuery))
 		}
 	}
 	if !(r.MaxRate >= 0) {
-		v.ps.add(p.field("maxRate"), formatFloat(r.MaxRate), "want a number ≥ 0 (requests per second)")
+		errs = append(errs, v.ps.invalid(p.Child("maxRate"), formatFloat(r.MaxRate), "want a number ≥ 0 (requests per second)"))
 	}
-	switch wp := p.field("window"); {
+	switch wp := p.Child("window"); {
 	case !v.ps.present(wp):
-		v.ps.add(wp, "", `required: want a duration > 0 such as "5m"`)
+		errs = append(errs, v.ps.invalid(wp, "", `required: want a duration > 0 such as "5m"`))
 	case r.Window.Duration <= 0:
-		v.ps.add(wp, r.Window.String(), `want a duration > 0 such as "5m"`)
+		errs = append(errs, v.ps.invalid(wp, r.Window.String(), `want a duration > 0 such as "5m"`))
 	}
-	if tp := p.field("timeout"); v.ps.present(tp) && r.Timeout.Duration < r.Window.Duration {
-		v.ps.add(tp, r.Timeout.String(), fmt.Sprintf("want at least the window (%s): the rate could never stay low long enough", r.Window.String()))
+	if tp := p.Child("timeout"); v.ps.present(tp) && r.Timeout.Duration < r.Window.Duration {
+		errs = append(errs, v.ps.invalid(tp, r.Timeout.String(), fmt.Sprintf("want at least the window (%s): the rate could never stay low long enough", r.Window.String())))
 	}
+	return errs
 }
 
 // url checks an absolute http(s) URL with a host, as the gates dial it.
-func (v validator) url(p path, raw string) {
+func (v validator) url(p *field.Path, raw string) (errs field.ErrorList) {
 	if raw == "" {
-		v.ps.add(p, "", "required: "+wantURL)
-		return
+		errs = append(errs, v.ps.required(p, wantURL))
+		return errs
 	}
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" {
-		v.ps.add(p, raw, wantURL)
+		errs = append(errs, v.ps.invalid(p, raw, wantURL))
 	}
+	return errs
 }
 
 // isHostPort reports whether s is host:port with an IP address or DNS name and a port

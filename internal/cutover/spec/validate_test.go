@@ -325,9 +325,22 @@ func TestDocumentProblems(t *testing.T) {
 		{"a scalar", "cutover\n", []string{"(document): want a mapping with apiVersion, kind, metadata and spec, not a string"}},
 		{"syntax", "kind: Cutover\nspec: [\n", []string{"line 2: invalid YAML: did not find expected node content"}},
 		{"tab", "kind: Cutover\n\tspec: {}\n", []string{"line 2: invalid YAML: found a tab character that violates indentation"}},
+		// Duplicates are named by their path, in schema order, with both lines.
 		{"duplicate keys", "kind: Cutover\nkind: Cutover\nspec: {}\nspec: {}\n", []string{
-			`line 2: invalid YAML: key "kind" already set in map`,
-			`line 4: invalid YAML: key "spec" already set in map`,
+			`kind: duplicate field on line 2 (first set on line 1): want each key once`,
+			`spec: duplicate field on line 4 (first set on line 3): want each key once`,
+		}},
+		{"duplicate keys deep in lists and maps", planYAML(nil, kv{
+			"steps": "[10, {percent: 50, pause: 5m, pause: 6m}]",
+			"gates": `[{http: {clusters: {green: "http://g/", green: "http://h/"}}}]`,
+		}), []string{
+			`spec.steps[1].pause: duplicate field set twice on line 9: want each key once`,
+			`spec.gates[0].http.clusters[green]: duplicate field set twice on line 10: want each key once`,
+		}},
+		// YAML 1.1 reads on and true as one key; the node tree (YAML 1.2) does not, so the
+		// line is all there is to name.
+		{"duplicate keys only to YAML 1.1", "kind: Cutover\non: 1\ntrue: 2\n", []string{
+			`line 3: invalid YAML: key true already set in map`,
 		}},
 		{"two documents", planYAML(nil, nil) + "---\n" + planYAML(nil, nil), []string{
 			"line 10: a second YAML document: want one Cutover per file",

@@ -8,10 +8,8 @@ package cloudwatchapi
 
 import (
 	"bytes"
-	"crypto/rand"
-	"encoding/hex"
+	"context"
 	"errors"
-	"github.com/crossfade-io/crossfade/internal/sandbox/apicalls"
 	"io"
 	"log/slog"
 	"mime"
@@ -21,6 +19,9 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/crossfade-io/crossfade/internal/sandbox/awsapi"
+	"github.com/crossfade-io/crossfade/internal/sandbox/faults"
 )
 
 // DefaultMaxBodyBytes bounds a request body: 500 queries with their dimensions fit in far
@@ -31,6 +32,10 @@ const DefaultMaxBodyBytes = 4 << 20
 type Config struct {
 	// Source gives the ALB traffic. Required.
 	Source Source
+	// Faults are the injected faults the other APIs share; nil: none. CloudWatch reads
+	// commit nothing, so a response lost after the read (commitThenFail, commitThenDrop)
+	// is simply a failed read.
+	Faults *faults.Injector
 	// Registerer receives the API's metrics; nil: not registered.
 	Registerer prometheus.Registerer
 	// Now is the clock for CloudWatch's start rounding and retention; nil: time.Now.
@@ -43,7 +48,7 @@ type Config struct {
 type API struct {
 	cfg   Config
 	now   func() time.Time
-	calls *apicalls.Metrics
+	chain *awsapi.Chain
 }
 
 // New builds the handler and registers, or joins, the shared call metrics.
@@ -51,21 +56,17 @@ func New(cfg Config) (*API, error) {
 	if cfg.Source == nil {
 		return nil, errors.New("cloudwatchapi: no source")
 	}
-	if cfg.MaxBodyBytes <= 0 {
-		cfg.MaxBodyBytes = DefaultMaxBodyBytes
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.DiscardHandler)
-	}
 	a := &API{cfg: cfg, now: cfg.Now}
 	if a.now == nil {
 		a.now = time.Now
 	}
-	calls, err := apicalls.New(cfg.Registerer)
+	// The latency metric reads the real clock: cfg.Now may be a test's fixed one.
+	chain, err := awsapi.NewChain("cloudwatch", codec{a}, awsapi.Options{Faults: cfg.Faults, Registerer: cfg.Registerer,
+		MaxBodyBytes: cfg.MaxBodyBytes, DefaultMaxBodyBytes: DefaultMaxBodyBytes, Logger: cfg.Logger})
 	if err != nil {
 		return nil, err
 	}
-	a.calls = calls
+	a.chain, a.cfg.Logger, a.cfg.MaxBodyBytes = chain, chain.Logger, chain.MaxBodyBytes
 	return a, nil
 }
 
@@ -119,45 +120,43 @@ func signedService(auth string) (string, bool) {
 }
 
 // ServeHTTP serves the API.
-func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	began := time.Now()
-	reqID := requestID()
-	w.Header().Set("x-amzn-RequestId", reqID)
-	op, result := "Unknown", "ok"
-	defer func() {
-		a.calls.Observe(op, result, time.Since(began))
-	}()
-	req, err := decode(r, a.cfg.MaxBodyBytes)
-	if err == nil {
-		var out obj
-		switch req.op {
-		case "GetMetricData":
-			op = req.op
-			out, err = a.getMetricData(r.Context(), req.params)
-		case "GetMetricStatistics":
-			op = req.op
-			out, err = a.getMetricStatistics(r.Context(), req.params)
-		default:
-			err = &apiError{code: codeInvalidAction, msg: "The action " + req.op + " is not served by the crossfade sandbox's CloudWatch API: it serves GetMetricData and GetMetricStatistics for namespace " + Namespace + " only."}
-		}
-		if err == nil {
-			writeOutput(w, req, reqID, out)
-			return
-		}
+func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) { a.chain.ServeHTTP(w, r) }
+
+// codec speaks the request's protocol (query, json or rpc-v2-cbor), found by detect.
+type codec struct{ a *API }
+
+// Decode reads the request in its protocol and names the operation; an operation the
+// sandbox does not serve is counted as Unknown.
+func (c codec) Decode(r *http.Request, reqID string) (string, awsapi.Handler, error) {
+	req, err := decode(r)
+	if err != nil {
+		return "", nil, err
 	}
-	var ae *apiError
-	if !errors.As(err, &ae) {
-		a.cfg.Logger.Error("cloudwatch api: internal error", "operation", op, "err", err)
-		ae = &apiError{code: codeInternal, msg: "internal error"}
+	var run func(context.Context, map[string]any) (obj, error)
+	switch req.op {
+	case "GetMetricData":
+		run = c.a.getMetricData
+	case "GetMetricStatistics":
+		run = c.a.getMetricStatistics
+	default:
+		return "", nil, &apiError{Code: codeInvalidAction, Message: "The action " + req.op + " is not served by the crossfade sandbox's CloudWatch API: it serves GetMetricData and GetMetricStatistics for namespace " + Namespace + " only."}
 	}
-	a.cfg.Logger.Debug("cloudwatch api: error", "operation", op, "protocol", req.proto.String(), "code", ae.code, "message", ae.msg)
-	result = ae.code
-	writeError(w, req.proto, reqID, ae)
+	return req.op, func(w http.ResponseWriter, r *http.Request) error {
+		out, err := run(r.Context(), req.params)
+		if err != nil {
+			return err
+		}
+		writeOutput(w, req, reqID, out)
+		return nil
+	}, nil
 }
 
-func requestID() string {
-	b := make([]byte, 16)
-	_, _ = rand.Read(b)
-	h := hex.EncodeToString(b)
-	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
+// Internal is CloudWatch's InternalServiceError.
+func (codec) Internal() *awsapi.Error {
+	return &apiError{Code: codeInternal, Message: "internal error"}
+}
+
+// WriteError answers e in the request's protocol.
+func (codec) WriteError(w http.ResponseWriter, r *http.Request, reqID string, e *awsapi.Error) {
+	writeError(w, detect(r), reqID, e)
 }

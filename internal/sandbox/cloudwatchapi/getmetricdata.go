@@ -400,7 +400,7 @@ func makeToken(fp string, cursors []cursor) string {
 }
 
 func parseToken(tok, fp string, n int) ([]cursor, error) {
-	bad := &apiError{code: codeInvalidNextToken, msg: "The NextToken is not valid for this request: it must come from the previous page of the same GetMetricData request."}
+	bad := &apiError{Code: codeInvalidNextToken, Message: "The NextToken is not valid for this request: it must come from the previous page of the same GetMetricData request."}
 	raw, ok := strings.CutPrefix(tok, tokenPrefix)
 	if !ok {
 		return nil, bad

@@ -23,10 +23,10 @@ func bindGetMetricStatistics(p map[string]any) (getMetricStatisticsInput, error)
 	b := binder{code: codeInvalidParameterValue}
 	var in getMetricStatisticsInput
 	missing := func(name string) error {
-		return &apiError{code: codeMissingParameter, msg: "The parameter " + name + " is required."}
+		return &apiError{Code: codeMissingParameter, Message: "The parameter " + name + " is required."}
 	}
 	invalid := func(format string, args ...any) error {
-		return &apiError{code: codeInvalidParameterValue, msg: fmt.Sprintf(format, args...)}
+		return &apiError{Code: codeInvalidParameterValue, Message: fmt.Sprintf(format, args...)}
 	}
 	var err error
 	var has bool
@@ -81,9 +81,9 @@ func bindGetMetricStatistics(p map[string]any) (getMetricStatisticsInput, error)
 	hasBasic, hasExt = hasBasic && len(basic) > 0, hasExt && len(ext) > 0
 	switch {
 	case hasBasic && hasExt:
-		return in, &apiError{code: codeInvalidParameterCombination, msg: "The parameters Statistics and ExtendedStatistics are mutually exclusive and you have specified both."}
+		return in, &apiError{Code: codeInvalidParameterCombination, Message: "The parameters Statistics and ExtendedStatistics are mutually exclusive and you have specified both."}
 	case !hasBasic && !hasExt:
-		return in, &apiError{code: codeMissingParameter, msg: "Must specify either Statistics or ExtendedStatistics."}
+		return in, &apiError{Code: codeMissingParameter, Message: "Must specify either Statistics or ExtendedStatistics."}
 	case len(basic) > 5:
 		return in, invalid("The collection Statistics must not have a size greater than 5.")
 	case len(ext) > 10:
@@ -123,7 +123,7 @@ func (a *API) getMetricStatistics(ctx context.Context, p map[string]any) (obj, e
 	from := alignStart(in.start, now, period)
 	step := time.Duration(period) * time.Second
 	if n := (in.end.Sub(from) + step - 1) / step; n > maxStatisticsDatapoints {
-		return nil, &apiError{code: codeInvalidParameterCombination, msg: fmt.Sprintf( // (seen)
+		return nil, &apiError{Code: codeInvalidParameterCombination, Message: fmt.Sprintf( // (seen)
 			"You have requested up to %d datapoints, which exceeds the limit of %d. You may reduce the datapoints requested by increasing Period, or decreasing the time range.",
 			n, maxStatisticsDatapoints)}
 	}

@@ -15,7 +15,7 @@ import (
 type binder struct{ code string }
 
 func (b binder) bad(path, what string, v any) error {
-	return &apiError{code: b.code, msg: fmt.Sprintf("The value %s for parameter %s is not a valid %s.", show(v), path, what)}
+	return &apiError{Code: b.code, Message: fmt.Sprintf("The value %s for parameter %s is not a valid %s.", show(v), path, what)}
 }
 
 func show(v any) string {

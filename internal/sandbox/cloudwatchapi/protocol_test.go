@@ -244,7 +244,7 @@ func TestSharedCallMetric(t *testing.T) {
 	if n, err := testutil.GatherAndCount(reg, "crossfade_sandbox_api_calls_total"); err != nil || n != 1 {
 		t.Fatalf("%d series, %v", n, err)
 	}
-	if got := api.calls.Count("Unknown", "InvalidAction"); got != 1 {
+	if got := api.chain.Calls.Count("Unknown", "InvalidAction"); got != 1 {
 		t.Fatalf("counted %v", got)
 	}
 }
@@ -326,7 +326,24 @@ func TestPagingWhileDataArrives(t *testing.T) {
 		p["NextToken"] = makeToken("another", []cursor{{}})
 		return p
 	}())
-	if ae, ok := err.(*apiError); !ok || ae.code != codeInvalidNextToken {
+	if ae, ok := err.(*apiError); !ok || ae.Code != codeInvalidNextToken {
 		t.Fatalf("foreign token: %v", err)
+	}
+}
+
+// TestShapeFor checks the __type the json and rpc-v2-cbor protocols carry for CloudWatch's
+// own codes and for the codes of the sandbox's injected faults, which CloudWatch's model
+// does not list: a throttle must read as AWS's ThrottlingException.
+func TestShapeFor(t *testing.T) {
+	for _, tc := range []struct{ code, want string }{
+		{codeInvalidParameterValue, "com.amazonaws.cloudwatch#InvalidParameterValueException"},
+		{codeInternal, "com.amazonaws.cloudwatch#InternalServiceFault"},
+		{"Throttling", "com.amazon.coral.availability#ThrottlingException"},
+		{"InternalFailure", "com.amazon.coral.service#InternalFailure"},
+		{"PriorRequestNotComplete", "com.amazon.coral.service#PriorRequestNotComplete"},
+	} {
+		if got := shapeFor(tc.code); got != tc.want {
+			t.Errorf("shapeFor(%s) = %q, want %q", tc.code, got, tc.want)
+		}
 	}
 }

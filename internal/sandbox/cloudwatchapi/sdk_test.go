@@ -172,7 +172,7 @@ func TestSDKGetMetricData(t *testing.T) {
 	if points["blue"] != 12 || points["green"] != 12 || pages != 5 {
 		t.Fatalf("%v data points in %d pages, want 12 each in 5 pages of at most 5", points, pages)
 	}
-	if got := f.api.calls.Count("GetMetricData", "ok"); got != 5 {
+	if got := f.api.chain.Calls.Count("GetMetricData", "ok"); got != 5 {
 		t.Fatalf("counted %v GetMetricData calls, want 5", got)
 	}
 
@@ -260,7 +260,7 @@ func TestSDKErrors(t *testing.T) {
 		ipc.ErrorMessage() != "You have requested up to 86400 datapoints, which exceeds the limit of 1440. You may reduce the datapoints requested by increasing Period, or decreasing the time range." {
 		t.Fatalf("a day at 1s: %v, want InvalidParameterCombination", err)
 	}
-	if got := f.api.calls.Count("GetMetricStatistics", "InvalidParameterCombination"); got != 1 {
+	if got := f.api.chain.Calls.Count("GetMetricStatistics", "InvalidParameterCombination"); got != 1 {
 		t.Fatalf("counted %v refused GetMetricStatistics calls, want 1", got)
 	}
 }

@@ -104,7 +104,7 @@ func TestBindGetMetricData(t *testing.T) {
 				return
 			}
 			var ae *apiError
-			if !errors.As(err, &ae) || ae.code != codeValidation || ae.msg != tc.want {
+			if !errors.As(err, &ae) || ae.Code != codeValidation || ae.Message != tc.want {
 				t.Fatalf("error %v\nwant ValidationError: %q", err, tc.want)
 			}
 		})
@@ -118,7 +118,7 @@ func TestBindGetMetricData(t *testing.T) {
 	} {
 		_, err := bindGetMetricData(gmd(t, extra...))
 		var ae *apiError
-		if !errors.As(err, &ae) || ae.code != codeValidation || !strings.HasPrefix(ae.msg, "The crossfade sandbox does not serve this: ") {
+		if !errors.As(err, &ae) || ae.Code != codeValidation || !strings.HasPrefix(ae.Message, "The crossfade sandbox does not serve this: ") {
 			t.Errorf("%s: %v, want the sandbox's refusal", name, err)
 		}
 	}
@@ -186,7 +186,7 @@ func TestBindGetMetricStatistics(t *testing.T) {
 				return
 			}
 			var ae *apiError
-			if !errors.As(err, &ae) || ae.code != tc.code || ae.msg != tc.msg {
+			if !errors.As(err, &ae) || ae.Code != tc.code || ae.Message != tc.msg {
 				t.Fatalf("error %v\nwant %s: %s", err, tc.code, tc.msg)
 			}
 		})

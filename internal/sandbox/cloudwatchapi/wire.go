@@ -68,15 +68,16 @@ func detect(r *http.Request) protocol {
 
 // decode reads a request in its protocol. Errors are answered in that protocol, so proto
 // is set even when err is not nil.
-func decode(r *http.Request, maxBody int64) (*request, error) {
+func decode(r *http.Request) (*request, error) {
 	req := &request{proto: detect(r), params: map[string]any{}}
-	body, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, maxBody))
+	// The chain has bounded the body.
+	body, err := io.ReadAll(r.Body)
 	if err != nil {
 		var mb *http.MaxBytesError
 		if errors.As(err, &mb) {
-			return req, &apiError{code: codeSerialization, msg: fmt.Sprintf("The request body is larger than the sandbox's limit of %d bytes.", mb.Limit)}
+			return req, &apiError{Code: codeSerialization, Message: fmt.Sprintf("The request body is larger than the sandbox's limit of %d bytes.", mb.Limit)}
 		}
-		return req, &apiError{code: codeSerialization, msg: "Could not read the request body: " + err.Error()}
+		return req, &apiError{Code: codeSerialization, Message: "Could not read the request body: " + err.Error()}
 	}
 	switch req.proto {
 	case protoCBOR:
@@ -86,11 +87,11 @@ func decode(r *http.Request, maxBody int64) (*request, error) {
 		}
 		v, err := cbor.Decode(body)
 		if err != nil {
-			return req, &apiError{code: codeSerialization, msg: "The request body is not valid CBOR: " + err.Error()}
+			return req, &apiError{Code: codeSerialization, Message: "The request body is not valid CBOR: " + err.Error()}
 		}
 		m, ok := fromCBOR(v).(map[string]any)
 		if !ok {
-			return req, &apiError{code: codeSerialization, msg: "The request body is not a CBOR map."}
+			return req, &apiError{Code: codeSerialization, Message: "The request body is not a CBOR map."}
 		}
 		req.params = m
 	case protoJSON:
@@ -101,14 +102,14 @@ func decode(r *http.Request, maxBody int64) (*request, error) {
 		dec := json.NewDecoder(bytes.NewReader(body))
 		dec.UseNumber()
 		if err := dec.Decode(&req.params); err != nil {
-			return req, &apiError{code: codeSerialization, msg: "The request body is not a JSON object: " + err.Error()}
+			return req, &apiError{Code: codeSerialization, Message: "The request body is not a JSON object: " + err.Error()}
 		}
 	case protoQuery:
 		form := r.URL.Query()
 		if len(body) > 0 {
 			bodyForm, err := url.ParseQuery(string(body))
 			if err != nil {
-				return req, &apiError{code: codeMalformedQuery, msg: "The request body is not a valid form: " + err.Error()}
+				return req, &apiError{Code: codeMalformedQuery, Message: "The request body is not a valid form: " + err.Error()}
 			}
 			for k, v := range bodyForm {
 				form[k] = append(form[k], v...)
@@ -116,10 +117,10 @@ func decode(r *http.Request, maxBody int64) (*request, error) {
 		}
 		req.op = form.Get("Action")
 		if req.op == "" {
-			return req, &apiError{code: codeMissingAction, msg: "The request must contain the parameter Action."}
+			return req, &apiError{Code: codeMissingAction, Message: "The request must contain the parameter Action."}
 		}
 		if v := form.Get("Version"); v != apiVersion {
-			return req, &apiError{code: codeInvalidAction, msg: fmt.Sprintf("Version %q is not served by the crossfade sandbox's CloudWatch API: it speaks %s only.", v, apiVersion)}
+			return req, &apiError{Code: codeInvalidAction, Message: fmt.Sprintf("Version %q is not served by the crossfade sandbox's CloudWatch API: it speaks %s only.", v, apiVersion)}
 		}
 		delete(form, "Action")
 		delete(form, "Version")
@@ -147,7 +148,7 @@ func formTree(form url.Values) (map[string]any, error) {
 		for i, part := range parts {
 			if i == len(parts)-1 {
 				if _, exists := node[part]; exists {
-					return nil, &apiError{code: codeMalformedQuery, msg: fmt.Sprintf("Parameter %s is given both as a value and as a structure.", k)}
+					return nil, &apiError{Code: codeMalformedQuery, Message: fmt.Sprintf("Parameter %s is given both as a value and as a structure.", k)}
 				}
 				node[part] = form.Get(k)
 				break
@@ -159,7 +160,7 @@ func formTree(form url.Values) (map[string]any, error) {
 			}
 			m, ok := child.(map[string]any)
 			if !ok {
-				return nil, &apiError{code: codeMalformedQuery, msg: fmt.Sprintf("Parameter %s is given both as a value and as a structure.", k)}
+				return nil, &apiError{Code: codeMalformedQuery, Message: fmt.Sprintf("Parameter %s is given both as a value and as a structure.", k)}
 			}
 			node = m
 		}

@@ -3,6 +3,8 @@ package elb
 import (
 	"fmt"
 	"strings"
+
+	"github.com/crossfade-io/crossfade/internal/sandbox/awsapi"
 )
 
 // Error codes the store returns: ELBv2's own (the Code of its ErrorResponse). ELBv2 answers
@@ -32,17 +34,10 @@ const (
 )
 
 // Error is an ELBv2 API error: the code clients branch on (the SDK turns it into a typed
-// exception) and the message ELBv2 prints.
-type Error struct {
-	Code    string
-	Message string
-}
+// exception) and the message ELBv2 prints; the sandbox's one AWS error type.
+type Error = awsapi.Error
 
-func (e *Error) Error() string { return e.Code + ": " + e.Message }
-
-func errorf(code, format string, args ...any) *Error {
-	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
-}
+func errorf(code, format string, args ...any) *Error { return awsapi.Errorf(code, format, args...) }
 
 // The messages below are ELBv2's where public error reports show them (see the report of
 // the change that added this package); the others follow the model's documentation.

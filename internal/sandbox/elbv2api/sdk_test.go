@@ -301,7 +301,7 @@ func TestSDKEveryOperation(t *testing.T) {
 		"ModifyTargetGroup", "DeleteTargetGroup", "ModifyTargetGroupAttributes", "DescribeTargetGroupAttributes", "RegisterTargets",
 		"DeregisterTargets", "DescribeTargetHealth", "CreateListener", "DescribeListeners", "ModifyListener", "DeleteListener",
 		"CreateRule", "DescribeRules", "ModifyRule", "DeleteRule", "SetRulePriorities", "AddTags", "RemoveTags", "DescribeTags"} {
-		if n := f.api.calls.Count(op, "ok"); n < 1 {
+		if n := f.api.chain.Calls.Count(op, "ok"); n < 1 {
 			t.Errorf("%s ok counted %v times", op, n)
 		}
 	}
@@ -539,7 +539,7 @@ func TestFaultsAndWire(t *testing.T) {
 	if !errors.As(err, &api) || api.ErrorCode() != "Throttling" {
 		t.Fatalf("throttled call: %v", err)
 	}
-	if n := f.api.calls.Count("DescribeLoadBalancers", "Throttling"); n != 3 {
+	if n := f.api.chain.Calls.Count("DescribeLoadBalancers", "Throttling"); n != 3 {
 		t.Errorf("throttled attempts counted %v, want the SDK's 3", n)
 	}
 	// A write whose answer is lost took effect: the SDK's retry of CreateLoadBalancer finds

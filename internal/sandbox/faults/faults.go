@@ -1,7 +1,8 @@
 // Package faults decides, per API request, whether the sandbox answers as a struggling
-// AWS API would (Route 53, ELBv2 and Cloud Map share one injector): throttled, "prior
-// request not complete", a server error, late, capped at an account's request rate, or
-// with the response lost after the request took effect.
+// AWS API would (Route 53, ELBv2, CloudWatch and Cloud Map share one injector): throttled,
+// "prior request not complete", a server error, late, capped at an account's request rate,
+// or with the response lost after the request took effect (for a CloudWatch read, which
+// commits nothing, simply lost).
 // Tests and benchmarks set it at start-up or at run time.
 package faults
 

@@ -3,12 +3,9 @@
 package route53api
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/xml"
 	"errors"
 	"fmt"
-	"github.com/crossfade-io/crossfade/internal/sandbox/apicalls"
 	"io"
 	"log/slog"
 	"net/http"
@@ -17,6 +14,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/crossfade-io/crossfade/internal/sandbox/awsapi"
 	"github.com/crossfade-io/crossfade/internal/sandbox/faults"
 	"github.com/crossfade-io/crossfade/internal/sandbox/zones"
 )
@@ -41,7 +39,7 @@ type Config struct {
 type API struct {
 	cfg     Config
 	mux     *http.ServeMux
-	calls   *apicalls.Metrics
+	chain   *awsapi.Chain
 	changes *prometheus.CounterVec
 	now     func() time.Time
 }
@@ -50,12 +48,6 @@ type API struct {
 func New(cfg Config) (*API, error) {
 	if cfg.Store == nil {
 		return nil, errors.New("route53api: no store")
-	}
-	if cfg.MaxBodyBytes <= 0 {
-		cfg.MaxBodyBytes = DefaultMaxBodyBytes
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	a := &API{
 		cfg: cfg,
@@ -66,11 +58,12 @@ func New(cfg Config) (*API, error) {
 			Help: "Record-set changes applied by ChangeResourceRecordSets, by action.",
 		}, []string{"action"}),
 	}
-	calls, err := apicalls.New(cfg.Registerer)
+	chain, err := awsapi.NewChain("route53", codec{}, awsapi.Options{Faults: cfg.Faults, Registerer: cfg.Registerer,
+		MaxBodyBytes: cfg.MaxBodyBytes, DefaultMaxBodyBytes: DefaultMaxBodyBytes, Logger: cfg.Logger, Now: func() time.Time { return a.now() }})
 	if err != nil {
-		return nil, fmt.Errorf("route53api: %w", err)
+		return nil, err
 	}
-	a.calls = calls
+	a.chain, a.cfg.Logger = chain, chain.Logger
 	if cfg.Registerer != nil {
 		if err := cfg.Registerer.Register(a.changes); err != nil {
 			return nil, fmt.Errorf("route53api: register metrics: %w", err)
@@ -82,8 +75,8 @@ func New(cfg Config) (*API, error) {
 
 func (a *API) routes() {
 	const v = "/2013-04-01"
-	handle := func(pattern, op string, h handler) {
-		a.mux.Handle(pattern, a.operation(op, h))
+	handle := func(pattern, op string, h awsapi.Handler) {
+		a.mux.Handle(pattern, a.chain.Operation(op, h))
 	}
 	handle("POST "+v+"/hostedzone", "CreateHostedZone", a.createHostedZone)
 	handle("GET "+v+"/hostedzone", "ListHostedZones", a.listHostedZones)
@@ -99,33 +92,24 @@ func (a *API) routes() {
 	handle("GET "+v+"/tags/{type}/{id}", "ListTagsForResource", a.listTagsForResource)
 	handle("POST "+v+"/tags/{type}/{id}", "ChangeTagsForResource", a.changeTags)
 	handle("POST "+v+"/tags/{type}", "ListTagsForResources", a.listTagsForResources)
-	a.mux.Handle("/", a.operation("Unknown", func(w http.ResponseWriter, r *http.Request) error {
-		return &apiError{status: http.StatusBadRequest, code: "InvalidAction",
-			msg: fmt.Sprintf("%s %s is not supported by the crossfade sandbox: it serves the Route 53 2013-04-01 hosted-zone, record-set, change and tag operations only (no health checks, traffic policies, DNSSEC, query logging, VPC associations or reusable delegation sets)", r.Method, r.URL.Path)}
+	a.mux.Handle("/", a.chain.Operation("Unknown", func(w http.ResponseWriter, r *http.Request) error {
+		return &awsapi.Error{Status: http.StatusBadRequest, Code: "InvalidAction",
+			Message: fmt.Sprintf("%s %s is not supported by the crossfade sandbox: it serves the Route 53 2013-04-01 hosted-zone, record-set, change and tag operations only (no health checks, traffic policies, DNSSEC, query logging, VPC associations or reusable delegation sets)", r.Method, r.URL.Path)}
 	}))
 }
 
 // ServeHTTP serves the API.
 func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) { a.mux.ServeHTTP(w, r) }
 
-// apiError is an error the handler answers with its own status and code.
-type apiError struct {
-	status int
-	code   string
-	msg    string
-}
-
-func (e *apiError) Error() string { return e.code + ": " + e.msg }
-
-func invalidInput(format string, args ...any) *apiError {
-	return &apiError{status: http.StatusBadRequest, code: zones.CodeInvalidInput, msg: fmt.Sprintf(format, args...)}
+func invalidInput(format string, args ...any) *awsapi.Error {
+	return awsapi.Errorf(zones.CodeInvalidInput, format, args...)
 }
 
 // unsupported refuses what Route 53 would accept but the sandbox deliberately does not
 // implement. The message must say so in the sandbox's own words: one that imitated a
 // Route 53 validation error would send the reader hunting for a mistake in a valid request.
 // The code stays InvalidInput, a 400 that no client retries.
-func unsupported(format string, args ...any) *apiError {
+func unsupported(format string, args ...any) *awsapi.Error {
 	return invalidInput(format, args...)
 }
 
@@ -136,119 +120,36 @@ var statusOf = map[string]int{
 	zones.CodeHostedZoneAlreadyExists: http.StatusConflict,
 }
 
-// resultDropped is the result label of a request whose connection was closed unanswered.
-const resultDropped = "ConnectionDropped"
+// codec writes Route 53's REST-XML errors; the REST paths route requests (see routes), so
+// Decode is never called.
+type codec struct{}
 
-// operation wraps a handler with the request id, injected faults, metrics and the error
-// response shape.
-func (a *API) operation(op string, h handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		start := a.now()
-		reqID := requestID()
-		w.Header().Set("x-amzn-RequestId", reqID)
-		result := "ok"
-		var lose func() // loses the response, once the attempt is counted
-		defer func() {
-			a.calls.Observe(op, result, a.now().Sub(start))
-			// Counted first, so that /metrics shows the attempt before the client can see
-			// the connection go and retry.
-			if lose != nil {
-				lose()
-			}
-		}()
-		var d faults.Decision
-		if a.cfg.Faults != nil {
-			d = a.cfg.Faults.Decide(op)
-			if d.Delay > 0 {
-				select {
-				case <-time.After(d.Delay):
-				case <-r.Context().Done():
-				}
-			}
-		}
-		if d.Fault != nil {
-			result = a.writeError(w, r, op, reqID, &apiError{status: d.Fault.Status, code: d.Fault.Code, msg: d.Fault.Message})
-			return
-		}
-		r.Body = http.MaxBytesReader(w, r.Body, a.cfg.MaxBodyBytes)
-		if d.After != faults.Respond {
-			result, lose = a.serveThenLose(w, r, op, reqID, h, d.After)
-			return
-		}
-		if err := h(w, r); err != nil {
-			result = a.writeError(w, r, op, reqID, err)
-		}
-	})
+func (codec) Decode(*http.Request, string) (string, awsapi.Handler, error) {
+	return "", nil, errors.New("route53api: requests are routed by path")
 }
 
-// handler serves one operation; an error is answered in Route 53's error shape.
-type handler func(w http.ResponseWriter, r *http.Request) error
-
-// serveThenLose serves a request whose response an injected fault loses: the operation runs
-// (a change batch commits) and the client gets ServerError in place of the result, or, for
-// DropAfterCommit, nothing at all: lose closes the connection. A request the sandbox refuses
-// is answered as usual, because nothing took effect that a lost response could hide.
-func (a *API) serveThenLose(w http.ResponseWriter, r *http.Request, op, reqID string, h handler, after faults.AfterCommit) (result string, lose func()) {
-	if err := h(&discarded{header: http.Header{}}, r); err != nil {
-		return a.writeError(w, r, op, reqID, err), nil
-	}
-	a.cfg.Logger.Info("route53 api: response lost after the operation took effect (injected fault)", "operation", op, "request_id", reqID, "fault", after.String())
-	if after == faults.FailAfterCommit {
-		f := faults.ServerError
-		return a.writeError(w, r, op, reqID, &apiError{status: f.Status, code: f.Code, msg: f.Message}), nil
-	}
-	conn, _, err := http.NewResponseController(w).Hijack()
-	if err != nil {
-		// A writer that cannot hand its connection over (HTTP/2, a test recorder): abort the
-		// response instead, which the server turns into a closed connection or reset stream.
-		return resultDropped, func() { panic(http.ErrAbortHandler) }
-	}
-	return resultDropped, func() { _ = conn.Close() }
+func (codec) Internal() *awsapi.Error {
+	return &awsapi.Error{Status: http.StatusInternalServerError, Code: "InternalFailure", Message: "internal error"}
 }
 
-// discarded is the response writer of a response that is going to be lost.
-type discarded struct{ header http.Header }
-
-func (d *discarded) Header() http.Header         { return d.header }
-func (d *discarded) Write(b []byte) (int, error) { return len(b), nil }
-func (d *discarded) WriteHeader(int)             {}
-
-func (a *API) writeError(w http.ResponseWriter, r *http.Request, op, reqID string, err error) string {
-	status, code, msg := http.StatusInternalServerError, "InternalFailure", "internal error"
-	var ae *apiError
-	var ze *zones.Error
-	switch {
-	case errors.As(err, &ae):
-		status, code, msg = ae.status, ae.code, ae.msg
-	case errors.As(err, &ze):
-		status, code, msg = http.StatusBadRequest, ze.Code, ze.Message
-		if s, ok := statusOf[ze.Code]; ok {
-			status = s
-		}
-	default:
-		a.cfg.Logger.Error("route53 api: internal error", "operation", op, "path", r.URL.Path, "err", err)
+// WriteError answers e as <ErrorResponse><Error><Type/><Code/><Message/></Error>
+// <RequestId/></ErrorResponse>, with the status Route 53 uses for e's code (400 unless
+// statusOf says otherwise).
+func (codec) WriteError(w http.ResponseWriter, _ *http.Request, reqID string, e *awsapi.Error) {
+	def := http.StatusBadRequest
+	if s, ok := statusOf[e.Code]; ok {
+		def = s
 	}
+	status := e.StatusOr(def)
 	var resp errorResponse
-	resp.Error.Type = "Sender"
-	if status >= 500 {
-		resp.Error.Type = "Receiver"
-	}
-	resp.Error.Code, resp.Error.Message, resp.RequestID = code, msg, reqID
-	a.cfg.Logger.Debug("route53 api: error", "operation", op, "code", code, "message", msg)
+	resp.Error.Type = awsapi.Fault(status)
+	resp.Error.Code, resp.Error.Message, resp.RequestID = e.Code, e.Message, reqID
 	writeXML(w, status, resp)
-	return code
 }
 
 func writeXML(w http.ResponseWriter, status int, v any) {
 	body, err := xml.Marshal(v)
-	if err != nil {
-		http.Error(w, "encode response: "+err.Error(), http.StatusInternalServerError)
-		return
-	}
-	w.Header().Set("Content-Type", "text/xml")
-	w.WriteHeader(status)
-	_, _ = io.WriteString(w, xml.Header)
-	_, _ = w.Write(body)
+	awsapi.Write(w, status, "text/xml", append([]byte(xml.Header), body...), err)
 }
 
 // decodeXML reads a request body into v, naming what is wrong with it.
@@ -272,13 +173,6 @@ func decodeXML(r *http.Request, root string, v any) error {
 		return invalidInput("Invalid XML ; %s: %v", root, err)
 	}
 	return nil
-}
-
-func requestID() string {
-	b := make([]byte, 16)
-	_, _ = rand.Read(b)
-	h := hex.EncodeToString(b)
-	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
 }
 
 func timestamp(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }

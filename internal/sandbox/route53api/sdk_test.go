@@ -279,7 +279,7 @@ func TestSDKRetriesThrottling(t *testing.T) {
 		t.Fatalf("throttled call: %s", got)
 	}
 	// The SDK's standard retryer makes 3 attempts; every one is counted.
-	if n := f.api.calls.Count("ChangeResourceRecordSets", "Throttling"); n != 3 {
+	if n := f.api.chain.Calls.Count("ChangeResourceRecordSets", "Throttling"); n != 3 {
 		t.Fatalf("counted %v throttled attempts, want 3", n)
 	}
 	if a, _ := f.store.Lookup("www.example.com."); a.Node != nil {

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/crossfade-io/crossfade/internal/sandbox/cloudmap"
+	"github.com/crossfade-io/crossfade/internal/sandbox/cloudmapstore"
 	"github.com/crossfade-io/crossfade/internal/sandbox/zones"
 )
 
@@ -108,7 +108,7 @@ func FuzzJSONBodies(f *testing.F) {
 // fuzzStore is the store FuzzJSONBodies sends its bodies to.
 type fuzzStore struct {
 	api          *API
-	store        *cloudmap.Store
+	store        *cloudmapstore.Store
 	zones        *zones.Store
 	placeholders *strings.Replacer
 }
@@ -119,7 +119,7 @@ func newFuzzStore(t *testing.T) *fuzzStore {
 	if err != nil {
 		t.Fatal(err)
 	}
-	store, err := cloudmap.Open(cloudmap.Options{Zones: zs})
+	store, err := cloudmapstore.Open(cloudmapstore.Options{Zones: zs})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,30 +135,30 @@ func newFuzzStore(t *testing.T) *fuzzStore {
 		}
 		return v
 	}
-	namespace := func(in cloudmap.CreateNamespaceInput) string {
+	namespace := func(in cloudmapstore.CreateNamespaceInput) string {
 		o, err := store.GetOperation(must(store.CreateNamespace(in)))
-		if err != nil || o.Status != cloudmap.StatusSuccess {
+		if err != nil || o.Status != cloudmapstore.StatusSuccess {
 			t.Fatalf("create namespace %s: %+v %v", in.Name, o, err)
 		}
-		return o.Targets[cloudmap.TargetNamespace]
+		return o.Targets[cloudmapstore.TargetNamespace]
 	}
-	service := func(in cloudmap.CreateServiceInput) cloudmap.Service {
+	service := func(in cloudmapstore.CreateServiceInput) cloudmapstore.Service {
 		v, err := store.CreateService(in)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return v
 	}
-	ns := namespace(cloudmap.CreateNamespaceInput{Type: cloudmap.NamespaceHTTP, Name: "shop"})
-	dns := namespace(cloudmap.CreateNamespaceInput{Type: cloudmap.NamespaceDNSPrivate, Name: "corp.local", VPC: "vpc-1"})
-	web := service(cloudmap.CreateServiceInput{Name: "web", NamespaceID: ns, Tags: []cloudmap.Tag{{Key: "team", Value: "web"}}})
-	api2 := service(cloudmap.CreateServiceInput{Name: "api", NamespaceID: dns, CustomHealth: true,
-		DNS: &cloudmap.DNSConfig{RoutingPolicy: "MULTIVALUE", Records: []cloudmap.DNSRecord{{Type: "A", TTL: 60}}}})
+	ns := namespace(cloudmapstore.CreateNamespaceInput{Type: cloudmapstore.NamespaceHTTP, Name: "shop"})
+	dns := namespace(cloudmapstore.CreateNamespaceInput{Type: cloudmapstore.NamespaceDNSPrivate, Name: "corp.local", VPC: "vpc-1"})
+	web := service(cloudmapstore.CreateServiceInput{Name: "web", NamespaceID: ns, Tags: []cloudmapstore.Tag{{Key: "team", Value: "web"}}})
+	api2 := service(cloudmapstore.CreateServiceInput{Name: "api", NamespaceID: dns, CustomHealth: true,
+		DNS: &cloudmapstore.DNSConfig{RoutingPolicy: "MULTIVALUE", Records: []cloudmapstore.DNSRecord{{Type: "A", TTL: 60}}}})
 	for i, ip := range []string{"10.0.0.1", "10.0.0.2", "10.0.0.3"} {
-		must(store.RegisterInstance(cloudmap.RegisterInstanceInput{ServiceID: web.ID, InstanceID: "i-" + string(rune('1'+i)),
+		must(store.RegisterInstance(cloudmapstore.RegisterInstanceInput{ServiceID: web.ID, InstanceID: "i-" + string(rune('1'+i)),
 			Attributes: map[string]string{"AWS_INSTANCE_IPV4": ip, "AWS_INSTANCE_PORT": "80", "cluster": "blue"}}))
 	}
-	must(store.RegisterInstance(cloudmap.RegisterInstanceInput{ServiceID: api2.ID, InstanceID: "d-1",
+	must(store.RegisterInstance(cloudmapstore.RegisterInstanceInput{ServiceID: api2.ID, InstanceID: "d-1",
 		Attributes: map[string]string{"AWS_INSTANCE_IPV4": "10.0.1.1"}}))
 	one := int32(1)
 	_, token, err := store.ListInstances(web.ID, &one, "")
@@ -171,20 +171,20 @@ func newFuzzStore(t *testing.T) *fuzzStore {
 
 // storeDump is everything a request could change, as the store's readers report it.
 type storeDump struct {
-	Namespaces []cloudmap.Namespace
-	Services   []cloudmap.Service
-	Instances  map[string][]cloudmap.Instance
-	Health     map[string][]cloudmap.InstanceHealth
-	Operations []cloudmap.OperationView
-	Tags       map[string][]cloudmap.Tag
+	Namespaces []cloudmapstore.Namespace
+	Services   []cloudmapstore.Service
+	Instances  map[string][]cloudmapstore.Instance
+	Health     map[string][]cloudmapstore.InstanceHealth
+	Operations []cloudmapstore.OperationView
+	Tags       map[string][]cloudmapstore.Tag
 	Records    map[string][]zones.RRSet
 }
 
 func (fx *fuzzStore) dump(t *testing.T) storeDump {
 	t.Helper()
 	s := fx.store
-	d := storeDump{Instances: map[string][]cloudmap.Instance{}, Health: map[string][]cloudmap.InstanceHealth{},
-		Tags: map[string][]cloudmap.Tag{}, Records: map[string][]zones.RRSet{}}
+	d := storeDump{Instances: map[string][]cloudmapstore.Instance{}, Health: map[string][]cloudmapstore.InstanceHealth{},
+		Tags: map[string][]cloudmapstore.Tag{}, Records: map[string][]zones.RRSet{}}
 	check := func(err error) {
 		t.Helper()
 		if err != nil {
@@ -192,11 +192,11 @@ func (fx *fuzzStore) dump(t *testing.T) storeDump {
 		}
 	}
 	var err error
-	d.Namespaces, _, err = s.ListNamespaces(cloudmap.ListInput{})
+	d.Namespaces, _, err = s.ListNamespaces(cloudmapstore.ListInput{})
 	check(err)
-	d.Services, _, err = s.ListServices(cloudmap.ListInput{})
+	d.Services, _, err = s.ListServices(cloudmapstore.ListInput{})
 	check(err)
-	d.Operations, _, err = s.ListOperations(cloudmap.ListInput{})
+	d.Operations, _, err = s.ListOperations(cloudmapstore.ListInput{})
 	check(err)
 	for _, n := range d.Namespaces {
 		d.Tags[n.ARN], err = s.ListTagsForResource(n.ARN)

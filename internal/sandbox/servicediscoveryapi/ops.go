@@ -3,16 +3,16 @@ package servicediscoveryapi
 import (
 	"fmt"
 
-	"github.com/crossfade-io/crossfade/internal/sandbox/cloudmap"
+	"github.com/crossfade-io/crossfade/internal/sandbox/cloudmapstore"
 )
 
 // operations maps each served operation to its handler.
 func (a *API) operations() map[string]handler {
 	s := a.cfg.Store
 	return map[string]handler{
-		"CreateHttpNamespace":              func(r *request) (any, error) { return createNamespace(s, r, cloudmap.NamespaceHTTP) },
-		"CreatePrivateDnsNamespace":        func(r *request) (any, error) { return createNamespace(s, r, cloudmap.NamespaceDNSPrivate) },
-		"CreatePublicDnsNamespace":         func(r *request) (any, error) { return createNamespace(s, r, cloudmap.NamespaceDNSPublic) },
+		"CreateHttpNamespace":              func(r *request) (any, error) { return createNamespace(s, r, cloudmapstore.NamespaceHTTP) },
+		"CreatePrivateDnsNamespace":        func(r *request) (any, error) { return createNamespace(s, r, cloudmapstore.NamespaceDNSPrivate) },
+		"CreatePublicDnsNamespace":         func(r *request) (any, error) { return createNamespace(s, r, cloudmapstore.NamespaceDNSPublic) },
 		"GetNamespace":                     func(r *request) (any, error) { return getNamespace(s, r) },
 		"ListNamespaces":                   func(r *request) (any, error) { return listNamespaces(s, r) },
 		"DeleteNamespace":                  func(r *request) (any, error) { return deleteNamespace(s, r) },
@@ -37,7 +37,7 @@ func (a *API) operations() map[string]handler {
 }
 
 func notNull(member string) error {
-	return &cloudmap.Error{Code: cloudmap.CodeInvalidInput,
+	return &cloudmapstore.Error{Code: cloudmapstore.CodeInvalidInput,
 		Message: fmt.Sprintf("1 validation error detected: Value null at '%s' failed to satisfy constraint: Member must not be null", member)}
 }
 
@@ -51,7 +51,7 @@ func checkTagValues(tags []wireTag, member string) error {
 	return nil
 }
 
-func createNamespace(s *cloudmap.Store, r *request, typ string) (any, error) {
+func createNamespace(s *cloudmapstore.Store, r *request, typ string) (any, error) {
 	var in createNamespaceIn
 	if err := decode(r, &in); err != nil {
 		return nil, err
@@ -59,16 +59,16 @@ func createNamespace(s *cloudmap.Store, r *request, typ string) (any, error) {
 	if err := checkTagValues(in.Tags, "tags"); err != nil {
 		return nil, err
 	}
-	c := cloudmap.CreateNamespaceInput{Region: r.region, Type: typ, Name: in.Name, CreatorRequestID: in.CreatorRequestID,
+	c := cloudmapstore.CreateNamespaceInput{Region: r.region, Type: typ, Name: in.Name, CreatorRequestID: in.CreatorRequestID,
 		Description: in.Description, Tags: tagsOf(in.Tags)}
 	switch typ {
-	case cloudmap.NamespaceDNSPrivate:
+	case cloudmapstore.NamespaceDNSPrivate:
 		if in.Vpc == nil {
 			return nil, notNull("vpc")
 		}
 		c.VPC = *in.Vpc
 	}
-	if typ != cloudmap.NamespaceHTTP && in.Properties != nil {
+	if typ != cloudmapstore.NamespaceHTTP && in.Properties != nil {
 		p := in.Properties.DNSProperties
 		switch {
 		case p == nil:
@@ -87,7 +87,7 @@ func createNamespace(s *cloudmap.Store, r *request, typ string) (any, error) {
 	return operationIDOut{id}, nil
 }
 
-func getNamespace(s *cloudmap.Store, r *request) (any, error) {
+func getNamespace(s *cloudmapstore.Store, r *request) (any, error) {
 	var in idIn
 	if err := decode(r, &in); err != nil {
 		return nil, err
@@ -101,12 +101,12 @@ func getNamespace(s *cloudmap.Store, r *request) (any, error) {
 	}{toNamespace(n, s.Account(), false)}, nil
 }
 
-func listNamespaces(s *cloudmap.Store, r *request) (any, error) {
+func listNamespaces(s *cloudmapstore.Store, r *request) (any, error) {
 	var in listIn
 	if err := decode(r, &in); err != nil {
 		return nil, err
 	}
-	got, next, err := s.ListNamespaces(cloudmap.ListInput{Filters: filtersOf(in.Filters), MaxResults: in.MaxResults, NextToken: in.NextToken})
+	got, next, err := s.ListNamespaces(cloudmapstore.ListInput{Filters: filtersOf(in.Filters), MaxResults: in.MaxResults, NextToken: in.NextToken})
 	if err != nil {
 		return nil, err
 	}
@@ -120,7 +120,7 @@ func listNamespaces(s *cloudmap.Store, r *request) (any, error) {
 	return out, nil
 }
 
-func deleteNamespace(s *cloudmap.Store, r *request) (any, error) {
+func deleteNamespace(s *cloudmapstore.Store, r *request) (any, error) {
 	var in idIn
 	if err := decode(r, &in); err != nil {
 		return nil, err
@@ -132,7 +132,7 @@ func deleteNamespace(s *cloudmap.Store, r *request) (any, error) {
 	return operationIDOut{id}, nil
 }
 
-func createService(s *cloudmap.Store, r *request) (any, error) {
+func createService(s *cloudmapstore.Store, r *request) (any, error) {
 	var in createServiceIn
 	if err := decode(r, &in); err != nil {
 		return nil, err
@@ -140,19 +140,19 @@ func createService(s *cloudmap.Store, r *request) (any, error) {
 	if err := checkTagValues(in.Tags, "tags"); err != nil {
 		return nil, err
 	}
-	c := cloudmap.CreateServiceInput{Region: r.region, Name: in.Name, NamespaceID: in.NamespaceID,
+	c := cloudmapstore.CreateServiceInput{Region: r.region, Name: in.Name, NamespaceID: in.NamespaceID,
 		CreatorRequestID: in.CreatorRequestID, Description: in.Description, Type: in.Type, Tags: tagsOf(in.Tags),
 		HealthCheckConfig: len(in.HealthCheckConfig) > 0 && string(in.HealthCheckConfig) != "null"}
 	if d := in.DNSConfig; d != nil {
 		if d.DNSRecords == nil {
 			return nil, notNull("dnsConfig.dnsRecords")
 		}
-		cfg := &cloudmap.DNSConfig{RoutingPolicy: d.RoutingPolicy, Records: []cloudmap.DNSRecord{}}
+		cfg := &cloudmapstore.DNSConfig{RoutingPolicy: d.RoutingPolicy, Records: []cloudmapstore.DNSRecord{}}
 		for i, rec := range d.DNSRecords {
 			if rec.TTL == nil {
 				return nil, notNull(fmt.Sprintf("dnsConfig.dnsRecords.%d.member.TTL", i+1))
 			}
-			cfg.Records = append(cfg.Records, cloudmap.DNSRecord{Type: rec.Type, TTL: *rec.TTL})
+			cfg.Records = append(cfg.Records, cloudmapstore.DNSRecord{Type: rec.Type, TTL: *rec.TTL})
 		}
 		c.DNS, c.DNSNamespaceID = cfg, d.NamespaceID
 	}
@@ -168,7 +168,7 @@ func createService(s *cloudmap.Store, r *request) (any, error) {
 	}{toService(v, s.Account(), false)}, nil
 }
 
-func getService(s *cloudmap.Store, r *request) (any, error) {
+func getService(s *cloudmapstore.Store, r *request) (any, error) {
 	var in idIn
 	if err := decode(r, &in); err != nil {
 		return nil, err
@@ -182,12 +182,12 @@ func getService(s *cloudmap.Store, r *request) (any, error) {
 	}{toService(v, s.Account(), false)}, nil
 }
 
-func listServices(s *cloudmap.Store, r *request) (any, error) {
+func listServices(s *cloudmapstore.Store, r *request) (any, error) {
 	var in listIn
 	if err := decode(r, &in); err != nil {
 		return nil, err
 	}
-	got, next, err := s.ListServices(cloudmap.ListInput{Filters: filtersOf(in.Filters), MaxResults: in.MaxResults, NextToken: in.NextToken})
+	got, next, err := s.ListServices(cloudmapstore.ListInput{Filters: filtersOf(in.Filters), MaxResults: in.MaxResults, NextToken: in.NextToken})
 	if err != nil {
 		return nil, err
 	}
@@ -201,7 +201,7 @@ func listServices(s *cloudmap.Store, r *request) (any, error) {
 	return out, nil
 }
 
-func deleteService(s *cloudmap.Store, r *request) (any, error) {
+func deleteService(s *cloudmapstore.Store, r *request) (any, error) {
 	var in idIn
 	if err := decode(r, &in); err != nil {
 		return nil, err
@@ -209,12 +209,12 @@ func deleteService(s *cloudmap.Store, r *request) (any, error) {
 	return empty{}, s.DeleteService(in.ID)
 }
 
-func registerInstance(s *cloudmap.Store, r *request) (any, error) {
+func registerInstance(s *cloudmapstore.Store, r *request) (any, error) {
 	var in registerInstanceIn
 	if err := decode(r, &in); err != nil {
 		return nil, err
 	}
-	id, err := s.RegisterInstance(cloudmap.RegisterInstanceInput{ServiceID: in.ServiceID, InstanceID: in.InstanceID,
+	id, err := s.RegisterInstance(cloudmapstore.RegisterInstanceInput{ServiceID: in.ServiceID, InstanceID: in.InstanceID,
 		CreatorRequestID: in.CreatorRequestID, Attributes: in.Attributes})
 	if err != nil {
 		return nil, err
@@ -222,7 +222,7 @@ func registerInstance(s *cloudmap.Store, r *request) (any, error) {
 	return operationIDOut{id}, nil
 }
 
-func deregisterInstance(s *cloudmap.Store, r *request) (any, error) {
+func deregisterInstance(s *cloudmapstore.Store, r *request) (any, error) {
 	var in instanceRefIn
 	if err := decode(r, &in); err != nil {
 		return nil, err
@@ -234,7 +234,7 @@ func deregisterInstance(s *cloudmap.Store, r *request) (any, error) {
 	return operationIDOut{id}, nil
 }
 
-func getInstance(s *cloudmap.Store, r *request) (any, error) {
+func getInstance(s *cloudmapstore.Store, r *request) (any, error) {
 	var in instanceRefIn
 	if err := decode(r, &in); err != nil {
 		return nil, err
@@ -249,7 +249,7 @@ func getInstance(s *cloudmap.Store, r *request) (any, error) {
 	}{instanceOut{ID: inst.ID, CreatorRequestID: inst.CreatorRequestID, Attributes: inst.Attributes, CreatedByAccount: s.Account()}, s.Account()}, nil
 }
 
-func listInstances(s *cloudmap.Store, r *request) (any, error) {
+func listInstances(s *cloudmapstore.Store, r *request) (any, error) {
 	var in listInstancesIn
 	if err := decode(r, &in); err != nil {
 		return nil, err
@@ -268,7 +268,7 @@ func listInstances(s *cloudmap.Store, r *request) (any, error) {
 	return out, nil
 }
 
-func getInstancesHealthStatus(s *cloudmap.Store, r *request) (any, error) {
+func getInstancesHealthStatus(s *cloudmapstore.Store, r *request) (any, error) {
 	var in healthStatusIn
 	if err := decode(r, &in); err != nil {
 		return nil, err
@@ -287,7 +287,7 @@ func getInstancesHealthStatus(s *cloudmap.Store, r *request) (any, error) {
 	return out, nil
 }
 
-func updateInstanceCustomHealthStatus(s *cloudmap.Store, r *request) (any, error) {
+func updateInstanceCustomHealthStatus(s *cloudmapstore.Store, r *request) (any, error) {
 	var in updateHealthIn
 	if err := decode(r, &in); err != nil {
 		return nil, err
@@ -295,16 +295,16 @@ func updateInstanceCustomHealthStatus(s *cloudmap.Store, r *request) (any, error
 	return empty{}, s.UpdateInstanceCustomHealthStatus(in.ServiceID, in.InstanceID, in.Status)
 }
 
-func discoverInstances(s *cloudmap.Store, r *request) (any, error) {
+func discoverInstances(s *cloudmapstore.Store, r *request) (any, error) {
 	var in discoverIn
 	if err := decode(r, &in); err != nil {
 		return nil, err
 	}
 	if in.OwnerAccount != "" && in.OwnerAccount != s.Account() {
-		return nil, &cloudmap.Error{Code: cloudmap.CodeNamespaceNotFound,
+		return nil, &cloudmapstore.Error{Code: cloudmapstore.CodeNamespaceNotFound,
 			Message: fmt.Sprintf("No namespace %s is shared by account %s with this account", in.NamespaceName, in.OwnerAccount)}
 	}
-	got, rev, err := s.DiscoverInstances(cloudmap.DiscoverInput{NamespaceName: in.NamespaceName, ServiceName: in.ServiceName,
+	got, rev, err := s.DiscoverInstances(cloudmapstore.DiscoverInput{NamespaceName: in.NamespaceName, ServiceName: in.ServiceName,
 		HealthStatus: in.HealthStatus, QueryParameters: in.QueryParameters, OptionalParameters: in.OptionalParameters, MaxResults: in.MaxResults})
 	if err != nil {
 		return nil, err
@@ -319,7 +319,7 @@ func discoverInstances(s *cloudmap.Store, r *request) (any, error) {
 	return out, nil
 }
 
-func discoverInstancesRevision(s *cloudmap.Store, r *request) (any, error) {
+func discoverInstancesRevision(s *cloudmapstore.Store, r *request) (any, error) {
 	var in discoverIn
 	if err := decode(r, &in); err != nil {
 		return nil, err
@@ -333,12 +333,12 @@ func discoverInstancesRevision(s *cloudmap.Store, r *request) (any, error) {
 	}{rev}, nil
 }
 
-func toOperation(o cloudmap.OperationView, owner string) operationOut {
+func toOperation(o cloudmapstore.OperationView, owner string) operationOut {
 	return operationOut{ID: o.ID, Type: o.Type, Status: o.Status, ErrorMessage: o.ErrorMessage, ErrorCode: o.ErrorCode,
 		CreateDate: epoch(o.Created), UpdateDate: epoch(o.UpdateDate), Targets: o.Targets, OwnerAccount: owner}
 }
 
-func getOperation(s *cloudmap.Store, r *request) (any, error) {
+func getOperation(s *cloudmapstore.Store, r *request) (any, error) {
 	var in operationIn
 	if err := decode(r, &in); err != nil {
 		return nil, err
@@ -352,12 +352,12 @@ func getOperation(s *cloudmap.Store, r *request) (any, error) {
 	}{toOperation(o, s.Account())}, nil
 }
 
-func listOperations(s *cloudmap.Store, r *request) (any, error) {
+func listOperations(s *cloudmapstore.Store, r *request) (any, error) {
 	var in listIn
 	if err := decode(r, &in); err != nil {
 		return nil, err
 	}
-	got, next, err := s.ListOperations(cloudmap.ListInput{Filters: filtersOf(in.Filters), MaxResults: in.MaxResults, NextToken: in.NextToken})
+	got, next, err := s.ListOperations(cloudmapstore.ListInput{Filters: filtersOf(in.Filters), MaxResults: in.MaxResults, NextToken: in.NextToken})
 	if err != nil {
 		return nil, err
 	}
@@ -371,7 +371,7 @@ func listOperations(s *cloudmap.Store, r *request) (any, error) {
 	return out, nil
 }
 
-func tagResource(s *cloudmap.Store, r *request) (any, error) {
+func tagResource(s *cloudmapstore.Store, r *request) (any, error) {
 	var in tagsIn
 	if err := decode(r, &in); err != nil {
 		return nil, err
@@ -382,7 +382,7 @@ func tagResource(s *cloudmap.Store, r *request) (any, error) {
 	return empty{}, s.TagResource(in.ResourceARN, tagsOf(in.Tags))
 }
 
-func untagResource(s *cloudmap.Store, r *request) (any, error) {
+func untagResource(s *cloudmapstore.Store, r *request) (any, error) {
 	var in tagsIn
 	if err := decode(r, &in); err != nil {
 		return nil, err
@@ -390,7 +390,7 @@ func untagResource(s *cloudmap.Store, r *request) (any, error) {
 	return empty{}, s.UntagResource(in.ResourceARN, in.TagKeys)
 }
 
-func listTagsForResource(s *cloudmap.Store, r *request) (any, error) {
+func listTagsForResource(s *cloudmapstore.Store, r *request) (any, error) {
 	var in tagsIn
 	if err := decode(r, &in); err != nil {
 		return nil, err

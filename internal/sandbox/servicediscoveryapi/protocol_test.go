@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/crossfade-io/crossfade/internal/sandbox/cloudmap"
+	"github.com/crossfade-io/crossfade/internal/sandbox/cloudmapstore"
 	"github.com/crossfade-io/crossfade/internal/sandbox/faults"
 )
 
@@ -41,7 +41,7 @@ func rawCall(endpoint, op, body string) (map[string]any, error) {
 }
 
 func TestProtocol(t *testing.T) {
-	f := newFixture(t, cloudmap.Options{})
+	f := newFixture(t, cloudmapstore.Options{})
 	for _, tc := range []struct {
 		name   string
 		method string
@@ -101,7 +101,7 @@ func TestProtocol(t *testing.T) {
 // TestFaultsAndMetrics: the sandbox's fault injection reaches Cloud Map's operations, and
 // every call is counted in the shared call counter by operation and result.
 func TestFaultsAndMetrics(t *testing.T) {
-	f := newFixture(t, cloudmap.Options{})
+	f := newFixture(t, cloudmapstore.Options{})
 	if err := f.faults.Set(faults.Config{ThrottleRate: 1, Operations: []string{"ListNamespaces"}}); err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +128,7 @@ func TestFaultsAndMetrics(t *testing.T) {
 	for _, tc := range []struct{ op, result string }{
 		{"ListNamespaces", "Throttling"}, {"ListNamespaces", "ok"}, {"CreateHttpNamespace", "InternalFailure"}, {"GetNamespace", "NamespaceNotFound"},
 	} {
-		if n := f.api.calls.Count(tc.op, tc.result); n != 1 {
+		if n := f.api.chain.Calls.Count(tc.op, tc.result); n != 1 {
 			t.Errorf("%s %s counted %v times", tc.op, tc.result, n)
 		}
 	}

@@ -24,14 +24,14 @@ import (
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/crossfade-io/crossfade/internal/sandbox/cloudmap"
+	"github.com/crossfade-io/crossfade/internal/sandbox/cloudmapstore"
 	"github.com/crossfade-io/crossfade/internal/sandbox/faults"
 	"github.com/crossfade-io/crossfade/internal/sandbox/zones"
 )
 
 type fixture struct {
 	api    *API
-	store  *cloudmap.Store
+	store  *cloudmapstore.Store
 	zones  *zones.Store
 	faults *faults.Injector
 	srv    *httptest.Server
@@ -39,14 +39,14 @@ type fixture struct {
 }
 
 // newFixture serves the API on loopback and points the real SDK client at it.
-func newFixture(t *testing.T, opts cloudmap.Options) *fixture {
+func newFixture(t *testing.T, opts cloudmapstore.Options) *fixture {
 	t.Helper()
 	zs, err := zones.Open(zones.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	opts.Zones = zs
-	store, err := cloudmap.Open(opts)
+	store, err := cloudmapstore.Open(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +108,7 @@ func (f *fixture) succeeded(t *testing.T, ctx context.Context, id *string) map[s
 // health, discovery by attribute, the DNS records in the namespace's zone, operations,
 // tags, and the whole teardown.
 func TestSDK(t *testing.T) {
-	f := newFixture(t, cloudmap.Options{OperationDelay: 30 * time.Millisecond})
+	f := newFixture(t, cloudmapstore.Options{OperationDelay: 30 * time.Millisecond})
 	ctx := context.Background()
 	c := f.client
 
@@ -129,7 +129,7 @@ func TestSDK(t *testing.T) {
 	}
 	props := ns.Namespace.Properties
 	if ns.Namespace.Type != types.NamespaceTypeDnsPrivate || aws.ToString(props.HttpProperties.HttpName) != "corp.local" ||
-		aws.ToInt64(props.DnsProperties.SOA.TTL) != 30 || aws.ToString(ns.Namespace.ResourceOwner) != cloudmap.DefaultAccountID || ns.Namespace.CreateDate.IsZero() {
+		aws.ToInt64(props.DnsProperties.SOA.TTL) != 30 || aws.ToString(ns.Namespace.ResourceOwner) != cloudmapstore.DefaultAccountID || ns.Namespace.CreateDate.IsZero() {
 		t.Fatalf("namespace %+v", ns.Namespace)
 	}
 	zoneID := aws.ToString(props.DnsProperties.HostedZoneId)
@@ -188,7 +188,7 @@ func TestSDK(t *testing.T) {
 		}
 	}
 	inst, err := c.GetInstance(ctx, &sd.GetInstanceInput{ServiceId: svcID, InstanceId: aws.String("green-1")})
-	if err != nil || inst.Instance.Attributes["cluster"] != "green" || aws.ToString(inst.ResourceOwner) != cloudmap.DefaultAccountID {
+	if err != nil || inst.Instance.Attributes["cluster"] != "green" || aws.ToString(inst.ResourceOwner) != cloudmapstore.DefaultAccountID {
 		t.Fatalf("instance %+v, %v", inst, err)
 	}
 	var ids []string
@@ -324,7 +324,7 @@ func TestSDK(t *testing.T) {
 // TestSDKErrors checks that every refusal reaches the SDK as its typed exception, with the
 // exception's members and HTTP 400.
 func TestSDKErrors(t *testing.T) {
-	f := newFixture(t, cloudmap.Options{})
+	f := newFixture(t, cloudmapstore.Options{})
 	ctx := context.Background()
 	c := f.client
 	nsOp, _ := c.CreateHttpNamespace(ctx, &sd.CreateHttpNamespaceInput{Name: aws.String("shop"), CreatorRequestId: aws.String("req-ns")})
@@ -413,7 +413,7 @@ func TestSDKErrors(t *testing.T) {
 	}
 
 	t.Run("duplicate request while pending", func(t *testing.T) {
-		slow := newFixture(t, cloudmap.Options{OperationDelay: time.Hour})
+		slow := newFixture(t, cloudmapstore.Options{OperationDelay: time.Hour})
 		op, _ := slow.client.CreateHttpNamespace(ctx, &sd.CreateHttpNamespaceInput{Name: aws.String("slow")})
 		o, _ := slow.client.GetOperation(ctx, &sd.GetOperationInput{OperationId: op.OperationId})
 		s, err := slow.client.CreateService(ctx, &sd.CreateServiceInput{Name: aws.String("api"), NamespaceId: aws.String(o.Operation.Targets["NAMESPACE"])})
@@ -450,7 +450,7 @@ func isA[T error](err error) bool {
 // TestSDKHostPrefix: without the middleware, the SDK sends DiscoverInstances to
 // data-<host>, as the model says; the sandbox serves it on whatever host it arrives at.
 func TestSDKHostPrefix(t *testing.T) {
-	f := newFixture(t, cloudmap.Options{})
+	f := newFixture(t, cloudmapstore.Options{})
 	ctx := context.Background()
 	op, _ := f.client.CreateHttpNamespace(ctx, &sd.CreateHttpNamespaceInput{Name: aws.String("shop")})
 	nsID := f.succeeded(t, ctx, op.OperationId)["NAMESPACE"]

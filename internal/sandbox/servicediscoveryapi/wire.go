@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/crossfade-io/crossfade/internal/sandbox/cloudmap"
+	"github.com/crossfade-io/crossfade/internal/sandbox/cloudmapstore"
 )
 
 // The JSON shapes of the requests and answers, member names as the service model spells
@@ -175,7 +175,7 @@ type namespaceOut struct {
 	ResourceOwner    string                 `json:"ResourceOwner"`
 }
 
-func toNamespace(n cloudmap.Namespace, owner string, summary bool) namespaceOut {
+func toNamespace(n cloudmapstore.Namespace, owner string, summary bool) namespaceOut {
 	out := namespaceOut{ID: n.ID, Arn: n.ARN, Name: n.Name, Type: n.Type, Description: n.Description,
 		ServiceCount: n.ServiceCount, CreateDate: epoch(n.Created), ResourceOwner: owner}
 	if !summary {
@@ -225,7 +225,7 @@ type serviceOut struct {
 	ResourceOwner           string           `json:"ResourceOwner"`
 }
 
-func toService(v cloudmap.Service, owner string, summary bool) serviceOut {
+func toService(v cloudmapstore.Service, owner string, summary bool) serviceOut {
 	out := serviceOut{ID: v.ID, Arn: v.ARN, Name: v.Name, Description: v.Description, InstanceCount: v.InstanceCount,
 		Type: v.Type, CreateDate: epoch(v.Created), CreatedByAccount: owner, ResourceOwner: owner}
 	if !summary {
@@ -280,13 +280,13 @@ type operationSummaryOut struct {
 	Status string `json:"Status"`
 }
 
-func tagsOf(in []wireTag) []cloudmap.Tag {
+func tagsOf(in []wireTag) []cloudmapstore.Tag {
 	if in == nil {
 		return nil
 	}
-	out := make([]cloudmap.Tag, 0, len(in))
+	out := make([]cloudmapstore.Tag, 0, len(in))
 	for _, t := range in {
-		var tag cloudmap.Tag
+		var tag cloudmapstore.Tag
 		if t.Key != nil {
 			tag.Key = *t.Key
 		}
@@ -298,10 +298,10 @@ func tagsOf(in []wireTag) []cloudmap.Tag {
 	return out
 }
 
-func filtersOf(in []wireFilter) []cloudmap.Filter {
-	out := make([]cloudmap.Filter, len(in))
+func filtersOf(in []wireFilter) []cloudmapstore.Filter {
+	out := make([]cloudmapstore.Filter, len(in))
 	for i, f := range in {
-		out[i] = cloudmap.Filter(f)
+		out[i] = cloudmapstore.Filter(f)
 	}
 	return out
 }

@@ -12,6 +12,7 @@ import (
 	berrors "go.etcd.io/bbolt/errors"
 
 	"github.com/crossfade-io/crossfade/internal/atomicfile"
+	"github.com/crossfade-io/crossfade/internal/sandbox/awsapi"
 )
 
 // Bucket layout: zones/<id> → Zone; rrsets/<zone id>/<name NUL type NUL set id> → RRSet;
@@ -68,17 +69,9 @@ func (s *Store) DB() *bolt.DB {
 
 func setDBKey(k setKey) []byte { return []byte(k.name + "\x00" + k.typ + "\x00" + k.id) }
 
-func putJSON(bk *bolt.Bucket, key []byte, v any) error {
-	data, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	return bk.Put(key, data)
-}
-
 func (b *boltState) createZone(z Zone, sets []*RRSet, c ChangeInfo) error {
 	return b.db.Update(func(tx *bolt.Tx) error {
-		if err := putJSON(tx.Bucket(bucketZones), []byte(z.ID), z); err != nil {
+		if err := awsapi.PutJSON(tx.Bucket(bucketZones), []byte(z.ID), z); err != nil {
 			return err
 		}
 		rb, err := tx.Bucket(bucketRRSets).CreateBucketIfNotExists([]byte(z.ID))
@@ -86,17 +79,17 @@ func (b *boltState) createZone(z Zone, sets []*RRSet, c ChangeInfo) error {
 			return err
 		}
 		for _, s := range sets {
-			if err := putJSON(rb, setDBKey(keyOf(s)), s); err != nil {
+			if err := awsapi.PutJSON(rb, setDBKey(keyOf(s)), s); err != nil {
 				return err
 			}
 		}
-		return putJSON(tx.Bucket(bucketChanges), []byte(c.ID), c)
+		return awsapi.PutJSON(tx.Bucket(bucketChanges), []byte(c.ID), c)
 	})
 }
 
 func (b *boltState) putZone(z Zone) error {
 	return b.db.Update(func(tx *bolt.Tx) error {
-		return putJSON(tx.Bucket(bucketZones), []byte(z.ID), z)
+		return awsapi.PutJSON(tx.Bucket(bucketZones), []byte(z.ID), z)
 	})
 }
 
@@ -108,7 +101,7 @@ func (b *boltState) deleteZone(id string, c ChangeInfo) error {
 		if err := tx.Bucket(bucketRRSets).DeleteBucket([]byte(id)); err != nil && !errors.Is(err, berrors.ErrBucketNotFound) {
 			return err
 		}
-		return putJSON(tx.Bucket(bucketChanges), []byte(c.ID), c)
+		return awsapi.PutJSON(tx.Bucket(bucketChanges), []byte(c.ID), c)
 	})
 }
 
@@ -124,11 +117,11 @@ func (b *boltState) applyBatch(zoneID string, puts []*RRSet, dels []setKey, c Ch
 			}
 		}
 		for _, s := range puts {
-			if err := putJSON(rb, setDBKey(keyOf(s)), s); err != nil {
+			if err := awsapi.PutJSON(rb, setDBKey(keyOf(s)), s); err != nil {
 				return err
 			}
 		}
-		return putJSON(tx.Bucket(bucketChanges), []byte(c.ID), c)
+		return awsapi.PutJSON(tx.Bucket(bucketChanges), []byte(c.ID), c)
 	})
 }
 

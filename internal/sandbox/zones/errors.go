@@ -3,6 +3,8 @@ package zones
 import (
 	"fmt"
 	"strings"
+
+	"github.com/crossfade-io/crossfade/internal/sandbox/awsapi"
 )
 
 // Route 53 error codes the store returns; the API layer maps them to HTTP statuses.
@@ -16,19 +18,12 @@ const (
 	CodeNoSuchChange            = "NoSuchChange"
 )
 
-// Error is a Route 53 API error: a code callers branch on and the message Route 53 prints.
-type Error struct {
-	Code    string
-	Message string
-	// Messages holds every rule a change batch broke, for InvalidChangeBatch.
-	Messages []string
-}
+// Error is a Route 53 API error: a code callers branch on and the message Route 53 prints
+// (Messages holds every rule a change batch broke, for InvalidChangeBatch); the sandbox's
+// one AWS error type.
+type Error = awsapi.Error
 
-func (e *Error) Error() string { return e.Code + ": " + e.Message }
-
-func errorf(code, format string, args ...any) *Error {
-	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
-}
+func errorf(code, format string, args ...any) *Error { return awsapi.Errorf(code, format, args...) }
 
 // batchError builds InvalidChangeBatch the way Route 53 prints it: every message, comma
 // separated, inside one pair of brackets.

@@ -1,4 +1,4 @@
-package cloudmap
+package cloudmapstore
 
 import (
 	"maps"
@@ -113,7 +113,7 @@ func (s *Store) checkInProgress(serviceID, instanceID string) *Error {
 	for _, o := range s.operations {
 		if o.ServiceID == serviceID && o.Targets[TargetInstance] == instanceID &&
 			(o.Type == OpRegisterInstance || o.Type == OpDeregisterInstance) && o.Status(now) == StatusPending {
-			return errorf(CodeDuplicateRequest, "The operation is already in progress: %s", o.ID).with("DuplicateOperationId", o.ID)
+			return errorf(CodeDuplicateRequest, "The operation is already in progress: %s", o.ID).With("DuplicateOperationId", o.ID)
 		}
 	}
 	return nil

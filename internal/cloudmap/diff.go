@@ -5,7 +5,7 @@ import (
 	"slices"
 )
 
-// Action is a write Plan asks for.
+// Action is a write Diff asks for.
 type Action string
 
 // The writes.
@@ -51,14 +51,14 @@ func Owned(attrs map[string]string, owner string) bool {
 	return ok && v == owner
 }
 
-// Plan decides the writes that bring one Cloud Map service from have (every instance it
+// Diff decides the writes that bring one Cloud Map service from have (every instance it
 // holds, by id, with its attributes) to holding want for owner. It registers what is
 // missing, registers again an instance of owner's whose attributes differ, and
 // deregisters owner's instances nothing wants, except those keep keeps. An instance of
-// any other owner is never written: when a wanted id is one, Plan reports a conflict.
+// any other owner is never written: when a wanted id is one, Diff reports a conflict.
 // Registrations come first (by id), then deregistrations (by id), so that a replaced
 // endpoint's successor is registered before it goes. It has no I/O.
-func Plan(want map[string]Instance, have map[string]map[string]string, owner string, keep Keep) ([]Op, []Conflict) {
+func Diff(want map[string]Instance, have map[string]map[string]string, owner string, keep Keep) ([]Op, []Conflict) {
 	var regs, deregs []Op
 	var conflicts []Conflict
 	for _, id := range slices.Sorted(maps.Keys(want)) {

@@ -1,8 +1,10 @@
-package cloudmap
+package cloudmapstore
 
 import (
 	"fmt"
 	"strings"
+
+	"github.com/crossfade-io/crossfade/internal/sandbox/awsapi"
 )
 
 // Error codes the store returns: Cloud Map's own exception names (the __type of its JSON
@@ -35,26 +37,11 @@ const (
 // Error is a Cloud Map API error: the code clients branch on, the message, and the extra
 // members some exceptions carry (NamespaceAlreadyExists's NamespaceId, DuplicateRequest's
 // DuplicateOperationId …), which the SDKs decode into the typed error.
-type Error struct {
-	Code    string
-	Message string
-	Fields  map[string]string
-}
+//
+// It is the sandbox's one AWS error type; Fields holds the members, With adds one.
+type Error = awsapi.Error
 
-func (e *Error) Error() string { return e.Code + ": " + e.Message }
-
-func errorf(code, format string, args ...any) *Error {
-	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
-}
-
-// with adds an exception member.
-func (e *Error) with(k, v string) *Error {
-	if e.Fields == nil {
-		e.Fields = map[string]string{}
-	}
-	e.Fields[k] = v
-	return e
-}
+func errorf(code, format string, args ...any) *Error { return awsapi.Errorf(code, format, args...) }
 
 // The front end's schema checks, worded as AWS words them for every JSON API
 // ("1 validation error detected: Value null at 'id' failed to satisfy constraint: Member

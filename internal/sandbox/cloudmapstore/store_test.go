@@ -1,4 +1,4 @@
-package cloudmap
+package cloudmapstore
 
 import (
 	"fmt"

@@ -1,4 +1,4 @@
-package cloudmap
+package cloudmapstore
 
 import (
 	"fmt"
@@ -114,7 +114,7 @@ func checkTags(tags []Tag, member string) *Error {
 func tooManyTags(resource string) *Error {
 	e := errorf(CodeTooManyTags, "The list of tags on the resource is over the quota. The maximum number of tags that can be applied to a resource is %d.", maxTagsPerResource)
 	if resource != "" {
-		e.with("ResourceName", resource)
+		e.With("ResourceName", resource)
 	}
 	return e
 }

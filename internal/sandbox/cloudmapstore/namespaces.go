@@ -1,4 +1,4 @@
-package cloudmap
+package cloudmapstore
 
 import (
 	"errors"
@@ -89,7 +89,7 @@ func (s *Store) CreateNamespace(in CreateNamespaceInput) (string, error) {
 		case in.Type == NamespaceHTTP && o.HTTPName == in.Name,
 			in.Type == NamespaceDNSPublic && o.Type == NamespaceDNSPublic && strings.EqualFold(o.Name, in.Name):
 			return "", errorf(CodeNamespaceAlreadyExists, "The namespace that you're trying to create already exists: %s (%s)", o.Name, o.ID).
-				with("NamespaceId", o.ID).with("CreatorRequestId", o.CreatorRequestID)
+				With("NamespaceId", o.ID).With("CreatorRequestId", o.CreatorRequestID)
 		case in.Type == NamespaceDNSPrivate && o.Type == NamespaceDNSPrivate && o.VPC == in.VPC && strings.EqualFold(o.Name, in.Name):
 			// Route 53 refuses a second private zone of one name in a VPC; Cloud Map reports
 			// it in the operation (the words are Route 53's ConflictingDomainExists, as users

@@ -43,7 +43,7 @@ func TestInstanceID(t *testing.T) {
 	}
 }
 
-func TestPlan(t *testing.T) {
+func TestDiff(t *testing.T) {
 	const res = "service/shop/web"
 	mine := func(addr string, extra ...string) map[string]string {
 		m := map[string]string{AttrIPv4: addr, AttrPort: "8080", AttrCluster: "blue", AttrOwner: "blue", AttrResource: res}
@@ -100,7 +100,7 @@ func TestPlan(t *testing.T) {
 			keep: Keep{Held: map[string]bool{res: true}}, ops: []string{"deregister z"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ops, conflicts := Plan(tc.want, tc.have, "blue", tc.keep)
+			ops, conflicts := Diff(tc.want, tc.have, "blue", tc.keep)
 			var got, gotC []string
 			for _, op := range ops {
 				s := string(op.Action) + " " + op.ID

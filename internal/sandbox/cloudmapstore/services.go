@@ -1,4 +1,4 @@
-package cloudmap
+package cloudmapstore
 
 import (
 	"slices"
@@ -105,7 +105,7 @@ func (s *Store) CreateService(in CreateServiceInput) (Service, error) {
 			return s.serviceView(v), nil
 		}
 		return Service{}, errorf(CodeServiceAlreadyExists, "The service can't be created because a service with the same name already exists: %s (%s)", v.Name, v.ID).
-			with("ServiceId", v.ID).with("CreatorRequestId", v.CreatorRequestID)
+			With("ServiceId", v.ID).With("CreatorRequestId", v.CreatorRequestID)
 	}
 	if s.serviceCount(ns.ID) >= maxServicesPerNS {
 		return Service{}, errorf(CodeResourceLimitExceeded, "The service can't be created because the namespace has reached the quota of %d services", maxServicesPerNS)

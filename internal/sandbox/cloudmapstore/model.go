@@ -1,4 +1,4 @@
-// Package cloudmap is the sandbox's AWS Cloud Map (servicediscovery) model: HTTP, private
+// Package cloudmapstore is the sandbox's AWS Cloud Map (servicediscovery) model: HTTP, private
 // DNS and public DNS namespaces, services, instances with custom attributes and custom
 // health, and the asynchronous operations that Cloud Map reports through GetOperation,
 // validated and refused with Cloud Map's own error codes.
@@ -8,7 +8,7 @@
 // records Cloud Map creates, so the sandbox's DNS server answers them. The state lives in
 // buckets of the sandbox's bbolt file; see bolt.go for the layout and dns.go for the order
 // of the two stores' writes.
-package cloudmap
+package cloudmapstore
 
 import (
 	"maps"
