@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -15,8 +16,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/crossfade-io/crossfade/internal/awsconfig"
+	"github.com/crossfade-io/crossfade/internal/cli"
 	"github.com/crossfade-io/crossfade/internal/cutover"
 	"github.com/crossfade-io/crossfade/internal/cutover/journal"
+	lrroute53 "github.com/crossfade-io/crossfade/internal/cutover/lever/route53"
+	"github.com/crossfade-io/crossfade/internal/cutover/levers"
 	"github.com/crossfade-io/crossfade/internal/cutover/spec"
 	"github.com/crossfade-io/crossfade/internal/dashboard"
 	"github.com/crossfade-io/crossfade/internal/provider/route53"
@@ -30,21 +34,9 @@ type cutoverFlags struct {
 	txtPrefix  string
 	txtSuffix  string
 	route53    route53.Config
-	resume     bool
-	force      bool
-	// writeRetryFor bounds `run`'s retries of a forward write that fails transiently.
-	writeRetryFor time.Duration
-	ui            string
-	// batches makes `plan` print every batch; allowFailingGates lets it exit 0 when a
-	// gate fails at the current weights.
-	batches           bool
-	allowFailingGates bool
-	// logFile sends `run`'s logs to a file instead of stderr; logTo is where the logger
-	// writes (nil: stderr).
-	logFile string
-	logTo   io.Writer
-	// json makes `status` print JSON.
-	json bool
+	// logTo is where the logger writes (nil: stderr): run sends its logs away from the
+	// progress display.
+	logTo io.Writer
 	// elbv2Endpoint is the ELBv2 API URL for a plan with spec.alb; "" uses route53's.
 	elbv2Endpoint string
 	// cloudWatchEndpoint is the CloudWatch API URL for a plan with spec.alb (its
@@ -78,12 +70,19 @@ holds for its pause.`,
 	pf.StringSliceVar(&f.dnsServers, "dns-server", nil, "authoritative DNS servers (host:port) for dns gates that list none")
 	pf.StringVar(&f.txtPrefix, "txt-prefix", "", "prefix of the ownership TXT names, as the publishers write them")
 	pf.StringVar(&f.txtSuffix, "txt-suffix", "", "suffix of the ownership TXT names, as the publishers write them")
-	route53Flags(pf, &f.route53)
+	cli.Route53Flags(pf, &f.route53)
 	pf.StringVar(&f.elbv2Endpoint, "elbv2-endpoint", "", "ELBv2 API URL for a plan with spec.alb (default: --aws-endpoint's, e.g. the sandbox's)")
 	pf.StringVar(&f.serviceDiscoveryEndpoint, "servicediscovery-endpoint", "", "Cloud Map (servicediscovery) API URL for a plan with spec.cloudMap (default: --aws-endpoint's, e.g. the sandbox's)")
 	pf.StringVar(&f.cloudWatchEndpoint, "cloudwatch-endpoint", "", "CloudWatch API URL for a plan with spec.alb, read by albTraffic gates and retire.cloudWatch (default: --aws-endpoint's, e.g. the sandbox's)")
+	cmd.AddCommand(f.planCmd(g), f.runCmd(g), f.statusCmd(), f.releaseCmd(g))
+	cmd.AddCommand(f.controlCmds(g)...)
+	return cmd
+}
 
-	planCmd := &cobra.Command{
+// planCmd is `cutover plan`.
+func (f *cutoverFlags) planCmd(g *globalFlags) *cobra.Command {
+	o := &cli.CutoverPlanOptions{}
+	c := &cobra.Command{
 		Use:   "plan FILE",
 		Short: "Check a plan file against the live zone: steps, holds, gates checked now, rollback (--batches: every batch)",
 		Long: `plan checks a plan file against the live zone without writing anything, and prints a
@@ -105,28 +104,33 @@ the current weights (step 1 checks it too, and would fail and roll back);
 				return err
 			}
 			write := pv.WriteSummary
-			if f.batches {
+			if o.Batches {
 				write = pv.WriteText
 			}
 			if werr := write(cmd.OutOrStdout()); werr != nil {
 				return errors.Join(err, werr)
 			}
-			if err == nil && !f.allowFailingGates {
+			if err == nil && !o.AllowFailingGates {
 				err = pv.FailingGates()
 			}
 			return err
 		},
 	}
-	planCmd.Flags().BoolVar(&f.batches, "batches", false, "print every change batch the run and its rollback would send, in full")
-	planCmd.Flags().BoolVar(&f.allowFailingGates, "allow-failing-gates", false, "exit 0 even when a gate fails at the current weights (a run would fail step 1 on it unless what it measures changes)")
-	runCmd := &cobra.Command{
+	o.AddFlags(c)
+	return c
+}
+
+// runCmd is `cutover run`.
+func (f *cutoverFlags) runCmd(g *globalFlags) *cobra.Command {
+	o := &cli.CutoverRunOptions{}
+	c := &cobra.Command{
 		Use:   "run FILE",
 		Short: "Run a cutover, or continue an interrupted one with --resume",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			out := cmd.OutOrStdout()
-			progress := cutover.NewProgress(out, isTerminal(out))
-			closeLogs, err := f.runLogs(progress)
+			progress := cutover.NewProgress(out, cli.IsTerminal(out))
+			closeLogs, err := f.runLogs(progress, o.LogFile)
 			if err != nil {
 				return err
 			}
@@ -138,35 +142,15 @@ the current weights (step 1 checks it too, and would fail and roll back);
 			for _, w := range cfg.Plan.Warnings {
 				fmt.Fprintf(out, "warning: %v\n", w)
 			}
-			cfg.Progress = progress
-			cfg.WriteRetryFor = f.writeRetryFor
-			if f.writeRetryFor == 0 {
-				cfg.WriteRetryFor = -1 // the engine's 0 is its default
-			}
-			if f.ui != "" {
-				// The live view sees the same events as the terminal.
-				rec := dashboard.NewRecorder(cfg.Plan.Name, cfg.Plan.From, cfg.Plan.To)
-				// The page shows the lever's own view from the first event on.
-				switch {
-				case cfg.Plan.ALB != nil:
-					rec.SetLever(cutover.LeverALB)
-				case cfg.Plan.CloudMap != nil:
-					rec.SetLever(cutover.LeverCloudMap)
-				default:
-					rec.SetLever(cutover.LeverRoute53)
-				}
-				ctx, cancel := context.WithCancel(cmd.Context())
-				defer cancel()
-				url, wait, err := dashboard.Serve(ctx, f.ui, rec.Handler())
+			cfg.Progress, cfg.WriteRetryFor = progress, o.EngineWriteRetryFor()
+			if o.UI != "" {
+				stop, err := serveDashboard(cmd, &cfg, o.UI)
 				if err != nil {
-					return fmt.Errorf("--ui: %w", err)
+					return err
 				}
-				defer wait()
-				defer cancel()
-				fmt.Fprintf(out, "dashboard: %s\n", url)
-				cfg.Progress = cutover.MultiProgress(cfg.Progress, rec)
+				defer stop()
 			}
-			rep, err := cutover.Run(cmd.Context(), cfg, f.resume)
+			rep, err := cutover.Run(cmd.Context(), cfg, o.Resume)
 			if rep != nil {
 				fmt.Fprintln(out)
 				if werr := rep.WriteText(out); werr != nil {
@@ -179,12 +163,41 @@ the current weights (step 1 checks it too, and would fail and roll back);
 			return err
 		},
 	}
-	runCmd.Flags().BoolVar(&f.resume, "resume", false, "continue the cutover from its journal (after a crash or kill)")
-	runCmd.Flags().StringVar(&f.logFile, "log-file", "", "append the logs to this file instead of stderr, keeping the terminal for the progress display")
-	runCmd.Flags().DurationVar(&f.writeRetryFor, "write-retry-for", 5*time.Minute, "how long a step's write that AWS keeps throttling or failing (after the SDK's own retries) is retried before the run stops for run --resume; 0 retries nothing; a rollback's write is retried until it lands")
-	runCmd.Flags().StringVar(&f.ui, "ui", "", "serve the live dashboard at this loopback address, e.g. 127.0.0.1:8080 (port 0 picks one)")
+	o.AddFlags(c)
+	return c
+}
 
-	statusCmd := &cobra.Command{
+// serveDashboard serves the live dashboard at addr, fed the same events as the terminal
+// (cfg.Progress); stop shuts it down and waits for it.
+func serveDashboard(cmd *cobra.Command, cfg *cutover.Config, addr string) (stop func(), err error) {
+	rec := dashboard.NewRecorder(cfg.Plan.Name, cfg.Plan.From, cfg.Plan.To)
+	// The page shows the lever's own view from the first event on.
+	switch {
+	case cfg.Plan.ALB != nil:
+		rec.SetLever(cutover.LeverALB)
+	case cfg.Plan.CloudMap != nil:
+		rec.SetLever(cutover.LeverCloudMap)
+	default:
+		rec.SetLever(cutover.LeverRoute53)
+	}
+	ctx, cancel := context.WithCancel(cmd.Context())
+	url, wait, err := dashboard.Serve(ctx, addr, rec.Handler())
+	if err != nil {
+		cancel()
+		return nil, fmt.Errorf("--ui: %w", err)
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "dashboard: %s\n", url)
+	cfg.Progress = cutover.MultiProgress(cfg.Progress, rec)
+	return func() {
+		cancel()
+		wait()
+	}, nil
+}
+
+// statusCmd is `cutover status`.
+func (f *cutoverFlags) statusCmd() *cobra.Command {
+	var asJSON bool
+	c := &cobra.Command{
 		Use:   "status FILE",
 		Short: "Show where a cutover stands, from its journal, and which runner holds it now",
 		Args:  cobra.ExactArgs(1),
@@ -197,16 +210,21 @@ the current weights (step 1 checks it too, and would fail and roll back);
 			if err != nil {
 				return err
 			}
-			if f.json {
+			if asJSON {
 				return st.WriteJSON(cmd.OutOrStdout())
 			}
 			st.PlanFile = args[0]
 			return st.WriteText(cmd.OutOrStdout())
 		},
 	}
-	statusCmd.Flags().BoolVar(&f.json, "json", false, "print the status as JSON: the report's fields, the runner holding the cutover, the journal's path")
-	var releaseWait time.Duration
-	releaseCmd := &cobra.Command{
+	c.Flags().BoolVar(&asJSON, "json", false, "print the status as JSON: the report's fields, the runner holding the cutover, the journal's path")
+	return c
+}
+
+// releaseCmd is `cutover release`.
+func (f *cutoverFlags) releaseCmd(g *globalFlags) *cobra.Command {
+	o := &cli.CutoverReleaseOptions{}
+	c := &cobra.Command{
 		Use:   "release FILE",
 		Short: "Hand a finished cutover's weights back to the publishers (delete its authority records)",
 		Long: `release deletes a finished cutover's authority records, after which each publisher
@@ -222,40 +240,46 @@ confirmations; --force releases without them, saying what will change.`,
 			if err != nil {
 				return err
 			}
-			rel, err := cutover.Release(cmd.Context(), cfg, cutover.ReleaseOptions{Force: f.force, Wait: releaseWait})
+			rel, err := cutover.Release(cmd.Context(), cfg, cutover.ReleaseOptions{Force: o.Force, Wait: o.Wait})
 			if err != nil {
 				return err
 			}
-			out := cmd.OutOrStdout()
-			if len(rel.TakenOver) > 0 {
-				for _, r := range rel.TakenOver {
-					fmt.Fprintf(out, "cutover %s: took the weights over from runner %s (another runner's record, deleted with --force); that runner, if still running, stops at its next write\n", cfg.Plan.Name, r)
-				}
-			}
-			switch {
-			case cfg.Plan.ALB != nil:
-				fmt.Fprintf(out, "cutover %s: authority tags removed from %d listener rules; their weights are anyone's to change again\n", cfg.Plan.Name, rel.Records)
-			case cfg.Plan.CloudMap != nil:
-				fmt.Fprintf(out, "cutover %s: authority tags removed from %d Cloud Map services; their instances' health is anyone's to change again\n", cfg.Plan.Name, rel.Records)
-			default:
-				fmt.Fprintf(out, "cutover %s: %d authority records deleted; publishers own the weights again\n", cfg.Plan.Name, rel.Records)
-			}
-			for _, c := range rel.Changes {
-				fmt.Fprintf(out, "cutover %s: released with --force although its source asks for another weight: %s\n", cfg.Plan.Name, c.Effect())
-			}
-			for _, d := range rel.Gone {
-				fmt.Fprintf(out, "cutover %s: released with --force although no source asks for it any more: %s\n", cfg.Plan.Name, d.Effect())
-			}
-			for _, u := range rel.Unconfirmed {
-				fmt.Fprintf(out, "cutover %s: released with --force without its publisher's confirmation: %s; it writes whatever its source asks for at its next sync\n", cfg.Plan.Name, u)
-			}
+			writeReleased(cmd.OutOrStdout(), cfg.Plan, rel)
 			return nil
 		},
 	}
-	releaseCmd.Flags().BoolVar(&f.force, "force", false, "release even when the cutover is unfinished, has no journal here, another runner of it (another machine) holds its weights, "+
-		"a publisher has not confirmed the hold, or asks for another weight than the zone holds or for no member at all (which it then writes at its next sync)")
-	releaseCmd.Flags().DurationVar(&releaseWait, "wait", 0, "wait up to this long for every publisher to confirm the hold and every source to ask for the weight the zone holds (a controller confirms within 5 minutes), reading the zone every 10 to 30 s, then release")
-	cmd.AddCommand(planCmd, runCmd, statusCmd, releaseCmd)
+	o.AddFlags(c)
+	return c
+}
+
+// writeReleased says what release did: the records (or tags) it removed, and what it
+// released with --force that the publishers will change.
+func writeReleased(out io.Writer, p *spec.Plan, rel cutover.Released) {
+	for _, r := range rel.TakenOver {
+		fmt.Fprintf(out, "cutover %s: took the weights over from runner %s (another runner's record, deleted with --force); that runner, if still running, stops at its next write\n", p.Name, r)
+	}
+	switch {
+	case p.ALB != nil:
+		fmt.Fprintf(out, "cutover %s: authority tags removed from %d listener rules; their weights are anyone's to change again\n", p.Name, rel.Records)
+	case p.CloudMap != nil:
+		fmt.Fprintf(out, "cutover %s: authority tags removed from %d Cloud Map services; their instances' health is anyone's to change again\n", p.Name, rel.Records)
+	default:
+		fmt.Fprintf(out, "cutover %s: %d authority records deleted; publishers own the weights again\n", p.Name, rel.Records)
+	}
+	for _, c := range rel.Changes {
+		fmt.Fprintf(out, "cutover %s: released with --force although its source asks for another weight: %s\n", p.Name, c.Effect())
+	}
+	for _, d := range rel.Gone {
+		fmt.Fprintf(out, "cutover %s: released with --force although no source asks for it any more: %s\n", p.Name, d.Effect())
+	}
+	for _, u := range rel.Unconfirmed {
+		fmt.Fprintf(out, "cutover %s: released with --force without its publisher's confirmation: %s; it writes whatever its source asks for at its next sync\n", p.Name, u)
+	}
+}
+
+// controlCmds are pause, resume, promote and abort: commands to the cutover's runner.
+func (f *cutoverFlags) controlCmds(g *globalFlags) []*cobra.Command {
+	var cmds []*cobra.Command
 	for _, c := range []struct{ name, short string }{
 		{cutover.CommandPause, "Hold a running cutover at its current weights"},
 		{cutover.CommandResume, "Let a paused cutover go on (its hold starts again)"},
@@ -279,17 +303,15 @@ the command is left for 'crossfade cutover run --resume' (an abort rolls back at
 			},
 		}
 		sub.Flags().DurationVar(&f.ackTimeout, "ack-timeout", 30*time.Second, "how long to wait for the runner to journal what it did with the command (0: do not wait)")
-		cmd.AddCommand(sub)
-	}
-	// promote --skip-gates: the one way to pass steps unmeasured, said out loud.
-	for _, sub := range cmd.Commands() {
-		if sub.Name() == cutover.CommandPromote {
+		if c.name == cutover.CommandPromote {
+			// promote --skip-gates: the one way to pass steps unmeasured, said out loud.
 			sub.Flags().Bool("skip-gates", false, "skip the gates too, not just the pauses: the remaining steps pass UNMEASURED "+
 				"(journaled, flagged in red in the report, status and dashboard); without it a promoted step still needs every gate to pass. "+
 				"The check before each write still runs (targetHealth: a step never moves traffic onto a target group with no healthy target)")
 		}
+		cmds = append(cmds, sub)
 	}
-	return cmd
+	return cmds
 }
 
 // control sends a command to the cutover's runner and waits for the runner to journal
@@ -393,21 +415,21 @@ func abortHere(cmd *cobra.Command, cfg cutover.Config) (done bool, err error) {
 	return true, err
 }
 
-// runLogs points `run`'s logs away from its progress display on stdout: to --log-file
-// when given; else to stderr, and, when stdout and stderr are one terminal, above the
-// progress table, which a line written straight there would be erased by at the table's
-// next redraw. (Plain progress lines and log lines are each written whole, so on one
-// pipe they never split each other.) The function returned closes the log file.
-func (f *cutoverFlags) runLogs(p cutover.Progress) (func(), error) {
-	if f.logFile != "" {
-		file, err := os.OpenFile(f.logFile, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+// runLogs points `run`'s logs away from its progress display on stdout: to logFile
+// (--log-file) when given; else to stderr, and, when stdout and stderr are one terminal,
+// above the progress table, which a line written straight there would be erased by at
+// the table's next redraw. (Plain progress lines and log lines are each written whole,
+// so on one pipe they never split each other.) The function returned closes the log file.
+func (f *cutoverFlags) runLogs(p cutover.Progress, logFile string) (func(), error) {
+	if logFile != "" {
+		file, err := os.OpenFile(logFile, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 		if err != nil {
 			return nil, fmt.Errorf("--log-file: %w", err)
 		}
 		f.logTo = file
 		return func() { file.Close() }, nil
 	}
-	if isTerminal(os.Stderr) {
+	if cli.IsTerminal(os.Stderr) {
 		f.logTo = cutover.LogWriter(p, os.Stderr)
 	}
 	return func() {}, nil
@@ -433,46 +455,21 @@ func (f *cutoverFlags) config(cmd *cobra.Command, g *globalFlags, file string) (
 	if err != nil {
 		return cutover.Config{}, err
 	}
-	cfg := cutover.Config{Plan: p, Registry: reg, StateDir: f.stateDir, By: whoAmI(), DNSServers: f.dnsServers, Logger: log}
-	if p.CloudMap != nil {
-		// The Cloud Map lever: instances' custom health, through the standard AWS chain.
-		awsCfg, err := f.awsConfig(cmd)
-		if err != nil {
-			return cutover.Config{}, err
-		}
-		endpoint := f.serviceDiscoveryEndpoint
-		if endpoint == "" {
-			endpoint = f.route53.Endpoint
-		}
-		cfg.ServiceDiscovery = cutover.NewServiceDiscovery(awsCfg, endpoint)
-		return cfg, nil
-	}
-	if p.ALB != nil {
-		// The ALB lever: listener rules, through the standard AWS configuration chain.
-		awsCfg, err := f.awsConfig(cmd)
-		if err != nil {
-			return cutover.Config{}, err
-		}
-		endpoint := f.elbv2Endpoint
-		if endpoint == "" {
-			endpoint = f.route53.Endpoint
-		}
-		cfg.ELB = cutover.NewELBv2(awsCfg, endpoint)
-		cwEndpoint := f.cloudWatchEndpoint
-		if cwEndpoint == "" {
-			cwEndpoint = f.route53.Endpoint
-		}
-		cfg.CloudWatch = cutover.NewCloudWatch(awsCfg, cwEndpoint)
-		return cfg, nil
-	}
-	r53 := f.route53
-	r53.Logger = log
-	dns, err := route53.New(cmd.Context(), r53)
-	if err != nil {
-		return cutover.Config{}, err
-	}
-	cfg.DNS = dns
-	return cfg, nil
+	env := levers.Env{Registry: reg,
+		// The ALB and Cloud Map levers: through the standard AWS configuration chain,
+		// loaded when the plan's lever is built; each API's endpoint defaults to
+		// --route53-endpoint (the sandbox serves them all).
+		AWS:              func() (aws.Config, error) { return f.awsConfig(cmd) },
+		ELBv2:            cmp.Or(f.elbv2Endpoint, f.route53.Endpoint),
+		CloudWatch:       cmp.Or(f.cloudWatchEndpoint, f.route53.Endpoint),
+		ServiceDiscovery: cmp.Or(f.serviceDiscoveryEndpoint, f.route53.Endpoint),
+		// The Route 53 lever: the provider, built with the plan's lever.
+		DNS: func() (lrroute53.DNS, error) {
+			r53 := f.route53
+			r53.Logger = log
+			return route53.New(cmd.Context(), r53)
+		}}
+	return cutover.Config{Plan: p, Levers: levers.New(env), StateDir: f.stateDir, By: whoAmI(), DNSServers: f.dnsServers, Logger: log}, nil
 }
 
 // awsConfig loads the AWS configuration (credentials, region, retries) of the ALB and
@@ -502,14 +499,4 @@ func whoAmI() string {
 	}
 	host, _ := os.Hostname()
 	return name + "@" + host
-}
-
-// isTerminal reports whether w is a terminal, where progress is redrawn in place.
-func isTerminal(w any) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crossfade-io/crossfade/internal/cli"
 	"github.com/crossfade-io/crossfade/internal/cutover"
 	"github.com/crossfade-io/crossfade/internal/cutover/journal"
 )
@@ -38,7 +39,7 @@ spec:
 	return path
 }
 
-// runCLI runs a command line through execute, as main does, with static AWS credentials:
+// runCLI runs a command line through cli.Execute, as main does, with static AWS credentials:
 // nothing looks for others (the instance metadata service is not loopback).
 func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
@@ -50,7 +51,7 @@ func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	root.SetOut(&out)
 	root.SetErr(&errOut)
 	root.SetArgs(args)
-	code = execute(t.Context(), root, &errOut)
+	code = cli.Execute(t.Context(), root, &errOut)
 	return code, out.String(), errOut.String()
 }
 

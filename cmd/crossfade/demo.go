@@ -3,89 +3,32 @@ package main
 import (
 	"fmt"
 	"os"
-	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/crossfade-io/crossfade/internal/cli"
 	"github.com/crossfade-io/crossfade/internal/cutover"
 	"github.com/crossfade-io/crossfade/internal/demo"
 )
 
-// demoTTL is the TTL of the DNS demo's records (internal/demo's ttl): a cutover refuses a
-// pause shorter than the TTL it must hold for.
-const demoTTL = time.Second
-
+// newDemoCmd is `crossfade demo`: it runs the demo the flags ask for.
 func newDemoCmd(g *globalFlags) *cobra.Command {
-	cfg := demo.Config{}
-	var kube bool
-	cmd := &cobra.Command{
-		Use:   "demo",
-		Short: "Run a real cutover between two simulated clusters under real traffic, with the live dashboard (--lever dns or alb)",
-		Long: `demo starts the sandbox (Route 53 API and DNS on loopback), two simulated clusters,
-blue (app v1) and green (app v2), each publishing its member of app.demo.crossfade.test from
-its own manifests, clients that resolve the name like caching resolvers and send real
-requests, and a gated cutover 0 → 10 → 50 → 100 % from blue to green. It prints the
-dashboard's URL, the report and where the traffic went, and exits 0 when every step
-passed, the final split is 0/100 and no request failed.
-
-With --kube each cluster is a real etcd + kube-apiserver holding the app's LoadBalancer
-Service, and its own 'crossfade controller' (this binary, owner id = cluster id)
-publishes the cluster's member from that Service; the cutover then runs over what the
-controllers published, and they hold its weights rather than revert them. It needs the
-binaries 'make test' (scripts/deps.sh test) builds into
-${XDG_CACHE_HOME:-$HOME/.cache}/crossfade/bin; plain demo needs nothing but Go.
-
-With --lever alb the same two clusters sit behind one sandbox ALB (ELBv2 API, a real
-weighted HTTP proxy behind its listener, CloudWatch metrics from its counts): a target
-group per cluster, into which each cluster registers its own two pods; a listener rule
-for app.demo.crossfade.test forwarding to both groups by weight; clients that send every
-request to the listener. The cutover moves the rule's and the listener's weights 0 → 10
-→ 50 → 100 %, gated on target health and on CloudWatch's request counts per group, and
-changes no DNS record. The dashboard shows the weights, the request share per group (as
-the clients saw it and as CloudWatch counted it) and each group's target health.`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			out := cmd.OutOrStdout()
-			cfg.Logger, cfg.Out = g.logger(), out
-			cfg.Progress = cutover.NewProgress(out, isTerminal(out) && os.Getenv("CI") == "")
-			if kube {
-				// The controllers run as this very binary, as they would in a cluster.
-				exe, err := os.Executable()
-				if err != nil {
-					return fmt.Errorf("--kube: find the crossfade binary to run the controllers: %w", err)
-				}
-				cfg.Kube = &demo.KubeConfig{Crossfade: exe}
+	o := &cli.DemoOptions{}
+	cmd := cli.NewDemoCommand(o, &g.Checks)
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		out, cfg := cmd.OutOrStdout(), o.Config()
+		cfg.Logger, cfg.Out = g.logger(), out
+		cfg.Progress = cutover.NewProgress(out, cli.IsTerminal(out) && os.Getenv("CI") == "")
+		if o.Kube {
+			// The controllers run as this very binary, as they would in a cluster.
+			exe, err := os.Executable()
+			if err != nil {
+				return fmt.Errorf("--kube: find the crossfade binary to run the controllers: %w", err)
 			}
-			_, err := demo.Run(cmd.Context(), cfg)
-			return err
-		},
+			cfg.Kube = &demo.KubeConfig{Crossfade: exe}
+		}
+		_, err := demo.Run(cmd.Context(), cfg)
+		return err
 	}
-	f := cmd.Flags()
-	f.StringVar(&cfg.UI, "ui", "127.0.0.1:0", "dashboard listen address (loopback only)")
-	f.BoolVar(&cfg.Keep, "keep", false, "leave everything running after the cutover, until Ctrl-C, and print aws and dig commands that explore the zone (--lever alb: aws and curl commands that explore the ALB)")
-	f.DurationVar(&cfg.Pause, "pause", 5*time.Second, "how long each step holds (the TTL is 1s)")
-	f.IntVar(&cfg.Clients, "clients", 10, "simulated clients, each with its own DNS cache (--lever dns) or its own connection to the ALB (--lever alb)")
-	f.DurationVar(&cfg.Interval, "interval", 100*time.Millisecond, "time between one client's requests")
-	// No back quotes in the usage: pflag would show their text as the flag's value name.
-	f.BoolVar(&kube, "kube", false, "run each cluster as a real kube-apiserver with its own crossfade controller publishing from a Service (needs the binaries 'make test' builds; --lever dns only)")
-	f.StringVar(&cfg.Lever, "lever", demo.LeverDNS, "the lever the cutover pulls: dns (Route 53 weighted records) or alb (an ALB listener rule's target-group weights: no DNS change)")
-	g.checks.want(f, "ui", loopbackAddr)
-	g.checks.want(f, "pause", positiveDuration)
-	g.checks.want(f, "clients", intRange(1, -1))
-	g.checks.want(f, "interval", positiveDuration)
-	g.checks.want(f, "lever", oneOf(demo.LeverDNS, demo.LeverALB))
-	g.checks.check(cmd, func() error {
-		if cfg.Lever != demo.LeverDNS {
-			if kube {
-				return fmt.Errorf("--kube with --lever %s: the real clusters' controllers publish DNS records; --kube goes with --lever %s only", cfg.Lever, demo.LeverDNS)
-			}
-			return nil
-		}
-		// A step must hold for the records' TTL (the cutover refuses a shorter pause).
-		if cfg.Pause < demoTTL {
-			return fmt.Errorf("--pause %q: want %s or more with --lever %s, the records' TTL", cfg.Pause, demoTTL, demo.LeverDNS)
-		}
-		return nil
-	})
 	return cmd
 }

@@ -7,6 +7,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/crossfade-io/crossfade/internal/cli"
 )
 
 // Command lines that pass every check, to add one bad flag to.
@@ -195,15 +197,15 @@ func TestFlagValueErrors(t *testing.T) {
 			covered[p.CommandPath()+" --"+bv.flag] = true
 		}
 		code, _, stderr := runLine(t, bv.args)
-		if code != exitUsage || !strings.Contains(stderr, c.CommandPath()+": ") || !strings.Contains(stderr, "--"+bv.flag) || !strings.Contains(stderr, bv.want) {
+		if code != cli.ExitUsage || !strings.Contains(stderr, c.CommandPath()+": ") || !strings.Contains(stderr, "--"+bv.flag) || !strings.Contains(stderr, bv.want) {
 			t.Errorf("`crossfade %s` exited %d, stderr:\n%s\nwant exit status %d and a message from %q about --%s containing %q",
-				strings.Join(bv.args, " "), code, stderr, exitUsage, c.CommandPath(), bv.flag, bv.want)
+				strings.Join(bv.args, " "), code, stderr, cli.ExitUsage, c.CommandPath(), bv.flag, bv.want)
 		}
 	}
-	walk(root, func(c *cobra.Command) {
+	cli.Walk(root, func(c *cobra.Command) {
 		for _, fs := range []*pflag.FlagSet{c.LocalNonPersistentFlags(), c.PersistentFlags()} {
 			fs.VisitAll(func(f *pflag.Flag) {
-				if _, ok := f.Annotations[checkedAnnotation]; ok && !covered[c.CommandPath()+" --"+f.Name] {
+				if _, ok := f.Annotations[cli.CheckedAnnotation]; ok && !covered[c.CommandPath()+" --"+f.Name] {
 					t.Errorf("%s --%s has a rule, but no bad value of it is refused in badValues", c.CommandPath(), f.Name)
 				}
 			})
@@ -213,8 +215,8 @@ func TestFlagValueErrors(t *testing.T) {
 		}
 		args := slices.Concat(strings.Fields(c.CommandPath())[1:], cmdSpecs[c.CommandPath()].args, requiredFlags(c), []string{"--log-level=loud"})
 		code, _, stderr := runLine(t, args)
-		if code != exitUsage || !strings.Contains(stderr, `--log-level "loud": want`) {
-			t.Errorf("`crossfade %s` exited %d, stderr:\n%s\nwant exit status %d refusing --log-level", strings.Join(args, " "), code, stderr, exitUsage)
+		if code != cli.ExitUsage || !strings.Contains(stderr, `--log-level "loud": want`) {
+			t.Errorf("`crossfade %s` exited %d, stderr:\n%s\nwant exit status %d refusing --log-level", strings.Join(args, " "), code, stderr, cli.ExitUsage)
 		}
 	})
 }
@@ -236,17 +238,17 @@ var freeFlags = map[string]string{
 // too. The external-dns flags the controller ignores are left alone.
 func TestEveryFlagValueChecked(t *testing.T) {
 	seen := map[string]bool{}
-	walk(newRootCmd(), func(c *cobra.Command) {
+	cli.Walk(newRootCmd(), func(c *cobra.Command) {
 		for _, fs := range []*pflag.FlagSet{c.LocalNonPersistentFlags(), c.PersistentFlags()} {
 			fs.VisitAll(func(f *pflag.Flag) {
 				key := c.CommandPath() + " --" + f.Name
 				seen[key] = true
-				_, ignored := f.Annotations[externalDNSOnly]
-				_, checked := f.Annotations[checkedAnnotation]
+				_, ignored := f.Annotations[cli.ExternalDNSOnly]
+				_, checked := f.Annotations[cli.CheckedAnnotation]
 				if ignored || checked || f.Value.Type() == "bool" || freeFlags[key] != "" {
 					return
 				}
-				t.Errorf("%s: no rule for its values: declare one (flagChecks.want) or list it in freeFlags with why", key)
+				t.Errorf("%s: no rule for its values: declare one (cli.FlagChecks.Want) or list it in freeFlags with why", key)
 			})
 		}
 	})
@@ -280,17 +282,8 @@ func TestFlagValuesAccepted(t *testing.T) {
 		cutoverLine("run", "--write-retry-for=0s", "--ui=127.0.0.1:0", "--dns-server=ns1.example.com"),
 	} {
 		code, _, stderr := runLine(t, args)
-		if code != exitFailure || !strings.Contains(stderr, errRan.Error()) {
+		if code != cli.ExitFailure || !strings.Contains(stderr, errRan.Error()) {
 			t.Errorf("`crossfade %s` exited %d, stderr:\n%s\nwant it to reach the command", strings.Join(args, " "), code, stderr)
-		}
-	}
-}
-
-// TestSDKRetries: --aws-max-retries 0 retries nothing (awsconfig's 0 is its default).
-func TestSDKRetries(t *testing.T) {
-	for _, tc := range []struct{ flag, want int }{{0, -1}, {1, 1}, {3, 3}} {
-		if got := sdkRetries(tc.flag); got != tc.want {
-			t.Errorf("sdkRetries(%d) = %d, want %d", tc.flag, got, tc.want)
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/crossfade-io/crossfade/internal/cli"
 	"github.com/crossfade-io/crossfade/internal/provider/route53/route53test"
 	"github.com/crossfade-io/crossfade/internal/sandbox/sandboxtest"
 )
@@ -155,8 +156,8 @@ func TestDeleteGuardFlagValues(t *testing.T) {
 		} {
 			args := append(slices.Clone(base), tc.arg)
 			code, _, stderr := runLine(t, args)
-			if code != exitUsage || !strings.Contains(stderr, tc.want) {
-				t.Errorf("`crossfade %s` exited %d, stderr:\n%s\nwant exit status %d and %q", strings.Join(args, " "), code, stderr, exitUsage, tc.want)
+			if code != cli.ExitUsage || !strings.Contains(stderr, tc.want) {
+				t.Errorf("`crossfade %s` exited %d, stderr:\n%s\nwant exit status %d and %q", strings.Join(args, " "), code, stderr, cli.ExitUsage, tc.want)
 			}
 		}
 	}

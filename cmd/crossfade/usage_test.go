@@ -9,6 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/crossfade-io/crossfade/internal/cli"
 )
 
 // cmdSpec is what a valid call of one command needs.
@@ -58,7 +60,7 @@ var errRan = errors.New("ran past the usage checks")
 // testRoot is the real command tree, every command's run replaced by errRan.
 func testRoot() *cobra.Command {
 	root := newRootCmd()
-	walk(root, func(c *cobra.Command) {
+	cli.Walk(root, func(c *cobra.Command) {
 		if c.HasSubCommands() || c.Name() == "help" && !c.Parent().HasParent() {
 			return
 		}
@@ -68,7 +70,7 @@ func testRoot() *cobra.Command {
 	return root
 }
 
-// runLine runs the command line args through execute, as main does.
+// runLine runs the command line args through cli.Execute, as main does.
 func runLine(t *testing.T, args []string) (code int, stdout, stderr string) {
 	t.Helper()
 	root := testRoot()
@@ -76,7 +78,7 @@ func runLine(t *testing.T, args []string) (code int, stdout, stderr string) {
 	root.SetOut(&out)
 	root.SetErr(&errOut)
 	root.SetArgs(append([]string{}, args...))
-	code = execute(t.Context(), root, &errOut)
+	code = cli.Execute(t.Context(), root, &errOut)
 	return code, out.String(), errOut.String()
 }
 
@@ -104,7 +106,7 @@ func requiredFlags(c *cobra.Command) []string {
 // gets past the checks, and --help and help exit 0.
 func TestUsageErrors(t *testing.T) {
 	seen := map[string]bool{}
-	walk(newRootCmd(), func(c *cobra.Command) {
+	cli.Walk(newRootCmd(), func(c *cobra.Command) {
 		path := c.CommandPath()
 		seen[path] = true
 		spec, ok := cmdSpecs[path]
@@ -148,9 +150,9 @@ func TestUsageErrors(t *testing.T) {
 			}
 			for _, r := range refusals {
 				code, _, stderr := runLine(t, r.args)
-				if code != exitUsage || !strings.Contains(stderr, r.want) || !strings.Contains(stderr, path) {
+				if code != cli.ExitUsage || !strings.Contains(stderr, r.want) || !strings.Contains(stderr, path) {
 					t.Errorf("%s: `crossfade %s` exited %d, stderr:\n%s\nwant exit status %d and a message from %q containing %q",
-						r.name, strings.Join(r.args, " "), code, stderr, exitUsage, path, r.want)
+						r.name, strings.Join(r.args, " "), code, stderr, cli.ExitUsage, path, r.want)
 				}
 			}
 			if !spec.group {
@@ -161,7 +163,7 @@ func TestUsageErrors(t *testing.T) {
 					if code != 0 {
 						t.Errorf("`crossfade help` exited %d, stderr:\n%s", code, stderr)
 					}
-				} else if code != exitFailure || !strings.Contains(stderr, errRan.Error()) {
+				} else if code != cli.ExitFailure || !strings.Contains(stderr, errRan.Error()) {
 					t.Errorf("valid call `crossfade %s` exited %d, stderr:\n%s\nwant it to reach the command", strings.Join(line(spec.args, req), " "), code, stderr)
 				}
 			}
@@ -194,13 +196,13 @@ func TestControllerExternalDNSFlags(t *testing.T) {
 		code  int
 	}{
 		{"external-dns flags", []string{"--aws-zones-cache-duration=1m", "--aws-prefer-cname", "--no-aws-evaluate-target-health",
-			"--txt-cache-interval", "1h", "--aws-sd-service-cleanup", "--domain-filter", "example.com"}, exitFailure},
-		{"a typo of a crossfade flag", []string{"--dryrun"}, exitUsage},
-		{"an external-dns flag's --no- form of a flag crossfade defines", []string{"--no-dry-run"}, exitUsage},
-		{"a flag neither has", []string{"--no-such-flag=1"}, exitUsage},
+			"--txt-cache-interval", "1h", "--aws-sd-service-cleanup", "--domain-filter", "example.com"}, cli.ExitFailure},
+		{"a typo of a crossfade flag", []string{"--dryrun"}, cli.ExitUsage},
+		{"an external-dns flag's --no- form of a flag crossfade defines", []string{"--no-dry-run"}, cli.ExitUsage},
+		{"a flag neither has", []string{"--no-such-flag=1"}, cli.ExitUsage},
 	} {
 		code, _, stderr := runLine(t, append(slices.Clone(base), tc.extra...))
-		if code != tc.code || (code == exitFailure && !strings.Contains(stderr, errRan.Error())) {
+		if code != tc.code || (code == cli.ExitFailure && !strings.Contains(stderr, errRan.Error())) {
 			t.Errorf("%s: exited %d, stderr:\n%s\nwant %d", tc.name, code, stderr, tc.code)
 		}
 	}

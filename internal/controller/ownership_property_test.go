@@ -25,7 +25,7 @@ import (
 	"github.com/crossfade-io/crossfade/internal/sandbox/zones"
 )
 
-// The ownership property test (DESIGN.md safety rule 1: never delete or overwrite a record
+// The ownership property test (docs/architecture.md, safety rule 1: never delete or overwrite a record
 // this owner does not own). Two owners, blue and green, each a Syncer with its own TXT
 // registry, and a third party that writes through the API without ownership records (and,
 // as "red", with the ownership records of an owner that is not running) take turns on a

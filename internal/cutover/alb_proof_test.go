@@ -12,28 +12,30 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2/types"
 
 	"github.com/crossfade-io/crossfade/internal/cutover/gate"
+	leveralb "github.com/crossfade-io/crossfade/internal/cutover/lever/alb"
+	"github.com/crossfade-io/crossfade/internal/cutover/lever/alb/albtest"
 	"github.com/crossfade-io/crossfade/internal/cutover/spec"
 )
 
 // What the ALB gates learn of the ALB lever, and how the runner uses them, on the
-// in-memory ELBv2 of lever_alb_test.go. The gates' own logic is tested in package gate;
+// in-memory leveralb.ELBv2 of lever_alb_test.go. The gates' own logic is tested in package gate;
 // the whole against the sandbox, under traffic, in test/e2e/alb_cutover_test.go.
 
 const lbShopDim = "app/shop/50dc6c495c0c9188"
 
 func TestALBTargetGroups(t *testing.T) {
-	f := newFakeELB()
-	f.setWeights(listenerWeb, tgBlue, 1, tgGrey, 5)
-	lv := newALBLever(albTestPlan(), f)
+	f := albtest.NewFakeELB()
+	f.SetWeights(albtest.ListenerWeb, albtest.TGBlue, 1, albtest.TGGrey, 5)
+	lv := leveralb.New(albtest.Plan(), f)
 	s, err := lv.Read(context.Background(), ReadOptions{Runner: testRunner})
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := s.TargetGroups(map[string]int64{"blue": 90, "green": 10})
+	got := s.GateInput(map[string]int64{"blue": 90, "green": 10}).TargetGroups
 	want := []gate.TargetGroup{
-		{Cluster: "blue", ARN: tgBlue, Name: "shop-blue", LoadBalancers: []string{lbShopDim}, Weight: 90},
-		{Cluster: "green", ARN: tgGreen, Name: "shop-green", LoadBalancers: []string{lbShopDim}, Weight: 10},
-		{ARN: tgGrey, Name: "shop-grey", LoadBalancers: []string{lbShopDim}, Weight: 5},
+		{Cluster: "blue", ARN: albtest.TGBlue, Name: "shop-blue", LoadBalancers: []string{lbShopDim}, Weight: 90},
+		{Cluster: "green", ARN: albtest.TGGreen, Name: "shop-green", LoadBalancers: []string{lbShopDim}, Weight: 10},
+		{ARN: albtest.TGGrey, Name: "shop-grey", LoadBalancers: []string{lbShopDim}, Weight: 5},
 	}
 	if len(got) != len(want) {
 		t.Fatalf("target groups %+v, want %+v", got, want)
@@ -44,38 +46,33 @@ func TestALBTargetGroups(t *testing.T) {
 		}
 	}
 	// As read: blue 100 in the rule, 1 on the listener; green listed nowhere with weight.
-	if as := s.TargetGroups(nil); as[0].Weight != 100 || as[1].Weight != 0 {
+	if as := s.GateInput(nil).TargetGroups; as[0].Weight != 100 || as[1].Weight != 0 {
 		t.Errorf("as read: %+v", as)
-	}
-	for arn, want := range map[string]string{ruleHTTPS: lbShopDim, listenerWeb: lbShopDim, tgBlue: "", "nope": ""} {
-		if got := loadBalancerDimension(arn); got != want {
-			t.Errorf("loadBalancerDimension(%s) = %q, want %q", arn, got, want)
-		}
 	}
 }
 
 // albRunConfig runs albTestPlan on f with the gates given at every step.
-func albRunConfig(t *testing.T, f *fakeELB, gates ...spec.Gate) Config {
-	p := albTestPlan()
+func albRunConfig(t *testing.T, f *albtest.FakeELB, gates ...spec.Gate) Config {
+	p := albtest.Plan()
 	for i := range p.Steps {
 		p.Steps[i].Gates = gates
 	}
-	return Config{Plan: p, ELB: f, StateDir: t.TempDir(), By: "test@host", CheckInterval: 5 * time.Millisecond, PollInterval: 5 * time.Millisecond}
+	return Config{Plan: p, Levers: albLevers(f, nil), StateDir: t.TempDir(), By: "test@host", CheckInterval: 5 * time.Millisecond, PollInterval: 5 * time.Millisecond}
 }
 
 // TestALBRunRefusesUnhealthyGroup: a step that would send traffic to a target group with
 // no healthy target fails before its write, and the cutover rolls back: the group never
 // gets a weight.
 func TestALBRunRefusesUnhealthyGroup(t *testing.T) {
-	f := newFakeELB()
-	f.health[tgGreen] = []types.TargetHealthStateEnum{types.TargetHealthStateEnumUnhealthy, types.TargetHealthStateEnumDraining}
+	f := albtest.NewFakeELB()
+	f.Health[albtest.TGGreen] = []types.TargetHealthStateEnum{types.TargetHealthStateEnumUnhealthy, types.TargetHealthStateEnumDraining}
 	cfg := albRunConfig(t, f, spec.Gate{Name: "healthy", TargetHealth: &spec.TargetHealthGate{MinHealthy: 1}})
 	rep, err := Run(context.Background(), cfg, false)
 	var rb *RollbackError
 	if !errors.As(err, &rb) || rb.Step != 1 || !strings.Contains(rb.Reason, "gate healthy, checked before the write (nothing written): green (shop-green) has 0 healthy targets, want at least 1, at weight 10") {
 		t.Fatalf("run: %v, want step 2 to fail before its write", err)
 	}
-	if r, l := f.groupsOf(ruleHTTPS), f.groupsOf(listenerWeb); r != "shop-blue=100 shop-green=0" || l != "shop-blue=100 shop-green=0" {
+	if r, l := f.GroupsOf(albtest.RuleHTTPS), f.GroupsOf(albtest.ListenerWeb); r != "shop-blue=100 shop-green=0" || l != "shop-blue=100 shop-green=0" {
 		t.Errorf("rule %s, listener %s: want green at 0 throughout", r, l)
 	}
 	var failed *StepReport
@@ -119,7 +116,7 @@ func (g *pendingGate) Check(_ context.Context, s gate.Step) gate.Result {
 // pause until it judges, and fails the step at the step's time limit if it never does.
 func TestPendingGateHoldsStep(t *testing.T) {
 	g := &pendingGate{after: 4}
-	cfg := albRunConfig(t, newFakeELB())
+	cfg := albRunConfig(t, albtest.NewFakeELB())
 	cfg.Plan.Steps = cfg.Plan.Steps[:1]
 	cfg.NewGate = func(spec.Gate) (Gate, error) { return g, nil }
 	cfg.Plan.Steps[0].Gates = []spec.Gate{{Name: "traffic"}}
@@ -132,7 +129,7 @@ func TestPendingGateHoldsStep(t *testing.T) {
 	}
 
 	never := &pendingGate{}
-	cfg = albRunConfig(t, newFakeELB())
+	cfg = albRunConfig(t, albtest.NewFakeELB())
 	cfg.Plan.Steps = cfg.Plan.Steps[:1]
 	cfg.Plan.StepTimeout = 50 * time.Millisecond
 	cfg.NewGate = func(spec.Gate) (Gate, error) { return never, nil }
@@ -166,7 +163,7 @@ func (g *flakyGate) Check(context.Context, gate.Step) gate.Result {
 // the error.
 func TestGateThatCannotMeasureHoldsTheStep(t *testing.T) {
 	run := func(g *flakyGate) error {
-		cfg := albRunConfig(t, newFakeELB())
+		cfg := albRunConfig(t, albtest.NewFakeELB())
 		cfg.Plan.Steps = cfg.Plan.Steps[:1]
 		cfg.NewGate = func(spec.Gate) (Gate, error) { return g, nil }
 		cfg.Plan.Steps[0].Gates = []spec.Gate{{Name: "traffic"}}

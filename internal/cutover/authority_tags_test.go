@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/crossfade-io/crossfade/internal/cutover/journal"
+	"github.com/crossfade-io/crossfade/internal/cutover/lever"
+	"github.com/crossfade-io/crossfade/internal/cutover/lever/authority"
 	"github.com/crossfade-io/crossfade/internal/cutover/spec"
 	"github.com/crossfade-io/crossfade/internal/registry"
 )
@@ -60,15 +62,13 @@ type tagLever struct {
 	config func(p *spec.Plan, c *tagCalls, dir string) Config
 	// tag puts key=value on the resource arn; tags lists its tags; untag removes keys.
 	tag   func(t *testing.T, arn, key, value string)
-	tags  func(t *testing.T, arn string) []resourceTag
+	tags  func(t *testing.T, arn string) []authority.Tag
 	untag func(t *testing.T, arn string, keys []string)
 	// restore, where set, brings the weights back to where the lever's tests start
 	// (reset); nil leaves them.
 	restore func(t *testing.T)
 	// state renders the weights in effect.
 	state func(t *testing.T) string
-	// tagged are a snapshot's resources as the protocol holds them.
-	tagged func(s Snapshot) []*tagged
 }
 
 // tagRes is a resource that carries authority tags.
@@ -82,7 +82,6 @@ type tagRes struct {
 // tagGuarded is a lever whose weights authority tags keep: the ALB and Cloud Map levers.
 type tagGuarded interface {
 	Lever
-	holdReleaser
 }
 
 // tagLevers are the levers the shared tests run for; each builds its sandbox.
@@ -109,13 +108,26 @@ func (h *tagLever) authority(t *testing.T) []string {
 	var got []string
 	for _, r := range h.res {
 		for _, tg := range h.tags(t, r.arn) {
-			if strings.HasPrefix(tg.Key, AuthorityTagPrefix) {
+			if strings.HasPrefix(tg.Key, authority.TagPrefix) {
 				got = append(got, r.label+tg.Key+"="+tg.Value)
 			}
 		}
 	}
 	slices.Sort(got)
 	return got
+}
+
+// holds reports whether every resource carries runner me's key, as a read that has
+// just seen them found.
+func (h *tagLever) holds(t *testing.T, me registry.Runner) bool {
+	t.Helper()
+	key := authority.Key(h.cutover, me.Token)
+	for _, r := range h.res {
+		if !slices.ContainsFunc(h.tags(t, r.arn), func(tg authority.Tag) bool { return tg.Key == key }) {
+			return false
+		}
+	}
+	return true
 }
 
 // reset brings the sandbox back to where a test starts: restore, and no tags at all.
@@ -274,7 +286,7 @@ func TestAuthorityTagsRead(t *testing.T) {
 	forEachTagLever(t, func(t *testing.T, h *tagLever) {
 		me := registry.Runner{Token: "a11ce0a11ce0a11c", Host: "alice-laptop", PID: 11}
 		bob := registry.Runner{Token: "b0b0b0b0b0b0b0b0", Host: "bob-desk", PID: 22}
-		mine, bobs := authorityKey(h.cutover, me.Token), authorityKey(h.cutover, bob.Token)
+		mine, bobs := authority.Key(h.cutover, me.Token), authority.Key(h.cutover, bob.Token)
 		first, last := h.first(), h.last()
 		for _, tc := range []struct {
 			name      string
@@ -287,19 +299,19 @@ func TestAuthorityTagsRead(t *testing.T) {
 			start     string // a start problem
 		}{
 			{"no tags", nil, false, ReadOptions{Runner: me}, "", false, nil, ""},
-			{"this runner's", []placed{{onEvery, mine, authorityValue(me)}}, false, ReadOptions{Runner: me}, "", true, nil, ""},
-			{"another runner's, on the last resource", []placed{{onLast, bobs, authorityValue(bob)}}, false, ReadOptions{Runner: me},
+			{"this runner's", []placed{{onEvery, mine, authority.Value(me)}}, false, ReadOptions{Runner: me}, "", true, nil, ""},
+			{"another runner's, on the last resource", []placed{{onLast, bobs, authority.Value(bob)}}, false, ReadOptions{Runner: me},
 				"cutover " + h.cutover + ": its weights are held by another runner, runner b0b0b0b0b0b0b0b0@bob-desk:22 (tag " + bobs + " on " + last.name + "): a cutover runs from one place at a time", false, nil, ""},
 			// Bob's on the first, this runner's on the last: every resource carries this
 			// runner's key only where the first is the last.
-			{"another runner's, taken over", []placed{{onFirst, bobs, authorityValue(bob)}, {onLast, mine, authorityValue(me)}}, false, ReadOptions{Runner: me, Takeover: true},
+			{"another runner's, taken over", []placed{{onFirst, bobs, authority.Value(bob)}, {onLast, mine, authority.Value(me)}}, false, ReadOptions{Runner: me, Takeover: true},
 				"", len(h.res) == 1, []registry.Runner{bob}, ""},
 			{"another runner's value edited by hand: the key's token counts", []placed{{onFirst, bobs, "someone"}}, false, ReadOptions{Runner: me},
 				"runner b0b0b0b0b0b0b0b0@ (tag " + bobs, false, nil, ""},
-			{"another cutover's", []placed{{onFirst, authorityKey("api", "c0c0c0c0c0c0c0c0"), "c0c0c0c0c0c0c0c0@ci:7"}}, false, ReadOptions{Runner: me, Takeover: true},
+			{"another cutover's", []placed{{onFirst, authority.Key("api", "c0c0c0c0c0c0c0c0"), "c0c0c0c0c0c0c0c0@ci:7"}}, false, ReadOptions{Runner: me, Takeover: true},
 				h.notReady + first.name + " (" + first.arn + "): its weights are held by cutover api (tag crossfade.io/cutover/api/c0c0c0c0c0c0c0c0 = c0c0c0c0c0c0c0c0@ci:7): finish or release that cutover first", false, nil, ""},
 			{"a key that only looks like one", []placed{{onFirst, "crossfade.io/cutover-" + h.cutover, "x"}, {onLast, "crossfade.io/cutover/" + h.cutover, "y"}}, false, ReadOptions{Runner: me}, "", false, nil, ""},
-			{"this runner's, gone after it held them", []placed{{onAllButLast, mine, authorityValue(me)}}, false, ReadOptions{Runner: me, Held: true},
+			{"this runner's, gone after it held them", []placed{{onAllButLast, mine, authority.Value(me)}}, false, ReadOptions{Runner: me, Held: true},
 				"cutover " + h.cutover + ": its authority tag " + mine + " is gone from " + last.name + " (" + last.arn + "): while this runner held " + h.held + ", another runner took them over", false, nil, ""},
 			{"a resource with 50 tags", nil, true, ReadOptions{Runner: me}, "", false, nil, first.name + " (" + first.arn + ") " + h.tooMany},
 		} {
@@ -328,7 +340,7 @@ func TestAuthorityTagsRead(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if got := !slices.ContainsFunc(h.tagged(s), func(r *tagged) bool { return !r.held }); got != tc.held {
+				if got := h.holds(t, me); got != tc.held {
 					t.Errorf("held %v, want %v", got, tc.held)
 				}
 				if !slices.Equal(s.TakenOver(), tc.takenOver) {
@@ -379,7 +391,7 @@ func TestAuthorityTagsWrite(t *testing.T) {
 		}
 		var want []string
 		for _, r := range h.res {
-			want = append(want, r.label+authorityKey(h.cutover, me.Token)+"="+authorityValue(me))
+			want = append(want, r.label+authority.Key(h.cutover, me.Token)+"="+authority.Value(me))
 		}
 		slices.Sort(want)
 		if got := h.authority(t); !slices.Equal(got, want) {
@@ -501,33 +513,33 @@ func TestAuthorityTagsLetGo(t *testing.T) {
 	forEachTagLever(t, func(t *testing.T, h *tagLever) {
 		me := registry.Runner{Token: "a11ce0a11ce0a11c"}
 		bob := registry.Runner{Token: "b0b0b0b0b0b0b0b0", Host: "bob", PID: 2}
-		api := authorityKey("api", "c0c0c0c0c0c0c0c0")
-		bobs := authorityKey(h.cutover, bob.Token)
+		api := authority.Key("api", "c0c0c0c0c0c0c0c0")
+		bobs := authority.Key(h.cutover, bob.Token)
 		first, last := h.first(), h.last()
-		runsEnd := []string{last.label + bobs + "=" + authorityValue(bob), first.label + api + "=x"}
+		runsEnd := []string{last.label + bobs + "=" + authority.Value(bob), first.label + api + "=x"}
 		slices.Sort(runsEnd)
 		for _, tc := range []struct {
 			name   string
-			mode   letGoMode
+			mode   lever.LetGoMode
 			n      int
 			others []registry.Runner
 			err    string
 			left   []string
 		}{
-			{"a run's end", ownKeepOthers, len(h.res), nil, "", runsEnd},
-			{"release", ownRefuseOthers, 0, nil, "held by another runner, runner b0b0b0b0b0b0b0b0@bob:2 (tag " + bobs + " on " + last.releaseName + ")", nil},
-			{"release --force", everyRunner, len(h.res), []registry.Runner{bob}, "", []string{first.label + api + "=x"}},
+			{"a run's end", lever.OwnKeepOthers, len(h.res), nil, "", runsEnd},
+			{"release", lever.OwnRefuseOthers, 0, nil, "held by another runner, runner b0b0b0b0b0b0b0b0@bob:2 (tag " + bobs + " on " + last.releaseName + ")", nil},
+			{"release --force", lever.EveryRunner, len(h.res), []registry.Runner{bob}, "", []string{first.label + api + "=x"}},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				h.clear(t)
-				h.put(t, placed{onEvery, authorityKey(h.cutover, me.Token), authorityValue(me)})
-				h.put(t, placed{onLast, bobs, authorityValue(bob)})
+				h.put(t, placed{onEvery, authority.Key(h.cutover, me.Token), authority.Value(me)})
+				h.put(t, placed{onLast, bobs, authority.Value(bob)})
 				h.put(t, placed{onFirst, api, "x"})
 				before := h.authority(t)
 				if len(before) != len(h.res)+2 {
 					t.Fatalf("tags before: %q, want this runner's on each resource, bob's and api's", before)
 				}
-				n, others, err := h.lever(h.plan(h.cutover), nil).letGo(context.Background(), me, tc.mode)
+				n, others, err := h.lever(h.plan(h.cutover), nil).LetGo(context.Background(), me, tc.mode)
 				if tc.err != "" {
 					if err == nil || !strings.Contains(err.Error(), tc.err) {
 						t.Fatalf("letGo: %v, want %q", err, tc.err)
@@ -601,12 +613,12 @@ func TestAuthorityTagsRun(t *testing.T) {
 
 		// Another machine holds the resources: the run is refused before it writes.
 		holder := registry.Runner{Token: "0d0d0d0d0d0d0d0d", Host: "ci-7", PID: 4242}
-		h.put(t, placed{onEvery, authorityKey("second", holder.Token), authorityValue(holder)})
+		h.put(t, placed{onEvery, authority.Key("second", holder.Token), authority.Value(holder)})
 		dir = t.TempDir()
 		c = newTagCalls()
 		_, err := Run(ctx, h.config(h.plan("second"), c, dir), false)
 		var held *HeldError
-		if !errors.As(err, &held) || held.Holder != holder || !strings.Contains(err.Error(), "held by another runner, runner 0d0d0d0d0d0d0d0d@ci-7:4242 (tag "+authorityKey("second", holder.Token)+" on "+h.first().name+")") {
+		if !errors.As(err, &held) || held.Holder != holder || !strings.Contains(err.Error(), "held by another runner, runner 0d0d0d0d0d0d0d0d@ci-7:4242 (tag "+authority.Key("second", holder.Token)+" on "+h.first().name+")") {
 			t.Fatalf("second runner: %v, want *HeldError naming the holder", err)
 		}
 		if k := journalKinds(t, dir, "second"); slices.Contains(k, kindWritten) || slices.Contains(k, kindStart) || h.writes(c) > 0 {
@@ -658,7 +670,7 @@ func TestAuthorityTagsRun(t *testing.T) {
 			t.Errorf("release after all: %+v %v, want nothing to remove", rel, err)
 		}
 		// Release refuses another runner's tag of the cutover, and removes it with force.
-		h.put(t, placed{onFirst, authorityKey("left", holder.Token), authorityValue(holder)})
+		h.put(t, placed{onFirst, authority.Key("left", holder.Token), authority.Value(holder)})
 		if _, err := Release(ctx, h.config(h.plan("left"), nil, dir), ReleaseOptions{}); !errors.As(err, &held) {
 			t.Errorf("release of another runner's tags: %v, want *HeldError", err)
 		}
@@ -717,44 +729,6 @@ func TestAuthorityTagsResume(t *testing.T) {
 			t.Errorf("tags after the resumed run ended: %q", got)
 		}
 	})
-}
-
-// TestAuthorityValue: the runner as a tag value keeps its token and pid whole, and makes
-// the host name fit the tag characters and length both providers take; a key parses back
-// to its cutover and token only when it is one.
-func TestAuthorityValue(t *testing.T) {
-	for _, tc := range []struct {
-		r    registry.Runner
-		want string
-	}{
-		{registry.Runner{Token: "0a1b", Host: "laptop.local", PID: 7}, "0a1b@laptop.local:7"},
-		{registry.Runner{Token: "0a1b", Host: "my host,x=y", PID: 7}, "0a1b@my-host-x-y:7"},
-		{registry.Runner{Token: "0a1b", Host: strings.Repeat("h", 300), PID: 7}, "0a1b@" + strings.Repeat("h", 256-len("0a1b@:7")) + ":7"},
-	} {
-		got := authorityValue(tc.r)
-		if got != tc.want || len(got) > maxTagValue {
-			t.Errorf("%+v: %q, want %q", tc.r, got, tc.want)
-		}
-		if r := tagHolder(tc.r.Token, got); r.Token != tc.r.Token || r.PID != tc.r.PID {
-			t.Errorf("%q read back as %+v", got, r)
-		}
-	}
-	for _, tc := range []struct {
-		key            string
-		cutover, token string
-		ok             bool
-	}{
-		{"crossfade.io/cutover/shop/0a1b", "shop", "0a1b", true},
-		{"crossfade.io/cutover/shop/", "", "", false},
-		{"crossfade.io/cutover/shop", "", "", false},
-		{"crossfade.io/cutover/shop/0a/1b", "", "", false},
-		{"crossfade.io/cutover-shop", "", "", false},
-	} {
-		c, tok, ok := parseAuthorityKey(tc.key)
-		if ok != tc.ok || (ok && (c != tc.cutover || tok != tc.token)) {
-			t.Errorf("%q: %q %q %v", tc.key, c, tok, ok)
-		}
-	}
 }
 
 // quietConfig is a Config for the shared run tests: fast checks, no log.

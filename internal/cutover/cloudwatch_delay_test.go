@@ -11,6 +11,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
 
 	"github.com/crossfade-io/crossfade/internal/cutover/gate"
+	"github.com/crossfade-io/crossfade/internal/cutover/lever/alb/albtest"
+	"github.com/crossfade-io/crossfade/internal/cutover/levers"
 	"github.com/crossfade-io/crossfade/internal/cutover/spec"
 )
 
@@ -38,7 +40,7 @@ func TestCloudWatchDelayReachesReaders(t *testing.T) {
 kind: Cutover
 metadata: {name: shop}
 spec:
-  alb: {listenerRules: [`+ruleHTTPS+`], from: shop-blue, to: shop-green`+cw+`}
+  alb: {listenerRules: [`+albtest.RuleHTTPS+`], from: shop-blue, to: shop-green`+cw+`}
   steps: [50, 100]
   pause: 5m
   gates: [{name: traffic, albTraffic: {period: 60}}]
@@ -68,13 +70,13 @@ spec:
 				t.Errorf("plan hash %s, want %s: the delay must not keep a resume from changing it", h, hash)
 			}
 			cw := &endTimes{}
-			cfg := Config{Plan: p, CloudWatch: cw}
-			g, err := NewGate(p.Steps[0].Gates[0], cfg.gateClients())
+			_, clients := levers.ALB(p, nil, cw)
+			g, err := NewGate(p.Steps[0].Gates[0], clients)
 			if err != nil {
 				t.Fatal(err)
 			}
-			groups := []gate.TargetGroup{{Cluster: "blue", ARN: tgBlue, Name: "shop-blue", LoadBalancers: []string{"app/shop/50dc6c495c0c9188"}, Weight: 50},
-				{Cluster: "green", ARN: tgGreen, Name: "shop-green", LoadBalancers: []string{"app/shop/50dc6c495c0c9188"}, Weight: 50}}
+			groups := []gate.TargetGroup{{Cluster: "blue", ARN: albtest.TGBlue, Name: "shop-blue", LoadBalancers: []string{"app/shop/50dc6c495c0c9188"}, Weight: 50},
+				{Cluster: "green", ARN: albtest.TGGreen, Name: "shop-green", LoadBalancers: []string{"app/shop/50dc6c495c0c9188"}, Weight: 50}}
 			before := time.Now()
 			g.Check(context.Background(), gate.Step{Index: 0, From: "blue", To: "green", Weights: map[string]int64{"blue": 50, "green": 50},
 				TargetGroups: groups, Since: before.Add(-time.Hour)})
@@ -119,7 +121,7 @@ func TestALBPreviewCloudWatchNote(t *testing.T) {
 		{"no delay", []spec.Gate{traffic}, true, 0, "CloudWatch is read up to now (spec.alb.cloudWatch.delay 0s), for a CloudWatch that counts every request at once (the sandbox's)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := albTestPlan()
+			p := albtest.Plan()
 			p.CloudWatchDelay = tc.delay
 			for i := range p.Steps {
 				p.Steps[i].Gates = tc.gates
@@ -127,7 +129,7 @@ func TestALBPreviewCloudWatchNote(t *testing.T) {
 			if tc.retire {
 				p.Retire = &spec.Retire{CloudWatch: &spec.RetireCloudWatch{Period: 60}, Window: spec.Duration{Duration: time.Minute}, Timeout: spec.Duration{Duration: time.Hour}}
 			}
-			pv, err := Plan(context.Background(), Config{Plan: p, ELB: newFakeELB(), CloudWatch: &endTimes{}})
+			pv, err := Plan(context.Background(), Config{Plan: p, Levers: albLevers(albtest.NewFakeELB(), &endTimes{})})
 			if err != nil {
 				t.Fatal(err)
 			}

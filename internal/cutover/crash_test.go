@@ -123,7 +123,7 @@ func TestCrashAtEveryWrite(t *testing.T) {
 					defer cancel()
 					cfg := e.config(p)
 					cfg.NewGate = newGate
-					cfg.DNS = &crashDNS{DNS: e.dns, n: n, at: at, cancel: cancel}
+					cfg.Levers = dnsLevers(&crashDNS{DNS: e.dns, n: n, at: at, cancel: cancel}, e.reg)
 					if _, err := Run(ctx, cfg, false); err == nil {
 						t.Fatal("the run did not die at its crash point")
 					}

@@ -3,10 +3,11 @@
 // the last step held (never blind), and a run killed at any moment resumes from its
 // journal (Run with resume) or rolls back (Abort).
 //
-// The runner pulls one Lever (lever.go): the Route 53 lever moves the weights of weighted
-// record sets (lever_dns.go), the ALB lever the target-group weights of ALB listener
-// rules (lever_alb.go), the Cloud Map lever which instances of a shared service are
-// HEALTHY (lever_cloudmap.go). Steps, gates, pause/resume/promote/abort, rollback, the
+// The runner pulls one Lever (package lever, the seam), built by the factory Config.Levers
+// gives (package levers picks it by the plan): the Route 53 lever moves the weights of
+// weighted record sets (lever/route53), the ALB lever the target-group weights of ALB
+// listener rules (lever/alb), the Cloud Map lever which instances of a shared service are
+// HEALTHY (lever/cloudmap). Steps, gates, pause/resume/promote/abort, rollback, the
 // journal, the report, the progress table and the dashboard's events are the same for
 // all three.
 //

@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/route53/types"
 
 	"github.com/crossfade-io/crossfade/internal/cutover/journal"
+	"github.com/crossfade-io/crossfade/internal/cutover/lever"
 	"github.com/crossfade-io/crossfade/internal/cutover/spec"
 	"github.com/crossfade-io/crossfade/internal/endpoint"
 	"github.com/crossfade-io/crossfade/internal/provider"
@@ -228,7 +229,7 @@ func TestDriftBeforeAWrite(t *testing.T) {
 			t.Errorf("foreign write: %v", err)
 		}
 	}}
-	cfg.DNS = dns
+	cfg.Levers = dnsLevers(dns, e.reg)
 	cfg.Progress = progressHook(func(ev Event) {
 		// Left 0: the next read is step 1's last comparison, before it passes; the
 		// foreign write lands right after it.
@@ -254,7 +255,7 @@ func TestDriftBeforeAWrite(t *testing.T) {
 func TestResumeStaysPausedByDrift(t *testing.T) {
 	e := newEnv(t, 100, 0) // blue back at 100 by the other writer; the cutover wrote 90
 	paths := PathsFor(e.dir, "app")
-	drift := "weights drifted: app.example.com A [blue] has weight 100, the cutover wrote 90 (published by owner blue): " + driftCause
+	drift := "weights drifted: app.example.com A [blue] has weight 100, the cutover wrote 90 (published by owner blue): " + lever.DriftCause
 	data, _ := json.Marshal(driftData{Action: spec.DriftPause, Members: []Drift{{Member: "app.example.com A [blue]", Found: 100, Wrote: 90}}})
 	seedJournal(t, paths.Journal, []journal.Entry{
 		{Kind: kindStart, Step: -1, Weights: map[string]int64{"blue": 100, "green": 0}},

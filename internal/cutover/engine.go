@@ -17,6 +17,8 @@ import (
 
 	"github.com/crossfade-io/crossfade/internal/cutover/gate"
 	"github.com/crossfade-io/crossfade/internal/cutover/journal"
+	"github.com/crossfade-io/crossfade/internal/cutover/lever"
+	"github.com/crossfade-io/crossfade/internal/cutover/lever/alb"
 	"github.com/crossfade-io/crossfade/internal/cutover/spec"
 	"github.com/crossfade-io/crossfade/internal/registry"
 )
@@ -53,29 +55,20 @@ const (
 type Config struct {
 	// Plan is the validated plan file.
 	Plan *spec.Plan
-	// DNS reads and writes the zone: the Route 53 lever, for a plan with records.
-	DNS DNS
-	// Registry finds the members' ownership records (the Route 53 lever).
-	Registry *registry.TXT
-	// ELB reads and writes the listener rules: the ALB lever, for a plan with spec.alb
-	// (NewELBv2 builds one). targetHealth gates read target health with it.
-	ELB ELBv2
-	// CloudWatch reads the ALB's metrics (AWS/ApplicationELB) for albTraffic gates and
-	// retire.cloudWatch (NewCloudWatch builds one).
-	CloudWatch gate.MetricsAPI
-	// ServiceDiscovery reads and writes the Cloud Map service's instances: the Cloud Map
-	// lever, for a plan with spec.cloudMap (NewServiceDiscovery builds one), and its
-	// cloudMapDiscovery gates.
-	ServiceDiscovery ServiceDiscovery
-	// Lever, when set, is pulled instead of the one the plan names (DNS or ELB): for
-	// tests and embedders with a lever of their own.
+	// Levers builds the lever the plan pulls and the clients its gates call (NewLevers:
+	// the one place that maps a plan's lever to its constructor). Building calls no AWS
+	// API: what a lever lacks is found when it is pulled, and a runner that only replays
+	// its journal (or takes commands) calls none.
+	Levers lever.Factory
+	// Lever, when set, is pulled instead of the one Levers builds (its gates get no
+	// clients): for tests and embedders with a lever of their own.
 	Lever Lever
 	// StateDir holds the journal, lock, control and report files, one set per cutover.
 	StateDir string
 	// By names who runs it (user@host), for the journal and report.
 	By string
-	// NewGate builds a gate from its spec; nil uses NewGate with DNSServers, ELB and
-	// CloudWatch.
+	// NewGate builds a gate from its spec; nil uses NewGate with DNSServers and the
+	// clients Levers gives.
 	NewGate func(g spec.Gate) (Gate, error)
 	// DNSServers are asked by DNS gates whose spec lists no servers.
 	DNSServers []string
@@ -134,6 +127,9 @@ type runner struct {
 	// write left it).
 	lever Lever
 	live  Snapshot
+	// cloudWatch reads the ALB's metrics for retire.cloudWatch (the lever's gate
+	// clients').
+	cloudWatch gate.MetricsAPI
 	// inEffect is when the last write was seen in effect: where the ALB traffic gate's
 	// window begins.
 	inEffect time.Time
@@ -382,7 +378,10 @@ func open(cfg Config) (*runner, []journal.Entry, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	lv := newLever(cfg)
+	lv, clients, err := newLever(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
 	lock, err := journal.Acquire(paths.Lock, journal.Holder{By: cfg.By, Cutover: p.Name})
 	if err != nil {
 		return nil, nil, err
@@ -414,10 +413,9 @@ func open(cfg Config) (*runner, []journal.Entry, error) {
 		cfg.Progress = discardProgress{}
 	}
 	if cfg.NewGate == nil {
-		clients := cfg.gateClients()
 		cfg.NewGate = func(g spec.Gate) (Gate, error) { return NewGate(g, clients) }
 	}
-	r := &runner{cfg: cfg, p: p, paths: paths, j: j, lever: lv, log: log.With("cutover", p.Name), seen: map[string]bool{}, tookOver: map[registry.Runner]bool{}}
+	r := &runner{cfg: cfg, p: p, paths: paths, j: j, lever: lv, cloudWatch: clients.CloudWatch, log: log.With("cutover", p.Name), seen: map[string]bool{}, tookOver: map[registry.Runner]bool{}}
 	r.closeFn = func() { j.Close(); lock.Release() }
 	r.cfg.Progress = skipFlag{next: cfg.Progress, on: &r.skipGates}
 	return r, entries, nil
@@ -664,18 +662,9 @@ type startData struct {
 	// before the ALB lever).
 	Lever string `json:"lever,omitempty"`
 	// Rules are the ALB lever's rules as found: their forward actions' target groups.
-	Rules []RuleWeights `json:"rules,omitempty"`
+	Rules []alb.RuleWeights `json:"rules,omitempty"`
 	// Selected is what a plan that selects (spec.select, spec.alb.select) selected.
 	Selected *Selection `json:"selected,omitempty"`
-}
-
-func newStartData(ttls map[spec.Record]int64) json.RawMessage {
-	d := startData{TTLs: map[string]int64{}}
-	for r, t := range ttls {
-		d.TTLs[r.Name+" "+r.Type] = t
-	}
-	b, _ := json.Marshal(d)
-	return b
 }
 
 // readStartData reads a start entry's data; a journal from before it has none.

@@ -83,7 +83,7 @@ func (e *env) weights(t *testing.T) (map[string]int64, map[string]int64) {
 }
 
 func (e *env) config(p *spec.Plan) Config {
-	return Config{Plan: p, DNS: e.dns, Registry: e.reg, StateDir: e.dir, By: "test@host",
+	return Config{Plan: p, Levers: dnsLevers(e.dns, e.reg), StateDir: e.dir, By: "test@host",
 		DNSServers: []string{e.sb.DNSAddr()}, CheckInterval: 100 * time.Millisecond, PollInterval: 10 * time.Millisecond}
 }
 

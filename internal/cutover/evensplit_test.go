@@ -9,7 +9,6 @@ import (
 
 	"github.com/crossfade-io/crossfade/internal/cutover/journal"
 	"github.com/crossfade-io/crossfade/internal/cutover/spec"
-	"github.com/crossfade-io/crossfade/internal/endpoint"
 )
 
 // TestStartRefusesAnEvenSplit: a record whose weighted sets are all 0 (e.g. after a
@@ -103,28 +102,24 @@ func TestRollbackNeverLandsOnAnEvenSplit(t *testing.T) {
 }
 
 // TestRollbackHome is the rule behind it, per start: the rollback returns to the starting
-// weights unless they would leave a record's weighted sets all 0.
+// weights unless they would leave a record's weighted sets all 0 (the lever's NoTraffic;
+// the Route 53 lever's is tested with it).
 func TestRollbackHome(t *testing.T) {
-	rec := spec.Record{Name: "app.example.com", Type: "A"}
-	set := func(id string, w int64) member {
-		return member{record: rec, setID: id, ep: &endpoint.Endpoint{Name: rec.Name, Type: rec.Type, SetIdentifier: id, Policy: endpoint.WeightedPolicy(w)}}
-	}
 	for _, tc := range []struct {
 		name   string
 		start  map[string]int64
-		others []member
+		others map[string]int64
 		want   string
 	}{
 		{"ordinary start", map[string]int64{"blue": 100, "green": 0}, nil, "blue=100 green=0"},
 		{"all on to", map[string]int64{"blue": 0, "green": 100}, nil, "blue=0 green=100"},
 		{"even split", map[string]int64{"blue": 0, "green": 0}, nil, "blue=100 green=0"},
-		{"even split with a third at 0", map[string]int64{"blue": 0, "green": 0}, []member{set("purple", 0)}, "blue=100 green=0"},
-		{"a third cluster carries the traffic", map[string]int64{"blue": 0, "green": 0}, []member{set("purple", 50)}, "blue=0 green=0"},
+		{"even split with a third at 0", map[string]int64{"blue": 0, "green": 0}, map[string]int64{"purple": 0}, "blue=100 green=0"},
+		{"a third cluster carries the traffic", map[string]int64{"blue": 0, "green": 0}, map[string]int64{"purple": 50}, "blue=0 green=0"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := testPlan(t)
-			r := &runner{p: p, start: tc.start, log: slog.New(slog.DiscardHandler),
-				live: &live{members: []member{set("blue", 50), set("green", 50)}, others: tc.others}}
+			r := &runner{p: p, start: tc.start, log: slog.New(slog.DiscardHandler), live: evenSnap{others: tc.others}}
 			stops := rollbackStops(p, map[string]int64{"blue": 50, "green": 50}, r.home())
 			if got := FormatWeights(stops[len(stops)-1]); got != tc.want {
 				t.Errorf("rollback to %s, want %s", got, tc.want)
@@ -133,20 +128,35 @@ func TestRollbackHome(t *testing.T) {
 	}
 }
 
+// evenSnap is a lever of one record whose members have the weights a runner gives, and
+// others (other clusters' sets) theirs: it has no traffic where every weight is 0, as
+// Route 53 answers such a group evenly.
+type evenSnap struct {
+	fakeSnap
+	others map[string]int64
+}
+
+func (s evenSnap) NoTraffic(w map[string]int64) string {
+	for _, m := range []map[string]int64{w, s.others} {
+		for _, v := range m {
+			if v != 0 {
+				return ""
+			}
+		}
+	}
+	return "app.example.com A"
+}
+
 // TestGradualRollbackStopsAreNeverAnEvenSplit: the stops a gradual rollback passes
 // through are percents, and the start it ends at is never all 0, from any step.
 func TestGradualRollbackStopsAreNeverAnEvenSplit(t *testing.T) {
 	p := testPlan(t)
 	p.Rollback = spec.PlanRollback{Mode: spec.RollbackGradual, Steps: []spec.Weights{{From: 0, To: 100}, {From: 50, To: 50}, {From: 90, To: 10}, {From: 100, To: 0}}}
-	rec := spec.Record{Name: "app.example.com", Type: "A"}
-	set := func(id string) member {
-		return member{record: rec, setID: id, ep: &endpoint.Endpoint{Name: rec.Name, Type: rec.Type, SetIdentifier: id, Policy: endpoint.WeightedPolicy(1)}}
-	}
-	l := &live{members: []member{set("blue"), set("green")}}
+	l := evenSnap{}
 	r := &runner{p: p, start: map[string]int64{"blue": 0, "green": 0}, live: l, log: slog.New(slog.DiscardHandler)}
 	for _, current := range []map[string]int64{{"blue": 0, "green": 0}, {"blue": 0, "green": 100}, {"blue": 1, "green": 3}, {"blue": 50, "green": 50}} {
 		for _, stop := range rollbackStops(p, current, r.home()) {
-			if l.evenSplit(rec, stop) {
+			if l.NoTraffic(stop) != "" {
 				t.Errorf("rollback from %s passes through the even split %s", FormatWeights(current), FormatWeights(stop))
 			}
 		}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/crossfade-io/crossfade/internal/cutover/gate"
+	"github.com/crossfade-io/crossfade/internal/cutover/lever"
 	"github.com/crossfade-io/crossfade/internal/cutover/spec"
 	"github.com/crossfade-io/crossfade/internal/registry"
 )
@@ -17,6 +18,7 @@ import (
 // fakeLever is an in-memory lever for the runner's pure logic (control commands, holds,
 // promote): weights from and to, written at once, in effect at once, TTL 0 (like the ALB).
 type fakeLever struct {
+	lever.Base
 	mu sync.Mutex
 	w  map[string]int64
 	// writes are the weights written, in order.
@@ -87,11 +89,12 @@ func (f *fakeLever) DryRun(_ context.Context, s Snapshot, c Change) (Rendered, e
 	maps.Copy(w, c.Weights)
 	return Rendered{Calls: 1, After: fakeSnap{w: w}}, nil
 }
-func (f *fakeLever) Describe(context.Context, Snapshot, *Preview) error { return nil }
-func (f *fakeLever) Summary(Snapshot) string                            { return "fake lever" }
-func (f *fakeLever) DriftCause() string                                 { return "a test" }
+func (f *fakeLever) Describe(context.Context, Snapshot, *lever.Description) error { return nil }
+func (f *fakeLever) Summary(Snapshot) string                                      { return "fake lever" }
+func (f *fakeLever) DriftCause() string                                           { return "a test" }
 
 type fakeSnap struct {
+	lever.SnapshotBase
 	w   map[string]int64
 	ttl int64
 }
@@ -111,13 +114,12 @@ func (s fakeSnap) RecordTTLs() map[spec.Record]int64 {
 	}
 	return map[spec.Record]int64{fakeRecord: s.ttl}
 }
-func (s fakeSnap) Targets() map[spec.Record]map[string][]string     { return nil }
-func (s fakeSnap) TargetGroups(map[string]int64) []gate.TargetGroup { return nil }
-func (s fakeSnap) NoTraffic(map[string]int64) string                { return "" }
-func (s fakeSnap) Skipped() []string                                { return nil }
-func (s fakeSnap) TakenOver() []registry.Runner                     { return nil }
-func (s fakeSnap) StartData() json.RawMessage                       { return nil }
-func (s fakeSnap) LogAttr() slog.Attr                               { return slog.String("lever", "fake") }
+func (s fakeSnap) GateInput(map[string]int64) lever.GateInput { return lever.GateInput{} }
+func (s fakeSnap) NoTraffic(map[string]int64) string          { return "" }
+func (s fakeSnap) Skipped() []string                          { return nil }
+func (s fakeSnap) TakenOver() []registry.Runner               { return nil }
+func (s fakeSnap) StartData() json.RawMessage                 { return nil }
+func (s fakeSnap) LogAttr() slog.Attr                         { return slog.String("lever", "fake") }
 
 // scriptGate answers each check with next(step, n), n counting its checks from 0.
 type scriptGate struct {

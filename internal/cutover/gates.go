@@ -4,29 +4,15 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"time"
 
 	"github.com/crossfade-io/crossfade/internal/cutover/gate"
+	"github.com/crossfade-io/crossfade/internal/cutover/lever"
 	"github.com/crossfade-io/crossfade/internal/cutover/spec"
 )
 
-// GateClients are what gates call besides the URLs their specs name.
-type GateClients struct {
-	// DNSServers are asked by DNS gates whose spec lists no servers (the zone's
-	// authoritative servers, as the caller knows them).
-	DNSServers []string
-	// ELB reads target health for targetHealth gates.
-	ELB gate.TargetHealthAPI
-	// CloudWatch reads the ALB's metrics for albTraffic gates.
-	CloudWatch gate.MetricsAPI
-	// CloudWatchDelay is how long after a period ends CloudWatch holds all of it: the
-	// plan's spec.alb.cloudWatch.delay (spec.Plan.CloudWatchDelay).
-	CloudWatchDelay time.Duration
-	// ServiceDiscovery calls DiscoverInstances for cloudMapDiscovery gates, with the
-	// plan's service and query, CloudMap.
-	ServiceDiscovery gate.DiscoveryAPI
-	CloudMap         *spec.CloudMap
-}
+// GateClients are what gates call besides the URLs their specs name (lever.GateClients:
+// a lever's factory gives them with the lever).
+type GateClients = lever.GateClients
 
 // NewGate builds the gate a spec describes, with the clients it calls.
 func NewGate(g spec.Gate, c GateClients) (Gate, error) {
@@ -61,18 +47,17 @@ type Prechecker interface {
 	Precheck(ctx context.Context, s gate.Step) gate.Result
 }
 
-// gateClients are the clients cfg gives its gates.
-func (cfg Config) gateClients() GateClients {
-	c := GateClients{DNSServers: cfg.DNSServers, CloudWatch: cfg.CloudWatch}
-	if cfg.Plan != nil {
-		c.CloudWatchDelay = cfg.Plan.CloudWatchDelay
-		c.CloudMap = cfg.Plan.CloudMap
+// newResidual builds the retire check's reader of the from cluster's request rate: the
+// plan's metrics endpoint or Prometheus query, or the from target group's CloudWatch
+// RequestCount, found in l.
+func newResidual(rt spec.Retire, p *spec.Plan, cw gate.MetricsAPI, l Snapshot) (*gate.Residual, error) {
+	if rt.CloudWatch == nil {
+		return gate.NewResidual(rt)
 	}
-	if cfg.ServiceDiscovery != nil {
-		c.ServiceDiscovery = cfg.ServiceDiscovery
+	for _, g := range l.GateInput(nil).TargetGroups {
+		if g.Cluster == p.From {
+			return gate.NewALBResidual(rt, cw, g, p.CloudWatchDelay)
+		}
 	}
-	if cfg.ELB != nil {
-		c.ELB = cfg.ELB
-	}
-	return c
+	return nil, fmt.Errorf("retire: cloudWatch: the listener rules have no target group for %s", p.From)
 }

@@ -2,214 +2,134 @@ package cutover
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"log/slog"
-	"maps"
-	"slices"
-	"strings"
 
-	"github.com/crossfade-io/crossfade/internal/cutover/gate"
-	"github.com/crossfade-io/crossfade/internal/cutover/spec"
-	"github.com/crossfade-io/crossfade/internal/registry"
+	"github.com/crossfade-io/crossfade/internal/cutover/lever"
 )
 
-// Lever is what a cutover pulls to move traffic from one cluster to the other: Route 53
-// weighted record sets (lever_dns.go) or the target-group weights of ALB listener rules
-// (lever_alb.go). The runner, the journal, the control commands, the rollback, the
-// report, the progress table and the dashboard see the lever through this seam only, and
-// speak of weights as the plan does: from and to (spec.Plan.From, To) → weight.
-//
-// A lever is used by one runner at a time; it may keep what it resolved once (a zone, a
-// target group's ARN) between calls.
-type Lever interface {
-	// Kind names the lever in the journal and the report: LeverRoute53 or LeverALB.
-	Kind() string
-	// Read reads what the plan moves, as it stands now, and checks that a cutover can move
-	// it: a *ReadError when it could not be read at all, a *NotReadyError (or another
-	// error, e.g. *HeldError) when what it read refuses the cutover.
-	Read(ctx context.Context, o ReadOptions) (Snapshot, error)
-	// StartProblems lists why a cutover may not start from s (e.g. members whose weights
-	// differ between records or rules, a step that would send a rule's traffic nowhere);
-	// nil when it may.
-	StartProblems(s Snapshot) []string
-	// Check lists why c may not be written on s: a run refuses the write, a rollback
-	// writes what it can and logs them.
-	Check(s Snapshot, c Change) []string
-	// Write sends c, built on s (read just before, its drift checked), as one step: in
-	// one atomic request where the API has one (a Route 53 change batch), else as the
-	// lever says (ALB: one call per rule, in the plan's order; a write interrupted half
-	// way is redone whole, rules already at the weights skipped). It returns what it
-	// sent, for the journal and to wait on.
-	Write(ctx context.Context, s Snapshot, c Change, env WriteEnv) (Written, error)
-	// InEffect reports whether w is in effect: Route 53's change INSYNC, every ALB rule
-	// describing the weights written.
-	InEffect(ctx context.Context, w Written) (bool, error)
-	// DryRun renders c built on s exactly as Write would send it (for `cutover plan`),
-	// and what s becomes once it is.
-	DryRun(ctx context.Context, s Snapshot, c Change) (Rendered, error)
-	// Describe fills the lever's part of a preview: where it writes, what it moves as
-	// it stands, and the lever's own warnings.
-	Describe(ctx context.Context, s Snapshot, pv *Preview) error
-	// Summary says, for the start entry, what the cutover moves: "zone example.com (Z1),
-	// 1 records, from blue to green, TTL 60s".
-	Summary(s Snapshot) string
-	// DriftCause says what usually moves a weight this lever holds, for DriftError.
-	DriftCause() string
-}
+// The seam between the engine and its levers lives in package lever; these are its names
+// as the engine and its callers have always spelt them.
+type (
+	// Lever is lever.Lever: what a cutover pulls.
+	Lever = lever.Lever
+	// Snapshot is lever.Snapshot: a lever as read at one moment.
+	Snapshot = lever.Snapshot
+	// Member is lever.Member: one weight a lever holds.
+	Member = lever.Member
+	// Change is lever.Change: one write a runner asks of a lever.
+	Change = lever.Change
+	// ReadOptions is lever.ReadOptions: how strict a read is, and for whom.
+	ReadOptions = lever.ReadOptions
+	// WriteEnv is lever.WriteEnv: what a lever's Write needs of the runner.
+	WriteEnv = lever.WriteEnv
+	// Written is lever.Written: what a lever's Write sent.
+	Written = lever.Written
+	// Rendered is lever.Rendered: a write as DryRun renders it.
+	Rendered = lever.Rendered
+	// Selection is lever.Selection: what a selecting plan selected at start.
+	Selection = lever.Selection
+	// Drift is lever.Drift: one member whose weight the cutover did not write.
+	Drift = lever.Drift
+	// DriftError is lever.DriftError: weights found that the cutover did not write.
+	DriftError = lever.DriftError
+	// MemberGoneError is lever.MemberGoneError: a held member gone from the lever.
+	MemberGoneError = lever.MemberGoneError
+	// ReadError is lever.ReadError: a lever that could not be read at all.
+	ReadError = lever.ReadError
+	// NotReadyError is lever.NotReadyError: what the plan moves is not ready.
+	NotReadyError = lever.NotReadyError
+	// HeldError is lever.HeldError: another runner of the cutover holds its weights.
+	HeldError = lever.HeldError
+	// HandBack is lever.HandBack: a set whose publisher asks for another weight.
+	HandBack = lever.HandBack
+	// Departure is lever.Departure: a set no source asks for any more.
+	Departure = lever.Departure
+	// Unconfirmed is lever.Unconfirmed: a set whose publisher has not confirmed the hold.
+	Unconfirmed = lever.Unconfirmed
+	// ReleaseRefusedError is lever.ReleaseRefusedError: a release that would change traffic.
+	ReleaseRefusedError = lever.ReleaseRefusedError
+)
 
 // Lever kinds, as Lever.Kind and the journal name them.
 const (
-	LeverRoute53 = "route53"
-	LeverALB     = "alb"
-	// LeverCloudMap (lever_cloudmap.go) is the custom health status of Cloud Map instances.
+	// LeverRoute53 is lever.Route53.
+	LeverRoute53 = lever.Route53
+	// LeverALB is lever.ALB.
+	LeverALB = lever.ALB
+	// LeverCloudMap is lever.CloudMap.
+	LeverCloudMap = lever.CloudMap
 )
 
-// Snapshot is a lever as read at one moment (or as a write leaves it).
-type Snapshot interface {
-	// Weights are from and to → weight as they stand. Every record (every rule) of a
-	// plan moves together, so the first one's speak for all.
-	Weights() map[string]int64
-	// Members are every weight the cutover writes or must see unchanged, as read: drift
-	// is a member whose weight is not the one last written.
-	Members() []Member
-	// TTL is the least time, in seconds, a step holds its weights: how long clients may
-	// still act on the weights before them (the records' TTL; 0 for the ALB, whose weights
-	// apply to the next request).
-	TTL() int64
-	// RecordTTLs are, per record, the TTL its weighted sets share (the Route 53 lever,
-	// for spec.ttl.lower and its restore); nil for a lever without TTLs.
-	RecordTTLs() map[spec.Record]int64
-	// Targets are, per record, set identifier → the member's values, for the DNS gate;
-	// nil for a lever without records.
-	Targets() map[spec.Record]map[string][]string
-	// TargetGroups are, for the ALB gates, every target group of the rules with the
-	// weight from and to at w (from/to → weight; others as read) give it; nil for a
-	// lever without target groups.
-	TargetGroups(w map[string]int64) []gate.TargetGroup
-	// NoTraffic names a place where weights w (from/to → weight; others as read) would
-	// leave every weight 0 ("app.example.com A", a rule), "" when there is none: Route 53
-	// answers such a group evenly, an ALB forwards such a rule nowhere.
-	NoTraffic(w map[string]int64) string
-	// Skipped says which members a partial read (ReadOptions.Partial) left out, and why.
-	Skipped() []string
-	// TakenOver are the runners whose authority records (the ALB lever: authority tags)
-	// the next write replaces (an abort or a forced release taking the weights over); nil
-	// when there are none.
-	TakenOver() []registry.Runner
-	// StartData is what the start entry keeps of the snapshot for the report and a resume
-	// (the records' TTLs, the rules' forward actions).
-	StartData() json.RawMessage
-	// LogAttr names where it was read, for logs: the zone, the load balancer's rules.
-	LogAttr() slog.Attr
-}
+// FormatWeights renders "blue=90 green=10" in set identifier order (lever.FormatWeights).
+func FormatWeights(w map[string]int64) string { return lever.FormatWeights(w) }
 
-// Member is one weight a lever holds, as read.
-type Member struct {
-	// Key identifies the member across reads: "app.example.com A [blue]", or a rule's ARN
-	// and a target group's ARN.
-	Key string
-	// Name shows it in messages: the key, or "rule …/9683b2d02a6cabee: target group green".
-	Name string
-	// Weight is its weight as read.
-	Weight int64
-	// Source says who else writes it, e.g. "published by owner blue from service/x".
-	Source string
-}
-
-// Change is one write a runner asks of a lever.
-type Change struct {
-	// Weights are from and to → weight; nil leaves the weights as they are.
-	Weights map[string]int64
-	// TTLs set each record's TTL (spec.ttl.lower and its restore); nil leaves the TTLs.
-	// Only the Route 53 lever has TTLs; the ALB lever refuses a change that sets them.
-	TTLs map[spec.Record]int64
-}
-
-// ReadOptions say how strict a read is, and for whom it reads.
-type ReadOptions struct {
-	// Partial skips members that are missing or cannot be moved, instead of refusing:
-	// a rollback or a release does what it still can.
-	Partial bool
-	// Runner is the run that writes: an authority record (the ALB lever: an authority tag
-	// on a rule) of this cutover that carries another runner token is another runner's,
-	// and refused (*HeldError).
-	Runner registry.Runner
-	// Takeover lets the write replace another runner's authority record or tags of this
-	// cutover instead: an abort or a forced release taking the weights over, explicitly.
-	Takeover bool
-	// Held says this process has written the authority records (tags) already: finding
-	// them gone means someone released the weights meanwhile, and the runner stops rather
-	// than take them again behind that person's back.
-	Held bool
-	// Started says the cutover's journal has its start entry: a member missing then is one
-	// the cutover started from and may have moved (*MemberGoneError, acted on as drift),
-	// whichever process wrote last; before it, a member missing refuses the start
-	// (*NotReadyError): nothing was moved yet.
-	Started bool
-}
-
-// WriteEnv is what a lever's Write needs of the runner that calls it.
-type WriteEnv struct {
-	// What names the write in logs and errors: "step 2 of 4".
-	What string
-	// Comment names it to the provider, e.g. as a Route 53 change's comment.
-	Comment string
-	// Read reads the lever afresh as the runner reads before a write, and Drift returns
-	// the drift a read shows (nil when none): a lever that retries a refused write reads
-	// again, and stops on drift rather than write over it.
-	Read  func(ctx context.Context) (Snapshot, error)
-	Drift func(s Snapshot) error
-	// BeforeSend is called with the snapshot each attempt is built on, before it is sent:
-	// the runner keeps it, and journals a takeover it makes.
-	BeforeSend func(s Snapshot) error
-	// Log receives the lever's logs.
-	Log *slog.Logger
-}
-
-// Written is what a lever's Write sent.
-type Written struct {
-	// ID is the provider's change id to follow (Route 53); "" where there is none.
-	ID string
-	// Detail says what was sent, for the journal: "5 changes", "1 ModifyRule, 1
-	// ModifyListener".
-	Detail string
-	// Calls counts the changes or calls sent.
-	Calls int
-	// Data is what the journal keeps of the write for the report: for the ALB, every
-	// rule's forward action as written (the Terraform block at the end).
-	Data json.RawMessage
-	// Pending says, in an error, what was not reached in time: "change C2 not INSYNC".
-	Pending string
-	// After is the lever as it is once the write is in effect.
-	After Snapshot
-}
-
-// Rendered is a write as DryRun renders it.
-type Rendered struct {
-	// Doc is the request exactly as it would be sent: Route 53's --change-batch JSON, or
-	// one `aws elbv2` command per call.
-	Doc []byte
-	// Calls counts the changes (Route 53) or calls (ALB) in it; 0 sends nothing.
-	Calls int
-	// After is the lever once it is written.
-	After Snapshot
-}
-
-// newLever builds the lever the plan pulls: its ALB listener rules with cfg.ELB, else its
-// Route 53 records with cfg.DNS and cfg.Registry. What a lever lacks is found when it is
-// pulled: a runner that only replays its journal (or takes commands) needs none.
-func newLever(cfg Config) Lever {
-	p := cfg.Plan
+// newLever builds the lever the plan pulls, and the clients its gates call: cfg.Lever
+// when set, else cfg.Levers's.
+func newLever(cfg Config) (Lever, GateClients, error) {
 	switch {
 	case cfg.Lever != nil:
-		return cfg.Lever
-	case p.ALB != nil:
-		return newALBLever(p, cfg.ELB)
-	case p.CloudMap != nil:
-		return newCloudMapLever(p, cfg.ServiceDiscovery)
+		return cfg.Lever, GateClients{DNSServers: cfg.DNSServers}, nil
+	case cfg.Levers == nil:
+		// A runner that only replays its journal (or takes commands) pulls nothing: the
+		// lack is an error when, and only if, the lever is pulled.
+		return noLever{cutover: cfg.Plan.Name}, GateClients{DNSServers: cfg.DNSServers}, nil
 	}
-	return &dnsLever{p: p, dns: cfg.DNS, reg: cfg.Registry}
+	lv, gc, err := cfg.Levers(cfg.Plan)
+	gc.DNSServers = cfg.DNSServers
+	return lv, gc, err
+}
+
+// noLever stands for the lever of a Config that gives none: every pull fails naming the
+// cutover; what needs no lever (replaying the journal, control commands) works.
+type noLever struct {
+	lever.Base
+	cutover string
+}
+
+// err is what every pull of the missing lever returns.
+func (n noLever) err() error {
+	return fmt.Errorf("cutover %s: no lever to pull: the configuration gives neither Levers nor Lever", n.cutover)
+}
+
+// Kind is "none".
+func (n noLever) Kind() string { return "none" }
+
+// Read fails: there is nothing to read.
+func (n noLever) Read(context.Context, ReadOptions) (Snapshot, error) {
+	return nil, &ReadError{Err: n.err()}
+}
+
+// StartProblems refuses the start.
+func (n noLever) StartProblems(Snapshot) []string { return []string{n.err().Error()} }
+
+// Check refuses every write.
+func (n noLever) Check(Snapshot, Change) []string { return []string{n.err().Error()} }
+
+// Write fails.
+func (n noLever) Write(context.Context, Snapshot, Change, WriteEnv) (Written, error) {
+	return Written{}, n.err()
+}
+
+// InEffect fails.
+func (n noLever) InEffect(context.Context, Written) (bool, error) { return false, n.err() }
+
+// DryRun fails.
+func (n noLever) DryRun(context.Context, Snapshot, Change) (Rendered, error) {
+	return Rendered{}, n.err()
+}
+
+// Describe fails.
+func (n noLever) Describe(context.Context, Snapshot, *lever.Description) error { return n.err() }
+
+// Summary says there is none.
+func (n noLever) Summary(Snapshot) string { return "no lever" }
+
+// DriftCause is unknown.
+func (n noLever) DriftCause() string { return "unknown (no lever)" }
+
+// Release fails: there is nothing to release with.
+func (n noLever) Release(context.Context, lever.ReleaseRequest) (lever.ReleaseResult, error) {
+	return lever.ReleaseResult{}, n.err()
 }
 
 // memberWeights returns each member's weight by key: what a write leaves (after it is in
@@ -237,121 +157,4 @@ func drift(s Snapshot, expect map[string]int64) []Drift {
 		out = append(out, Drift{Member: m.Name, Found: m.Weight, Wrote: want, Source: m.Source})
 	}
 	return out
-}
-
-// Drift is one member whose weight is not the one the cutover last wrote.
-type Drift struct {
-	// Member names the member, e.g. "app.example.com A [blue]".
-	Member string `json:"member"`
-	// Found is the weight the lever holds; Wrote the one the cutover expected.
-	Found int64 `json:"found"`
-	Wrote int64 `json:"wrote"`
-	// Source names the member's publisher: its owner and the object it comes from.
-	Source string `json:"source,omitempty"`
-}
-
-// DriftError is weights found that the cutover did not write: while it holds them, only a
-// writer that ignores it (crossfade's publishers keep the weights while its authority
-// record is there; nothing guards an ALB rule) can have moved them, and the step's gates
-// would be judging traffic at weights nobody chose.
-type DriftError struct {
-	// Expected says what the weights compared against are, followed by the weight in
-	// messages: "the cutover wrote", or, before a run's first write, "the cutover started
-	// from" or "the cutover resumed at".
-	Expected string
-	// Members are the members that moved.
-	Members []Drift
-	// Cause says what usually moves them; "" is driftCause, the Route 53 lever's.
-	Cause string
-}
-
-// driftCause says what was seen of a held Route 53 weight that moved, and who may have
-// moved it: the runner sees the weight, not its writer, so it asserts none.
-const driftCause = "written by something other than this cutover while crossfade's authority record held it (which writer is not known; " + likelyWriters + ")"
-
-// likelyWriters lists who usually changes a record set behind a cutover's back.
-const likelyWriters = "likely: a publisher that ignores the authority record, e.g. external-dns with an aws-weight annotation, a person in the console or CLI, or infrastructure as code such as Terraform"
-
-// Error names every member that moved, with the weight found, the weight written and the
-// likely cause.
-func (e *DriftError) Error() string {
-	var parts []string
-	for _, d := range e.Members {
-		parts = append(parts, fmt.Sprintf("%s has weight %d, %s %d (%s)", d.Member, d.Found, e.Expected, d.Wrote, d.Source))
-	}
-	cause := e.Cause
-	if cause == "" {
-		cause = driftCause
-	}
-	return fmt.Sprintf("weights drifted: %s: %s", strings.Join(parts, "; "), cause)
-}
-
-// MemberGoneError is a member the cutover holds (it has started, or this process has
-// written the weights) that is gone from the lever: its record set deleted by another
-// writer or by a publisher, its listener rule deleted, every instance of a cluster
-// deregistered from its Cloud Map service. The runner acts on it as on drift
-// (spec.onDrift), a resumed run as a running one: it pauses, or rolls back the members
-// that are left; it never stops with traffic split.
-type MemberGoneError struct {
-	// Member names it: "app.example.com A [blue]", or "listener rule arn:…".
-	Member string
-	// Where is where it was looked for: "zone example.com.", "load balancer listener".
-	Where string
-	// Fix says how to bring it back; "" is "re-publish it".
-	Fix string
-}
-
-// Error names the member, where it is gone from, and what to do.
-func (e *MemberGoneError) Error() string {
-	fix := e.Fix
-	if fix == "" {
-		fix = "re-publish it"
-	}
-	return fmt.Sprintf("member %s is gone from %s while the cutover held it: deleted by something other than this cutover (which writer is not known; "+
-		"likely: a publisher whose source no longer lists it, a person in the console or CLI, or infrastructure as code such as Terraform): "+
-		"%s, then `crossfade cutover resume`, or `crossfade cutover abort` to roll the other members back", e.Member, e.Where, fix)
-}
-
-// ReadError is a lever that could not be read at all (the provider failed, or the zone is
-// not found), as opposed to one read whose state refuses the cutover.
-type ReadError struct {
-	Err error
-}
-
-// Error is the provider's error.
-func (e *ReadError) Error() string { return e.Err.Error() }
-
-// Unwrap gives the provider's error.
-func (e *ReadError) Unwrap() error { return e.Err }
-
-// NotReadyError lists why the zone (or the listener rules) does not hold what the plan
-// moves.
-type NotReadyError struct {
-	Problems []string
-	// Lever is the lever whose state refuses the cutover ("" is LeverRoute53): it names
-	// what is not ready.
-	Lever string
-}
-
-// Error lists the problems, one per line.
-func (e *NotReadyError) Error() string {
-	what := "the zone"
-	switch e.Lever {
-	case LeverALB:
-		what = "the listener rules are"
-	case LeverCloudMap:
-		what = "the Cloud Map service is"
-	default:
-		what += " is"
-	}
-	return what + " not ready for this cutover:\n  " + strings.Join(e.Problems, "\n  ")
-}
-
-// FormatWeights renders "blue=90 green=10" in set identifier order.
-func FormatWeights(w map[string]int64) string {
-	var parts []string
-	for _, k := range slices.Sorted(maps.Keys(w)) {
-		parts = append(parts, fmt.Sprintf("%s=%d", k, w[k]))
-	}
-	return strings.Join(parts, " ")
 }

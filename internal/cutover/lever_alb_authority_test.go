@@ -15,16 +15,20 @@ import (
 	elbv2 "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2"
 	"github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2/types"
 
+	"github.com/crossfade-io/crossfade/internal/cutover/lever"
+	leveralb "github.com/crossfade-io/crossfade/internal/cutover/lever/alb"
+	"github.com/crossfade-io/crossfade/internal/cutover/lever/alb/albtest"
+	"github.com/crossfade-io/crossfade/internal/cutover/lever/authority"
 	"github.com/crossfade-io/crossfade/internal/cutover/spec"
 	"github.com/crossfade-io/crossfade/internal/registry"
 	"github.com/crossfade-io/crossfade/internal/sandbox"
 	"github.com/crossfade-io/crossfade/internal/sandbox/sandboxtest"
 )
 
-// The ALB lever's authority tags against the sandbox's ELBv2 API (the real query
-// protocol through aws-sdk-go-v2, ELBv2's tag limits and errors). The protocol's tests are
+// The ALB lever's authority tags against the sandbox's leveralb.ELBv2 API (the real query
+// protocol through aws-sdk-go-v2, leveralb.ELBv2's tag limits and errors). The protocol's tests are
 // authority_tags_test.go's, run for this lever through albTagLever; here are the lever's
-// sandbox, its API double, its words, and what only ELBv2 asks of it.
+// sandbox, its API double, its words, and what only leveralb.ELBv2 asks of it.
 
 // sandboxALB is an ALB on a sandbox started for the test: an HTTP listener whose default
 // action forwards blue=100 green=0 and a host-header rule forwarding the same.
@@ -64,7 +68,7 @@ func albOn(t *testing.T, sb *sandbox.Sandbox, retryer aws.Retryer) *sandboxALB {
 		}
 		*g = aws.ToString(out.TargetGroups[0].TargetGroupArn)
 	}
-	fwd := []types.Action{forward(&types.TargetGroupStickinessConfig{Enabled: aws.Bool(false)}, a.blue, 100, a.green, 0)}
+	fwd := []types.Action{albtest.Forward(&types.TargetGroupStickinessConfig{Enabled: aws.Bool(false)}, a.blue, 100, a.green, 0)}
 	l, err := a.api.CreateListener(ctx, &elbv2.CreateListenerInput{LoadBalancerArn: aws.String(a.lb), Protocol: types.ProtocolEnumHttp,
 		Port: aws.Int32(80), DefaultActions: fwd})
 	if err != nil {
@@ -107,16 +111,16 @@ func (a *sandboxALB) tag(t *testing.T, arn, key, value string) {
 }
 
 // tags lists the tags of the rule arn.
-func (a *sandboxALB) tags(t *testing.T, arn string) []resourceTag {
+func (a *sandboxALB) tags(t *testing.T, arn string) []authority.Tag {
 	t.Helper()
 	out, err := a.api.DescribeTags(context.Background(), &elbv2.DescribeTagsInput{ResourceArns: []string{arn}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got []resourceTag
+	var got []authority.Tag
 	for _, d := range out.TagDescriptions {
 		for _, tg := range d.Tags {
-			got = append(got, resourceTag{Key: aws.ToString(tg.Key), Value: aws.ToString(tg.Value)})
+			got = append(got, authority.Tag{Key: aws.ToString(tg.Key), Value: aws.ToString(tg.Value)})
 		}
 	}
 	return got
@@ -157,7 +161,7 @@ func (a *sandboxALB) weights(t *testing.T) (rule, listener string) {
 	return render(rs.Rules[0].Actions), render(ls.Listeners[0].DefaultActions)
 }
 
-// countingELB is the real ELBv2 client with its calls counted in tagCalls.
+// countingELB is the real leveralb.ELBv2 client with its calls counted in tagCalls.
 type countingELB struct {
 	*elbv2.Client
 	*tagCalls
@@ -191,7 +195,7 @@ func (c countingELB) ModifyListener(ctx context.Context, in *elbv2.ModifyListene
 }
 
 // counted is the sandbox's client, counted in c when c is set.
-func (a *sandboxALB) counted(c *tagCalls) ELBv2 {
+func (a *sandboxALB) counted(c *tagCalls) leveralb.ELBv2 {
 	if c == nil {
 		return a.api
 	}
@@ -217,10 +221,10 @@ func albTagLever(t *testing.T) *tagLever {
 		// 100:0 from the 0:100 its whole run left.
 		abortStart: `{"blue":100,"green":0}`, abortState: "blue=100 green=0 / blue=100 green=0",
 		plan:  a.plan,
-		lever: func(p *spec.Plan, c *tagCalls) tagGuarded { return newALBLever(p, a.counted(c)) },
+		lever: func(p *spec.Plan, c *tagCalls) tagGuarded { return leveralb.New(p, a.counted(c)) },
 		config: func(p *spec.Plan, c *tagCalls, dir string) Config {
 			cfg := quietConfig(p, dir)
-			cfg.ELB = a.counted(c)
+			cfg.Levers = albLevers(a.counted(c), nil)
 			return cfg
 		},
 		tag: a.tag, tags: a.tags, untag: a.untag,
@@ -228,7 +232,6 @@ func albTagLever(t *testing.T) *tagLever {
 			rule, listener := a.weights(t)
 			return rule + " / " + listener
 		},
-		tagged: func(s Snapshot) []*tagged { return s.(*albLive).tagged() },
 	}
 }
 
@@ -253,9 +256,9 @@ func (c *arnsELB) RemoveTags(ctx context.Context, in *elbv2.RemoveTagsInput, o .
 	return c.countingELB.RemoveTags(ctx, in, o...)
 }
 
-// TestALBAuthorityTagCalls: what only ELBv2 asks of the protocol. Its AddTags and
+// TestALBAuthorityTagCalls: what only leveralb.ELBv2 asks of the protocol. Its AddTags and
 // RemoveTags take many resources a call, and the lever sends one each (a failure names
-// one rule): the rule, and for the listener its default rule, which ELBv2 tags as a rule
+// one rule): the rule, and for the listener its default rule, which leveralb.ELBv2 tags as a rule
 // of its own, never the listener. The first write sends one ModifyRule and one
 // ModifyListener after them.
 func TestALBAuthorityTagCalls(t *testing.T) {
@@ -263,7 +266,7 @@ func TestALBAuthorityTagCalls(t *testing.T) {
 	ctx := context.Background()
 	me := registry.Runner{Token: "a11ce0a11ce0a11c", Host: "alice-laptop", PID: 11}
 	c := &arnsELB{countingELB: countingELB{Client: a.api, tagCalls: newTagCalls()}}
-	lv := newALBLever(a.plan("shop"), c)
+	lv := leveralb.New(a.plan("shop"), c)
 	s, err := lv.Read(ctx, ReadOptions{Runner: me})
 	if err != nil {
 		t.Fatal(err)
@@ -274,7 +277,7 @@ func TestALBAuthorityTagCalls(t *testing.T) {
 	if c.n("AddTags") != 2 || c.n("ModifyRule") != 1 || c.n("ModifyListener") != 1 || c.n("RemoveTags") != 0 {
 		t.Errorf("first write: calls %v, want 2 AddTags (the rule, the default rule), 1 ModifyRule, 1 ModifyListener", c.tagCalls)
 	}
-	if _, _, err := lv.letGo(ctx, me, ownKeepOthers); err != nil {
+	if _, _, err := lv.LetGo(ctx, me, lever.OwnKeepOthers); err != nil {
 		t.Fatal(err)
 	}
 	want := [][]string{{a.rule}, {a.dflt}}
@@ -286,4 +289,18 @@ func TestALBAuthorityTagCalls(t *testing.T) {
 			t.Errorf("%s named %q, want one rule a call: %q", calls.op, calls.arns, want)
 		}
 	}
+}
+
+// ruleName names a rule as the ALB lever's messages do: "rule shop/9683b2d02a6cabee",
+// "listener shop/0467ef3c8400ae65".
+func ruleName(arn string) string {
+	kind := "rule"
+	if spec.IsListenerARN(arn) {
+		kind = "listener"
+	}
+	parts := strings.Split(arn, "/")
+	if len(parts) < 5 {
+		return kind + " " + arn
+	}
+	return kind + " " + parts[2] + "/" + parts[len(parts)-1]
 }

@@ -13,6 +13,8 @@ import (
 	sd "github.com/aws/aws-sdk-go-v2/service/servicediscovery"
 	sdtypes "github.com/aws/aws-sdk-go-v2/service/servicediscovery/types"
 
+	"github.com/crossfade-io/crossfade/internal/cutover/lever/authority"
+	"github.com/crossfade-io/crossfade/internal/cutover/lever/cloudmap"
 	"github.com/crossfade-io/crossfade/internal/cutover/spec"
 	"github.com/crossfade-io/crossfade/internal/sandbox/sandboxtest"
 )
@@ -37,7 +39,7 @@ func newSandboxCM(t *testing.T) *sandboxCM {
 		t.Skip("starts a sandbox; not in -short")
 	}
 	sb := sandboxtest.Start(t)
-	m := &sandboxCM{api: NewServiceDiscovery(aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("test", "test", "")}, sb.APIURL()),
+	m := &sandboxCM{api: cloudmap.NewServiceDiscovery(aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("test", "test", "")}, sb.APIURL()),
 		name: "service apps/orders"}
 	ctx := context.Background()
 	svc := sandboxtest.CloudMapService(t, m.api, "apps", "", sd.CreateServiceInput{Name: aws.String("orders"),
@@ -87,15 +89,15 @@ func (m *sandboxCM) tag(t *testing.T, arn, key, value string) {
 }
 
 // tags lists the tags of the service arn.
-func (m *sandboxCM) tags(t *testing.T, arn string) []resourceTag {
+func (m *sandboxCM) tags(t *testing.T, arn string) []authority.Tag {
 	t.Helper()
 	out, err := m.api.ListTagsForResource(context.Background(), &sd.ListTagsForResourceInput{ResourceARN: aws.String(arn)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got []resourceTag
+	var got []authority.Tag
 	for _, tg := range out.Tags {
-		got = append(got, resourceTag{Key: aws.ToString(tg.Key), Value: aws.ToString(tg.Value)})
+		got = append(got, authority.Tag{Key: aws.ToString(tg.Key), Value: aws.ToString(tg.Value)})
 	}
 	return got
 }
@@ -154,7 +156,7 @@ func (c countingSD) UpdateInstanceCustomHealthStatus(ctx context.Context, in *sd
 }
 
 // counted is the sandbox's client, counted in c when c is set.
-func (m *sandboxCM) counted(c *tagCalls) ServiceDiscovery {
+func (m *sandboxCM) counted(c *tagCalls) cloudmap.ServiceDiscovery {
 	if c == nil {
 		return m.api
 	}
@@ -179,17 +181,15 @@ func cloudMapTagLever(t *testing.T) *tagLever {
 		abortStart: `{"blue":1,"green":1}`, abortState: "blue=2 green=2",
 		plan: m.plan,
 		lever: func(p *spec.Plan, c *tagCalls) tagGuarded {
-			lv := newCloudMapLever(p, m.counted(c))
-			lv.poll = 5 * time.Millisecond
+			lv := cloudmap.New(p, m.counted(c), cloudmap.Poll(5*time.Millisecond))
 			return lv
 		},
 		config: func(p *spec.Plan, c *tagCalls, dir string) Config {
 			cfg := quietConfig(p, dir)
-			cfg.ServiceDiscovery = m.counted(c)
+			cfg.Levers = cloudMapLevers(m.counted(c))
 			return cfg
 		},
 		tag: m.tag, tags: m.tags, untag: m.untag, restore: m.restore,
-		state:  m.healthy,
-		tagged: func(s Snapshot) []*tagged { return []*tagged{&s.(*cloudMapLive).svc} },
+		state: m.healthy,
 	}
 }

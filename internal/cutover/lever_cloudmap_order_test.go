@@ -9,6 +9,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	sd "github.com/aws/aws-sdk-go-v2/service/servicediscovery"
 	sdtypes "github.com/aws/aws-sdk-go-v2/service/servicediscovery/types"
+
+	"github.com/crossfade-io/crossfade/internal/cutover/lever/cloudmap"
 )
 
 // lateHealthySD is the sandbox's Cloud Map API as AWS's is in one respect the sandbox's
@@ -52,8 +54,7 @@ func TestCloudMapWriteNeverEmptiesTheAnswer(t *testing.T) {
 	ctx := context.Background()
 	const delay = 400 * time.Millisecond
 	api := &lateHealthySD{Client: m.api, delay: delay}
-	lv := newCloudMapLever(m.plan("orders"), api)
-	lv.poll = 5 * time.Millisecond
+	lv := cloudmap.New(m.plan("orders"), api, cloudmap.Poll(5*time.Millisecond))
 
 	var empty, answers int
 	var firstEmpty time.Time

@@ -17,6 +17,7 @@ import (
 
 	"github.com/crossfade-io/crossfade/internal/cutover/gate"
 	"github.com/crossfade-io/crossfade/internal/cutover/journal"
+	"github.com/crossfade-io/crossfade/internal/cutover/lever/cloudmap"
 	"github.com/crossfade-io/crossfade/internal/cutover/spec"
 	"github.com/crossfade-io/crossfade/internal/sandbox/sandboxtest"
 )
@@ -54,7 +55,7 @@ func newOwnerCM(t *testing.T, insts []cmInst) *ownerCM {
 		t.Skip("starts a sandbox; not in -short")
 	}
 	sb := sandboxtest.Start(t)
-	m := &ownerCM{api: NewServiceDiscovery(aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("test", "test", "")}, sb.APIURL())}
+	m := &ownerCM{api: cloudmap.NewServiceDiscovery(aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("test", "test", "")}, sb.APIURL())}
 	svc := sandboxtest.CloudMapService(t, m.api, "apps", "", sd.CreateServiceInput{Name: aws.String("orders"),
 		HealthCheckCustomConfig: &sdtypes.HealthCheckCustomConfig{}})
 	m.svcID = aws.ToString(svc.Id)
@@ -71,7 +72,7 @@ func (m *ownerCM) register(t *testing.T, in cmInst) {
 	ctx := context.Background()
 	attrs := map[string]string{"AWS_INSTANCE_IPV4": "10.0.0.1", "cluster": in.cluster}
 	if in.owner != "" {
-		attrs[ownerAttribute] = in.owner
+		attrs[cloudmap.OwnerAttribute] = in.owner
 	}
 	if _, err := m.api.RegisterInstance(ctx, &sd.RegisterInstanceInput{ServiceId: aws.String(m.svcID), InstanceId: aws.String(in.id), Attributes: attrs}); err != nil {
 		t.Fatal(err)
@@ -114,7 +115,7 @@ func (m *ownerCM) written(id string) []string {
 }
 
 // client is the sandbox's client with the lever's status writes recorded.
-func (m *ownerCM) client() ServiceDiscovery { return recordingSD{Client: m.api, m: m} }
+func (m *ownerCM) client() cloudmap.ServiceDiscovery { return recordingSD{Client: m.api, m: m} }
 
 type recordingSD struct {
 	*sd.Client
@@ -138,7 +139,7 @@ func ownerPlan() *spec.Plan {
 
 func (m *ownerCM) config(t *testing.T, p *spec.Plan) Config {
 	cfg := quietConfig(p, t.TempDir())
-	cfg.ServiceDiscovery = m.client()
+	cfg.Levers = cloudMapLevers(m.client())
 	return cfg
 }
 
@@ -255,8 +256,7 @@ func TestCloudMapUnownedMidRunNeverWritten(t *testing.T) {
 	ctx := context.Background()
 	m := newOwnerCM(t, owned())
 	p := ownerPlan()
-	lv := newCloudMapLever(p, m.client())
-	lv.poll = 5 * time.Millisecond
+	lv := cloudmap.New(p, m.client(), cloudmap.Poll(5*time.Millisecond))
 	started := ReadOptions{Runner: testRunner}
 	s, err := lv.Read(ctx, started)
 	if err != nil {
@@ -270,7 +270,7 @@ func TestCloudMapUnownedMidRunNeverWritten(t *testing.T) {
 		m.register(t, in)
 	}
 	started.Started = true
-	write := func(lv *cloudMapLever, o ReadOptions, w map[string]int64) Written {
+	write := func(lv Lever, o ReadOptions, w map[string]int64) Written {
 		t.Helper()
 		s, err := lv.Read(ctx, o)
 		if err != nil {
@@ -335,8 +335,7 @@ func TestCloudMapUnownedMidRunNeverWritten(t *testing.T) {
 		t.Fatal(err)
 	}
 	delete(want, "green-y")
-	rb := newCloudMapLever(p, m.client())
-	rb.poll = 5 * time.Millisecond
+	rb := cloudmap.New(p, m.client(), cloudmap.Poll(5*time.Millisecond))
 	write(rb, partial, start)
 	for _, id := range []string{"blue-x", "green-x", "green-y"} {
 		if w := m.written(id); len(w) > 0 {
@@ -352,13 +351,13 @@ func TestCloudMapUnownedMidRunNeverWritten(t *testing.T) {
 	// A new process that finds green with two owners does not guess: a run's read refuses,
 	// naming both; a rollback's leaves green's instances out, naming them.
 	m.register(t, cmInst{"green-y", "green", "green-old", true})
-	rc := newCloudMapLever(p, m.client())
+	rc := cloudmap.New(p, m.client())
 	_, err = rc.Read(ctx, started)
 	var nr *NotReadyError
 	if !errors.As(err, &nr) || !strings.Contains(err.Error(), "owner green-ctl (green-1, green-2), owner green-old (green-y)") {
 		t.Errorf("a resumed run's read with green's two owners: %v, want refused naming both", err)
 	}
-	s, err = newCloudMapLever(p, m.client()).Read(ctx, partial)
+	s, err = cloudmap.New(p, m.client()).Read(ctx, partial)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -405,43 +404,5 @@ func TestCloudMapUnownedMidRunRollback(t *testing.T) {
 	_ = rep.WriteText(&b)
 	if rep.Outcome != outcomeRolledBack || !strings.Contains(b.String(), "instance green-x of green") {
 		t.Errorf("outcome %q; the report does not name green-x:\n%s", rep.Outcome, b.String())
-	}
-}
-
-// TestHealthyAround: without fixed instances it is gate.CloudMapHealthy, which the
-// cloudMapDiscovery gate judges by; with them, the share counts them as they answer.
-func TestHealthyAround(t *testing.T) {
-	for nf := 0; nf <= 4; nf++ {
-		for nt := 0; nt <= 4; nt++ {
-			for _, to := range []int64{0, 1, 10, 25, 33, 50, 67, 90, 100} {
-				gf, gt, gok := gate.CloudMapHealthy(nf, nt, 100-to, to)
-				hf, ht, ok := healthyAround(nf, nt, 0, 0, 100-to, to)
-				if gf != hf || gt != ht || gok != ok {
-					t.Errorf("healthyAround(%d, %d, 0, 0, %d, %d) = %d %d %v, gate.CloudMapHealthy %d %d %v", nf, nt, 100-to, to, hf, ht, ok, gf, gt, gok)
-				}
-			}
-		}
-	}
-	for _, tc := range []struct {
-		nf, nt, ff, ft int
-		wf, wt         int64
-		hf, ht         int
-		ok             bool
-	}{
-		// A HEALTHY green instance not moved: 50/50 of 2+2 is 2 blue, 1 green (2 of 4).
-		{2, 2, 0, 1, 50, 50, 2, 1, true},
-		// 0/100 with a HEALTHY blue instance not moved: every green, no blue (2 of 3).
-		{2, 2, 1, 0, 0, 100, 0, 2, true},
-		// 100/0 with a HEALTHY green one: every blue (green's share 1 of 3, the least).
-		{2, 2, 0, 1, 100, 0, 2, 0, true},
-		// Never none of the lever's own, even when the fixed ones alone would be closer.
-		{0, 1, 0, 2, 0, 100, 0, 1, true},
-		{0, 0, 1, 1, 50, 50, 0, 0, false},
-		{2, 2, 0, 1, 0, 0, 0, 0, false},
-	} {
-		hf, ht, ok := healthyAround(tc.nf, tc.nt, tc.ff, tc.ft, tc.wf, tc.wt)
-		if hf != tc.hf || ht != tc.ht || ok != tc.ok {
-			t.Errorf("healthyAround(%d, %d, %d, %d, %d, %d) = %d %d %v, want %d %d %v", tc.nf, tc.nt, tc.ff, tc.ft, tc.wf, tc.wt, hf, ht, ok, tc.hf, tc.ht, tc.ok)
-		}
 	}
 }

@@ -32,7 +32,7 @@ func TestLostChangeIDIsFollowedAnyway(t *testing.T) {
 	e := newEnv(t, 100, 0)
 	cfg := e.config(testPlan(t))
 	d := &lostIDDNS{DNS: e.dns}
-	cfg.DNS = d
+	cfg.Levers = dnsLevers(d, e.reg)
 	rep, err := Run(context.Background(), cfg, false)
 	if err != nil || rep.Outcome != outcomeCompleted {
 		t.Fatalf("run: %v (outcome %v)", err, rep)

@@ -11,6 +11,8 @@ import (
 	sd "github.com/aws/aws-sdk-go-v2/service/servicediscovery"
 
 	"github.com/crossfade-io/crossfade/internal/cutover/journal"
+	leveralb "github.com/crossfade-io/crossfade/internal/cutover/lever/alb"
+	"github.com/crossfade-io/crossfade/internal/cutover/lever/alb/albtest"
 	"github.com/crossfade-io/crossfade/internal/cutover/spec"
 )
 
@@ -129,9 +131,9 @@ func TestMemberGoneOnResume(t *testing.T) {
 // only a process that had written the weights itself read it as gone.
 func TestReadMemberGoneOnceStarted(t *testing.T) {
 	ctx := context.Background()
-	f := newFakeELB()
-	delete(f.rules, ruleHTTPS)
-	lv := newALBLever(albTestPlan(), f)
+	f := albtest.NewFakeELB()
+	delete(f.Rules, albtest.RuleHTTPS)
+	lv := leveralb.New(albtest.Plan(), f)
 	for _, tc := range []struct {
 		name string
 		o    ReadOptions
@@ -148,15 +150,15 @@ func TestReadMemberGoneOnceStarted(t *testing.T) {
 			var g *MemberGoneError
 			switch tc.want {
 			case "not ready":
-				if !errors.As(err, &nr) || !strings.Contains(err.Error(), ruleHTTPS+": not found") {
+				if !errors.As(err, &nr) || !strings.Contains(err.Error(), albtest.RuleHTTPS+": not found") {
 					t.Errorf("read: %v, want a NotReadyError naming the rule", err)
 				}
 			case "gone":
-				if !errors.As(err, &g) || !strings.Contains(g.Member, ruleHTTPS) {
+				if !errors.As(err, &g) || !strings.Contains(g.Member, albtest.RuleHTTPS) {
 					t.Errorf("read: %v, want a MemberGoneError naming the rule", err)
 				}
 			case "skipped":
-				if err != nil || len(s.Skipped()) != 1 || !strings.Contains(s.Skipped()[0], ruleHTTPS) {
+				if err != nil || len(s.Skipped()) != 1 || !strings.Contains(s.Skipped()[0], albtest.RuleHTTPS) {
 					t.Errorf("partial read: %v, want the rule skipped", err)
 				}
 			}
@@ -182,7 +184,7 @@ func TestCloudMapClusterGone(t *testing.T) {
 			p.Steps[0].Weights, p.Steps[0].Pause = spec.Weights{From: 25, To: 75}, 2*time.Second
 			dir := t.TempDir()
 			cfg := quietConfig(p, dir)
-			cfg.ServiceDiscovery = m.api
+			cfg.Levers = cloudMapLevers(m.api)
 			cfg.DriftInterval = 10 * time.Millisecond
 			paths := PathsFor(dir, "orders")
 			events, done := startRun(cfg, false)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/crossfade-io/crossfade/internal/cutover/gate"
+	"github.com/crossfade-io/crossfade/internal/cutover/lever"
 	"github.com/crossfade-io/crossfade/internal/cutover/spec"
 	"github.com/crossfade-io/crossfade/internal/provider"
 	"github.com/crossfade-io/crossfade/internal/registry"
@@ -81,6 +82,27 @@ type PreviewWrite struct {
 	Changes int
 }
 
+// describeLever adds the lever's description of l to pv: where it writes, what it moves, and
+// its notes and warnings after the plan's.
+func describeLever(ctx context.Context, lv Lever, l Snapshot, pv *Preview) error {
+	var d lever.Description
+	if err := lv.Describe(ctx, l, &d); err != nil {
+		return err
+	}
+	if d.Lever != "" {
+		pv.Lever = d.Lever
+	}
+	if d.Zone != (provider.Zone{}) {
+		pv.Zone, pv.TTL = d.Zone, d.TTL
+	}
+	pv.Owners = append(pv.Owners, d.Owners...)
+	pv.Rules = append(pv.Rules, d.Rules...)
+	pv.Health = append(pv.Health, d.Health...)
+	pv.Notes = append(pv.Notes, d.Notes...)
+	pv.Warnings = append(pv.Warnings, d.Warnings...)
+	return nil
+}
+
 // previewToken stands, in the batches `cutover plan` renders, for the runner token that
 // `run` makes when it starts; the rest of the authority record is as `run` writes it.
 const previewToken = "TOKEN"
@@ -101,7 +123,10 @@ func Plan(ctx context.Context, cfg Config) (*Preview, error) {
 	// A copy: a selecting plan's records or rules are filled in with what it selects.
 	p := clonePlan(cfg.Plan)
 	cfg.Plan = p
-	lv := newLever(cfg)
+	lv, clients, err := newLever(cfg)
+	if err != nil {
+		return nil, err
+	}
 	var selected []string
 	if selects(p) {
 		s, err := selectNow(ctx, lv, p)
@@ -114,7 +139,7 @@ func Plan(ctx context.Context, cfg Config) (*Preview, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := checkPacing(p, l.TTL(), aliasTTLOf(l)); err != nil {
+	if err := checkPacing(p, l.TTL(), l.AliasTTL()); err != nil {
 		return nil, err
 	}
 	if problems := lv.StartProblems(l); len(problems) > 0 {
@@ -130,7 +155,7 @@ func Plan(ctx context.Context, cfg Config) (*Preview, error) {
 		pv.Notes = append(pv.Notes, "the selection is made again when the cutover starts, and then kept in its journal: "+
 			"a record or rule added after the start is not moved by it, not even on a resume")
 	}
-	if err := lv.Describe(ctx, l, pv); err != nil {
+	if err := describeLever(ctx, lv, l, pv); err != nil {
 		return nil, err
 	}
 	// add renders the write that takes cur to w and ttls, and returns the lever after it.
@@ -142,7 +167,7 @@ func Plan(ctx context.Context, cfg Config) (*Preview, error) {
 		pv.Writes = append(pv.Writes, PreviewWrite{Name: name, Weights: w, Batch: rd.Doc, Changes: rd.Calls})
 		return rd.After, nil
 	}
-	lowers := lowerTTLs(l.RecordTTLs(), p.LowerTTL)
+	lowers := lever.LowerTTLs(l.RecordTTLs(), p.LowerTTL)
 	cur := l
 	lowered := p.LowerTTL > 0 && l.TTL() > p.LowerTTL
 	// A hold is never shorter than the TTL resolvers hold the weights for: the one the
@@ -192,7 +217,6 @@ func Plan(ctx context.Context, cfg Config) (*Preview, error) {
 	}
 	newGate := cfg.NewGate
 	if newGate == nil {
-		clients := cfg.gateClients()
 		newGate = func(g spec.Gate) (Gate, error) { return NewGate(g, clients) }
 	}
 	seen := map[string]bool{}
@@ -207,9 +231,10 @@ func Plan(ctx context.Context, cfg Config) (*Preview, error) {
 			if err != nil {
 				return nil, &NotReadyError{Problems: []string{fmt.Sprintf("gate %s: %v", g.Name, err)}, Lever: lv.Kind()}
 			}
-			s := gate.Step{Index: -1, From: p.From, To: p.To, Weights: pv.Current, TargetGroups: l.TargetGroups(nil)}
+			in := l.GateInput(nil)
+			s := gate.Step{Index: -1, From: p.From, To: p.To, Weights: pv.Current, TargetGroups: in.TargetGroups}
 			for _, rec := range p.Records {
-				s.Records = append(s.Records, gate.Record{Name: rec.Name, Type: rec.Type, Members: l.Targets()[rec]})
+				s.Records = append(s.Records, gate.Record{Name: rec.Name, Type: rec.Type, Members: in.Targets[rec]})
 			}
 			res := built.Check(ctx, s)
 			pv.Gates = append(pv.Gates, res)
@@ -219,7 +244,7 @@ func Plan(ctx context.Context, cfg Config) (*Preview, error) {
 		}
 	}
 	if rt := p.Retire; rt != nil {
-		res, err := newResidual(*rt, p, cfg.CloudWatch, l)
+		res, err := newResidual(*rt, p, clients.CloudWatch, l)
 		if err == nil {
 			_, _, err = res.Rate(ctx)
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/crossfade-io/crossfade/internal/controller"
 	"github.com/crossfade-io/crossfade/internal/cutover/journal"
+	"github.com/crossfade-io/crossfade/internal/cutover/lever"
 	"github.com/crossfade-io/crossfade/internal/cutover/spec"
 	"github.com/crossfade-io/crossfade/internal/endpoint"
 	"github.com/crossfade-io/crossfade/internal/plan"
@@ -237,7 +238,7 @@ func TestTwoRunnersOneWins(t *testing.T) {
 				go func() {
 					defer wg.Done()
 					cfg := e.config(r.plan)
-					cfg.StateDir, cfg.DNS = r.dir, r.dns
+					cfg.StateDir, cfg.Levers = r.dir, dnsLevers(r.dns, e.reg)
 					<-start
 					_, r.err = Run(context.Background(), cfg, false)
 				}()
@@ -497,7 +498,7 @@ func TestPublisherRace(t *testing.T) {
 			p := testPlan(t)
 			p.Steps = p.Steps[1:] // 10, 50, 100 %: every step moves blue's weight
 			cfg := e.config(p)
-			cfg.DNS = d
+			cfg.Levers = dnsLevers(d, e.reg)
 			held := map[int]bool{}
 			cfg.Progress = progressHook(func(ev Event) {
 				if !tc.weights || ev.Phase != PhaseHolding || held[ev.Step] {
@@ -650,7 +651,7 @@ func TestResumeWithoutTokens(t *testing.T) {
 
 // TestWriteGivesUpWhenTheZoneKeepsMoving: a publisher changes blue's targets before every
 // attempt of the cutover's write lands. The write is refused each time and built again;
-// after casAttempts it fails, saying what moved, and has written nothing. A batch Route
+// after lever.CASAttempts it fails, saying what moved, and has written nothing. A batch Route
 // 53 refuses although nothing it read has moved fails at once.
 func TestWriteGivesUpWhenTheZoneKeepsMoving(t *testing.T) {
 	e := newEnv(t, 100, 0)
@@ -658,20 +659,20 @@ func TestWriteGivesUpWhenTheZoneKeepsMoving(t *testing.T) {
 	p.Steps = p.Steps[2:3]
 	cfg := e.config(p)
 	n := int64(0)
-	cfg.DNS = &hookDNS{DNS: e.dns, before: func(plan.Batch) plan.Batch {
+	cfg.Levers = dnsLevers(&hookDNS{DNS: e.dns, before: func(plan.Batch) plan.Batch {
 		n++
 		if rep, err := publishAs(e.dns, "blue", targetIP(n), 100, 1); err != nil || rep.Err() != nil {
 			t.Errorf("publisher: %v", errors.Join(err, rep.Err()))
 		}
 		return nil
-	}}
+	}}, e.reg)
 	_, err := Run(context.Background(), cfg, false)
-	if !errors.As(err, new(*provider.RejectedError)) || !strings.Contains(err.Error(), fmt.Sprintf("before each of %d attempts", casAttempts)) ||
-		!strings.Contains(err.Error(), "app.example.com A [blue]: "+targetIP(casAttempts-1)) {
+	if !errors.As(err, new(*provider.RejectedError)) || !strings.Contains(err.Error(), fmt.Sprintf("before each of %d attempts", lever.CASAttempts)) ||
+		!strings.Contains(err.Error(), "app.example.com A [blue]: "+targetIP(lever.CASAttempts-1)) {
 		t.Fatalf("run: %v, want it to give up naming blue's moving target", err)
 	}
-	if n != casAttempts {
-		t.Errorf("%d attempts, want %d", n, casAttempts)
+	if n != lever.CASAttempts {
+		t.Errorf("%d attempts, want %d", n, lever.CASAttempts)
 	}
 	if a, _ := e.weights(t); a["blue"] != 100 {
 		t.Errorf("weights %v: the cutover wrote although every attempt was refused", a)
@@ -680,11 +681,11 @@ func TestWriteGivesUpWhenTheZoneKeepsMoving(t *testing.T) {
 	e = newEnv(t, 100, 0)
 	cfg = e.config(p)
 	attempts := 0
-	cfg.DNS = &hookDNS{DNS: e.dns, before: func(b plan.Batch) plan.Batch {
+	cfg.Levers = dnsLevers(&hookDNS{DNS: e.dns, before: func(b plan.Batch) plan.Batch {
 		attempts++
 		gone := &endpoint.Endpoint{Name: "nothing.example.com", Type: "A", Targets: endpoint.Targets{"127.0.0.1"}, TTL: 1}
 		return append(b, plan.Change{Action: plan.Delete, Endpoint: gone})
-	}}
+	}}, e.reg)
 	if _, err := Run(context.Background(), cfg, false); err == nil || !strings.Contains(err.Error(), "nothing it read has changed") || attempts != 1 {
 		t.Errorf("run: %v after %d attempts, want one refused attempt", err, attempts)
 	}

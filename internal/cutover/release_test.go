@@ -112,7 +112,7 @@ func TestReleaseReadsAgainWhenAPublisherRecords(t *testing.T) {
 		}
 	}
 	synced := false
-	cfg.DNS = &hookDNS{DNS: e.dns, before: func(plan.Batch) plan.Batch {
+	cfg.Levers = dnsLevers(&hookDNS{DNS: e.dns, before: func(plan.Batch) plan.Batch {
 		if !synced {
 			synced = true
 			if rep, err := publishAs(e.dns, "blue", "127.0.0.10", 100, 1); err != nil || rep.Err() != nil {
@@ -120,7 +120,7 @@ func TestReleaseReadsAgainWhenAPublisherRecords(t *testing.T) {
 			}
 		}
 		return nil
-	}}
+	}}, e.reg)
 	_, err := Release(context.Background(), cfg, ReleaseOptions{})
 	var refused *ReleaseRefusedError
 	if !synced || !errors.As(err, &refused) || !strings.Contains(err.Error(), "its source asks for weight 100, the zone holds 0") {
@@ -238,13 +238,14 @@ func TestReleaseWaitsForConfirmations(t *testing.T) {
 	e := newEnv(t, 100, 0)
 	cfg := completed(t, e)
 	short := cfg
-	short.DNS = &readHookDNS{DNS: e.dns, onRead: func(int) {}}
+	reads := &readHookDNS{DNS: e.dns, onRead: func(int) {}}
+	short.Levers = dnsLevers(reads, e.reg)
 	_, err := Release(context.Background(), short, ReleaseOptions{Wait: 50 * time.Millisecond, Poll: 10 * time.Millisecond})
 	var refused *ReleaseRefusedError
 	if !errors.As(err, &refused) || len(refused.Unconfirmed) != 2 || !strings.Contains(err.Error(), "\nwaited ") {
 		t.Fatalf("release --wait with no publisher syncing: %v, want refused after waiting", err)
 	}
-	if n := short.DNS.(*readHookDNS).n; n < 2 {
+	if n := reads.n; n < 2 {
 		t.Errorf("release --wait read the zone %d times, want it read again while waiting", n)
 	}
 
@@ -262,7 +263,7 @@ func TestReleaseWaitsForConfirmations(t *testing.T) {
 			}
 		}
 	}
-	cfg.DNS = hook
+	cfg.Levers = dnsLevers(hook, e.reg)
 	rel, err := Release(context.Background(), cfg, ReleaseOptions{Wait: time.Minute, Poll: 10 * time.Millisecond})
 	if err != nil || rel.Records != 1 || len(rel.Unconfirmed) != 0 {
 		t.Fatalf("release --wait: %+v, %v", rel, err)
@@ -327,7 +328,7 @@ func TestReleaseWaitsForSourcesToAgree(t *testing.T) {
 	}
 	short := cfg
 	counter := &readHookDNS{DNS: e.dns, onRead: func(int) {}}
-	short.DNS = counter
+	short.Levers = dnsLevers(counter, e.reg)
 	_, err := Release(context.Background(), short, ReleaseOptions{Wait: 50 * time.Millisecond, Poll: 10 * time.Millisecond})
 	var refused *ReleaseRefusedError
 	if !errors.As(err, &refused) || len(refused.Sets) != 1 || len(refused.Unconfirmed) != 0 || refused.Waited == 0 ||
@@ -347,7 +348,7 @@ func TestReleaseWaitsForSourcesToAgree(t *testing.T) {
 			t.Errorf("blue's sync with weight 0: %v", errors.Join(err, rep.Err()))
 		}
 	}
-	cfg.DNS = hook
+	cfg.Levers = dnsLevers(hook, e.reg)
 	rel, err := Release(context.Background(), cfg, ReleaseOptions{Wait: time.Minute, Poll: 10 * time.Millisecond})
 	if err != nil || rel.Records != 1 || len(rel.Changes) != 0 {
 		t.Fatalf("release --wait once blue's source asks for 0: %+v, %v", rel, err)

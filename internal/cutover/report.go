@@ -9,6 +9,7 @@ import (
 
 	"github.com/crossfade-io/crossfade/internal/cutover/gate"
 	"github.com/crossfade-io/crossfade/internal/cutover/journal"
+	"github.com/crossfade-io/crossfade/internal/cutover/lever/alb"
 	"github.com/crossfade-io/crossfade/internal/registry"
 )
 
@@ -51,7 +52,7 @@ type Report struct {
 	// Rules are, for the ALB lever, every listener rule's forward action as last written
 	// (as found at the start, before the first write): the weights the rules hold, which
 	// WriteText prints as Terraform's forward block for the module that owns the rules.
-	Rules []RuleWeights `json:"rules,omitempty"`
+	Rules []alb.RuleWeights `json:"rules,omitempty"`
 }
 
 // ResumeReport is one `run --resume` of an interrupted cutover: when, by whom, and where
@@ -211,7 +212,7 @@ func BuildReport(name string, entries []journal.Entry) *Report {
 			case kindWritten:
 				s.ChangeID, s.Written = e.ChangeID, e.Time
 				if r.Lever == LeverALB && len(e.Data) > 0 {
-					var rules []RuleWeights
+					var rules []alb.RuleWeights
 					if json.Unmarshal(e.Data, &rules) == nil {
 						r.Rules = rules
 					}
@@ -366,7 +367,7 @@ func (r *Report) WriteText(w io.Writer) error {
 	}
 	if r.Lever == LeverALB && len(r.Rules) > 0 {
 		b.WriteString("  the listener rules' weights now, as Terraform's forward block (for the module that owns the rules):\n")
-		for _, line := range strings.Split(strings.TrimRight(TerraformForward(r.Rules), "\n"), "\n") {
+		for _, line := range strings.Split(strings.TrimRight(alb.TerraformForward(r.Rules), "\n"), "\n") {
 			if line != "" {
 				line = "    " + line
 			}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/crossfade-io/crossfade/internal/cutover/gate"
 	"github.com/crossfade-io/crossfade/internal/cutover/journal"
+	"github.com/crossfade-io/crossfade/internal/cutover/lever"
 	"github.com/crossfade-io/crossfade/internal/cutover/spec"
 	"github.com/crossfade-io/crossfade/internal/registry"
 )
@@ -52,7 +53,7 @@ func (r *runner) prepare(ctx context.Context, st state, rollingBack bool) error 
 	if rollingBack {
 		return nil
 	}
-	if err := checkPacing(r.p, l.TTL(), aliasTTLOf(l)); err != nil {
+	if err := checkPacing(r.p, l.TTL(), l.AliasTTL()); err != nil {
 		return err
 	}
 	// Drift is measured against the weights found now until this run writes its own: on
@@ -97,15 +98,6 @@ func (r *runner) prepare(ctx context.Context, st state, rollingBack bool) error 
 	}
 	r.startedAt = e.Time
 	return nil
-}
-
-// aliasTTLOf is the longest TTL l's alias members' targets answer with, for a lever whose
-// members can be aliases (the Route 53 lever); 0 otherwise.
-func aliasTTLOf(l Snapshot) int64 {
-	if a, ok := l.(interface{ AliasTTL() int64 }); ok {
-		return a.AliasTTL()
-	}
-	return 0
 }
 
 // checkPacing refuses a plan whose pauses are shorter than the records' TTL (safety rule
@@ -283,19 +275,21 @@ func (r *runner) end(ctx context.Context, outcome string) error {
 // journals it. It does its best: the cutover has ended whatever it finds, so a failure is
 // logged, and `cutover release` (or the next `run --resume`) removes what is left.
 func (r *runner) letGo(ctx context.Context) {
-	h, ok := r.lever.(holdReleaser)
-	if !ok || r.id.Token == "" {
+	h := r.lever
+	if r.id.Token == "" {
 		return
 	}
-	n, _, err := h.letGo(ctx, r.id, ownKeepOthers)
+	// A lever whose hold outlasts the cutover (Route 53's authority record) lets go of
+	// nothing here (lever.Base).
+	n, _, err := h.LetGo(ctx, r.id, lever.OwnKeepOthers)
 	if err != nil {
-		r.log.Warn("could not remove the cutover's authority tags from its "+h.heldWhat()+"; `crossfade cutover release` removes them", "runner", r.id.String(), "err", err)
+		r.log.Warn("could not remove the cutover's authority tags from its "+h.HeldWhat()+"; `crossfade cutover release` removes them", "runner", r.id.String(), "err", err)
 		return
 	}
 	if n == 0 {
 		return
 	}
-	detail := fmt.Sprintf("authority tags of runner %s removed from %d %s", r.id, n, h.heldWhat())
+	detail := fmt.Sprintf("authority tags of runner %s removed from %d %s", r.id, n, h.HeldWhat())
 	r.log.Info(detail)
 	if _, err := r.append(journal.Entry{Kind: kindReleased, Step: stepNone, Detail: detail}); err != nil {
 		r.log.Warn("journal the release of the authority tags", "err", err)
@@ -852,7 +846,7 @@ func (r *runner) onDrift(ctx context.Context, step int, w map[string]int64, d dr
 	if action != spec.DriftRollback {
 		action = spec.DriftPause
 	}
-	data, _ := json.Marshal(driftData{Action: action, Members: d.drift(r.expect)})
+	data, _ := json.Marshal(driftData{Action: action, Members: d.Drifts(r.expect)})
 	if _, err := r.append(journal.Entry{Kind: kindDrift, Step: step, Detail: d.Error(), Data: data}); err != nil {
 		return stepResult{}, false, err
 	}
@@ -885,14 +879,8 @@ func driftPaused(drift string) string {
 // spec.onDrift says.
 type drifted interface {
 	error
-	// drift lists the members concerned, for the journal (expect: the weights written).
-	drift(expect map[string]int64) []Drift
-}
-
-func (e *DriftError) drift(map[string]int64) []Drift { return e.Members }
-
-func (e *MemberGoneError) drift(expect map[string]int64) []Drift {
-	return []Drift{{Member: e.Member, Found: 0, Wrote: expect[e.Member], Source: "gone from " + e.Where}}
+	// Drifts lists the members concerned, for the journal (expect: the weights written).
+	Drifts(expect map[string]int64) []Drift
 }
 
 // asDrift returns err as drift when it is (or wraps) *DriftError or *MemberGoneError.
@@ -920,8 +908,9 @@ func errSuffix(detail, e string) string {
 
 // gateStep describes step i to the gates: weights written and each record's members.
 func (r *runner) gateStep(i int, w map[string]int64) gate.Step {
-	s := gate.Step{Index: i, From: r.p.From, To: r.p.To, Weights: w, TargetGroups: r.live.TargetGroups(w), Since: r.inEffect}
-	targets := r.live.Targets()
+	in := r.live.GateInput(w)
+	s := gate.Step{Index: i, From: r.p.From, To: r.p.To, Weights: w, TargetGroups: in.TargetGroups, Since: r.inEffect}
+	targets := in.Targets
 	for _, rec := range r.p.Records {
 		s.Records = append(s.Records, gate.Record{Name: rec.Name, Type: rec.Type, Members: targets[rec]})
 	}
@@ -1034,7 +1023,7 @@ func (r *runner) lowerTTL(ctx context.Context) error {
 	old := time.Duration(r.startTTL) * time.Second
 	if r.startTTL > r.p.LowerTTL {
 		r.ttlTouched = true
-		ttls := lowerTTLs(r.recordTTLs(), r.p.LowerTTL)
+		ttls := lever.LowerTTLs(r.recordTTLs(), r.p.LowerTTL)
 		if err := r.write(ctx, stepTTLLower, nil, ttls, fmt.Sprintf("lower TTL to %ds", r.p.LowerTTL), Event{Phase: PhaseLoweringTTL}); err != nil {
 			return err
 		}
@@ -1095,7 +1084,7 @@ type retireVerdict struct {
 // promote (now or earlier: it asks to skip every remaining wait) ends it with no verdict.
 func (r *runner) retire(ctx context.Context) (*rollbackDue, error) {
 	rt := r.p.Retire
-	res, err := newResidual(*rt, r.p, r.cfg.CloudWatch, r.live)
+	res, err := newResidual(*rt, r.p, r.cloudWatch, r.live)
 	if err != nil {
 		return nil, err
 	}

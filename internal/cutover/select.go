@@ -3,40 +3,13 @@ package cutover
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 
+	"github.com/crossfade-io/crossfade/internal/cutover/lever"
 	"github.com/crossfade-io/crossfade/internal/cutover/spec"
 )
-
-// Selection is what a plan that selects a whole cluster (spec.select, spec.alb.select)
-// selected when its cutover started. It is kept in the start entry: every later run
-// (a resume, an abort, a release) moves exactly these, so that a name or a rule added
-// to the zone or the load balancer mid-cutover is never moved half way.
-type Selection struct {
-	// Records are the weighted record sets selected (spec.select), in name order.
-	Records []spec.Record `json:"records,omitempty"`
-	// ListenerRules are the listener and rule ARNs selected (spec.alb.select), in the
-	// load balancers' order, each listener's default action before its rules.
-	ListenerRules []string `json:"listenerRules,omitempty"`
-}
-
-// Lines lists the selection for people, one record or rule each.
-func (s Selection) Lines() []string {
-	var out []string
-	for _, r := range s.Records {
-		out = append(out, r.Name+" "+r.Type)
-	}
-	for _, arn := range s.ListenerRules {
-		out = append(out, ruleKind(arn)+" "+arn)
-	}
-	return out
-}
-
-// selector is a lever that can select what a plan moves (dnsLever, albLever).
-type selector interface {
-	Select(ctx context.Context) (Selection, error)
-}
 
 // selects reports whether p selects what it moves instead of listing it.
 func selects(p *spec.Plan) bool {
@@ -69,11 +42,10 @@ func applySelection(p *spec.Plan, s Selection) {
 // selectNow has lv select what p moves, as the zone or the load balancers stand now,
 // and makes p move it.
 func selectNow(ctx context.Context, lv Lever, p *spec.Plan) (Selection, error) {
-	sl, ok := lv.(selector)
-	if !ok {
+	s, err := lv.Select(ctx)
+	if errors.Is(err, lever.ErrCannotSelect) {
 		return Selection{}, fmt.Errorf("cutover %s selects what it moves, and the %s lever cannot select", p.Name, lv.Kind())
 	}
-	s, err := sl.Select(ctx)
 	if err != nil {
 		return Selection{}, err
 	}

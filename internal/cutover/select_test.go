@@ -10,10 +10,15 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	elbv2 "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2"
 	"github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2/types"
 
 	"github.com/crossfade-io/crossfade/internal/controller"
 	"github.com/crossfade-io/crossfade/internal/cutover/journal"
+	leveralb "github.com/crossfade-io/crossfade/internal/cutover/lever/alb"
+	"github.com/crossfade-io/crossfade/internal/cutover/lever/alb/albtest"
+	"github.com/crossfade-io/crossfade/internal/cutover/lever/authority"
+	lr53 "github.com/crossfade-io/crossfade/internal/cutover/lever/route53"
 	"github.com/crossfade-io/crossfade/internal/cutover/spec"
 	"github.com/crossfade-io/crossfade/internal/endpoint"
 	"github.com/crossfade-io/crossfade/internal/plan"
@@ -121,7 +126,7 @@ func TestSelectAllWeighted(t *testing.T) {
 	// A name added meanwhile, with blue and green members: selected afresh it would be.
 	publishSets(t, e.dns, "late-blue", "blue", "127.0.0.10", map[string]int64{"late.example.com": 100})
 	publishSets(t, e.dns, "late-green", "green", "127.0.0.20", map[string]int64{"late.example.com": 0})
-	if s, err := (&dnsLever{p: clonePlan(p), dns: e.dns}).Select(context.Background()); err != nil || len(s.Records) != 3 {
+	if s, err := lr53.New(clonePlan(p), e.dns, nil).Select(context.Background()); err != nil || len(s.Records) != 3 {
 		t.Errorf("selection made afresh after the name was added: %v, %v", err, s.Records)
 	}
 
@@ -175,32 +180,32 @@ func mapsEqual(a, b map[string]int64) bool {
 }
 
 const (
-	lbShop     = albARN + "loadbalancer/app/shop/50dc6c495c0c9188"
-	lisHTTPS   = albARN + "listener/app/shop/50dc6c495c0c9188/f2f7dc8efc522ab2"
-	ruleGrey   = albARN + "listener-rule/app/shop/50dc6c495c0c9188/f2f7dc8efc522ab2/1111111111111111"
-	ruleOnly   = albARN + "listener-rule/app/shop/50dc6c495c0c9188/f2f7dc8efc522ab2/2222222222222222"
-	ruleDef    = albARN + "listener-rule/app/shop/50dc6c495c0c9188/f2f7dc8efc522ab2/3333333333333333"
-	ruleLate   = albARN + "listener-rule/app/shop/50dc6c495c0c9188/f2f7dc8efc522ab2/4444444444444444"
-	lisOther   = albARN + "listener/app/other/6b6b6b6b6b6b6b6b/5555555555555555"
-	lbOther    = albARN + "loadbalancer/app/other/6b6b6b6b6b6b6b6b"
-	lbNotFound = albARN + "loadbalancer/app/gone/7c7c7c7c7c7c7c7c"
+	lbShop     = albtest.ARN + "loadbalancer/app/shop/50dc6c495c0c9188"
+	lisHTTPS   = albtest.ARN + "listener/app/shop/50dc6c495c0c9188/f2f7dc8efc522ab2"
+	ruleGrey   = albtest.ARN + "listener-rule/app/shop/50dc6c495c0c9188/f2f7dc8efc522ab2/1111111111111111"
+	ruleOnly   = albtest.ARN + "listener-rule/app/shop/50dc6c495c0c9188/f2f7dc8efc522ab2/2222222222222222"
+	ruleDef    = albtest.ARN + "listener-rule/app/shop/50dc6c495c0c9188/f2f7dc8efc522ab2/3333333333333333"
+	ruleLate   = albtest.ARN + "listener-rule/app/shop/50dc6c495c0c9188/f2f7dc8efc522ab2/4444444444444444"
+	lisOther   = albtest.ARN + "listener/app/other/6b6b6b6b6b6b6b6b/5555555555555555"
+	lbOther    = albtest.ARN + "loadbalancer/app/other/6b6b6b6b6b6b6b6b"
+	lbNotFound = albtest.ARN + "loadbalancer/app/gone/7c7c7c7c7c7c7c7c"
 )
 
 // selectFakeELB is newFakeELB with shop's HTTPS listener (default action blue 100, green
-// 0), holding ruleHTTPS (blue and green), a rule to blue and grey, a rule to grey alone
+// 0), holding albtest.RuleHTTPS (blue and green), a rule to blue and grey, a rule to grey alone
 // and its default rule (blue and green: selected as the listener), beside the HTTP
 // listener (blue alone); and another load balancer forwarding to blue and green.
-func selectFakeELB() *fakeELB {
-	f := newFakeELB()
-	f.listeners[lisHTTPS] = types.Listener{ListenerArn: aws.String(lisHTTPS), Port: aws.Int32(443), Protocol: types.ProtocolEnumHttps,
-		DefaultActions: []types.Action{forward(nil, tgBlue, 100, tgGreen, 0)}}
-	f.listeners[lisOther] = types.Listener{ListenerArn: aws.String(lisOther), Port: aws.Int32(80), Protocol: types.ProtocolEnumHttp,
-		DefaultActions: []types.Action{forward(nil, tgBlue, 100, tgGreen, 0)}}
-	f.rules[ruleGrey] = types.Rule{RuleArn: aws.String(ruleGrey), Priority: aws.String("20"), Actions: []types.Action{forward(nil, tgBlue, 100, tgGrey, 0)}}
-	f.rules[ruleOnly] = types.Rule{RuleArn: aws.String(ruleOnly), Priority: aws.String("30"),
-		Actions: []types.Action{{Type: types.ActionTypeEnumForward, TargetGroupArn: aws.String(tgGrey)}}}
-	f.rules[ruleDef] = types.Rule{RuleArn: aws.String(ruleDef), Priority: aws.String("default"), IsDefault: aws.Bool(true),
-		Actions: []types.Action{forward(nil, tgBlue, 100, tgGreen, 0)}}
+func selectFakeELB() *albtest.FakeELB {
+	f := albtest.NewFakeELB()
+	f.Listeners[lisHTTPS] = types.Listener{ListenerArn: aws.String(lisHTTPS), Port: aws.Int32(443), Protocol: types.ProtocolEnumHttps,
+		DefaultActions: []types.Action{albtest.Forward(nil, albtest.TGBlue, 100, albtest.TGGreen, 0)}}
+	f.Listeners[lisOther] = types.Listener{ListenerArn: aws.String(lisOther), Port: aws.Int32(80), Protocol: types.ProtocolEnumHttp,
+		DefaultActions: []types.Action{albtest.Forward(nil, albtest.TGBlue, 100, albtest.TGGreen, 0)}}
+	f.Rules[ruleGrey] = types.Rule{RuleArn: aws.String(ruleGrey), Priority: aws.String("20"), Actions: []types.Action{albtest.Forward(nil, albtest.TGBlue, 100, albtest.TGGrey, 0)}}
+	f.Rules[ruleOnly] = types.Rule{RuleArn: aws.String(ruleOnly), Priority: aws.String("30"),
+		Actions: []types.Action{{Type: types.ActionTypeEnumForward, TargetGroupArn: aws.String(albtest.TGGrey)}}}
+	f.Rules[ruleDef] = types.Rule{RuleArn: aws.String(ruleDef), Priority: aws.String("default"), IsDefault: aws.Bool(true),
+		Actions: []types.Action{albtest.Forward(nil, albtest.TGBlue, 100, albtest.TGGreen, 0)}}
 	return f
 }
 
@@ -216,17 +221,17 @@ func TestALBSelect(t *testing.T) {
 		want     []string
 		problems string
 	}{
-		{"shop", []string{lbShop}, "shop-green", []string{lisHTTPS, ruleHTTPS}, ""},
-		{"both load balancers", []string{lbOther, lbShop}, "shop-green", []string{lisOther, lisHTTPS, ruleHTTPS}, ""},
+		{"shop", []string{lbShop}, "shop-green", []string{lisHTTPS, albtest.RuleHTTPS}, ""},
+		{"both load balancers", []string{lbOther, lbShop}, "shop-green", []string{lisOther, lisHTTPS, albtest.RuleHTTPS}, ""},
 		{"to grey", []string{lbShop}, "shop-grey", []string{ruleGrey}, ""},
 		{"nothing found", []string{lbOther}, "shop-grey", nil,
 			"spec.alb.select: no listener or rule of load balancers " + lbOther + " forwards to both shop-blue and shop-grey: nothing to move"},
 		{"load balancer not found", []string{lbShop, lbNotFound}, "shop-green", nil, "load balancer " + lbNotFound + " (spec.alb.select.loadBalancers): not found"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := albTestPlan()
+			p := albtest.Plan()
 			p.ALB.ListenerRules, p.ALB.Select, p.ALB.To = nil, &spec.ALBSelect{LoadBalancers: tc.lbs}, tc.to
-			s, err := newALBLever(p, selectFakeELB()).Select(ctx)
+			s, err := leveralb.New(p, selectFakeELB()).Select(ctx)
 			if tc.problems != "" {
 				var nr *NotReadyError
 				if !errors.As(err, &nr) || !strings.Contains(err.Error(), tc.problems) {
@@ -245,15 +250,15 @@ func TestALBSelect(t *testing.T) {
 // journals it, and, resumed after a rule to both groups was added, leaves that rule alone.
 func TestALBSelectRunAndResume(t *testing.T) {
 	f := selectFakeELB()
-	p := albTestPlan()
+	p := albtest.Plan()
 	p.ALB.ListenerRules, p.ALB.Select = nil, &spec.ALBSelect{LoadBalancers: []string{lbShop}}
 	dir := t.TempDir()
-	cfg := Config{Plan: p, ELB: f, StateDir: dir, By: "test@host", CheckInterval: 10 * time.Millisecond, PollInterval: 5 * time.Millisecond}
+	cfg := Config{Plan: p, Levers: albLevers(f, nil), StateDir: dir, By: "test@host", CheckInterval: 10 * time.Millisecond, PollInterval: 5 * time.Millisecond}
 	for i := range p.Steps {
 		p.Steps[i].Pause = 200 * time.Millisecond
 	}
 	pv, err := Plan(context.Background(), cfg)
-	if err != nil || !slices.Equal(pv.Selected, []string{"listener " + lisHTTPS, "rule " + ruleHTTPS}) {
+	if err != nil || !slices.Equal(pv.Selected, []string{"listener " + lisHTTPS, "rule " + albtest.RuleHTTPS}) {
 		t.Fatalf("preview: %v, selected %q", err, pv.Selected)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -267,27 +272,27 @@ func TestALBSelectRunAndResume(t *testing.T) {
 		t.Fatalf("run: %v, want context.Canceled", err)
 	}
 	paths := PathsFor(dir, p.Name)
-	want := []string{lisHTTPS, ruleHTTPS}
+	want := []string{lisHTTPS, albtest.RuleHTTPS}
 	if got := startSelection(t, paths.Journal); !slices.Equal(got.ListenerRules, want) {
 		t.Errorf("journaled selection %q, want %q", got.ListenerRules, want)
 	}
-	f.mu.Lock()
-	f.rules[ruleLate] = types.Rule{RuleArn: aws.String(ruleLate), Priority: aws.String("40"), Actions: []types.Action{forward(nil, tgBlue, 100, tgGreen, 0)}}
-	f.mu.Unlock()
+	f.Mu.Lock()
+	f.Rules[ruleLate] = types.Rule{RuleArn: aws.String(ruleLate), Priority: aws.String("40"), Actions: []types.Action{albtest.Forward(nil, albtest.TGBlue, 100, albtest.TGGreen, 0)}}
+	f.Mu.Unlock()
 	rep, err := Run(context.Background(), cfg, true)
 	if err != nil || rep == nil || rep.Outcome != outcomeCompleted {
 		t.Fatalf("resume: %v, report %+v", err, rep)
 	}
 	for arn, w := range map[string]string{
-		lisHTTPS:    "shop-blue=0 shop-green=100",
-		ruleHTTPS:   "shop-blue=0 shop-green=100",
-		ruleLate:    "shop-blue=100 shop-green=0",
-		ruleGrey:    "shop-blue=100 shop-grey=0",
-		listenerWeb: "shop-blue",
-		lisOther:    "shop-blue=100 shop-green=0",
+		lisHTTPS:            "shop-blue=0 shop-green=100",
+		albtest.RuleHTTPS:   "shop-blue=0 shop-green=100",
+		ruleLate:            "shop-blue=100 shop-green=0",
+		ruleGrey:            "shop-blue=100 shop-grey=0",
+		albtest.ListenerWeb: "shop-blue",
+		lisOther:            "shop-blue=100 shop-green=0",
 	} {
-		if got := f.groupsOf(arn); got != w {
-			t.Errorf("%s: %s, want %s", ruleName(arn), got, w)
+		if got := f.GroupsOf(arn); got != w {
+			t.Errorf("%s: %s, want %s", arn, got, w)
 		}
 	}
 	if got := startSelection(t, paths.Journal); !slices.Equal(got.ListenerRules, want) {
@@ -299,12 +304,12 @@ func TestALBSelectRunAndResume(t *testing.T) {
 // journal selected, and leaves a rule added since alone.
 func TestALBSelectAbort(t *testing.T) {
 	f := selectFakeELB()
-	p := albTestPlan()
+	p := albtest.Plan()
 	p.ALB.ListenerRules, p.ALB.Select = nil, &spec.ALBSelect{LoadBalancers: []string{lbShop}}
 	for i := range p.Steps {
 		p.Steps[i].Pause = 200 * time.Millisecond
 	}
-	cfg := Config{Plan: p, ELB: f, StateDir: t.TempDir(), By: "test@host", CheckInterval: 10 * time.Millisecond, PollInterval: 5 * time.Millisecond}
+	cfg := Config{Plan: p, Levers: albLevers(f, nil), StateDir: t.TempDir(), By: "test@host", CheckInterval: 10 * time.Millisecond, PollInterval: 5 * time.Millisecond}
 	ctx, cancel := context.WithCancel(context.Background())
 	run := cfg
 	run.Progress = progressHook(func(ev Event) {
@@ -315,19 +320,47 @@ func TestALBSelectAbort(t *testing.T) {
 	if _, err := Run(ctx, run, false); !errors.Is(err, context.Canceled) {
 		t.Fatalf("run: %v, want context.Canceled", err)
 	}
-	f.mu.Lock()
-	f.rules[ruleLate] = types.Rule{RuleArn: aws.String(ruleLate), Priority: aws.String("40"), Actions: []types.Action{forward(nil, tgBlue, 50, tgGreen, 50)}}
-	f.mu.Unlock()
+	f.Mu.Lock()
+	f.Rules[ruleLate] = types.Rule{RuleArn: aws.String(ruleLate), Priority: aws.String("40"), Actions: []types.Action{albtest.Forward(nil, albtest.TGBlue, 50, albtest.TGGreen, 50)}}
+	f.Mu.Unlock()
 	if _, err := Abort(context.Background(), cfg); err != nil {
 		t.Fatalf("abort: %v", err)
 	}
 	for arn, w := range map[string]string{
-		lisHTTPS:  "shop-blue=100 shop-green=0",
-		ruleHTTPS: "shop-blue=100 shop-green=0",
-		ruleLate:  "shop-blue=50 shop-green=50",
+		lisHTTPS:          "shop-blue=100 shop-green=0",
+		albtest.RuleHTTPS: "shop-blue=100 shop-green=0",
+		ruleLate:          "shop-blue=50 shop-green=50",
 	} {
-		if got := f.groupsOf(arn); got != w {
-			t.Errorf("%s: %s, want %s", ruleName(arn), got, w)
+		if got := f.GroupsOf(arn); got != w {
+			t.Errorf("%s: %s, want %s", arn, got, w)
+		}
+	}
+}
+
+// TestALBSelectRelease: `cutover release --force` of a selecting ALB cutover that has no
+// journal here removes the authority tags from what the plan selects now, the listener
+// (its default rule) and the rule, and from nothing else.
+func TestALBSelectRelease(t *testing.T) {
+	f := selectFakeELB()
+	p := albtest.Plan()
+	p.ALB.ListenerRules, p.ALB.Select = nil, &spec.ALBSelect{LoadBalancers: []string{lbShop}}
+	other := registry.Runner{Token: "0d0d0d0d0d0d0d0d", Host: "ci", PID: 7}
+	key := authority.Key(p.Name, other.Token)
+	for _, arn := range []string{albtest.DefaultRule(lisHTTPS), albtest.RuleHTTPS, ruleGrey} {
+		if _, err := f.AddTags(context.Background(), &elbv2.AddTagsInput{ResourceArns: []string{arn},
+			Tags: []types.Tag{{Key: aws.String(key), Value: aws.String(authority.Value(other))}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := Config{Plan: p, Levers: albLevers(f, nil), StateDir: t.TempDir(), By: "test@host"}
+	rel, err := Release(context.Background(), cfg, ReleaseOptions{Force: true})
+	if err != nil || rel.Records != 2 || !slices.Equal(rel.TakenOver, []registry.Runner{other}) {
+		t.Fatalf("release --force: %+v, %v; want the selected listener and rule untagged, taken over from %s", rel, err, other)
+	}
+	for arn, want := range map[string]bool{albtest.DefaultRule(lisHTTPS): false, albtest.RuleHTTPS: false, ruleGrey: true} {
+		has := slices.ContainsFunc(f.Tags[arn], func(tg types.Tag) bool { return aws.ToString(tg.Key) == key })
+		if has != want {
+			t.Errorf("%s carries the tag: %v, want %v", arn, has, want)
 		}
 	}
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/crossfade-io/crossfade/internal/awsconfig"
 	"github.com/crossfade-io/crossfade/internal/cutover/journal"
+	leveralb "github.com/crossfade-io/crossfade/internal/cutover/lever/alb"
 	"github.com/crossfade-io/crossfade/internal/cutover/spec"
 	"github.com/crossfade-io/crossfade/internal/provider"
 	"github.com/crossfade-io/crossfade/internal/sandbox/sandboxtest"
@@ -394,7 +395,7 @@ func TestALBPartialWriteRetried(t *testing.T) {
 		Steps: []spec.PlanStep{{Weights: spec.Weights{From: 50, To: 50}}, {Weights: spec.Weights{From: 0, To: 100}}}}
 	dir := t.TempDir()
 	log := &logSink{}
-	cfg := Config{Plan: p, ELB: a.api, StateDir: dir, By: "test@host", Logger: log.logger(), CheckInterval: 10 * time.Millisecond,
+	cfg := Config{Plan: p, Levers: albLevers(a.api, nil), StateDir: dir, By: "test@host", Logger: log.logger(), CheckInterval: 10 * time.Millisecond,
 		PollInterval: 10 * time.Millisecond, WriteRetryBackoff: 50 * time.Millisecond}
 	var faulted bool
 	var retries atomic.Int32
@@ -455,7 +456,7 @@ func TestTransient(t *testing.T) {
 	}{
 		{"SDK out of attempts (Route 53 write)", fmt.Errorf("step 2 of 3: write blue=50 green=50: zone example.com: apply 5 changes: %w", exhausted), true},
 		{"SDK out of attempts (read)", fmt.Errorf("step 2 of 3: %w", &ReadError{Err: fmt.Errorf("zone example.com: %w", exhausted)}), true},
-		{"SDK out of attempts (ALB write stopped part way)", &PartialWriteError{Err: fmt.Errorf("step 1 of 2: write: %w", exhausted), Written: 1, Of: 2}, true},
+		{"SDK out of attempts (ALB write stopped part way)", &leveralb.PartialWriteError{Err: fmt.Errorf("step 1 of 2: write: %w", exhausted), Written: 1, Of: 2}, true},
 		{"SDK out of attempts (Cloud Map tag)", fmt.Errorf("step 1 of 2: service ns/app: tag it with the cutover's authority: %w", exhausted), true},
 		{"retry quota refused", fmt.Errorf("step 2 of 3: %w", quota), true},
 		{"retry quota refused (pointer)", fmt.Errorf("x: %w", &ratelimit.QuotaExceededError{}), true},

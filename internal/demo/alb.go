@@ -25,6 +25,8 @@ import (
 
 	"github.com/crossfade-io/crossfade/internal/cutover"
 	"github.com/crossfade-io/crossfade/internal/cutover/gate"
+	leveralb "github.com/crossfade-io/crossfade/internal/cutover/lever/alb"
+	"github.com/crossfade-io/crossfade/internal/cutover/levers"
 	"github.com/crossfade-io/crossfade/internal/cutover/spec"
 	"github.com/crossfade-io/crossfade/internal/dashboard"
 	"github.com/crossfade-io/crossfade/internal/sandbox"
@@ -393,7 +395,7 @@ func runALB(ctx context.Context, cfg Config) (*Result, error) {
 	defer sb.Close()
 	awsCfg := aws.Config{Region: region, Credentials: credentials.NewStaticCredentialsProvider(accessKey, secretKey, "")}
 	// What Terraform would do: the ALB and its target groups, outside the clusters.
-	api := cutover.NewELBv2(awsCfg, sb.APIURL())
+	api := leveralb.NewELBv2(awsCfg, sb.APIURL())
 	ids := []string{"blue", "green"}
 	alb, err := createALB(ctx, api, sb, ids)
 	if err != nil {
@@ -407,7 +409,7 @@ func runALB(ctx context.Context, cfg Config) (*Result, error) {
 	versions := map[string]string{"blue": "v1", "green": "v2"}
 	ips := map[string]string{"blue": "127.0.0.2", "green": "127.0.0.3"}
 	for _, id := range ids {
-		c, err := startALBCluster(cutover.NewELBv2(awsCfg, sb.APIURL()), id, versions[id], ips[id], alb.groups[id], albPods, out, log)
+		c, err := startALBCluster(leveralb.NewELBv2(awsCfg, sb.APIURL()), id, versions[id], ips[id], alb.groups[id], albPods, out, log)
 		if err != nil {
 			return nil, err
 		}
@@ -460,7 +462,7 @@ func runALB(ctx context.Context, cfg Config) (*Result, error) {
 		progress = cutover.NewProgress(out, false)
 	}
 	tracker := &stepTracker{lg: lg}
-	ccfg := cutover.Config{Plan: p, ELB: api, CloudWatch: cutover.NewCloudWatch(awsCfg, sb.APIURL()),
+	ccfg := cutover.Config{Plan: p, Levers: levers.New(levers.Env{AWS: func() (aws.Config, error) { return awsCfg, nil }, ELBv2: sb.APIURL(), CloudWatch: sb.APIURL()}),
 		StateDir: filepath.Join(dir, "state"), By: "demo", CheckInterval: time.Second, PollInterval: 100 * time.Millisecond,
 		Progress: cutover.MultiProgress(progress, rec, tracker), Logger: log}
 	rep, runErr := cutover.Run(ctx, ccfg, false)

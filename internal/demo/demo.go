@@ -28,6 +28,8 @@ import (
 
 	"github.com/crossfade-io/crossfade/internal/cutover"
 	"github.com/crossfade-io/crossfade/internal/cutover/gate"
+	lr53 "github.com/crossfade-io/crossfade/internal/cutover/lever/route53"
+	"github.com/crossfade-io/crossfade/internal/cutover/levers"
 	"github.com/crossfade-io/crossfade/internal/cutover/spec"
 	"github.com/crossfade-io/crossfade/internal/dashboard"
 	"github.com/crossfade-io/crossfade/internal/provider/route53"
@@ -238,7 +240,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		progress = cutover.NewProgress(out, false)
 	}
 	tracker := &stepTracker{lg: lg}
-	ccfg := cutover.Config{Plan: p, DNS: dns, Registry: reg, StateDir: filepath.Join(dir, "state"), By: "demo",
+	ccfg := cutover.Config{Plan: p, Levers: levers.New(levers.Env{DNS: func() (lr53.DNS, error) { return dns, nil }, Registry: reg}), StateDir: filepath.Join(dir, "state"), By: "demo",
 		DNSServers: []string{sb.DNSAddr()}, CheckInterval: time.Second, PollInterval: 100 * time.Millisecond,
 		Progress: cutover.MultiProgress(progress, rec, tracker), Logger: log}
 	rep, runErr := cutover.Run(ctx, ccfg, false)

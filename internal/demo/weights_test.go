@@ -9,7 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 
-	"github.com/crossfade-io/crossfade/internal/cutover"
+	leveralb "github.com/crossfade-io/crossfade/internal/cutover/lever/alb"
 	"github.com/crossfade-io/crossfade/internal/provider/route53/route53test"
 	"github.com/crossfade-io/crossfade/internal/sandbox/sandboxtest"
 )
@@ -22,7 +22,7 @@ func TestWeightsErrors(t *testing.T) {
 	sb := sandboxtest.Start(t)
 	dns := route53test.New(t, sb)
 	awsCfg := aws.Config{Region: region, Credentials: credentials.NewStaticCredentialsProvider(accessKey, secretKey, "")}
-	api := cutover.NewELBv2(awsCfg, sb.APIURL())
+	api := leveralb.NewELBv2(awsCfg, sb.APIURL())
 	missing := &albSetup{
 		rule:     "arn:aws:elasticloadbalancing:" + region + ":000000000000:listener-rule/app/demo/0/0/0",
 		listener: "arn:aws:elasticloadbalancing:" + region + ":000000000000:listener/app/demo/0/0",

@@ -9,7 +9,7 @@ import (
 )
 
 // authorityLabel starts the name of the TXT record by which a cutover holds the weights of
-// one name's weighted record sets (DESIGN.md safety rule 3: each weight has one
+// one name's weighted record sets (docs/architecture.md, safety rule 3: each weight has one
 // authority). The record lives in the zone, next to what it governs, so it survives a
 // restart of the cutover runner and of every publisher, and every publisher sees it.
 const authorityLabel = "_crossfade-weights"

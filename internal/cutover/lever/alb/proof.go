@@ -1,11 +1,10 @@
-package cutover
+package alb
 
 // What the ALB gates (gate.TargetHealth, gate.ALBTraffic) and the retire check's
 // CloudWatch reader learn of the ALB lever: the target groups of the plan's rules, the
 // weight a step gives each, and the load balancers whose CloudWatch metrics count them.
 
 import (
-	"fmt"
 	"slices"
 	"strings"
 
@@ -29,10 +28,10 @@ func NewCloudWatch(cfg aws.Config, endpoint string) *cloudwatch.Client {
 
 var _ gate.MetricsAPI = (*cloudwatch.Client)(nil)
 
-// TargetGroups lists from's group, to's group, then every other group of the rules, each
+// targetGroups lists from's group, to's group, then every other group of the rules, each
 // with the largest weight a rule gives it once from and to are at w, and the load
 // balancers of the rules that forward to it.
-func (l *albLive) TargetGroups(w map[string]int64) []gate.TargetGroup {
+func (l *albLive) targetGroups(w map[string]int64) []gate.TargetGroup {
 	out := []gate.TargetGroup{
 		{Cluster: l.fromName, ARN: l.from.arn, Name: l.from.name},
 		{Cluster: l.toName, ARN: l.to.arn, Name: l.to.name},
@@ -68,19 +67,4 @@ func loadBalancerDimension(arn string) string {
 		return ""
 	}
 	return strings.Join(parts[1:4], "/")
-}
-
-// newResidual builds the retire check's reader of the from cluster's request rate: the
-// plan's metrics endpoint or Prometheus query, or the from target group's CloudWatch
-// RequestCount, found in l.
-func newResidual(rt spec.Retire, p *spec.Plan, cw gate.MetricsAPI, l Snapshot) (*gate.Residual, error) {
-	if rt.CloudWatch == nil {
-		return gate.NewResidual(rt)
-	}
-	for _, g := range l.TargetGroups(nil) {
-		if g.Cluster == p.From {
-			return gate.NewALBResidual(rt, cw, g, p.CloudWatchDelay)
-		}
-	}
-	return nil, fmt.Errorf("retire: cloudWatch: the listener rules have no target group for %s", p.From)
 }

@@ -1,4 +1,6 @@
-package cutover
+// Package cloudmap is the Cloud Map lever of a cutover: the custom health status of a
+// Cloud Map service's instances (see the comment below).
+package cloudmap
 
 // The Cloud Map lever: the custom health status of a Cloud Map service's instances,
 // moved by UpdateInstanceCustomHealthStatus. Both clusters register their instances into
@@ -46,7 +48,7 @@ package cutover
 //
 // Authority. Two runners of one cutover on two machines are kept apart by authority tags
 // on the service (TagResource, UntagResource, ListTagsForResource on its ARN), with the
-// protocol of authority_tags.go, the ALB lever's: the runner tags the service with
+// protocol of package authority, the ALB lever's: the runner tags the service with
 // crossfade.io/cutover/NAME/TOKEN = TOKEN@HOST:PID before its first
 // UpdateInstanceCustomHealthStatus, reads the tags after the instances at every read (another
 // runner's key: *HeldError naming it), and removes its key when the cutover ends. Cloud
@@ -70,12 +72,11 @@ import (
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 
 	"github.com/crossfade-io/crossfade/internal/cutover/gate"
+	"github.com/crossfade-io/crossfade/internal/cutover/lever"
+	"github.com/crossfade-io/crossfade/internal/cutover/lever/authority"
 	"github.com/crossfade-io/crossfade/internal/cutover/spec"
 	"github.com/crossfade-io/crossfade/internal/registry"
 )
-
-// LeverCloudMap is the Cloud Map lever's kind.
-const LeverCloudMap = "cloudmap"
 
 // ServiceDiscovery is the part of the Cloud Map API the Cloud Map lever calls;
 // *servicediscovery.Client (NewServiceDiscovery) implements it.
@@ -119,6 +120,7 @@ func NewServiceDiscovery(cfg aws.Config, endpoint string) *sd.Client {
 
 // cloudMapLever is the Cloud Map lever for one plan.
 type cloudMapLever struct {
+	lever.Base
 	p   *spec.Plan
 	c   *spec.CloudMap
 	api ServiceDiscovery
@@ -139,13 +141,30 @@ type cloudMapLever struct {
 }
 
 var (
-	_ Lever    = (*cloudMapLever)(nil)
-	_ Snapshot = (*cloudMapLive)(nil)
+	_ lever.Typed[*cloudMapLive] = (*cloudMapLever)(nil)
+	_ lever.Snapshot             = (*cloudMapLive)(nil)
 )
 
 func newCloudMapLever(p *spec.Plan, api ServiceDiscovery) *cloudMapLever {
 	return &cloudMapLever{p: p, c: p.CloudMap, api: api, poll: 500 * time.Millisecond}
 }
+
+// New returns the Cloud Map lever of p: the custom health status of its service's
+// instances, read and written with api. It calls nothing until it is pulled.
+func New(p *spec.Plan, api ServiceDiscovery, opts ...Option) lever.Lever {
+	c := newCloudMapLever(p, api)
+	for _, o := range opts {
+		o(c)
+	}
+	return lever.Wrap[*cloudMapLive](c)
+}
+
+// Option tunes a Cloud Map lever.
+type Option func(*cloudMapLever)
+
+// Poll sets how often the lever reads the instances' health while it waits for a status
+// it wrote to take effect (500 ms by default; tests poll faster).
+func Poll(d time.Duration) Option { return func(c *cloudMapLever) { c.poll = d } }
 
 // cmInstance is one instance of the service as read.
 type cmInstance struct {
@@ -163,6 +182,7 @@ type cmInstance struct {
 
 // cloudMapLive is the service's instances as read at one moment, or as a write leaves them.
 type cloudMapLive struct {
+	lever.SnapshotBase
 	fromName, toName string
 	// where names the service: "apps.local/web (srv-…)"; serviceID is its id.
 	where, serviceID string
@@ -170,30 +190,30 @@ type cloudMapLive struct {
 	// cluster's in id order; others those of other clusters, which keep their status.
 	insts, others []cmInstance
 	// svc is the service's authority tags, authorityHold the runner that read them and
-	// whom the next write takes the service over from (authority_tags.go).
-	svc tagged
-	authorityHold
+	// whom the next write takes the service over from (package authority).
+	svc authority.Tagged
+	authority.Hold
 	// skipped says, for a partial read, which cluster has no instance left, and which
 	// instances the lever does not move (cmInstance.fixed).
 	skipped []string
 }
 
 // Kind is LeverCloudMap.
-func (c *cloudMapLever) Kind() string { return LeverCloudMap }
+func (c *cloudMapLever) Kind() string { return lever.CloudMap }
 
 // Read resolves the service (once), lists its instances and reads their health, then the
 // service's authority tags.
-func (c *cloudMapLever) Read(ctx context.Context, o ReadOptions) (Snapshot, error) {
+func (c *cloudMapLever) Read(ctx context.Context, o lever.ReadOptions) (*cloudMapLive, error) {
 	if err := c.resolve(ctx); err != nil {
 		return nil, err
 	}
 	attrs, err := c.instances(ctx)
 	if err != nil {
-		return nil, &ReadError{Err: err}
+		return nil, &lever.ReadError{Err: err}
 	}
 	health, err := c.health(ctx)
 	if err != nil {
-		return nil, &ReadError{Err: err}
+		return nil, &lever.ReadError{Err: err}
 	}
 	l := &cloudMapLive{fromName: c.p.From, toName: c.p.To, serviceID: c.serviceID, where: c.where()}
 	for _, id := range slices.Sorted(maps.Keys(attrs)) {
@@ -201,7 +221,7 @@ func (c *cloudMapLever) Read(ctx context.Context, o ReadOptions) (Snapshot, erro
 		if !hasAttrs(a, c.c.QueryParameters) {
 			continue
 		}
-		in := cmInstance{id: id, cluster: a[c.c.ClusterAttribute], healthy: health[id] != string(sdtypes.HealthStatusUnhealthy), owner: a[ownerAttribute]}
+		in := cmInstance{id: id, cluster: a[c.c.ClusterAttribute], healthy: health[id] != string(sdtypes.HealthStatusUnhealthy), owner: a[OwnerAttribute]}
 		if in.cluster == c.p.From || in.cluster == c.p.To {
 			l.insts = append(l.insts, in)
 		} else {
@@ -227,7 +247,7 @@ func (c *cloudMapLever) Read(ctx context.Context, o ReadOptions) (Snapshot, erro
 		switch {
 		case cl.n > 0:
 		case !o.Partial && (o.Held || o.Started):
-			return nil, &MemberGoneError{Member: c.clusterMember(cl.name), Where: "Cloud Map service " + c.where(),
+			return nil, &lever.MemberGoneError{Member: c.clusterMember(cl.name), Where: "Cloud Map service " + c.where(),
 				Fix: "register its instances again"}
 		case o.Partial && countOf(l.insts, cl.name) > 0:
 			// Only instances the lever does not move are left: markOwners named each.
@@ -237,22 +257,22 @@ func (c *cloudMapLever) Read(ctx context.Context, o ReadOptions) (Snapshot, erro
 	}
 	// The tags after the instances: a write by another runner that took the service over
 	// comes after its tags, so a read that finds the new statuses finds its tags too.
-	l.me, l.cutover, l.takeover = o.Runner, c.p.Name, o.Takeover
-	l.svc = tagged{tagARN: c.serviceARN, tagName: "service " + c.namespace + "/" + c.service}
-	tags, err := cloudMapTags{c}.readTags(ctx, []string{c.serviceARN})
+	l.Me, l.Cutover, l.Takeover = o.Runner, c.p.Name, o.Takeover
+	l.svc = authority.Tagged{ARN: c.serviceARN, Name: "service " + c.namespace + "/" + c.service}
+	tags, err := cloudMapTags{c}.ReadTags(ctx, []string{c.serviceARN})
 	if err != nil {
-		return nil, &ReadError{Err: err}
+		return nil, &lever.ReadError{Err: err}
 	}
 	ts, ok := tags[c.serviceARN]
 	if !ok {
-		return nil, &ReadError{Err: fmt.Errorf("%s: not found: it was deleted while the cutover read it", c.where())}
+		return nil, &lever.ReadError{Err: fmt.Errorf("%s: not found: it was deleted while the cutover read it", c.where())}
 	}
-	problem, err := c.authority().check(&l.authorityHold, &l.svc, ts, o)
+	problem, err := c.authority().Check(&l.Hold, &l.svc, ts, o)
 	if err != nil {
 		return nil, err
 	}
 	if problem != "" {
-		return nil, &NotReadyError{Problems: []string{problem}, Lever: LeverCloudMap}
+		return nil, &lever.NotReadyError{Problems: []string{problem}, Lever: lever.CloudMap}
 	}
 	return l, nil
 }
@@ -261,68 +281,73 @@ func (c *cloudMapLever) Read(ctx context.Context, o ReadOptions) (Snapshot, erro
 type cloudMapTags struct{ c *cloudMapLever }
 
 // authority is the protocol over the service's tags.
-func (c *cloudMapLever) authority() *tagAuthority {
-	return &tagAuthority{api: cloudMapTags{c}, lever: LeverCloudMap, provider: "Cloud Map", resource: "a resource", maxTags: maxCloudMapTags,
-		tooManyCode: "TooManyTagsException", tagged: "the Cloud Map service", held: "the service's instances", state: "the instances' health"}
+func (c *cloudMapLever) authority() *authority.Protocol {
+	return &authority.Protocol{API: cloudMapTags{c}, Lever: lever.CloudMap, Provider: "Cloud Map", Resource: "a resource", MaxTags: maxCloudMapTags,
+		TooManyCode: "TooManyTagsException", What: "the Cloud Map service", Holds: "the service's instances", State: "the instances' health"}
 }
 
 // maxCloudMapTags is Cloud Map's limit of tags per resource.
 const maxCloudMapTags = 50
 
-// readTags reads the tags of each resource of arns (the service); one that is gone is
+// ReadTags reads the tags of each resource of arns (the service); one that is gone is
 // left out.
-func (t cloudMapTags) readTags(ctx context.Context, arns []string) (map[string][]resourceTag, error) {
-	out := map[string][]resourceTag{}
+func (t cloudMapTags) ReadTags(ctx context.Context, arns []string) (map[string][]authority.Tag, error) {
+	out := map[string][]authority.Tag{}
 	for _, arn := range arns {
 		res, err := t.c.api.ListTagsForResource(ctx, &sd.ListTagsForResourceInput{ResourceARN: aws.String(arn)})
 		switch {
-		case isAPIError(err, "ResourceNotFoundException"):
+		case authority.IsAPIError(err, "ResourceNotFoundException"):
 			continue
 		case err != nil:
 			return nil, fmt.Errorf("list tags for %s: %w", arn, err)
 		}
-		tags := make([]resourceTag, 0, len(res.Tags))
+		tags := make([]authority.Tag, 0, len(res.Tags))
 		for _, tg := range res.Tags {
-			tags = append(tags, resourceTag{Key: aws.ToString(tg.Key), Value: aws.ToString(tg.Value)})
+			tags = append(tags, authority.Tag{Key: aws.ToString(tg.Key), Value: aws.ToString(tg.Value)})
 		}
 		out[arn] = tags
 	}
 	return out, nil
 }
 
-// addTag puts tg on the resource arn.
-func (t cloudMapTags) addTag(ctx context.Context, arn string, tg resourceTag) error {
+// AddTag puts tg on the resource arn.
+func (t cloudMapTags) AddTag(ctx context.Context, arn string, tg authority.Tag) error {
 	_, err := t.c.api.TagResource(ctx, &sd.TagResourceInput{ResourceARN: aws.String(arn), Tags: []sdtypes.Tag{{Key: aws.String(tg.Key), Value: aws.String(tg.Value)}}})
 	return err
 }
 
-// removeTags removes keys from the resource arn; one that is gone has none.
-func (t cloudMapTags) removeTags(ctx context.Context, arn string, keys []string) error {
+// RemoveTags removes keys from the resource arn; one that is gone has none.
+func (t cloudMapTags) RemoveTags(ctx context.Context, arn string, keys []string) error {
 	_, err := t.c.api.UntagResource(ctx, &sd.UntagResourceInput{ResourceARN: aws.String(arn), TagKeys: keys})
-	if err != nil && !isAPIError(err, "ResourceNotFoundException") {
+	if err != nil && !authority.IsAPIError(err, "ResourceNotFoundException") {
 		return err
 	}
 	return nil
 }
 
-// letGo removes the authority tags of the cutover from the service: this runner's, or,
-// with everyRunner, every runner's, never another cutover's. It returns 1 when it untagged
+// LetGo removes the authority tags of the cutover from the service: this runner's, or,
+// with lever.EveryRunner, every runner's, never another cutover's. It returns 1 when it untagged
 // the service, and the other runners whose keys it removed.
-func (c *cloudMapLever) letGo(ctx context.Context, me registry.Runner, mode letGoMode) (int, []registry.Runner, error) {
+func (c *cloudMapLever) LetGo(ctx context.Context, me registry.Runner, mode lever.LetGoMode) (int, []registry.Runner, error) {
 	if err := c.resolve(ctx); err != nil {
 		return 0, nil, err
 	}
-	return c.authority().letGo(ctx, c.p.Name, []*tagged{{tagARN: c.serviceARN, tagName: "service " + c.namespace + "/" + c.service}}, me, mode)
+	return c.authority().LetGo(ctx, c.p.Name, []*authority.Tagged{{ARN: c.serviceARN, Name: "service " + c.namespace + "/" + c.service}}, me, mode)
 }
 
-// heldWhat is what the Cloud Map lever's authority tags are on.
-func (c *cloudMapLever) heldWhat() string { return "Cloud Map services" }
+// HeldWhat is what the Cloud Map lever's authority tags are on.
+func (c *cloudMapLever) HeldWhat() string { return "Cloud Map services" }
 
-var _ holdReleaser = (*cloudMapLever)(nil)
+// Release removes the cutover's authority tags from the service (the runner's killed
+// before it could, or with r.Force every runner's): the instances keep the statuses
+// written.
+func (c *cloudMapLever) Release(ctx context.Context, r lever.ReleaseRequest) (lever.ReleaseResult, error) {
+	return authority.Release(ctx, c, r)
+}
 
-// ownerAttribute is the attribute crossfade's publisher records the registering
+// OwnerAttribute is the attribute crossfade's publisher records the registering
 // controller's owner id in (cloudmap.AttrOwner), shown as a member's source.
-const ownerAttribute = "crossfade.io/owner"
+const OwnerAttribute = "crossfade.io/owner"
 
 // ownerFix is what to do about an instance of from or to the cutover may not move.
 const ownerFix = "register it through crossfade's publisher, or give it a cluster attribute the cutover does not move"
@@ -346,7 +371,7 @@ func (l *cloudMapLive) clusterOwners() map[string]map[string][]string {
 // an instance of another owner is that owner's. A cluster with two owners and none
 // remembered (a start refuses it: StartProblems; a process resuming a run finds it so)
 // is not guessed at: a started read refuses it (a rollback leaves its instances out).
-func (c *cloudMapLever) markOwners(l *cloudMapLive, o ReadOptions) error {
+func (c *cloudMapLever) markOwners(l *cloudMapLive, o lever.ReadOptions) error {
 	if c.owners == nil {
 		c.owners = map[string]string{}
 	}
@@ -362,14 +387,14 @@ func (c *cloudMapLever) markOwners(l *cloudMapLive, o ReadOptions) error {
 		}
 	}
 	if len(ambiguous) > 0 && (o.Started || o.Held) && !o.Partial {
-		return &NotReadyError{Problems: ambiguous, Lever: LeverCloudMap}
+		return &lever.NotReadyError{Problems: ambiguous, Lever: lever.CloudMap}
 	}
 	for i := range l.insts {
 		in := &l.insts[i]
 		own := c.owners[in.cluster]
 		switch {
 		case in.owner == "":
-			in.fixed = fmt.Sprintf("instance %s of %s in Cloud Map service %s has no %s attribute: it is not crossfade's to move", in.id, in.cluster, l.where, ownerAttribute)
+			in.fixed = fmt.Sprintf("instance %s of %s in Cloud Map service %s has no %s attribute: it is not crossfade's to move", in.id, in.cluster, l.where, OwnerAttribute)
 		case own == "":
 			in.fixed = fmt.Sprintf("instance %s of %s in Cloud Map service %s is owner %s's, and %s has instances of %d owners: the cutover does not guess which is its controller",
 				in.id, in.cluster, l.where, in.owner, in.cluster, len(byCluster[in.cluster]))
@@ -392,7 +417,7 @@ func (l *cloudMapLive) twoOwners(cluster string, owners map[string][]string) str
 	}
 	return fmt.Sprintf("cluster %s in Cloud Map service %s has instances registered by %d owners (%s): %s: a cluster has one controller, and the cutover moves only its owner's instances; "+
 		"deregister the instances of the owner that is not %s's controller, or give them a cluster attribute the cutover does not move",
-		cluster, l.where, len(owners), ownerAttribute, strings.Join(parts, ", "), cluster)
+		cluster, l.where, len(owners), OwnerAttribute, strings.Join(parts, ", "), cluster)
 }
 
 func boolInt(b bool) int {
@@ -435,14 +460,14 @@ func (c *cloudMapLever) resolve(ctx context.Context) error {
 		return fmt.Errorf("cutover %s moves Cloud Map instances (spec.cloudMap), and no Cloud Map client is configured", c.p.Name)
 	}
 	notReady := func(format string, args ...any) error {
-		return &NotReadyError{Problems: []string{fmt.Sprintf(format, args...)}, Lever: LeverCloudMap}
+		return &lever.NotReadyError{Problems: []string{fmt.Sprintf(format, args...)}, Lever: lever.CloudMap}
 	}
 	var nsID, nsName string
 	in := &sd.ListNamespacesInput{}
 	for nsID == "" {
 		out, err := c.api.ListNamespaces(ctx, in)
 		if err != nil {
-			return &ReadError{Err: fmt.Errorf("list namespaces: %w", err)}
+			return &lever.ReadError{Err: fmt.Errorf("list namespaces: %w", err)}
 		}
 		for _, n := range out.Namespaces {
 			if aws.ToString(n.Name) == c.c.Namespace || aws.ToString(n.Id) == c.c.Namespace {
@@ -463,7 +488,7 @@ func (c *cloudMapLever) resolve(ctx context.Context) error {
 	for svcID == "" {
 		out, err := c.api.ListServices(ctx, sin)
 		if err != nil {
-			return &ReadError{Err: fmt.Errorf("list services of namespace %s: %w", nsID, err)}
+			return &lever.ReadError{Err: fmt.Errorf("list services of namespace %s: %w", nsID, err)}
 		}
 		for _, s := range out.Services {
 			if aws.ToString(s.Name) == c.c.Service || aws.ToString(s.Id) == c.c.Service {
@@ -481,7 +506,7 @@ func (c *cloudMapLever) resolve(ctx context.Context) error {
 	}
 	out, err := c.api.GetService(ctx, &sd.GetServiceInput{Id: aws.String(svcID)})
 	if err != nil {
-		return &ReadError{Err: fmt.Errorf("get service %s: %w", svcID, err)}
+		return &lever.ReadError{Err: fmt.Errorf("get service %s: %w", svcID, err)}
 	}
 	if out.Service == nil || out.Service.HealthCheckCustomConfig == nil {
 		return notReady("spec.cloudMap.service %s (%s in %s) has no HealthCheckCustomConfig: the Cloud Map lever moves traffic by custom health status "+
@@ -489,7 +514,7 @@ func (c *cloudMapLever) resolve(ctx context.Context) error {
 			c.c.Service, svcID, nsName)
 	}
 	if aws.ToString(out.Service.Arn) == "" {
-		return &ReadError{Err: fmt.Errorf("get service %s: Cloud Map returned no ARN, which would carry the cutover's authority tag", svcID)}
+		return &lever.ReadError{Err: fmt.Errorf("get service %s: Cloud Map returned no ARN, which would carry the cutover's authority tag", svcID)}
 	}
 	c.serviceID, c.namespace, c.service, c.serviceARN = svcID, nsName, aws.ToString(out.Service.Name), aws.ToString(out.Service.Arn)
 	return nil
@@ -659,19 +684,19 @@ func (l *cloudMapLive) Weights() map[string]int64 {
 }
 
 // Members are from's and to's instances, weight 1 when healthy.
-func (l *cloudMapLive) Members() []Member {
-	var out []Member
+func (l *cloudMapLive) Members() []lever.Member {
+	var out []lever.Member
 	for _, in := range l.insts {
 		src := "cluster " + in.cluster
 		if in.owner != "" {
 			src += ", registered by owner " + in.owner
 		} else {
-			src += ", no " + ownerAttribute + " attribute"
+			src += ", no " + OwnerAttribute + " attribute"
 		}
 		if in.fixed != "" {
 			src += ", not the cutover's to move: it never sets its status"
 		}
-		out = append(out, Member{Key: "instance " + in.id, Name: fmt.Sprintf("instance %s of %s (1 HEALTHY, 0 UNHEALTHY)", in.id, in.cluster),
+		out = append(out, lever.Member{Key: "instance " + in.id, Name: fmt.Sprintf("instance %s of %s (1 HEALTHY, 0 UNHEALTHY)", in.id, in.cluster),
 			Weight: int64(boolInt(in.healthy)), Source: src})
 	}
 	return out
@@ -681,14 +706,9 @@ func (l *cloudMapLive) Members() []Member {
 // DiscoverInstances answer is for the step's pause to cover.
 func (l *cloudMapLive) TTL() int64 { return 0 }
 
-// RecordTTLs is nil: the Cloud Map lever has no records.
-func (l *cloudMapLive) RecordTTLs() map[spec.Record]int64 { return nil }
-
-// Targets is nil: the Cloud Map lever has no records for a DNS gate.
-func (l *cloudMapLive) Targets() map[spec.Record]map[string][]string { return nil }
-
-// TargetGroups is nil: the Cloud Map lever has no target groups.
-func (l *cloudMapLive) TargetGroups(map[string]int64) []gate.TargetGroup { return nil }
+// GateInput is empty: the Cloud Map lever has neither records for a DNS gate nor target
+// groups (its cloudMapDiscovery gates ask the service itself).
+func (l *cloudMapLive) GateInput(map[string]int64) lever.GateInput { return lever.GateInput{} }
 
 // NoTraffic names the service when weights w (nil: as read) leave no instance of from or
 // to healthy.
@@ -711,11 +731,13 @@ func (l *cloudMapLive) Skipped() []string { return l.skipped }
 
 // TakenOver are the runners whose authority tags the next write removes from the service
 // (an abort or a forced release taking it over).
-func (l *cloudMapLive) TakenOver() []registry.Runner { return l.takenOver }
+func (l *cloudMapLive) TakenOver() []registry.Runner { return l.Hold.TakenOver }
 
 // StartData names the lever, for the report.
 func (l *cloudMapLive) StartData() json.RawMessage {
-	b, _ := json.Marshal(startData{Lever: LeverCloudMap})
+	b, _ := json.Marshal(struct {
+		Lever string `json:"lever,omitempty"`
+	}{lever.CloudMap})
 	return b
 }
 
@@ -732,11 +754,11 @@ func (l *cloudMapLive) problems(w map[string]int64) []string {
 		n    int
 	}{{l.fromName, nf}, {l.toName, nt}} {
 		if w[c.name] > 0 && c.n == 0 {
-			out = append(out, fmt.Sprintf("weights %s give %s a share, and %s has no instance of %s the query selects: its share would go to the other cluster", FormatWeights(w), c.name, l.where, c.name))
+			out = append(out, fmt.Sprintf("weights %s give %s a share, and %s has no instance of %s the query selects: its share would go to the other cluster", lever.FormatWeights(w), c.name, l.where, c.name))
 		}
 	}
 	if _, _, ok := l.assign(w); !ok && len(out) == 0 {
-		out = append(out, fmt.Sprintf("weights %s leave no instance of %s healthy: clients would find none", FormatWeights(w), l.where))
+		out = append(out, fmt.Sprintf("weights %s leave no instance of %s healthy: clients would find none", lever.FormatWeights(w), l.where))
 	}
 	return out
 }
@@ -744,17 +766,16 @@ func (l *cloudMapLive) problems(w map[string]int64) []string {
 // StartProblems refuses a start with an instance of from or to the lever may not move
 // (ownerProblems), with no healthy instance of from or to (a rollback would have nothing
 // to return to), and steps that give a share to a cluster with no instance.
-func (c *cloudMapLever) StartProblems(s Snapshot) []string {
-	l := s.(*cloudMapLive)
+func (c *cloudMapLever) StartProblems(l *cloudMapLive) []string {
 	if out := l.ownerProblems(); len(out) > 0 {
 		// The rest would only restate them (a cluster with no instance the lever moves).
-		return append(out, c.authority().tooMany([]*tagged{&l.svc})...)
+		return append(out, c.authority().TooMany([]*authority.Tagged{&l.svc})...)
 	}
 	var out []string
 	if at := l.NoTraffic(nil); at != "" {
 		out = append(out, fmt.Sprintf("%s: no instance of %s or %s is HEALTHY: a cutover from there would roll back onto it; make %s's instances healthy first", at, l.fromName, l.toName, l.fromName))
 	}
-	out = append(out, c.authority().tooMany([]*tagged{&l.svc})...)
+	out = append(out, c.authority().TooMany([]*authority.Tagged{&l.svc})...)
 	seen := map[string]bool{}
 	for i, st := range c.p.Steps {
 		w := map[string]int64{l.fromName: st.Weights.From, l.toName: st.Weights.To}
@@ -777,7 +798,7 @@ func (l *cloudMapLive) ownerProblems() []string {
 	for _, in := range l.insts {
 		if in.owner == "" {
 			out = append(out, fmt.Sprintf("instance %s of cluster %s in Cloud Map service %s has no %s attribute: crossfade only moves instances its publisher registered and an owner owns; %s",
-				in.id, in.cluster, l.where, ownerAttribute, ownerFix))
+				in.id, in.cluster, l.where, OwnerAttribute, ownerFix))
 		}
 	}
 	owners := l.clusterOwners()
@@ -790,8 +811,7 @@ func (l *cloudMapLive) ownerProblems() []string {
 }
 
 // Check refuses TTLs and weights no assignment of the instances can give.
-func (c *cloudMapLever) Check(s Snapshot, ch Change) []string {
-	l := s.(*cloudMapLive)
+func (c *cloudMapLever) Check(l *cloudMapLive, ch lever.Change) []string {
 	var out []string
 	if len(ch.TTLs) > 0 {
 		out = append(out, "the Cloud Map lever has no TTL to set (spec.ttl is for Route 53 records)")
@@ -868,17 +888,16 @@ func (l *cloudMapLive) fixedInsts() []cmInstance {
 
 // Write sends the step's statuses (see the file's comment for the order and what it
 // makes safe).
-func (c *cloudMapLever) Write(ctx context.Context, s Snapshot, ch Change, env WriteEnv) (Written, error) {
-	l := s.(*cloudMapLive)
+func (c *cloudMapLever) Write(ctx context.Context, l *cloudMapLive, ch lever.Change, env lever.Env[*cloudMapLive]) (lever.Written, error) {
 	if len(ch.TTLs) > 0 {
-		return Written{}, fmt.Errorf("%s: the Cloud Map lever has no TTL to set", env.What)
+		return lever.Written{}, fmt.Errorf("%s: the Cloud Map lever has no TTL to set", env.What)
 	}
 	if err := env.BeforeSend(l); err != nil {
-		return Written{}, err
+		return lever.Written{}, err
 	}
 	// The authority tag before any status: a runner that loses the service writes nothing.
-	if err := c.authority().hold(ctx, &l.authorityHold, []*tagged{&l.svc}, l, env); err != nil {
-		return Written{}, fmt.Errorf("%s: %w", env.What, err)
+	if err := c.authority().Hold(ctx, &l.Hold, []*authority.Tagged{&l.svc}, l, authority.HoldEnv{BeforeSend: func() error { return env.BeforeSend(l) }, Log: env.Log}); err != nil {
+		return lever.Written{}, fmt.Errorf("%s: %w", env.What, err)
 	}
 	want := l.with(ch.Weights)
 	up, down := l.updates(want, !c.confirmed)
@@ -905,16 +924,16 @@ func (c *cloudMapLever) Write(ctx context.Context, s Snapshot, ch Change, env Wr
 		return nil
 	}
 	if err := send(up); err != nil {
-		return Written{}, err
+		return lever.Written{}, err
 	}
 	if len(up) > 0 && len(down) > 0 {
 		// The new healthy set must answer before the old one shrinks to it.
 		if err := c.waitStatuses(ctx, up); err != nil {
-			return Written{}, fmt.Errorf("%s: waiting for %d instances to be HEALTHY before setting %d UNHEALTHY: %w", env.What, len(up), len(down), err)
+			return lever.Written{}, fmt.Errorf("%s: waiting for %d instances to be HEALTHY before setting %d UNHEALTHY: %w", env.What, len(up), len(down), err)
 		}
 	}
 	if err := send(down); err != nil {
-		return Written{}, err
+		return lever.Written{}, err
 	}
 	c.confirmed = true
 	hf, ht := want.Weights()[l.fromName], want.Weights()[l.toName]
@@ -925,10 +944,10 @@ func (c *cloudMapLever) Write(ctx context.Context, s Snapshot, ch Change, env Wr
 		for _, in := range fixed {
 			ids = append(ids, fmt.Sprintf("%s of %s %s", in.id, in.cluster, healthWord(in.healthy)))
 		}
-		detail += fmt.Sprintf("; left as they are, not the cutover's to move (no %s, or another owner's): %s", ownerAttribute, strings.Join(ids, ", "))
+		detail += fmt.Sprintf("; left as they are, not the cutover's to move (no %s, or another owner's): %s", OwnerAttribute, strings.Join(ids, ", "))
 	}
 	data, _ := json.Marshal(want.assignment())
-	return Written{Detail: detail, Calls: len(up) + len(down), Data: data, After: want,
+	return lever.Written{Detail: detail, Calls: len(up) + len(down), Data: data, After: want,
 		Pending: "the custom health statuses written are not yet in effect (GetInstancesHealthStatus)"}, nil
 }
 
@@ -974,9 +993,8 @@ func inEffect(health map[string]string, us []healthUpdate) bool {
 }
 
 // InEffect reads the instances' health and reports whether each shows the status written.
-func (c *cloudMapLever) InEffect(ctx context.Context, w Written) (bool, error) {
-	want, ok := w.After.(*cloudMapLive)
-	if !ok {
+func (c *cloudMapLever) InEffect(ctx context.Context, _ lever.Written, want *cloudMapLive) (bool, error) {
+	if want == nil {
 		return false, errors.New("not a Cloud Map write")
 	}
 	health, err := c.health(ctx)
@@ -988,23 +1006,22 @@ func (c *cloudMapLever) InEffect(ctx context.Context, w Written) (bool, error) {
 
 // DryRun renders the write's UpdateInstanceCustomHealthStatus calls as `aws
 // servicediscovery` commands, one per line, in the order Write sends them.
-func (c *cloudMapLever) DryRun(_ context.Context, s Snapshot, ch Change) (Rendered, error) {
-	l := s.(*cloudMapLive)
+func (c *cloudMapLever) DryRun(_ context.Context, l *cloudMapLive, ch lever.Change) (lever.Rendered, error) {
 	if len(ch.TTLs) > 0 {
-		return Rendered{}, errors.New("the Cloud Map lever has no TTL to set")
+		return lever.Rendered{}, errors.New("the Cloud Map lever has no TTL to set")
 	}
 	want := l.with(ch.Weights)
 	up, down := l.updates(want, false)
 	var lines []string
-	if !l.svc.held && len(up)+len(down) > 0 {
+	if !l.svc.Held && len(up)+len(down) > 0 {
 		// The first write tags the service with the runner's authority first (see hold).
-		tag := fmt.Sprintf(`[{"Key":%q,"Value":%q}]`, authorityKey(l.cutover, l.me.Token), authorityValue(l.me))
-		lines = append(lines, fmt.Sprintf("aws servicediscovery tag-resource --resource-arn %s --tags %s", l.svc.tagARN, shellQuote(tag)))
-		want.svc.held = true
+		tag := fmt.Sprintf(`[{"Key":%q,"Value":%q}]`, authority.Key(l.Cutover, l.Me.Token), authority.Value(l.Me))
+		lines = append(lines, fmt.Sprintf("aws servicediscovery tag-resource --resource-arn %s --tags %s", l.svc.ARN, lever.ShellQuote(tag)))
+		want.svc.Held = true
 	}
 	line := func(u healthUpdate) string {
 		return fmt.Sprintf("aws servicediscovery update-instance-custom-health-status --service-id %s --instance-id %s --status %s # %s",
-			l.serviceID, shellQuote(u.Instance), u.Status, u.Cluster)
+			l.serviceID, lever.ShellQuote(u.Instance), u.Status, u.Cluster)
 	}
 	for _, in := range l.fixedInsts() {
 		lines = append(lines, fmt.Sprintf("# instance %s of %s left %s: not the cutover's to move (owner %q)", in.id, in.cluster, healthWord(in.healthy), in.owner))
@@ -1018,14 +1035,13 @@ func (c *cloudMapLever) DryRun(_ context.Context, s Snapshot, ch Change) (Render
 	for _, u := range down {
 		lines = append(lines, line(u))
 	}
-	return Rendered{Doc: []byte(strings.Join(lines, "\n")), Calls: len(up) + len(down), After: want}, nil
+	return lever.Rendered{Doc: []byte(strings.Join(lines, "\n")), Calls: len(up) + len(down), After: want}, nil
 }
 
 // Describe lists the service, each cluster's instances and their health, and the Cloud
 // Map lever's warnings and notes.
-func (c *cloudMapLever) Describe(_ context.Context, s Snapshot, pv *Preview) error {
-	l := s.(*cloudMapLive)
-	pv.Lever = LeverCloudMap
+func (c *cloudMapLever) Describe(_ context.Context, l *cloudMapLive, pv *lever.Description) error {
+	pv.Lever = lever.CloudMap
 	q := "every instance"
 	if len(c.c.QueryParameters) > 0 {
 		q = "query parameters " + formatAttrs(c.c.QueryParameters)
@@ -1067,9 +1083,9 @@ func (c *cloudMapLever) Describe(_ context.Context, s Snapshot, pv *Preview) err
 	pv.Notes = append(pv.Notes,
 		"each step sets the custom health status of instances, one UpdateInstanceCustomHealthStatus each, HEALTHY ones first; when some also go UNHEALTHY, the run waits until the HEALTHY ones are in effect (AWS: about 30 s) before sending those, so the answer is never empty",
 		"an instance registered during the cutover (a new pod; a re-registration makes it HEALTHY) or a status changed by another writer is drift (spec.onDrift); `cutover resume` writes the step again over the instances as they are then",
-		fmt.Sprintf("the cutover sets only the statuses of instances its owner registered (%s, one owner per cluster); an instance registered during the run without it, or by another owner, is never written, by a step or a rollback: it keeps its status and its share of the answers", ownerAttribute),
+		fmt.Sprintf("the cutover sets only the statuses of instances its owner registered (%s, one owner per cluster); an instance registered during the run without it, or by another owner, is never written, by a step or a rollback: it keeps its status and its share of the answers", OwnerAttribute),
 		"a client caches its DiscoverInstances answer as it likes: a step's pause should cover that cache",
-		fmt.Sprintf("the first write tags the service with the runner's authority (%s%s/TOKEN), which keeps a second runner of this cutover (another machine) out; the run removes it when it ends", AuthorityTagPrefix, c.p.Name))
+		fmt.Sprintf("the first write tags the service with the runner's authority (%s%s/TOKEN), which keeps a second runner of this cutover (another machine) out; the run removes it when it ends", authority.TagPrefix, c.p.Name))
 	return nil
 }
 
@@ -1090,8 +1106,7 @@ func formatAttrs(m map[string]string) string {
 }
 
 // Summary names the service and the instances, for the start entry.
-func (c *cloudMapLever) Summary(s Snapshot) string {
-	l := s.(*cloudMapLive)
+func (c *cloudMapLever) Summary(l *cloudMapLive) string {
 	nf, nt, hf, ht := l.counts()
 	return fmt.Sprintf("Cloud Map service %s, HEALTHY instances %s %d of %d, %s %d of %d, from %s to %s",
 		l.where, l.fromName, hf, nf, l.toName, ht, nt, c.p.From, c.p.To)

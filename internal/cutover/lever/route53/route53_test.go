@@ -1,4 +1,4 @@
-package cutover
+package route53
 
 import (
 	"fmt"
@@ -139,33 +139,5 @@ func TestBatchIsACompareAndSwap(t *testing.T) {
 	}
 	if moved := l.moved(l); len(moved) != 0 {
 		t.Errorf("moved against itself: %q", moved)
-	}
-}
-
-// TestDriftMessagesSayWhatWasSeen: drift and a member gone say what the runner saw and
-// list the likely writers, asserting none (it sees the weight, not who wrote it); before,
-// a Route 53 drift said "external-dns … is writing this record" whatever wrote it.
-func TestDriftMessagesSayWhatWasSeen(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		err  error
-		want []string
-	}{
-		{"drift", &DriftError{Expected: "the cutover wrote", Members: []Drift{{Member: "app.example.com A [blue]", Found: 100, Wrote: 90, Source: "published by owner blue"}}},
-			[]string{"app.example.com A [blue] has weight 100, the cutover wrote 90", "written by something other than this cutover", "which writer is not known", "likely: ", "external-dns", "console", "Terraform"}},
-		{"member gone", &MemberGoneError{Member: "app.example.com A [blue]", Where: "zone example.com"},
-			[]string{"is gone from zone example.com", "deleted by something other than this cutover", "which writer is not known", "a publisher whose source no longer lists it", "re-publish it"}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			msg := tc.err.Error()
-			for _, w := range tc.want {
-				if !strings.Contains(msg, w) {
-					t.Errorf("%q lacks %q", msg, w)
-				}
-			}
-			if strings.Contains(msg, "is writing this record") {
-				t.Errorf("%q asserts a writer", msg)
-			}
-		})
 	}
 }

@@ -1,4 +1,11 @@
-package main
+package cli
+
+import (
+	"log/slog"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
 
 // externalDNSFlags are the flags external-dns v0.21.0 defines (its pkg/apis/externaldns),
 // by name, true for a boolean one. `crossfade controller` accepts those it does not define
@@ -187,4 +194,59 @@ var externalDNSFlags = map[string]bool{
 	"webhook-server":                                    true,
 	"zone-id-filter":                                    false,
 	"zone-name-filter":                                  false,
+}
+
+// ignoredFlags say why some external-dns flags change nothing in crossfade (see
+// AcceptExternalDNSFlags; the others are warned about as having no such setting).
+var ignoredFlags = map[string]string{
+	"min-event-sync-interval":   "crossfade debounces events itself (--debounce, --max-delay)",
+	"txt-cache-interval":        "crossfade caches zones between reconciles and re-lists every --resync-interval",
+	"aws-batch-change-size":     "batches follow Route 53's limits",
+	"aws-batch-change-interval": "batches are written back to back",
+	"request-timeout":           "client-go's defaults apply",
+}
+
+// AcceptExternalDNSFlags defines, hidden, every external-dns flag that c (the controller,
+// already under its root, whose persistent flags count as its own) does not define, so that
+// an external-dns command line parses; any other unknown flag stays a usage error. Boolean
+// ones take kingpin's --no-NAME form too.
+func AcceptExternalDNSFlags(c *cobra.Command) {
+	fl := c.Flags()
+	known := func(name string) bool { return fl.Lookup(name) != nil || c.InheritedFlags().Lookup(name) != nil }
+	for name, boolean := range externalDNSFlags {
+		names := []string{name}
+		// --no-NAME of a flag crossfade defines stays unknown: ignoring it could ignore
+		// what the line means, and pflag has no --no- form to honour it with.
+		if boolean && !known(name) {
+			names = append(names, "no-"+name)
+		}
+		for _, n := range names {
+			if known(n) {
+				continue
+			}
+			why := ignoredFlags[n]
+			if why == "" {
+				why = "crossfade has no such setting"
+			}
+			if boolean {
+				fl.Bool(n, false, "external-dns flag, accepted and ignored: "+why)
+			} else {
+				fl.StringArray(n, nil, "external-dns flag, accepted and ignored: "+why)
+			}
+			_ = fl.MarkHidden(n)
+			_ = fl.SetAnnotation(n, ExternalDNSOnly, []string{why})
+		}
+	}
+}
+
+// ExternalDNSOnly annotates the flags AcceptExternalDNSFlags defined.
+const ExternalDNSOnly = "crossfade.io/external-dns-only"
+
+// WarnIgnoredFlags logs each external-dns flag given that crossfade accepts but ignores.
+func WarnIgnoredFlags(log *slog.Logger, fl *pflag.FlagSet) {
+	fl.Visit(func(f *pflag.Flag) {
+		if why, ok := f.Annotations[ExternalDNSOnly]; ok {
+			log.Warn("flag accepted for external-dns compatibility and ignored", "flag", "--"+f.Name, "why", why[0])
+		}
+	})
 }

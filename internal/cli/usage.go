@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -15,46 +15,50 @@ import (
 // many CLIs do, so that a script tells a mistyped command from a command that ran and
 // failed (1).
 const (
-	exitFailure = 1
-	exitUsage   = 2
+	// ExitFailure is a command that ran and failed.
+	ExitFailure = 1
+	// ExitUsage is a command line that names nothing crossfade can run.
+	ExitUsage = 2
 )
 
-// usageError is a command line that names no command crossfade can run as given.
-type usageError struct {
+// UsageError is a command line that names no command crossfade can run as given.
+type UsageError struct {
 	// path is the command the line reached, e.g. "crossfade cutover".
 	path string
 	err  error
 }
 
-func (e *usageError) Error() string { return e.path + ": " + e.err.Error() }
+// Error names the command and what is wrong with the line.
+func (e *UsageError) Error() string { return e.path + ": " + e.err.Error() }
 
-func (e *usageError) Unwrap() error { return e.err }
+// Unwrap returns what is wrong with the line.
+func (e *UsageError) Unwrap() error { return e.err }
 
-// execute runs root and returns the process's exit status, writing the error to stderr:
-// 0, exitUsage for a usage error (with where to read the usage), exitFailure otherwise.
-func execute(ctx context.Context, root *cobra.Command, stderr io.Writer) int {
+// Execute runs root and returns the process's exit status, writing the error to stderr:
+// 0, ExitUsage for a usage error (with where to read the usage), ExitFailure otherwise.
+func Execute(ctx context.Context, root *cobra.Command, stderr io.Writer) int {
 	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return 0
 	}
-	var ue *usageError
+	var ue *UsageError
 	if errors.As(err, &ue) {
 		fmt.Fprintln(stderr, ue.Error())
 		fmt.Fprintf(stderr, "Run '%s --help' for usage.\n", ue.path)
-		return exitUsage
+		return ExitUsage
 	}
 	fmt.Fprintln(stderr, "crossfade:", err)
-	return exitFailure
+	return ExitFailure
 }
 
-// enforceUsage makes every command of root's tree refuse, with a usageError, what cobra
+// EnforceUsage makes every command of root's tree refuse, with a UsageError, what cobra
 // lets through by default: a command with subcommands run with none, or with one it does
 // not have (cobra prints the help and exits 0, so `crossfade cutover abrot plan.yaml`,
 // a script's emergency abort, "succeeded"), a leaf given arguments it takes none of,
 // and `help` on a topic that does not exist. Unknown flags, argument counts, required
 // flags and the flag values checks refuses are reported as usage errors too, before the
 // command runs. --help and `help` still exit 0.
-func enforceUsage(root *cobra.Command, checks *flagChecks) {
+func EnforceUsage(root *cobra.Command, checks *FlagChecks) {
 	// Added here rather than when root runs, so that the walk below covers them.
 	root.InitDefaultHelpCmd()
 	root.InitDefaultCompletionCmd()
@@ -64,12 +68,12 @@ func enforceUsage(root *cobra.Command, checks *flagChecks) {
 		}
 	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return &usageError{path: c.CommandPath(), err: err}
+		return &UsageError{path: c.CommandPath(), err: err}
 	})
 	// A command with subcommands is runnable only so that its Args runs (cobra shows the
 	// help of one that is not, and succeeds): its usage line stays "[command]".
 	root.SetUsageTemplate(strings.Replace(root.UsageTemplate(), "{{if .Runnable}}", "{{if and .Runnable (not .HasAvailableSubCommands)}}", 1))
-	walk(root, func(c *cobra.Command) {
+	Walk(root, func(c *cobra.Command) {
 		if c.HasSubCommands() && !c.Runnable() {
 			if c.SuggestionsMinimumDistance <= 0 {
 				c.SuggestionsMinimumDistance = 2
@@ -85,20 +89,20 @@ func enforceUsage(root *cobra.Command, checks *flagChecks) {
 		validate := c.Args
 		c.Args = func(c *cobra.Command, args []string) error {
 			if err := validate(c, args); err != nil {
-				var ue *usageError
+				var ue *UsageError
 				if errors.As(err, &ue) {
 					return err
 				}
-				return &usageError{path: c.CommandPath(), err: fmt.Errorf("%w (usage: %s)", argError(c, validate, args, err), c.UseLine())}
+				return &UsageError{path: c.CommandPath(), err: fmt.Errorf("%w (usage: %s)", argError(c, validate, args, err), c.UseLine())}
 			}
 			// cobra checks these only after the pre-run hooks, as plain errors.
 			if err := c.ValidateRequiredFlags(); err != nil {
-				return &usageError{path: c.CommandPath(), err: err}
+				return &UsageError{path: c.CommandPath(), err: err}
 			}
 			if err := c.ValidateFlagGroups(); err != nil {
-				return &usageError{path: c.CommandPath(), err: err}
+				return &UsageError{path: c.CommandPath(), err: err}
 			}
-			return checks.run(c)
+			return checks.Run(c)
 		}
 	})
 }
@@ -129,11 +133,11 @@ func argError(c *cobra.Command, validate cobra.PositionalArgs, args []string, er
 	return err
 }
 
-// walk calls fn on c and every command below it.
-func walk(c *cobra.Command, fn func(*cobra.Command)) {
+// Walk calls fn on c and every command below it.
+func Walk(c *cobra.Command, fn func(*cobra.Command)) {
 	fn(c)
 	for _, sub := range c.Commands() {
-		walk(sub, fn)
+		Walk(sub, fn)
 	}
 }
 
@@ -152,13 +156,13 @@ func subcommandArgs(c *cobra.Command, args []string) error {
 		what = "command"
 	}
 	if len(args) == 0 {
-		return &usageError{path: c.CommandPath(), err: fmt.Errorf("missing %s (%s)", what, want)}
+		return &UsageError{path: c.CommandPath(), err: fmt.Errorf("missing %s (%s)", what, want)}
 	}
 	msg := fmt.Sprintf("unknown %s %q", what, args[0])
 	if s := c.SuggestionsFor(args[0]); len(s) > 0 {
 		msg += fmt.Sprintf("; did you mean %q?", s[0])
 	}
-	return &usageError{path: c.CommandPath(), err: fmt.Errorf("%s (%s)", msg, want)}
+	return &UsageError{path: c.CommandPath(), err: fmt.Errorf("%s (%s)", msg, want)}
 }
 
 // helpTopicArgs refuses `help` on a command that does not exist (cobra's help prints
@@ -168,22 +172,22 @@ func helpTopicArgs(c *cobra.Command, args []string) error {
 	if err == nil && len(rest) == 0 && found != nil {
 		return nil
 	}
-	return &usageError{path: c.CommandPath(), err: fmt.Errorf("unknown help topic %q", strings.Join(args, " "))}
+	return &UsageError{path: c.CommandPath(), err: fmt.Errorf("unknown help topic %q", strings.Join(args, " "))}
 }
 
-// verifyArgs wants verify's NAME, or --cloudmap (whose value *cloudMap holds once the
+// VerifyArgs wants verify's NAME, or --cloudmap (whose value *cloudMap holds once the
 // flags are parsed) and no NAME.
-func verifyArgs(cloudMap *string) cobra.PositionalArgs {
+func VerifyArgs(cloudMap *string) cobra.PositionalArgs {
 	return func(c *cobra.Command, args []string) error {
-		if err := verifyArgCount(*cloudMap, args); err != nil {
-			return &usageError{path: c.CommandPath(), err: err}
+		if err := VerifyArgCount(*cloudMap, args); err != nil {
+			return &UsageError{path: c.CommandPath(), err: err}
 		}
 		return nil
 	}
 }
 
-// verifyArgCount is verifyArgs' check, with cloudMap the value of --cloudmap.
-func verifyArgCount(cloudMap string, args []string) error {
+// VerifyArgCount is verifyArgs' check, with cloudMap the value of --cloudmap.
+func VerifyArgCount(cloudMap string, args []string) error {
 	switch {
 	case cloudMap != "" && len(args) > 0:
 		return fmt.Errorf("give a NAME or --cloudmap, not both (got NAME %q and --cloudmap %q)", args[0], cloudMap)

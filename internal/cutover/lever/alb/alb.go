@@ -1,4 +1,6 @@
-package cutover
+// Package alb is the ALB lever of a cutover: the target-group weights of ALB listener
+// rules' forward actions (see the comment below).
+package alb
 
 // The ALB lever: the target-group weights of the forward actions of ALB listener rules
 // (and of listeners' default actions), moved by ModifyRule and ModifyListener. No DNS
@@ -24,7 +26,7 @@ package cutover
 // write is built on and the calls, another writer is not locked out (there is nothing to
 // lock with): what it wrote is found as drift at the next check, like any weight the
 // cutover did not write. Another runner of the same cutover is kept out by authority tags
-// on the rules (lever_alb_authority.go), taken before the first call.
+// on the rules (authority.go), taken before the first call.
 
 import (
 	"bytes"
@@ -42,9 +44,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	elbv2 "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2"
 	"github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2/types"
-	"github.com/aws/smithy-go"
 
 	"github.com/crossfade-io/crossfade/internal/cutover/gate"
+	"github.com/crossfade-io/crossfade/internal/cutover/lever"
+	"github.com/crossfade-io/crossfade/internal/cutover/lever/authority"
 	"github.com/crossfade-io/crossfade/internal/cutover/spec"
 	"github.com/crossfade-io/crossfade/internal/registry"
 )
@@ -58,7 +61,7 @@ type ELBv2 interface {
 	ModifyRule(ctx context.Context, in *elbv2.ModifyRuleInput, optFns ...func(*elbv2.Options)) (*elbv2.ModifyRuleOutput, error)
 	DescribeTargetGroups(ctx context.Context, in *elbv2.DescribeTargetGroupsInput, optFns ...func(*elbv2.Options)) (*elbv2.DescribeTargetGroupsOutput, error)
 	DescribeTargetHealth(ctx context.Context, in *elbv2.DescribeTargetHealthInput, optFns ...func(*elbv2.Options)) (*elbv2.DescribeTargetHealthOutput, error)
-	// The authority tags on the rules (lever_alb_authority.go).
+	// The authority tags on the rules (authority.go).
 	AddTags(ctx context.Context, in *elbv2.AddTagsInput, optFns ...func(*elbv2.Options)) (*elbv2.AddTagsOutput, error)
 	RemoveTags(ctx context.Context, in *elbv2.RemoveTagsInput, optFns ...func(*elbv2.Options)) (*elbv2.RemoveTagsOutput, error)
 	DescribeTags(ctx context.Context, in *elbv2.DescribeTagsInput, optFns ...func(*elbv2.Options)) (*elbv2.DescribeTagsOutput, error)
@@ -82,6 +85,7 @@ const maxForwardGroups = 5
 
 // albLever is the ALB lever for one plan.
 type albLever struct {
+	lever.Base
 	p   *spec.Plan
 	api ELBv2
 	// from and to are the plan's target groups, resolved to ARNs once (a name is looked
@@ -98,16 +102,21 @@ type targetGroup struct {
 }
 
 var (
-	_ Lever    = (*albLever)(nil)
-	_ Snapshot = (*albLive)(nil)
+	_ lever.Typed[*albLive] = (*albLever)(nil)
+	_ lever.Snapshot        = (*albLive)(nil)
 )
 
 func newALBLever(p *spec.Plan, api ELBv2) *albLever {
 	return &albLever{p: p, api: api}
 }
 
+// New returns the ALB lever of p: its listener rules' target-group weights, read and
+// written with api. It calls nothing until it is pulled.
+func New(p *spec.Plan, api ELBv2) lever.Lever { return lever.Wrap[*albLive](newALBLever(p, api)) }
+
 // albLive is the plan's listener rules as read at one moment, or as a write leaves them.
 type albLive struct {
+	lever.SnapshotBase
 	// from and to are the plan's clusters (their names) and target groups.
 	fromName, toName string
 	from, to         targetGroup
@@ -115,8 +124,8 @@ type albLive struct {
 	rules   []albRule
 	skipped []string
 	// authorityHold is the runner that read the rules, for the cutover, and the other
-	// runners whose authority tags the next write removes (authority_tags.go).
-	authorityHold
+	// runners whose authority tags the next write removes (package authority).
+	authority.Hold
 }
 
 // albRule is one listener rule's forward action, or a listener's default one.
@@ -139,7 +148,7 @@ type albRule struct {
 	// tagged is the cutover's authority tags for this rule: its tagARN is the listener
 	// rule that carries them, the rule itself or a listener's default rule (ELBv2 allows
 	// 50 tags on it).
-	tagged
+	authority.Tagged
 }
 
 // tgWeight is one target group of a forward action and its weight. listed is false for a
@@ -151,17 +160,17 @@ type tgWeight struct {
 }
 
 // Kind is LeverALB.
-func (a *albLever) Kind() string { return LeverALB }
+func (a *albLever) Kind() string { return lever.ALB }
 
 // Read resolves the target groups (once), describes every rule and listener of the plan
 // and checks that each forwards to from or to.
-func (a *albLever) Read(ctx context.Context, o ReadOptions) (Snapshot, error) {
+func (a *albLever) Read(ctx context.Context, o lever.ReadOptions) (*albLive, error) {
 	if err := a.resolve(ctx); err != nil {
 		return nil, err
 	}
 	found, err := a.describe(ctx)
 	if err != nil {
-		return nil, &ReadError{Err: err}
+		return nil, &lever.ReadError{Err: err}
 	}
 	l := &albLive{fromName: a.p.From, toName: a.p.To, from: a.from, to: a.to}
 	var problems []string
@@ -171,7 +180,7 @@ func (a *albLever) Read(ctx context.Context, o ReadOptions) (Snapshot, error) {
 		if raw, ok := found[arn]; ok {
 			rule, problem = l.parse(raw)
 		} else if (o.Held || o.Started) && !o.Partial {
-			return nil, &MemberGoneError{Member: ruleKind(arn) + " " + arn, Where: "its load balancer"}
+			return nil, &lever.MemberGoneError{Member: ruleKind(arn) + " " + arn, Where: "its load balancer"}
 		} else {
 			problem = fmt.Sprintf("%s %s: not found: the plan's listener rules must exist before a cutover moves them", ruleKind(arn), arn)
 		}
@@ -193,7 +202,7 @@ func (a *albLever) Read(ctx context.Context, o ReadOptions) (Snapshot, error) {
 	}
 	problems = append(problems, held...)
 	if len(problems) > 0 {
-		return nil, &NotReadyError{Problems: problems, Lever: LeverALB}
+		return nil, &lever.NotReadyError{Problems: problems, Lever: lever.ALB}
 	}
 	return l, nil
 }
@@ -216,20 +225,20 @@ func (a *albLever) resolve(ctx context.Context) error {
 		}
 		out, err := a.api.DescribeTargetGroups(ctx, in)
 		switch {
-		case isAPIError(err, "TargetGroupNotFound"), err == nil && len(out.TargetGroups) == 0:
+		case authority.IsAPIError(err, "TargetGroupNotFound"), err == nil && len(out.TargetGroups) == 0:
 			problems = append(problems, fmt.Sprintf("target group %s (spec.alb.%s): not found", ref, [2]string{"from", "to"}[i]))
 			continue
 		case err != nil:
-			return &ReadError{Err: fmt.Errorf("describe target group %s: %w", ref, err)}
+			return &lever.ReadError{Err: fmt.Errorf("describe target group %s: %w", ref, err)}
 		}
 		tg := out.TargetGroups[0]
 		got[i] = targetGroup{arn: aws.ToString(tg.TargetGroupArn), name: aws.ToString(tg.TargetGroupName)}
 	}
 	if len(problems) > 0 {
-		return &NotReadyError{Problems: problems, Lever: LeverALB}
+		return &lever.NotReadyError{Problems: problems, Lever: lever.ALB}
 	}
 	if got[0].arn == got[1].arn {
-		return &NotReadyError{Problems: []string{fmt.Sprintf("spec.alb.from %s and spec.alb.to %s are the same target group %s", a.p.ALB.From, a.p.ALB.To, got[0].arn)}, Lever: LeverALB}
+		return &lever.NotReadyError{Problems: []string{fmt.Sprintf("spec.alb.from %s and spec.alb.to %s are the same target group %s", a.p.ALB.From, a.p.ALB.To, got[0].arn)}, Lever: lever.ALB}
 	}
 	a.from, a.to = got[0], got[1]
 	return nil
@@ -293,21 +302,15 @@ func describeEach(ctx context.Context, arns []string, notFound string, describe 
 		return nil
 	}
 	err := describe(ctx, arns)
-	if !isAPIError(err, notFound) {
+	if !authority.IsAPIError(err, notFound) {
 		return err
 	}
 	for _, arn := range arns {
-		if err := describe(ctx, []string{arn}); err != nil && !isAPIError(err, notFound) {
+		if err := describe(ctx, []string{arn}); err != nil && !authority.IsAPIError(err, notFound) {
 			return err
 		}
 	}
 	return nil
-}
-
-// isAPIError reports whether err is the ELBv2 error code (e.g. "RuleNotFound").
-func isAPIError(err error, code string) bool {
-	var ae smithy.APIError
-	return errors.As(err, &ae) && ae.ErrorCode() == code
 }
 
 // ruleWhere describes a rule for people: its priority and conditions.
@@ -474,12 +477,12 @@ func (l *albLive) Weights() map[string]int64 {
 
 // Members are every target group of every rule: from and to, whose weights the cutover
 // writes, and the others, whose weights it must find unchanged.
-func (l *albLive) Members() []Member {
-	var out []Member
+func (l *albLive) Members() []lever.Member {
+	var out []lever.Member
 	for _, r := range l.rules {
 		src := r.where
 		for _, g := range r.groups {
-			out = append(out, Member{Key: r.arn + " " + g.arn, Name: ruleName(r.arn) + " target group " + spec.TargetGroupName(g.arn), Weight: g.weight, Source: src})
+			out = append(out, lever.Member{Key: r.arn + " " + g.arn, Name: ruleName(r.arn) + " target group " + spec.TargetGroupName(g.arn), Weight: g.weight, Source: src})
 		}
 	}
 	return out
@@ -488,11 +491,11 @@ func (l *albLive) Members() []Member {
 // TTL is 0: an ALB weight applies to the next request.
 func (l *albLive) TTL() int64 { return 0 }
 
-// RecordTTLs is nil: the ALB lever has no records.
-func (l *albLive) RecordTTLs() map[spec.Record]int64 { return nil }
-
-// Targets is nil: the ALB lever has no records for a DNS gate.
-func (l *albLive) Targets() map[spec.Record]map[string][]string { return nil }
+// GateInput has the rules' target groups (targetGroups), for the ALB gates; the ALB
+// lever has no records for a DNS gate.
+func (l *albLive) GateInput(w map[string]int64) lever.GateInput {
+	return lever.GateInput{TargetGroups: l.targetGroups(w)}
+}
 
 // NoTraffic names the first rule whose target groups would all weigh 0 with from and to
 // at w: the ALB would forward its requests to no group.
@@ -514,11 +517,15 @@ func (l *albLive) Skipped() []string { return l.skipped }
 
 // TakenOver are the runners whose authority tags the next write removes (an abort or a
 // forced release taking the rules over).
-func (l *albLive) TakenOver() []registry.Runner { return l.takenOver }
+func (l *albLive) TakenOver() []registry.Runner { return l.Hold.TakenOver }
 
 // StartData keeps every rule's forward action as found, for the report.
 func (l *albLive) StartData() json.RawMessage {
-	b, _ := json.Marshal(startData{Lever: LeverALB, Rules: l.ruleWeights()})
+	// The journal's start data, as the engine reads it back.
+	b, _ := json.Marshal(struct {
+		Lever string        `json:"lever,omitempty"`
+		Rules []RuleWeights `json:"rules,omitempty"`
+	}{lever.ALB, l.ruleWeights()})
 	return b
 }
 
@@ -605,8 +612,7 @@ func (r *albRule) sendActions() []types.Action {
 
 // StartProblems refuses a start from rules that do not all split from and to alike, or
 // that forward nowhere, and steps that would leave a rule with no weighted group.
-func (a *albLever) StartProblems(s Snapshot) []string {
-	l := s.(*albLive)
+func (a *albLever) StartProblems(l *albLive) []string {
 	var out []string
 	if len(l.rules) > 0 {
 		first := &l.rules[0]
@@ -641,15 +647,14 @@ func (a *albLever) StartProblems(s Snapshot) []string {
 }
 
 // Check refuses TTLs (the ALB has none) and weights that leave a rule forwarding nowhere.
-func (a *albLever) Check(s Snapshot, c Change) []string {
-	l := s.(*albLive)
+func (a *albLever) Check(l *albLive, c lever.Change) []string {
 	var out []string
 	if len(c.TTLs) > 0 {
 		out = append(out, "the ALB lever has no TTL to set (spec.ttl is for Route 53 records)")
 	}
 	if c.Weights != nil {
 		if at := l.NoTraffic(c.Weights); at != "" {
-			out = append(out, fmt.Sprintf("weights %s leave %s with no target group of weight above 0: the ALB would forward its requests nowhere", FormatWeights(c.Weights), at))
+			out = append(out, fmt.Sprintf("weights %s leave %s with no target group of weight above 0: the ALB would forward its requests nowhere", lever.FormatWeights(c.Weights), at))
 		}
 	}
 	return out
@@ -657,17 +662,16 @@ func (a *albLever) Check(s Snapshot, c Change) []string {
 
 // Write sends the step's weights to every rule that does not have them, in the plan's
 // order (see the file's comment for what that makes atomic).
-func (a *albLever) Write(ctx context.Context, s Snapshot, c Change, env WriteEnv) (Written, error) {
-	l := s.(*albLive)
+func (a *albLever) Write(ctx context.Context, l *albLive, c lever.Change, env lever.Env[*albLive]) (lever.Written, error) {
 	if len(c.TTLs) > 0 {
-		return Written{}, fmt.Errorf("%s: the ALB lever has no TTL to set", env.What)
+		return lever.Written{}, fmt.Errorf("%s: the ALB lever has no TTL to set", env.What)
 	}
 	if err := env.BeforeSend(l); err != nil {
-		return Written{}, err
+		return lever.Written{}, err
 	}
 	// The authority tags before any weight: a runner that loses them writes nothing.
 	if err := a.hold(ctx, l, env); err != nil {
-		return Written{}, fmt.Errorf("%s: %w", env.What, err)
+		return lever.Written{}, fmt.Errorf("%s: %w", env.What, err)
 	}
 	want := l.with(c.Weights)
 	var rules, listeners, already int
@@ -678,12 +682,12 @@ func (a *albLever) Write(ctx context.Context, s Snapshot, c Change, env WriteEnv
 			continue
 		}
 		if err := a.send(ctx, r); err != nil {
-			err = fmt.Errorf("%s: write %s: %s (%d of %d, %s): %w", env.What, FormatWeights(c.Weights), ruleName(r.arn), i+1, len(want.rules), r.arn, err)
+			err = fmt.Errorf("%s: write %s: %s (%d of %d, %s): %w", env.What, lever.FormatWeights(c.Weights), ruleName(r.arn), i+1, len(want.rules), r.arn, err)
 			if rules+listeners > 0 {
 				// ELBv2 has no transaction: say where the rules stand.
 				err = &PartialWriteError{Err: err, Written: rules + listeners, Of: len(want.rules)}
 			}
-			return Written{}, err
+			return lever.Written{}, err
 		}
 		if r.listener {
 			listeners++
@@ -697,7 +701,7 @@ func (a *albLever) Write(ctx context.Context, s Snapshot, c Change, env WriteEnv
 		detail += fmt.Sprintf(" (%d already at these weights)", already)
 	}
 	data, _ := json.Marshal(want.ruleWeights())
-	return Written{Detail: detail, Calls: rules + listeners, Data: data, After: want,
+	return lever.Written{Detail: detail, Calls: rules + listeners, Data: data, After: want,
 		Pending: "the weights written are not yet described by every listener rule"}, nil
 }
 
@@ -731,9 +735,8 @@ func (e *PartialWriteError) Error() string {
 func (e *PartialWriteError) Unwrap() error { return e.Err }
 
 // InEffect describes every rule again and reports whether each has the weights written.
-func (a *albLever) InEffect(ctx context.Context, w Written) (bool, error) {
-	want, ok := w.After.(*albLive)
-	if !ok {
+func (a *albLever) InEffect(ctx context.Context, _ lever.Written, want *albLive) (bool, error) {
+	if want == nil {
 		return false, errors.New("not an ALB write")
 	}
 	found, err := a.describe(ctx)
@@ -759,10 +762,9 @@ func (a *albLever) InEffect(ctx context.Context, w Written) (bool, error) {
 
 // DryRun renders the ModifyRule and ModifyListener calls of the write, one `aws elbv2`
 // command per line, as the AWS CLI takes them.
-func (a *albLever) DryRun(_ context.Context, s Snapshot, c Change) (Rendered, error) {
-	l := s.(*albLive)
+func (a *albLever) DryRun(_ context.Context, l *albLive, c lever.Change) (lever.Rendered, error) {
 	if len(c.TTLs) > 0 {
-		return Rendered{}, errors.New("the ALB lever has no TTL to set")
+		return lever.Rendered{}, errors.New("the ALB lever has no TTL to set")
 	}
 	var lines []string
 	// The first write tags every rule with the runner's authority first (see hold).
@@ -770,9 +772,9 @@ func (a *albLever) DryRun(_ context.Context, s Snapshot, c Change) (Rendered, er
 	held.rules = slices.Clone(l.rules)
 	for i := range held.rules {
 		r := &held.rules[i]
-		if !r.held {
+		if !r.Held {
 			lines = append(lines, l.tagCommand(r))
-			r.held = true
+			r.Held = true
 		}
 	}
 	want := held.with(c.Weights)
@@ -782,22 +784,22 @@ func (a *albLever) DryRun(_ context.Context, s Snapshot, c Change) (Rendered, er
 			lines = append(lines, r.cliCommand())
 		}
 	}
-	return Rendered{Doc: []byte(strings.Join(lines, "\n")), Calls: len(lines), After: want}, nil
+	return lever.Rendered{Doc: []byte(strings.Join(lines, "\n")), Calls: len(lines), After: want}, nil
 }
 
 // tagCommand is the AWS CLI command that tags r with the reader's authority.
 func (l *albLive) tagCommand(r *albRule) string {
-	tag := []types.Tag{{Key: aws.String(authorityKey(l.cutover, l.me.Token)), Value: aws.String(authorityValue(l.me))}}
-	return fmt.Sprintf("aws elbv2 add-tags --resource-arns %s --tags %s", r.tagARN, shellQuote(cliJSON(tag)))
+	tag := []types.Tag{{Key: aws.String(authority.Key(l.Cutover, l.Me.Token)), Value: aws.String(authority.Value(l.Me))}}
+	return fmt.Sprintf("aws elbv2 add-tags --resource-arns %s --tags %s", r.ARN, lever.ShellQuote(cliJSON(tag)))
 }
 
 // cliCommand is the AWS CLI command that makes r's write.
 func (r *albRule) cliCommand() string {
 	doc := cliJSON(r.sendActions())
 	if r.listener {
-		return fmt.Sprintf("aws elbv2 modify-listener --listener-arn %s --default-actions %s", r.arn, shellQuote(doc))
+		return fmt.Sprintf("aws elbv2 modify-listener --listener-arn %s --default-actions %s", r.arn, lever.ShellQuote(doc))
 	}
-	return fmt.Sprintf("aws elbv2 modify-rule --rule-arn %s --actions %s", r.arn, shellQuote(doc))
+	return fmt.Sprintf("aws elbv2 modify-rule --rule-arn %s --actions %s", r.arn, lever.ShellQuote(doc))
 }
 
 // cliJSON renders an ELBv2 request shape as the AWS CLI's JSON takes it: the SDK's field
@@ -896,16 +898,10 @@ func writeCLI(b *bytes.Buffer, v reflect.Value) bool {
 	return true
 }
 
-// shellQuote quotes s for a POSIX shell.
-func shellQuote(s string) string {
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
-
 // Describe lists every rule with its weights and stickiness, each target group's health,
 // and the ALB lever's warnings and notes.
-func (a *albLever) Describe(ctx context.Context, s Snapshot, pv *Preview) error {
-	l := s.(*albLive)
-	pv.Lever = LeverALB
+func (a *albLever) Describe(ctx context.Context, l *albLive, pv *lever.Description) error {
+	pv.Lever = lever.ALB
 	var groups []string // every group of every rule, once, from and to first
 	groups = append(groups, l.from.arn, l.to.arn)
 	for _, r := range l.rules {
@@ -949,7 +945,7 @@ func (a *albLever) Describe(ctx context.Context, s Snapshot, pv *Preview) error 
 		pv.Notes = append(pv.Notes, note)
 	}
 	pv.Notes = append(pv.Notes, fmt.Sprintf("the run tags each rule (a listener: its default rule) with its authority, %s%s/TOKEN, before its first write, and removes the tag when the cutover ends: "+
-		"a second runner of the cutover (another machine) is refused, `cutover abort` takes the rules over", AuthorityTagPrefix, a.p.Name))
+		"a second runner of the cutover (another machine) is refused, `cutover abort` takes the rules over", authority.TagPrefix, a.p.Name))
 	pv.Notes = append(pv.Notes, "a rule Terraform manages needs `lifecycle { ignore_changes = [action] }` on its aws_lb_listener_rule (default_action on an aws_lb_listener), "+
 		"or the next apply puts its weights back (found as drift); the report prints the final weights as the forward block for the Terraform change")
 	return nil
@@ -1011,8 +1007,7 @@ func (a *albLever) health(ctx context.Context, arn string) (int, string, error) 
 }
 
 // Summary names the rules and the target groups, for the start entry.
-func (a *albLever) Summary(s Snapshot) string {
-	l := s.(*albLive)
+func (a *albLever) Summary(l *albLive) string {
 	var names []string
 	for _, r := range l.rules {
 		names = append(names, ruleName(r.arn))
@@ -1060,20 +1055,20 @@ func TerraformForward(rules []RuleWeights) string {
 // listener before its rules, rules in priority order as ELBv2 lists them). A rule that
 // forwards to one of them only is left out; a listener's default rule is selected as the
 // listener (ModifyRule refuses a default rule). A selection that finds nothing is refused.
-func (a *albLever) Select(ctx context.Context) (Selection, error) {
+func (a *albLever) Select(ctx context.Context) (lever.Selection, error) {
 	if err := a.resolve(ctx); err != nil {
-		return Selection{}, err
+		return lever.Selection{}, err
 	}
-	var s Selection
+	var s lever.Selection
 	var problems []string
 	for _, lb := range a.p.ALB.Select.LoadBalancers {
 		listeners, err := a.listenersOf(ctx, lb)
-		if isAPIError(err, "LoadBalancerNotFound") {
+		if authority.IsAPIError(err, "LoadBalancerNotFound") {
 			problems = append(problems, fmt.Sprintf("load balancer %s (spec.alb.select.loadBalancers): not found", lb))
 			continue
 		}
 		if err != nil {
-			return Selection{}, &ReadError{Err: fmt.Errorf("describe listeners of %s: %w", lb, err)}
+			return lever.Selection{}, &lever.ReadError{Err: fmt.Errorf("describe listeners of %s: %w", lb, err)}
 		}
 		for _, l := range listeners {
 			if a.forwardsToBoth(l.DefaultActions) {
@@ -1081,7 +1076,7 @@ func (a *albLever) Select(ctx context.Context) (Selection, error) {
 			}
 			rules, err := a.rulesOf(ctx, aws.ToString(l.ListenerArn))
 			if err != nil {
-				return Selection{}, &ReadError{Err: fmt.Errorf("describe rules of %s: %w", aws.ToString(l.ListenerArn), err)}
+				return lever.Selection{}, &lever.ReadError{Err: fmt.Errorf("describe rules of %s: %w", aws.ToString(l.ListenerArn), err)}
 			}
 			a.noteDefaults(aws.ToString(l.ListenerArn), rules)
 			for _, r := range rules {
@@ -1092,12 +1087,12 @@ func (a *albLever) Select(ctx context.Context) (Selection, error) {
 		}
 	}
 	if len(problems) > 0 {
-		return Selection{}, &NotReadyError{Problems: problems, Lever: LeverALB}
+		return lever.Selection{}, &lever.NotReadyError{Problems: problems, Lever: lever.ALB}
 	}
 	if len(s.ListenerRules) == 0 {
-		return Selection{}, &NotReadyError{Problems: []string{fmt.Sprintf(
+		return lever.Selection{}, &lever.NotReadyError{Problems: []string{fmt.Sprintf(
 			"spec.alb.select: no listener or rule of load balancers %s forwards to both %s and %s: nothing to move",
-			strings.Join(a.p.ALB.Select.LoadBalancers, ", "), a.from.name, a.to.name)}, Lever: LeverALB}
+			strings.Join(a.p.ALB.Select.LoadBalancers, ", "), a.from.name, a.to.name)}, Lever: lever.ALB}
 	}
 	return s, nil
 }

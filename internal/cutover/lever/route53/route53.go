@@ -1,4 +1,7 @@
-package cutover
+// Package route53 is the Route 53 lever of a cutover: the weights of a plan's weighted
+// record sets, written in one compare-and-swap change batch per step (see the comment
+// below the imports).
+package route53
 
 import (
 	"cmp"
@@ -11,7 +14,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/crossfade-io/crossfade/internal/cutover/gate"
+	"github.com/crossfade-io/crossfade/internal/cutover/lever"
 	"github.com/crossfade-io/crossfade/internal/cutover/spec"
 	"github.com/crossfade-io/crossfade/internal/elbzone"
 	"github.com/crossfade-io/crossfade/internal/endpoint"
@@ -158,14 +161,14 @@ func findZone(ctx context.Context, dns DNS, p *spec.Plan) (provider.Zone, error)
 // readLive reads the plan's members from the zone and checks that the cutover can move
 // them: each record has a weighted member for from and to, each member is owned, and no
 // other cutover, nor another runner of this one, holds the weights of its names.
-func readLive(ctx context.Context, dns DNS, reg *registry.TXT, p *spec.Plan, o ReadOptions) (*live, error) {
+func readLive(ctx context.Context, dns DNS, reg *registry.TXT, p *spec.Plan, o lever.ReadOptions) (*live, error) {
 	zone, err := findZone(ctx, dns, p)
 	if err != nil {
-		return nil, &ReadError{Err: err}
+		return nil, &lever.ReadError{Err: err}
 	}
 	recs, err := dns.Records(ctx, zone)
 	if err != nil {
-		return nil, &ReadError{Err: fmt.Errorf("zone %s: %w", zone, err)}
+		return nil, &lever.ReadError{Err: fmt.Errorf("zone %s: %w", zone, err)}
 	}
 	z := reg.Read(recs)
 	txts := map[endpoint.Key]*endpoint.Endpoint{}
@@ -199,7 +202,7 @@ func readLive(ctx context.Context, dns DNS, reg *registry.TXT, p *spec.Plan, o R
 			problem := ""
 			switch {
 			case ep == nil && (o.Held || o.Started) && !o.Partial:
-				return nil, &MemberGoneError{Member: key.String(), Where: "zone " + zone.Name}
+				return nil, &lever.MemberGoneError{Member: key.String(), Where: "zone " + zone.Name}
 			case ep == nil:
 				problem = fmt.Sprintf("%s: no such record set in zone %s: the member must be published before a cutover moves it", key, zone.Name)
 			case ep.Policy.Kind != endpoint.Weighted:
@@ -267,7 +270,7 @@ func readLive(ctx context.Context, dns DNS, reg *registry.TXT, p *spec.Plan, o R
 			problems = append(problems, fmt.Sprintf("%s %s: its weights are held by cutover %s (record %s): finish or release that cutover first", n, strings.Join(types[n], ","), a.Cutover, want.Name))
 			continue
 		case a.Runner.Token != o.Runner.Token && !o.Takeover:
-			return nil, &HeldError{Cutover: p.Name, Record: want.Name, Holder: a.Runner}
+			return nil, &lever.HeldError{Cutover: p.Name, Record: want.Name, Holder: a.Runner}
 		case a.Runner.Token != o.Runner.Token:
 			l.takenOver = append(l.takenOver, a.Runner)
 		}
@@ -280,7 +283,7 @@ func readLive(ctx context.Context, dns DNS, reg *registry.TXT, p *spec.Plan, o R
 		problems = append(problems, l.evenSplits(p)...)
 	}
 	if len(problems) > 0 {
-		return nil, &NotReadyError{Problems: problems}
+		return nil, &lever.NotReadyError{Problems: problems}
 	}
 	return l, nil
 }
@@ -350,7 +353,7 @@ func (l *live) recordWeights(r spec.Record) string {
 			}
 		}
 	}
-	return FormatWeights(w)
+	return lever.FormatWeights(w)
 }
 
 // howToStart says how to give the from member of r its traffic before a cutover: through
@@ -391,41 +394,6 @@ func setWeightAdvice(e *endpoint.Endpoint, w int64) string {
 		return fmt.Sprintf("%s: set the providerSpecific aws/weight of its endpoint %s to %d and sync it", res, e.Name, w)
 	}
 	return fmt.Sprintf("%s: set %s to %d and sync it", res, weightAnnotation, w)
-}
-
-// HeldError is a cutover whose weights another runner of it holds: its authority record
-// (the ALB lever: an authority tag on a listener rule) carries another runner token. Two runners of one cutover (two machines, two state
-// directories) would write over each other's steps; the one that came second stops.
-type HeldError struct {
-	// Cutover is the cutover's name.
-	Cutover string
-	// Record is the authority record's name (the Route 53 lever).
-	Record string
-	// Tag names the authority tag and the resource it is on (the ALB lever: a listener
-	// rule; the Cloud Map lever: the service), e.g. "tag crossfade.io/cutover/shop/TOKEN
-	// on rule shop/9683b2d02a6cabee".
-	Tag string
-	// Holder is the runner the record or tag names; zero for a record written before
-	// runners were recorded.
-	Holder registry.Runner
-}
-
-// Error names the holder and what can be done.
-func (e *HeldError) Error() string {
-	who := "runner " + e.Holder.String()
-	if e.Holder.Token == "" {
-		who = "a runner that records no token (crossfade before runner tokens, or its journal from then)"
-		if e.Holder.Host != "" {
-			who += " at " + e.Holder.Host
-		}
-	}
-	where := "record " + e.Record
-	if e.Tag != "" {
-		where = e.Tag
-	}
-	return fmt.Sprintf("cutover %s: its weights are held by another runner, %s (%s): a cutover runs from one place at a time; "+
-		"if that runner is gone, or its run ended without `crossfade cutover release`, take the weights over from here with `crossfade cutover abort` (rolls back) or `crossfade cutover release --force`",
-		e.Cutover, who, where)
 }
 
 // untouchable lists the weighted sets a batch setting ttls would have to rewrite but may
@@ -563,19 +531,6 @@ func resolveAlias(e *endpoint.Endpoint, zone provider.Zone, sets map[spec.Record
 func isS3Website(name string) bool {
 	first, rest, _ := strings.Cut(name, ".")
 	return strings.HasPrefix(first, "s3-website") && (strings.HasSuffix(rest, "amazonaws.com") || strings.HasSuffix(rest, "amazonaws.com.cn"))
-}
-
-// lowerTTLs returns the TTL writes that lower every record whose weighted sets have a TTL
-// above lower (from ttls, a record's TTL) to lower; a record already at or below it keeps
-// its own.
-func lowerTTLs(ttls map[spec.Record]int64, lower int64) map[spec.Record]int64 {
-	out := map[spec.Record]int64{}
-	for r, t := range ttls {
-		if t > lower {
-			out[r] = lower
-		}
-	}
-	return out
 }
 
 // batch is the one batch that sets every member to w (set identifier → weight; nil
@@ -760,35 +715,6 @@ func (l *live) targets() map[spec.Record]map[string][]string {
 	return out
 }
 
-// HandBack is a weighted set whose publisher asks for another weight than the zone holds:
-// the weight that publisher writes at its next sync once the weights are released. The
-// publisher records what its source asks for, while a cutover holds the weight, in the
-// set's ownership record (endpoint.WantsWeightLabel).
-type HandBack struct {
-	// Member is the set's key, e.g. "app.example.com A [blue]".
-	Member string
-	// Wants is the weight the source asks for; Holds the one the zone holds.
-	Wants, Holds int64
-	// Advice says which source to change, and how, for the weight to stay as it is.
-	Advice string
-}
-
-// String says how source and zone differ.
-func (h HandBack) String() string {
-	if h.Wants < 0 {
-		return fmt.Sprintf("%s: its ownership record does not say which weight its source asks for, the zone holds %d", h.Member, h.Holds)
-	}
-	return fmt.Sprintf("%s: its source asks for weight %d, the zone holds %d", h.Member, h.Wants, h.Holds)
-}
-
-// Effect says what a release lets happen to the set.
-func (h HandBack) Effect() string {
-	if h.Wants < 0 {
-		return fmt.Sprintf("%s goes to whatever weight its source asks for at its publisher's next sync", h.Member)
-	}
-	return fmt.Sprintf("%s goes from weight %d to %d at its publisher's next sync", h.Member, h.Holds, h.Wants)
-}
-
 // ownershipSwaps rewrites every ownership record of the plan's weighted sets exactly as
 // read: a DELETE of it as read and a CREATE of the same. It changes nothing, but makes a
 // batch a compare-and-swap of what the publishers recorded: a publisher that records
@@ -842,37 +768,39 @@ func unlistedTwins(p *spec.Plan, groups map[spec.Record][]*endpoint.Endpoint) []
 
 // dnsLever is the Route 53 lever: the weights of the plan's weighted record sets.
 type dnsLever struct {
+	lever.Base
 	p   *spec.Plan
 	dns DNS
 	reg *registry.TXT
 }
 
+// New returns the Route 53 lever of p: its weighted record sets in the zone dns
+// serves, their ownership records found with reg. It calls nothing until it is pulled.
+func New(p *spec.Plan, dns DNS, reg *registry.TXT) lever.Lever {
+	return lever.Wrap[*live](&dnsLever{p: p, dns: dns, reg: reg})
+}
+
 var (
-	_ Lever    = (*dnsLever)(nil)
-	_ Snapshot = (*live)(nil)
+	_ lever.Typed[*live] = (*dnsLever)(nil)
+	_ lever.Snapshot     = (*live)(nil)
 )
 
 // Kind is LeverRoute53.
-func (d *dnsLever) Kind() string { return LeverRoute53 }
+func (d *dnsLever) Kind() string { return lever.Route53 }
 
 // Read reads the plan's members from the zone (readLive).
-func (d *dnsLever) Read(ctx context.Context, o ReadOptions) (Snapshot, error) {
-	l, err := readLive(ctx, d.dns, d.reg, d.p, o)
-	if err != nil {
-		return nil, err
-	}
-	return l, nil
+func (d *dnsLever) Read(ctx context.Context, o lever.ReadOptions) (*live, error) {
+	return readLive(ctx, d.dns, d.reg, d.p, o)
 }
 
 // StartProblems are members whose weights differ between records, and, when the plan
 // lowers the TTL, sets nobody owns whose TTL would have to move with it and aliases whose
 // target's TTL is above the lowered one (unlowerable).
-func (d *dnsLever) StartProblems(s Snapshot) []string {
-	l := s.(*live)
+func (d *dnsLever) StartProblems(l *live) []string {
 	problems := l.differingWeights()
 	if d.p.LowerTTL > 0 {
 		problems = append(problems, l.unlowerable(d.p.LowerTTL)...)
-		problems = append(problems, l.untouchable(lowerTTLs(l.groupTTL, d.p.LowerTTL))...)
+		problems = append(problems, l.untouchable(lever.LowerTTLs(l.groupTTL, d.p.LowerTTL))...)
 	}
 	return problems
 }
@@ -895,27 +823,21 @@ func (l *live) unlowerable(lower int64) []string {
 }
 
 // Check refuses a TTL write that would have to rewrite a set nobody owns.
-func (d *dnsLever) Check(s Snapshot, c Change) []string {
-	return s.(*live).untouchable(c.TTLs)
+func (d *dnsLever) Check(l *live, c lever.Change) []string {
+	return l.untouchable(c.TTLs)
 }
-
-// casAttempts bounds how many times a write is built again from a fresh read after Route
-// 53 refused it because something it read changed before it landed (a publisher's new
-// targets for a member): the compare-and-swap lost a race, and the next try usually wins.
-const casAttempts = 8
 
 // Write sends the weights (and each record's TTL in c.TTLs) in one batch, built on s.
 // Redone after a crash, it sends the batch again, whatever already landed: the batch
 // always has a change to follow to INSYNC. The batch is a compare-and-swap of every set it
 // rewrites (see live.batch): refused because the zone changed since the read, it is built
-// again from another read, up to casAttempts times, then fails naming what moved.
+// again from another read, up to lever.CASAttempts times, then fails naming what moved.
 // Refused because another runner now holds the weights, it fails with *HeldError.
-func (d *dnsLever) Write(ctx context.Context, s Snapshot, c Change, env WriteEnv) (Written, error) {
-	l := s.(*live)
+func (d *dnsLever) Write(ctx context.Context, l *live, c lever.Change, env lever.Env[*live]) (lever.Written, error) {
 	what := env.What
 	desc := "write"
 	if len(c.Weights) > 0 {
-		desc += " " + FormatWeights(c.Weights)
+		desc += " " + lever.FormatWeights(c.Weights)
 	}
 	var batch plan.Batch
 	var id string
@@ -923,10 +845,10 @@ func (d *dnsLever) Write(ctx context.Context, s Snapshot, c Change, env WriteEnv
 	for attempt := 1; ; attempt++ {
 		batch = l.batch(c.Weights, c.TTLs)
 		if err := env.BeforeSend(l); err != nil {
-			return Written{}, err
+			return lever.Written{}, err
 		}
 		id, err = d.dns.ApplyChange(ctx, l.zone, batch, env.Comment)
-		if err == nil && id == "" && len(batch) > 0 && attempt < casAttempts {
+		if err == nil && id == "" && len(batch) > 0 && attempt < lever.CASAttempts {
 			// The batch landed but its answer was lost, and with it the change id to
 			// follow to INSYNC. Write again from a fresh read: the weights already stand,
 			// so the batch is the authority record's alone, and Route 53 applies a zone's
@@ -934,9 +856,9 @@ func (d *dnsLever) Write(ctx context.Context, s Snapshot, c Change, env WriteEnv
 			env.Log.Warn("write landed but its change id was lost: writing the authority record again to follow one to INSYNC", "zone", l.zone.Name, "step", what, "attempt", attempt)
 			fresh, rerr := env.Read(ctx)
 			if rerr != nil {
-				return Written{}, fmt.Errorf("%s: %w", what, rerr)
+				return lever.Written{}, fmt.Errorf("%s: %w", what, rerr)
 			}
-			l = fresh.(*live)
+			l = fresh
 			continue
 		}
 		if err == nil {
@@ -944,60 +866,58 @@ func (d *dnsLever) Write(ctx context.Context, s Snapshot, c Change, env WriteEnv
 		}
 		var rej *provider.RejectedError
 		if !errors.As(err, &rej) {
-			return Written{}, fmt.Errorf("%s: %s: %w", what, desc, err)
+			return lever.Written{}, fmt.Errorf("%s: %s: %w", what, desc, err)
 		}
 		// Read again after the pause, not before it: the next batch is built on the read.
-		if err := backoff(ctx, attempt); err != nil {
-			return Written{}, err
+		if err := lever.Backoff(ctx, attempt); err != nil {
+			return lever.Written{}, err
 		}
 		fresh, rerr := env.Read(ctx)
 		if rerr != nil {
 			env.Log.Warn("write refused; the zone read again refuses the cutover", "zone", l.zone.Name, "step", what, "refusal", err)
-			return Written{}, fmt.Errorf("%s: %w", what, rerr)
+			return lever.Written{}, fmt.Errorf("%s: %w", what, rerr)
 		}
 		if d := env.Drift(fresh); d != nil {
 			// A weight moved between the read and the write: the compare-and-swap kept
 			// it from being overwritten unseen.
-			return Written{}, d
+			return lever.Written{}, d
 		}
-		moved := l.moved(fresh.(*live))
+		moved := l.moved(fresh)
 		switch {
 		case len(moved) == 0:
-			return Written{}, fmt.Errorf("%s: %s: refused, though nothing it read has changed since: %w", what, desc, err)
-		case attempt == casAttempts:
-			return Written{}, fmt.Errorf("%s: %s: the zone changed under the cutover before each of %d attempts landed (a publisher writing the same record sets?); last: %s: %w",
-				what, desc, casAttempts, strings.Join(moved, "; "), err)
+			return lever.Written{}, fmt.Errorf("%s: %s: refused, though nothing it read has changed since: %w", what, desc, err)
+		case attempt == lever.CASAttempts:
+			return lever.Written{}, fmt.Errorf("%s: %s: the zone changed under the cutover before each of %d attempts landed (a publisher writing the same record sets?); last: %s: %w",
+				what, desc, lever.CASAttempts, strings.Join(moved, "; "), err)
 		}
 		env.Log.Warn("the zone changed under the write: writing again from a fresh read", "zone", l.zone.Name, "step", what, "attempt", attempt, "moved", moved)
-		l = fresh.(*live)
+		l = fresh
 	}
 	// Apply the batch to what we know, so that the hold paces on the TTL just written,
 	// and compares the weights just written.
-	return Written{ID: id, Detail: fmt.Sprintf("%d changes", len(batch)), Calls: len(batch),
+	return lever.Written{ID: id, Detail: fmt.Sprintf("%d changes", len(batch)), Calls: len(batch),
 		Pending: fmt.Sprintf("change %s not INSYNC", id), After: l.after(batch)}, nil
 }
 
 // InEffect reports whether Route 53 has the change INSYNC.
-func (d *dnsLever) InEffect(ctx context.Context, w Written) (bool, error) {
+func (d *dnsLever) InEffect(ctx context.Context, w lever.Written, _ *live) (bool, error) {
 	return d.dns.InSync(ctx, w.ID)
 }
 
 // DryRun renders the batch as the provider would send it: for Route 53, the
 // --change-batch JSON of `aws route53 change-resource-record-sets`.
-func (d *dnsLever) DryRun(ctx context.Context, s Snapshot, c Change) (Rendered, error) {
-	l := s.(*live)
+func (d *dnsLever) DryRun(ctx context.Context, l *live, c lever.Change) (lever.Rendered, error) {
 	b := l.batch(c.Weights, c.TTLs)
 	doc, err := d.dns.DryRun(ctx, l.zone, b)
 	if err != nil {
-		return Rendered{}, err
+		return lever.Rendered{}, err
 	}
-	return Rendered{Doc: doc, Calls: len(b), After: l.after(b)}, nil
+	return lever.Rendered{Doc: doc, Calls: len(b), After: l.after(b)}, nil
 }
 
 // Describe sets the preview's zone and TTL, and says who owns each member, and which
 // other cluster's sets a TTL change moves along.
-func (d *dnsLever) Describe(_ context.Context, s Snapshot, pv *Preview) error {
-	l := s.(*live)
+func (d *dnsLever) Describe(_ context.Context, l *live, pv *lever.Description) error {
 	pv.Zone, pv.TTL = l.zone, l.maxTTL
 	for _, m := range l.members {
 		pv.Owners = append(pv.Owners, fmt.Sprintf("%s owned by %s (%s)", m.ep.Key(), m.ep.Owner(), m.ep.Resource()))
@@ -1006,7 +926,7 @@ func (d *dnsLever) Describe(_ context.Context, s Snapshot, pv *Preview) error {
 				m.ep.Key(), aliasName(m.ep), m.effectiveTTL(), m.target.why))
 		}
 	}
-	lowers := lowerTTLs(l.groupTTL, d.p.LowerTTL)
+	lowers := lever.LowerTTLs(l.groupTTL, d.p.LowerTTL)
 	for _, o := range l.others {
 		if _, ok := lowers[o.record]; ok && d.p.LowerTTL > 0 && !o.ep.IsAlias() {
 			pv.Owners = append(pv.Owners, fmt.Sprintf("%s owned by %s (%s): its weight stays, its TTL moves with its group's (Route 53 gives a name and type's weighted sets one TTL)",
@@ -1017,23 +937,22 @@ func (d *dnsLever) Describe(_ context.Context, s Snapshot, pv *Preview) error {
 }
 
 // Summary names the zone, the records, the clusters and the TTL.
-func (d *dnsLever) Summary(s Snapshot) string {
-	l := s.(*live)
+func (d *dnsLever) Summary(l *live) string {
 	return fmt.Sprintf("zone %s, %d records, from %s to %s, TTL %ds", l.zone, len(d.p.Records), d.p.From, d.p.To, l.maxTTL)
 }
 
-// DriftCause is driftCause.
-func (d *dnsLever) DriftCause() string { return driftCause }
+// DriftCause is lever.DriftCause.
+func (d *dnsLever) DriftCause() string { return lever.DriftCause }
 
 // Weights returns set identifier → weight as the zone holds it (weights).
 func (l *live) Weights() map[string]int64 { return l.weights() }
 
 // Members are the from and to members of every record, by their key.
-func (l *live) Members() []Member {
-	out := make([]Member, 0, len(l.members))
+func (l *live) Members() []lever.Member {
+	out := make([]lever.Member, 0, len(l.members))
 	for _, m := range l.members {
 		k := m.ep.Key().String()
-		out = append(out, Member{Key: k, Name: k, Weight: m.ep.Policy.Weight, Source: sourceOf(m.ep)})
+		out = append(out, lever.Member{Key: k, Name: k, Weight: m.ep.Policy.Weight, Source: sourceOf(m.ep)})
 	}
 	return out
 }
@@ -1045,11 +964,11 @@ func (l *live) TTL() int64 { return l.maxTTL }
 // RecordTTLs is, per record, the TTL its weighted sets share.
 func (l *live) RecordTTLs() map[spec.Record]int64 { return l.groupTTL }
 
-// Targets returns, per record, set identifier → the member's values (targets).
-func (l *live) Targets() map[spec.Record]map[string][]string { return l.targets() }
-
-// TargetGroups is nil: the Route 53 lever has no target groups.
-func (l *live) TargetGroups(map[string]int64) []gate.TargetGroup { return nil }
+// GateInput has, per record, set identifier → the member's values (targets), for the
+// DNS gate; the Route 53 lever has no target groups.
+func (l *live) GateInput(map[string]int64) lever.GateInput {
+	return lever.GateInput{Targets: l.targets()}
+}
 
 // NoTraffic names the first record whose weighted sets would all have weight 0 with the
 // members at w.
@@ -1076,7 +995,17 @@ func (l *live) Skipped() []string { return l.skipped }
 func (l *live) TakenOver() []registry.Runner { return l.takenOver }
 
 // StartData keeps each record's TTL, restored when the cutover ends.
-func (l *live) StartData() json.RawMessage { return newStartData(l.groupTTL) }
+func (l *live) StartData() json.RawMessage {
+	// The journal's start data: "name type" → TTL, as the engine reads it back.
+	d := struct {
+		TTLs map[string]int64 `json:"ttls,omitempty"`
+	}{TTLs: map[string]int64{}}
+	for r, t := range l.groupTTL {
+		d.TTLs[r.Name+" "+r.Type] = t
+	}
+	b, _ := json.Marshal(d)
+	return b
+}
 
 // LogAttr is the zone's name.
 func (l *live) LogAttr() slog.Attr { return slog.String("zone", l.zone.Name) }
@@ -1085,17 +1014,17 @@ func (l *live) LogAttr() slog.Attr { return slog.String("zone", l.zone.Name) }
 // for from and one for to (spec.select.allWeighted), in name and type order. A name with
 // one of them only, or only other clusters' members, is left out; a selection that finds
 // nothing is refused.
-func (d *dnsLever) Select(ctx context.Context) (Selection, error) {
+func (d *dnsLever) Select(ctx context.Context) (lever.Selection, error) {
 	if d.dns == nil {
-		return Selection{}, fmt.Errorf("cutover %s selects the zone's weighted records (spec.select), and no DNS provider is configured", d.p.Name)
+		return lever.Selection{}, fmt.Errorf("cutover %s selects the zone's weighted records (spec.select), and no DNS provider is configured", d.p.Name)
 	}
 	zone, err := findZone(ctx, d.dns, d.p)
 	if err != nil {
-		return Selection{}, &ReadError{Err: err}
+		return lever.Selection{}, &lever.ReadError{Err: err}
 	}
 	recs, err := d.dns.Records(ctx, zone)
 	if err != nil {
-		return Selection{}, &ReadError{Err: fmt.Errorf("zone %s: %w", zone, err)}
+		return lever.Selection{}, &lever.ReadError{Err: fmt.Errorf("zone %s: %w", zone, err)}
 	}
 	ids := map[spec.Record]map[string]bool{}
 	for _, e := range recs {
@@ -1113,14 +1042,14 @@ func (d *dnsLever) Select(ctx context.Context) (Selection, error) {
 		}
 		ids[r][e.SetIdentifier] = true
 	}
-	var s Selection
+	var s lever.Selection
 	for r, set := range ids {
 		if set[d.p.From] && set[d.p.To] {
 			s.Records = append(s.Records, r)
 		}
 	}
 	if len(s.Records) == 0 {
-		return Selection{}, &NotReadyError{Problems: []string{fmt.Sprintf(
+		return lever.Selection{}, &lever.NotReadyError{Problems: []string{fmt.Sprintf(
 			"spec.select: zone %s has no weighted record set with members for both %s and %s: nothing to move", zone.Name, d.p.From, d.p.To)}}
 	}
 	slices.SortFunc(s.Records, func(a, b spec.Record) int {

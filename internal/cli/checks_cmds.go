@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"errors"
@@ -15,24 +15,24 @@ import (
 
 // The flags of `controller` and `cutover` are checked from here, by name, rather than
 // beside their definitions: those files change often, and a rule here whose flag is
-// renamed or removed panics at the first build of the tree (flagChecks.want), so that
+// renamed or removed panics at the first build of the tree (FlagChecks.Want), so that
 // every test of the command line fails on it.
 
 // leaderJitter is client-go's leaderelection.JitterFactor: its elector refuses a renew
 // deadline that is not above this many retry periods.
 const leaderJitter = 1.2
 
-// checkControllerFlags declares what the values of `crossfade controller`'s flags must be.
-// The external-dns flags it accepts and ignores (acceptExternalDNSFlags) are left alone.
-func checkControllerFlags(fc *flagChecks, c *cobra.Command) {
+// CheckControllerFlags declares what the values of `crossfade controller`'s flags must be.
+// The external-dns flags it accepts and ignores (AcceptExternalDNSFlags) are left alone.
+func CheckControllerFlags(fc *FlagChecks, c *cobra.Command) {
 	fl := c.Flags()
-	checkPublishFlags(fc, c, fl)
-	fc.want(fl, "master", optional(kubeAPIServer))
-	fc.want(fl, "source", notEmpty("a kind to publish from: "+strings.Join(controller.Sources, ", ")))
+	CheckPublishFlags(fc, c, fl)
+	fc.Want(fl, "master", Optional(KubeAPIServer))
+	fc.Want(fl, "source", NotEmpty("a kind to publish from: "+strings.Join(controller.Sources, ", ")))
 	// Kinds external-dns reads and crossfade does not are warned about and skipped, so that
 	// an external-dns command line runs; a line with none crossfade reads would publish
 	// nothing.
-	fc.check(c, func() error {
+	fc.Check(c, func() error {
 		sources, _ := fl.GetStringSlice("source")
 		for _, s := range sources {
 			if slices.Contains(controller.Sources, s) {
@@ -41,14 +41,14 @@ func checkControllerFlags(fc *flagChecks, c *cobra.Command) {
 		}
 		return fmt.Errorf("--source %q: none of these is a kind crossfade reads; want one or more of %s", strings.Join(sources, ","), strings.Join(controller.Sources, ", "))
 	})
-	fc.want(fl, "registry", oneOf("txt"))
+	fc.Want(fl, "registry", OneOf("txt"))
 	// 0 would be the controller's default for each, not what the value says.
 	for _, name := range []string{"interval", "debounce", "max-delay", "resync-interval", "crd-poll-interval", "cloudmap-operation-timeout",
 		"reconcile-backoff-base", "reconcile-backoff-max"} {
-		fc.want(fl, name, positiveDuration)
+		fc.Want(fl, name, PositiveDuration)
 	}
 	// A cap below the first wait would quietly become the first wait (controller.newBackoff).
-	fc.check(c, func() error {
+	fc.Check(c, func() error {
 		base, _ := fl.GetDuration("reconcile-backoff-base")
 		ceil, _ := fl.GetDuration("reconcile-backoff-max")
 		if ceil < base {
@@ -56,24 +56,24 @@ func checkControllerFlags(fc *flagChecks, c *cobra.Command) {
 		}
 		return nil
 	})
-	fc.want(fl, "metrics-address", listenAddr)
-	fc.want(fl, "hold-probe-interval", durationAtLeast(0, "0 turns probing off"))
-	fc.want(fl, "hold-probe-servers", hostPort)
-	fc.want(fl, "cloudmap-endpoint", optional(httpURL))
-	fc.want(fl, "cloudmap-cluster-id", optional(cloudMapAttributeValue))
-	fc.want(fl, "cloudmap-namespace", func(v string) error {
+	fc.Want(fl, "metrics-address", ListenAddr)
+	fc.Want(fl, "hold-probe-interval", DurationAtLeast(0, "0 turns probing off"))
+	fc.Want(fl, "hold-probe-servers", HostPort)
+	fc.Want(fl, "cloudmap-endpoint", Optional(HTTPURL))
+	fc.Want(fl, "cloudmap-cluster-id", Optional(CloudMapAttributeValue))
+	fc.Want(fl, "cloudmap-namespace", func(v string) error {
 		if v == "" || len(v) > 1024 || strings.TrimSpace(v) != v {
 			return errors.New("want a Cloud Map namespace's name (e.g. apps.local) or id (ns-…), 1 to 1024 characters")
 		}
 		return nil
 	})
-	fc.want(fl, "leader-election-namespace", optional(k8sName("namespace", true)))
-	fc.want(fl, "leader-election-id", k8sName("Lease", false))
+	fc.Want(fl, "leader-election-namespace", Optional(K8sName("namespace", true)))
+	fc.Want(fl, "leader-election-id", K8sName("Lease", false))
 	for _, name := range []string{"leader-election-lease-duration", "leader-election-renew-deadline", "leader-election-retry-period"} {
-		fc.want(fl, name, positiveDuration)
+		fc.Want(fl, name, PositiveDuration)
 	}
 	// client-go's elector refuses these otherwise, once the informers have started.
-	fc.check(c, func() error {
+	fc.Check(c, func() error {
 		lease, _ := fl.GetDuration("leader-election-lease-duration")
 		renew, _ := fl.GetDuration("leader-election-renew-deadline")
 		retry, _ := fl.GetDuration("leader-election-retry-period")
@@ -86,22 +86,22 @@ func checkControllerFlags(fc *flagChecks, c *cobra.Command) {
 		}
 		return nil
 	})
-	fc.want(fl, "ingress-class", k8sName("IngressClass", false))
-	fc.want(fl, "gateway-namespace", optional(k8sName("namespace", true)))
-	fc.want(fl, "gateway-name", optional(k8sName("Gateway", false)))
-	fc.want(fl, "gateway-label-filter", selector("GatewayLabelFilter"))
+	fc.Want(fl, "ingress-class", K8sName("IngressClass", false))
+	fc.Want(fl, "gateway-namespace", Optional(K8sName("namespace", true)))
+	fc.Want(fl, "gateway-name", Optional(K8sName("Gateway", false)))
+	fc.Want(fl, "gateway-label-filter", Selector("GatewayLabelFilter"))
 }
 
-// checkCutoverFlags declares what the values of `crossfade cutover`'s flags must be: its
+// CheckCutoverFlags declares what the values of `crossfade cutover`'s flags must be: its
 // persistent ones, checked in every subcommand, and its subcommands' own.
-func checkCutoverFlags(fc *flagChecks, c *cobra.Command) {
+func CheckCutoverFlags(fc *FlagChecks, c *cobra.Command) {
 	pf := c.PersistentFlags()
-	fc.want(pf, "state-dir", notEmpty("a directory for the journal, lock, control and report files"))
-	fc.want(pf, "dns-server", dnsServer)
-	checkTXTFlags(fc, c, pf)
-	checkRoute53Flags(fc, pf)
+	fc.Want(pf, "state-dir", NotEmpty("a directory for the journal, lock, control and report files"))
+	fc.Want(pf, "dns-server", DNSServer)
+	CheckTXTFlags(fc, c, pf)
+	CheckRoute53Flags(fc, pf)
 	for _, name := range []string{"elbv2-endpoint", "servicediscovery-endpoint", "cloudwatch-endpoint"} {
-		fc.want(pf, name, optional(httpURL))
+		fc.Want(pf, name, Optional(HTTPURL))
 	}
 	sub := func(name string) *cobra.Command {
 		for _, s := range c.Commands() {
@@ -112,30 +112,30 @@ func checkCutoverFlags(fc *flagChecks, c *cobra.Command) {
 		panic("flag checks for cutover " + name + ", which is not a command")
 	}
 	run := sub("run").Flags()
-	fc.want(run, "write-retry-for", durationAtLeast(0, "0 retries nothing"))
-	fc.want(run, "ui", optional(loopbackAddr))
-	fc.want(sub("release").Flags(), "wait", durationAtLeast(0, "0 does not wait"))
+	fc.Want(run, "write-retry-for", DurationAtLeast(0, "0 retries nothing"))
+	fc.Want(run, "ui", Optional(LoopbackAddr))
+	fc.Want(sub("release").Flags(), "wait", DurationAtLeast(0, "0 does not wait"))
 	for _, name := range []string{cutover.CommandPause, cutover.CommandResume, cutover.CommandPromote, cutover.CommandAbort} {
-		fc.want(sub(name).Flags(), "ack-timeout", durationAtLeast(0, "0 does not wait"))
+		fc.Want(sub(name).Flags(), "ack-timeout", DurationAtLeast(0, "0 does not wait"))
 	}
 }
 
-// kubeAPIServer wants a Kubernetes API server's URL, or its host:port (https), as
+// KubeAPIServer wants a Kubernetes API server's URL, or its host:port (https), as
 // client-go reads --master.
-func kubeAPIServer(v string) error {
+func KubeAPIServer(v string) error {
 	u := v
 	if !strings.Contains(v, "://") {
 		u = "https://" + v
 	}
-	if httpURL(u) != nil {
+	if HTTPURL(u) != nil {
 		return errors.New(`want the Kubernetes API server's URL, e.g. "https://10.0.0.1:6443"`)
 	}
 	return nil
 }
 
-// cloudMapAttributeValue wants a Cloud Map instance attribute value: 1 to 1024 printable
+// CloudMapAttributeValue wants a Cloud Map instance attribute value: 1 to 1024 printable
 // characters, no space at either end.
-func cloudMapAttributeValue(v string) error {
+func CloudMapAttributeValue(v string) error {
 	if v != "" && len(v) <= 1024 && strings.TrimSpace(v) == v && strings.IndexFunc(v, func(r rune) bool { return r < 0x20 || r > 0x7e }) < 0 {
 		return nil
 	}

@@ -1,4 +1,4 @@
-package cutover
+package authority
 
 import (
 	"encoding/hex"
@@ -63,7 +63,7 @@ func FuzzAuthorityTags(f *testing.F) {
 			return
 		}
 		r := registry.Runner{Token: token, Host: host, PID: pid}
-		k, v := authorityKey(cutover, token), authorityValue(r)
+		k, v := Key(cutover, token), Value(r)
 		if c, tok, ok := parseAuthorityKey(k); !ok || c != cutover || tok != token {
 			t.Fatalf("key %q read back as %q %q %v", k, c, tok, ok)
 		}
@@ -78,10 +78,10 @@ func FuzzAuthorityTags(f *testing.F) {
 			t.Fatalf("host %q written as %q, read back as %q", host, v, holder.Host)
 		}
 		other := registry.Runner{Token: token + "x"}
-		if a := readAuthority([]resourceTag{{k, v}}, cutover, other); a.mine || !slices.Equal(a.others, []string{k}) || !slices.Equal(a.holders, []registry.Runner{holder}) {
+		if a := readAuthority([]Tag{{k, v}}, cutover, other); a.mine || !slices.Equal(a.others, []string{k}) || !slices.Equal(a.holders, []registry.Runner{holder}) {
 			t.Fatalf("another runner reads %s=%s as %+v", k, v, a)
 		}
-		if a := readAuthority([]resourceTag{{k, v}}, cutover, r); !a.mine || len(a.others) > 0 || a.foreign != "" {
+		if a := readAuthority([]Tag{{k, v}}, cutover, r); !a.mine || len(a.others) > 0 || a.foreign != "" {
 			t.Fatalf("the runner reads its own %s=%s as %+v", k, v, a)
 		}
 	})
@@ -95,15 +95,15 @@ func FuzzAuthorityTags(f *testing.F) {
 func checkReadKey(t *testing.T, key, value, cutover string, me registry.Runner) {
 	t.Helper()
 	c, tok, parsed := parseAuthorityKey(key)
-	if parsed && (authorityKey(c, tok) != key || c == "" || tok == "" || strings.Contains(c, "/") || strings.Contains(tok, "/")) {
+	if parsed && (Key(c, tok) != key || c == "" || tok == "" || strings.Contains(c, "/") || strings.Contains(tok, "/")) {
 		t.Fatalf("key %q accepted as cutover %q, token %q", key, c, tok)
 	}
-	if !parsed && strings.Count(key, "/") == 3 && strings.HasPrefix(key, AuthorityTagPrefix) && !strings.Contains(key, "//") && !strings.HasSuffix(key, "/") {
-		t.Fatalf("key %q of the form %sNAME/TOKEN refused", key, AuthorityTagPrefix)
+	if !parsed && strings.Count(key, "/") == 3 && strings.HasPrefix(key, TagPrefix) && !strings.Contains(key, "//") && !strings.HasSuffix(key, "/") {
+		t.Fatalf("key %q of the form %sNAME/TOKEN refused", key, TagPrefix)
 	}
-	tags := []resourceTag{{"team", "payments"}, {key, value}}
+	tags := []Tag{{"team", "payments"}, {key, value}}
 	a := readAuthority(tags, cutover, me)
-	ours := me.Token != "" && key == authorityKey(cutover, me.Token)
+	ours := me.Token != "" && key == Key(cutover, me.Token)
 	switch {
 	case a.count != len(tags):
 		t.Fatalf("count %d of %d tags", a.count, len(tags))
@@ -122,7 +122,7 @@ func checkReadKey(t *testing.T, key, value, cutover string, me registry.Runner) 
 	}
 }
 
-// hostChars is the host name in the characters a tag value may hold, as authorityValue
+// hostChars is the host name in the characters a tag value may hold, as Value
 // promises: letters, digits, '.', '-' and '_', each other character one '-'.
 func hostChars(host string) string {
 	var b strings.Builder

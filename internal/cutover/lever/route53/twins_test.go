@@ -1,4 +1,4 @@
-package cutover
+package route53
 
 import (
 	"strings"

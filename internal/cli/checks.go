@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"errors"
@@ -25,50 +25,50 @@ import (
 	"github.com/crossfade-io/crossfade/internal/source"
 )
 
-// flagChecks hold what one command tree's flag values must be: a rule per flag, and
-// checks of several flags together per command. enforceUsage runs them once the command
+// FlagChecks hold what one command tree's flag values must be: a rule per flag, and
+// checks of several flags together per command. EnforceUsage runs them once the command
 // line is parsed, before the command reads or writes anything, and a value they refuse is
 // a usage error (exit status 2) naming the flag, the value and what the flag wants.
-type flagChecks struct {
-	rules  map[*pflag.Flag][]valueRule
+type FlagChecks struct {
+	rules  map[*pflag.Flag][]ValueRule
 	checks map[*cobra.Command][]func() error
 }
 
-// valueRule judges one value of a flag (each element of a list flag) as pflag holds it
+// ValueRule judges one value of a flag (each element of a list flag) as pflag holds it
 // once parsed; its error says what the flag wants.
-type valueRule func(v string) error
+type ValueRule func(v string) error
 
-// checkedAnnotation marks a flag with a rule, so that the flag says so without the tree's
-// flagChecks (TestFlagValueRules walks the tree for it).
-const checkedAnnotation = "crossfade.io/value-checked"
+// CheckedAnnotation marks a flag with a rule, so that the flag says so without the tree's
+// FlagChecks (TestFlagValueRules walks the tree for it).
+const CheckedAnnotation = "crossfade.io/value-checked"
 
-// want declares the rule every value of fs's flag name must meet. The flag must exist:
+// Want declares the rule every value of fs's flag name must meet. The flag must exist:
 // a rule for a renamed flag must not silently check nothing.
-func (fc *flagChecks) want(fs *pflag.FlagSet, name string, rule valueRule) {
+func (fc *FlagChecks) Want(fs *pflag.FlagSet, name string, rule ValueRule) {
 	f := fs.Lookup(name)
 	if f == nil {
 		panic(fmt.Sprintf("flag check for --%s, which is not defined", name))
 	}
 	if fc.rules == nil {
-		fc.rules = map[*pflag.Flag][]valueRule{}
+		fc.rules = map[*pflag.Flag][]ValueRule{}
 	}
 	fc.rules[f] = append(fc.rules[f], rule)
-	_ = fs.SetAnnotation(name, checkedAnnotation, []string{"true"})
+	_ = fs.SetAnnotation(name, CheckedAnnotation, []string{"true"})
 }
 
-// check declares a check of c's flags together (a flag that needs another, two that
+// Check declares a check of c's flags together (a flag that needs another, two that
 // exclude each other); its error names the flags. A group's checks hold in every command
 // under it, whose persistent flags they check.
-func (fc *flagChecks) check(c *cobra.Command, fn func() error) {
+func (fc *FlagChecks) Check(c *cobra.Command, fn func() error) {
 	if fc.checks == nil {
 		fc.checks = map[*cobra.Command][]func() error{}
 	}
 	fc.checks[c] = append(fc.checks[c], fn)
 }
 
-// run checks the values of c's flags (its own and those it inherits) and then the checks
-// of c and of the groups above it, returning the first refusal as a usageError.
-func (fc *flagChecks) run(c *cobra.Command) error {
+// Run checks the values of c's flags (its own and those it inherits) and then the checks
+// of c and of the groups above it, returning the first refusal as a UsageError.
+func (fc *FlagChecks) Run(c *cobra.Command) error {
 	if fc == nil {
 		return nil
 	}
@@ -87,12 +87,12 @@ func (fc *flagChecks) run(c *cobra.Command) error {
 		}
 	})
 	if err != nil {
-		return &usageError{path: c.CommandPath(), err: err}
+		return &UsageError{path: c.CommandPath(), err: err}
 	}
 	for p := c; p != nil; p = p.Parent() {
 		for _, check := range fc.checks[p] {
 			if err := check(); err != nil {
-				return &usageError{path: c.CommandPath(), err: err}
+				return &UsageError{path: c.CommandPath(), err: err}
 			}
 		}
 	}
@@ -107,8 +107,8 @@ func flagValues(f *pflag.Flag) []string {
 	return []string{f.Value.String()}
 }
 
-// optional lets the empty value, the flag's "not set", through rule.
-func optional(rule valueRule) valueRule {
+// Optional lets the empty value, the flag's "not set", through rule.
+func Optional(rule ValueRule) ValueRule {
 	return func(v string) error {
 		if v == "" {
 			return nil
@@ -117,8 +117,8 @@ func optional(rule valueRule) valueRule {
 	}
 }
 
-// notEmpty wants a value.
-func notEmpty(what string) valueRule {
+// NotEmpty wants a value.
+func NotEmpty(what string) ValueRule {
 	return func(v string) error {
 		if strings.TrimSpace(v) == "" {
 			return errors.New("want " + what)
@@ -127,9 +127,9 @@ func notEmpty(what string) valueRule {
 	}
 }
 
-// durationAtLeast wants a duration of min or more; why, when not empty, says what the
+// DurationAtLeast wants a duration of min or more; why, when not empty, says what the
 // bound is.
-func durationAtLeast(lo time.Duration, why string) valueRule {
+func DurationAtLeast(lo time.Duration, why string) ValueRule {
 	return func(v string) error {
 		d, err := time.ParseDuration(v)
 		if err == nil && d >= lo {
@@ -143,17 +143,17 @@ func durationAtLeast(lo time.Duration, why string) valueRule {
 	}
 }
 
-// positiveDuration wants a duration above 0: a pflag duration of 0 is otherwise the
+// PositiveDuration wants a duration above 0: a pflag duration of 0 is otherwise the
 // engine's "use the default", which the value given never meant.
-func positiveDuration(v string) error {
+func PositiveDuration(v string) error {
 	if d, err := time.ParseDuration(v); err == nil && d > 0 {
 		return nil
 	}
 	return errors.New(`want a duration above 0, e.g. "30s"`)
 }
 
-// intRange wants an integer lo..hi (hi < 0: no upper bound).
-func intRange(lo, hi int) valueRule {
+// IntRange wants an integer lo..hi (hi < 0: no upper bound).
+func IntRange(lo, hi int) ValueRule {
 	return func(v string) error {
 		n, err := strconv.Atoi(v)
 		switch {
@@ -166,24 +166,24 @@ func intRange(lo, hi int) valueRule {
 	}
 }
 
-// ratio wants a number 0..1 (NaN is not one).
-func ratio(v string) error {
+// Ratio wants a number 0..1 (NaN is not one).
+func Ratio(v string) error {
 	if x, err := strconv.ParseFloat(v, 64); err == nil && x >= 0 && x <= 1 {
 		return nil
 	}
 	return errors.New("want a number 0..1")
 }
 
-// nonNegativeNumber wants a finite number ≥ 0.
-func nonNegativeNumber(v string) error {
+// NonNegativeNumber wants a finite number ≥ 0.
+func NonNegativeNumber(v string) error {
 	if x, err := strconv.ParseFloat(v, 64); err == nil && x >= 0 && !math.IsInf(x, 1) {
 		return nil
 	}
 	return errors.New("want a number 0 or more")
 }
 
-// oneOf wants one of values, exactly.
-func oneOf(values ...string) valueRule {
+// OneOf wants one of values, exactly.
+func OneOf(values ...string) ValueRule {
 	return func(v string) error {
 		if slices.Contains(values, v) {
 			return nil
@@ -192,8 +192,8 @@ func oneOf(values ...string) valueRule {
 	}
 }
 
-// oneOfFold wants one of values, in any case.
-func oneOfFold(values ...string) valueRule {
+// OneOfFold wants one of values, in any case.
+func OneOfFold(values ...string) ValueRule {
 	return func(v string) error {
 		for _, w := range values {
 			if strings.EqualFold(v, w) {
@@ -212,8 +212,8 @@ func orList(values []string) string {
 	return strings.Join(values[:len(values)-1], ", ") + " or " + values[len(values)-1]
 }
 
-// logLevel wants a level slog reads (debug, info, warn, error, any case, "info+2").
-func logLevel(v string) error {
+// LogLevel wants a level slog reads (debug, info, warn, error, any case, "info+2").
+func LogLevel(v string) error {
 	var l slog.Level
 	if l.UnmarshalText([]byte(v)) != nil {
 		return errors.New("want debug, info, warn or error")
@@ -245,41 +245,41 @@ func isHost(h string) bool {
 	return h == strings.TrimSpace(h) && endpoint.CheckName(endpoint.NormalizeName(h)) == ""
 }
 
-// hostPort wants host:port of a server to ask (port 1..65535).
-func hostPort(v string) error {
+// HostPort wants host:port of a server to ask (port 1..65535).
+func HostPort(v string) error {
 	if h, p, ok := splitHostPort(v); ok && h != "" && p > 0 {
 		return nil
 	}
 	return errors.New(`want host:port, e.g. "192.0.2.53:53"`)
 }
 
-// dnsServer wants host:port of a DNS server, or a host (port 53), as the DNS gate takes it.
-func dnsServer(v string) error {
-	if hostPort(v) == nil || isHost(strings.Trim(v, "[]")) {
+// DNSServer wants host:port of a DNS server, or a host (port 53), as the DNS gate takes it.
+func DNSServer(v string) error {
+	if HostPort(v) == nil || isHost(strings.Trim(v, "[]")) {
 		return nil
 	}
 	return errors.New(`want host:port of a DNS server, e.g. "192.0.2.53:53" (a host alone: port 53)`)
 }
 
-// listenAddr wants an address to listen at: [host]:port, port 0 picking one.
-func listenAddr(v string) error {
+// ListenAddr wants an address to listen at: [host]:port, port 0 picking one.
+func ListenAddr(v string) error {
 	if _, _, ok := splitHostPort(v); ok {
 		return nil
 	}
 	return errors.New(`want a listen address host:port, e.g. "127.0.0.1:8080" or ":7979" (port 0 picks one)`)
 }
 
-// loopbackAddr wants a loopback address to listen at: what has no authentication is
+// LoopbackAddr wants a loopback address to listen at: what has no authentication is
 // served on this machine only.
-func loopbackAddr(v string) error {
+func LoopbackAddr(v string) error {
 	if h, _, ok := splitHostPort(v); ok && loopback.Listen(h) {
 		return nil
 	}
 	return errors.New(`want a loopback listen address, e.g. "127.0.0.1:8080" (port 0 picks one)`)
 }
 
-// httpURL wants an absolute http:// or https:// URL with a host, as an API endpoint.
-func httpURL(v string) error {
+// HTTPURL wants an absolute http:// or https:// URL with a host, as an API endpoint.
+func HTTPURL(v string) error {
 	u, err := url.Parse(v)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return errors.New(`want an http:// or https:// URL with a host, e.g. "http://127.0.0.1:10080"`)
@@ -287,17 +287,17 @@ func httpURL(v string) error {
 	return nil
 }
 
-// awsRegion wants a region name as the SDK puts it in a host name: one DNS label.
-func awsRegion(v string) error {
+// AWSRegion wants a region name as the SDK puts it in a host name: one DNS label.
+func AWSRegion(v string) error {
 	if len(validation.IsDNS1123Label(v)) == 0 {
 		return nil
 	}
 	return errors.New(`want an AWS region, e.g. "us-east-1"`)
 }
 
-// zoneID wants a hosted zone id, as Route 53 writes them (Z…, upper case letters and
+// ZoneID wants a hosted zone id, as Route 53 writes them (Z…, upper case letters and
 // digits), with or without "/hostedzone/".
-func zoneID(v string) error {
+func ZoneID(v string) error {
 	id := strings.TrimPrefix(strings.TrimPrefix(v, "/"), "hostedzone/")
 	if id != "" && len(id) <= 32 && strings.IndexFunc(id, func(r rune) bool { return !(r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') }) < 0 {
 		return nil
@@ -305,8 +305,8 @@ func zoneID(v string) error {
 	return errors.New(`want a hosted zone id, e.g. "Z1D633PJN98FT9" or "/hostedzone/Z1D633PJN98FT9"`)
 }
 
-// domain wants a DNS name (a leading or trailing dot is ignored, as the filter does).
-func domain(v string) error {
+// Domain wants a DNS name (a leading or trailing dot is ignored, as the filter does).
+func Domain(v string) error {
 	d := strings.Trim(endpoint.NormalizeName(v), ".")
 	if d != "" && endpoint.CheckName(d) == "" && !strings.ContainsFunc(v, unicode.IsSpace) {
 		return nil
@@ -314,9 +314,9 @@ func domain(v string) error {
 	return errors.New(`want a DNS domain, e.g. "example.com"`)
 }
 
-// ownerID wants an owner id the TXT registry can write and read back: not empty, without
+// OwnerID wants an owner id the TXT registry can write and read back: not empty, without
 // what would break the "k=v,k=v" payload or its quoting (the characters handover refuses).
-func ownerID(v string) error {
+func OwnerID(v string) error {
 	if v == "" {
 		return errors.New("want an owner id, e.g. the cluster's name")
 	}
@@ -326,8 +326,8 @@ func ownerID(v string) error {
 	return nil
 }
 
-// txtAffix wants a --txt-prefix or --txt-suffix: DNS name characters, and %{record_type}.
-func txtAffix(v string) error {
+// TXTAffix wants a --txt-prefix or --txt-suffix: DNS name characters, and %{record_type}.
+func TXTAffix(v string) error {
 	s := strings.ReplaceAll(v, "%{record_type}", "a")
 	if strings.IndexFunc(s, func(r rune) bool {
 		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.')
@@ -337,8 +337,8 @@ func txtAffix(v string) error {
 	return errors.New("want letters, digits, '-', '_', '.' and %{record_type}")
 }
 
-// dnsLabelChars wants what may replace a DNS label's "*": letters, digits, '-' and '_'.
-func dnsLabelChars(v string) error {
+// DNSLabelChars wants what may replace a DNS label's "*": letters, digits, '-' and '_'.
+func DNSLabelChars(v string) error {
 	if v != "" && len(v) <= 63 && strings.IndexFunc(v, func(r rune) bool {
 		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_')
 	}) < 0 {
@@ -347,8 +347,8 @@ func dnsLabelChars(v string) error {
 	return errors.New("want 1 to 63 letters, digits, '-' and '_' (it stands in a DNS label)")
 }
 
-// k8sName wants a Kubernetes object name: a DNS-1123 label (namespaces) or subdomain.
-func k8sName(what string, label bool) valueRule {
+// K8sName wants a Kubernetes object name: a DNS-1123 label (namespaces) or subdomain.
+func K8sName(what string, label bool) ValueRule {
 	return func(v string) error {
 		errs := validation.IsDNS1123Subdomain(v)
 		if label {
@@ -361,9 +361,9 @@ func k8sName(what string, label bool) valueRule {
 	}
 }
 
-// selector wants a Kubernetes selector such as "a=b,c in (d)", parsed by source.New as
+// Selector wants a Kubernetes selector such as "a=b,c in (d)", parsed by source.New as
 // the field of source.Config it sets (AnnotationFilter, LabelFilter, GatewayLabelFilter).
-func selector(field string) valueRule {
+func Selector(field string) ValueRule {
 	return func(v string) error {
 		var cfg source.Config
 		switch field {
@@ -382,25 +382,25 @@ func selector(field string) valueRule {
 	}
 }
 
-// annotationPrefix wants an annotation key prefix ending in "/".
-func annotationPrefix(v string) error {
+// AnnotationPrefix wants an annotation key prefix ending in "/".
+func AnnotationPrefix(v string) error {
 	if v != "" && strings.HasSuffix(v, "/") {
 		return nil
 	}
 	return fmt.Errorf("want an annotation key prefix ending in \"/\", e.g. %q", source.PrefixAlpha)
 }
 
-// glob wants a shell glob path.Match reads.
-func glob(v string) error {
+// Glob wants a shell glob path.Match reads.
+func Glob(v string) error {
 	if _, err := path.Match(v, ""); err != nil {
 		return fmt.Errorf("want a shell glob, e.g. %q: %w", "*.shop.example.com", err)
 	}
 	return nil
 }
 
-// cloudMapAttributeKey wants a Cloud Map instance attribute key: 1 to 255 printable
+// CloudMapAttributeKey wants a Cloud Map instance attribute key: 1 to 255 printable
 // characters, not starting with AWS_ (Cloud Map's own).
-func cloudMapAttributeKey(v string) error {
+func CloudMapAttributeKey(v string) error {
 	ok := v != "" && len(v) <= 255 && !strings.HasPrefix(v, "AWS_") && strings.IndexFunc(v, func(r rune) bool { return r < 0x21 || r > 0x7e }) < 0
 	if !ok {
 		return errors.New("want an instance attribute key: 1 to 255 printable characters, not starting with AWS_")
@@ -408,8 +408,8 @@ func cloudMapAttributeKey(v string) error {
 	return nil
 }
 
-// faultOperation wants an API operation's name, as the sandbox's APIs name them.
-func faultOperation(v string) error {
+// FaultOperation wants an API operation's name, as the sandbox's APIs name them.
+func FaultOperation(v string) error {
 	if v != "" && v[0] >= 'A' && v[0] <= 'Z' && strings.IndexFunc(v, func(r rune) bool {
 		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9')
 	}) < 0 {
@@ -418,8 +418,8 @@ func faultOperation(v string) error {
 	return errors.New(`want an API operation's name, e.g. "ChangeResourceRecordSets" or "ModifyRule"`)
 }
 
-// notBoth refuses two flags given together that exclude each other.
-func notBoth(a, b string, aVal, bVal string) error {
+// NotBoth refuses two flags given together that exclude each other.
+func NotBoth(a, b string, aVal, bVal string) error {
 	if aVal != "" && bVal != "" {
 		return fmt.Errorf("--%s %q and --%s %q: give one or the other", a, aVal, b, bVal)
 	}

@@ -1,0 +1,258 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/aws/smithy-go/middleware"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/crossfade-io/crossfade/internal/cloudmap"
+	"github.com/crossfade-io/crossfade/internal/controller"
+	"github.com/crossfade-io/crossfade/internal/metrics"
+	"github.com/crossfade-io/crossfade/internal/provider"
+	"github.com/crossfade-io/crossfade/internal/provider/cache"
+	"github.com/crossfade-io/crossfade/internal/provider/route53"
+)
+
+// ControllerOptions are `crossfade controller`'s flags. Those external-dns also has keep
+// its names and meanings, so an external-dns Deployment switches by changing its image
+// and command.
+type ControllerOptions struct {
+	PublishOptions
+	kubeconfig   string
+	master       string
+	sources      []string
+	registryName string
+	interval     time.Duration
+	once         bool
+	events       bool
+
+	debounce       time.Duration
+	maxDelay       time.Duration
+	resync         time.Duration
+	crdPoll        time.Duration
+	metricsAddress string
+	// holdProbe and holdProbeServers configure the cutover hold prober
+	// (controller.HoldProber): how often, and whom to ask instead of each zone's own
+	// name servers.
+	holdProbe        time.Duration
+	holdProbeServers []string
+	// backoffBase and backoffMax shape the wait after a failed reconcile
+	// (controller.Config.BackoffBase, BackoffMax).
+	backoffBase, backoffMax time.Duration
+
+	cloudMap cloudMapFlags
+
+	leaderElect    bool
+	leaseNamespace string
+	leaseName      string
+	leaseDuration  time.Duration
+	renewDeadline  time.Duration
+	retryPeriod    time.Duration
+}
+
+// cloudMapFlags turn on and point the Cloud Map publisher.
+type cloudMapFlags struct {
+	enabled          bool
+	endpoint         string
+	cluster          string
+	namespaces       []string
+	operationTimeout time.Duration
+}
+
+// add defines the Cloud Map flags in fl.
+func (c *cloudMapFlags) add(fl *pflag.FlagSet) {
+	fl.BoolVar(&c.enabled, "cloudmap", false, "also register each ready endpoint of Services annotated "+cloudmap.AnnotationService+" as a Cloud Map instance")
+	fl.StringVar(&c.endpoint, "cloudmap-endpoint", "", "Cloud Map API URL (default: --aws-endpoint's, e.g. the sandbox's; else AWS's)")
+	fl.StringVar(&c.cluster, "cloudmap-cluster-id", "", "value of the instances' "+cloudmap.AttrCluster+" attribute, which clients select this cluster by (default: --txt-owner-id)")
+	fl.StringSliceVar(&c.namespaces, "cloudmap-namespace", nil, "only these Cloud Map namespaces (repeatable); each is searched for this owner's instances from the start, even when no Service names it any more")
+	fl.DurationVar(&c.operationTimeout, "cloudmap-operation-timeout", cloudmap.DefaultOperationTimeout, "longest wait for one registration or deregistration to leave PENDING")
+}
+
+// publisher builds the Cloud Map publisher the flags ask for; nil when --cloudmap is off.
+// Its instances are owned by the --txt-owner-id, and its cache is re-listed every
+// --resync-interval, as the zones are.
+func (c *cloudMapFlags) publisher(ctx context.Context, f *ControllerOptions, m *metrics.Metrics, log *slog.Logger) (*cloudmap.Publisher, error) {
+	if !c.enabled {
+		return nil, nil
+	}
+	cm, err := cloudmap.NewMetrics(m.Registry())
+	if err != nil {
+		return nil, err
+	}
+	endpoint := c.endpoint
+	if endpoint == "" {
+		endpoint = f.route53.Endpoint
+	}
+	client, err := cloudmap.NewClient(ctx, cloudmap.ClientConfig{Endpoint: endpoint, Region: f.route53.Region, MaxRetries: f.route53.MaxRetries,
+		APIOptions: []func(*middleware.Stack) error{cm.APIOption()}})
+	if err != nil {
+		return nil, err
+	}
+	owner := f.registry.OwnerID
+	cluster := c.cluster
+	if cluster == "" {
+		cluster = owner
+	}
+	p, err := cloudmap.New(cloudmap.Config{API: client, Identity: cloudmap.Identity{Owner: owner, Cluster: cluster, Namespaces: c.namespaces},
+		Resync: f.resync, OperationTimeout: c.operationTimeout, DryRun: f.DryRun, Metrics: cm, Logger: log})
+	if err != nil {
+		return nil, fmt.Errorf("--cloudmap: %w", err)
+	}
+	return p, nil
+}
+
+// AddFlags defines `crossfade controller`'s flags in fl.
+func (f *ControllerOptions) AddFlags(fl *pflag.FlagSet) {
+	f.PublishOptions.AddFlags(fl)
+	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig file (default: in-cluster, else $KUBECONFIG or ~/.kube/config)")
+	fl.StringVar(&f.master, "master", "", "Kubernetes API server URL, overriding the kubeconfig's")
+	fl.StringSliceVar(&f.sources, "source", nil, "kinds to publish from (repeatable): "+strings.Join(controller.Sources, ", "))
+	fl.StringVar(&f.registryName, "registry", "txt", "ownership registry: txt (the only one crossfade writes)")
+	fl.DurationVar(&f.interval, "interval", controller.DefaultInterval, "reconcile at least this often without events (free while the zone cache is fresh)")
+	fl.BoolVar(&f.once, "once", false, "reconcile once and exit (no leader election)")
+	fl.BoolVar(&f.events, "events", true, "accepted for external-dns compatibility: crossfade always reconciles on events")
+	fl.BoolVar(&f.DryRun, "dry-run", false, "plan and log, send nothing")
+	fl.DurationVar(&f.debounce, "debounce", controller.DefaultDebounce, "quiet time after an object change before reconciling")
+	fl.DurationVar(&f.maxDelay, "max-delay", controller.DefaultMaxDelay, "longest wait for quiet after the first change")
+	fl.DurationVar(&f.backoffBase, "reconcile-backoff-base", controller.DefaultBackoffBase, "the first retry of a failed reconcile (Route 53 or Cloud Map throttling, failing or down) comes within this; the wait doubles with each failure in a row, jittered, up to --reconcile-backoff-max, and changes that come meanwhile wait for its end")
+	fl.DurationVar(&f.backoffMax, "reconcile-backoff-max", controller.DefaultBackoffMax, "cap of the wait after failed reconciles: the longest the controller is late once the API answers again")
+	fl.DurationVar(&f.resync, "resync-interval", time.Hour, "re-list each zone this often even if nothing failed")
+	fl.DurationVar(&f.crdPoll, "crd-poll-interval", controller.DefaultCRDPoll, "how often CRDs not installed yet are looked for")
+	fl.StringVar(&f.metricsAddress, "metrics-address", ":7979", "address of /metrics, /healthz and /readyz")
+	fl.DurationVar(&f.holdProbe, "hold-probe-interval", controller.DefaultHoldProbe, "how often each name where this controller publishes weighted records is asked (by DNS, from the zone's name servers: no Route 53 API call) whether a cutover holds it, so that the hold is confirmed for cutover release without waiting for --resync-interval; 0 turns probing off")
+	fl.StringSliceVar(&f.holdProbeServers, "hold-probe-servers", nil, "host:port of the DNS servers asked by --hold-probe-interval instead of each zone's own name servers (repeatable; needed for private zones, and for a sandbox: with --aws-endpoint on this machine and no --hold-probe-servers, nothing is probed)")
+	f.cloudMap.add(fl)
+	fl.BoolVar(&f.leaderElect, "leader-elect", true, "elect one writing replica through a coordination.k8s.io Lease")
+	fl.StringVar(&f.leaseNamespace, "leader-election-namespace", "", "namespace of the Lease (default: the pod's, else default)")
+	fl.StringVar(&f.leaseName, "leader-election-id", "crossfade-controller", "name of the Lease")
+	fl.DurationVar(&f.leaseDuration, "leader-election-lease-duration", controller.DefaultLeaseDuration, "how long a lease lasts unrenewed")
+	fl.DurationVar(&f.renewDeadline, "leader-election-renew-deadline", controller.DefaultRenewDeadline, "how long the leader tries to renew before giving up")
+	fl.DurationVar(&f.retryPeriod, "leader-election-retry-period", controller.DefaultRetryPeriod, "how often replicas try to acquire or renew")
+	fl.BoolVar(&f.source.IgnoreHostnameAnnotation, "ignore-hostname-annotation", false, "ignore the hostname annotation")
+	fl.BoolVar(&f.source.IgnoreIngressTLSSpec, "ignore-ingress-tls-spec", false, "ignore Ingress spec.tls hosts")
+	fl.BoolVar(&f.source.IgnoreIngressRulesSpec, "ignore-ingress-rules-spec", false, "ignore Ingress spec.rules hosts")
+	fl.StringSliceVar(&f.source.IngressClassNames, "ingress-class", nil, "only Ingresses of these classes (repeatable)")
+	fl.BoolVar(&f.source.PublishInternal, "publish-internal-services", false, "publish ClusterIP Services' cluster IPs")
+	fl.StringVar(&f.source.GatewayNamespace, "gateway-namespace", "", "only Gateway API Gateways in this namespace")
+	fl.StringVar(&f.source.GatewayName, "gateway-name", "", "only routes attached to Gateways of this name")
+	fl.StringVar(&f.source.GatewayLabelFilter, "gateway-label-filter", "", "only Gateway API Gateways whose labels match")
+}
+
+// ControllerEnv is what `crossfade controller` takes from its environment rather than
+// its command line. The command reads it, so that nothing below the command does.
+type ControllerEnv struct {
+	// PodNamespace, PodName and PodUID name the controller's Pod (the downward API's
+	// POD_NAMESPACE, POD_NAME, POD_UID); empty outside a pod.
+	PodNamespace, PodName, PodUID string
+	// Namespace is the pod's own namespace (its service account's), the Lease's when
+	// --leader-election-namespace is not given; "" outside a pod.
+	Namespace string
+	// AWSEndpoint is the Route 53 endpoint the SDK takes from the environment
+	// (AWS_ENDPOINT_URL_ROUTE_53, else AWS_ENDPOINT_URL), where --aws-endpoint is not given.
+	AWSEndpoint string
+	// Identity names this replica in the Lease.
+	Identity string
+}
+
+// Config builds what controller.RunApp runs from: the Kubernetes client configuration,
+// the metrics, the publishing parts over a zone cache, and the Cloud Map publisher.
+func (f *ControllerOptions) Config(ctx context.Context, env ControllerEnv, log *slog.Logger) (controller.AppConfig, error) {
+	restCfg, err := f.restConfig()
+	if err != nil {
+		return controller.AppConfig{}, err
+	}
+	m := metrics.New()
+	f.route53.APIOptions = append(f.route53.APIOptions, m.AWSAPIOption())
+	var zones *cache.Provider
+	p, err := f.Build(ctx, log, func(dns *route53.Provider) provider.Provider {
+		zones = cache.New(dns, cache.Config{Resync: f.resync, Logger: log})
+		return zones
+	})
+	if err != nil {
+		return controller.AppConfig{}, err
+	}
+	cm, err := f.cloudMap.publisher(ctx, f, m, log)
+	if err != nil {
+		return controller.AppConfig{}, err
+	}
+	// The endpoint as the SDK picks it: the flag, else the environment's.
+	api := f.route53.Endpoint
+	if api == "" {
+		api = env.AWSEndpoint
+	}
+	leaseNamespace := f.leaseNamespace
+	for _, ns := range []string{env.Namespace, "default"} {
+		if leaseNamespace == "" {
+			leaseNamespace = ns
+		}
+	}
+	return controller.AppConfig{REST: restCfg, Sources: f.sources, Namespace: f.source.Namespace,
+		Syncer: p.Syncer, Source: p.Source, Zones: zones, Metrics: m, MetricsAddress: f.metricsAddress, CloudMap: cm,
+		Debounce: f.debounce, MaxDelay: f.maxDelay, Interval: f.interval, CRDPoll: f.crdPoll,
+		BackoffBase: f.backoffBase, BackoffMax: f.backoffMax,
+		HoldProbe: controller.HoldProbeConfig{Interval: f.holdProbe, Servers: f.holdProbeServers, APIEndpoint: api},
+		Once:      f.once, LeaderElect: f.leaderElect,
+		Leader: controller.LeaderConfig{Namespace: leaseNamespace, Name: f.leaseName, Identity: env.Identity,
+			LeaseDuration: f.leaseDuration, RenewDeadline: f.renewDeadline, RetryPeriod: f.retryPeriod},
+		Pod:   controller.PodReference(env.PodNamespace, env.PodName, env.PodUID),
+		Owner: f.registry.OwnerID, DryRun: f.DryRun, Logger: log}, nil
+}
+
+// restConfig builds the Kubernetes client configuration: --kubeconfig, else in-cluster,
+// else the usual kubeconfig files.
+func (f *ControllerOptions) restConfig() (*rest.Config, error) {
+	if f.kubeconfig == "" && f.master == "" {
+		if cfg, err := rest.InClusterConfig(); err == nil {
+			return cfg, nil
+		}
+	}
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	if f.kubeconfig != "" {
+		rules.ExplicitPath = f.kubeconfig
+	}
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules,
+		&clientcmd.ConfigOverrides{ClusterInfo: clientcmdapi.Cluster{Server: f.master}}).ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("--kubeconfig %q: %w", f.kubeconfig, err)
+	}
+	return cfg, nil
+}
+
+// NewControllerCommand is `crossfade controller` as its users see it: usage, help and
+// flags (into o); CheckControllerFlags declares their checks once the command is in its
+// tree. What it runs (RunE) is the caller's.
+func NewControllerCommand(o *ControllerOptions) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "controller",
+		Short: "Publish records from the cluster's live objects, continuously (a drop-in for external-dns)",
+		Long: `controller watches Services, Ingresses, DNSEndpoints, Istio Gateways/VirtualServices and
+Gateway API routes in one cluster and keeps the zones holding the records they ask for, as
+external-dns does and with its flags and annotations. It reconciles when objects change
+(debounced), keeps each zone's records cached between reconciles, and calls no DNS API while
+nothing changes. Invalid objects and conflicts get a Warning event on the object; their
+records are kept, never deleted. With several replicas, one leads (a coordination.k8s.io
+Lease) and writes.
+
+With --cloudmap it also registers each ready endpoint of the Services annotated
+crossfade.io/cloudmap-service: <namespace>/<service> as an AWS Cloud Map instance carrying
+the cluster id, a version and the Service's attributes, and never touches an instance it
+did not register.
+
+External-dns flags that mean nothing to crossfade are accepted with a warning; any
+other unknown flag is refused (exit status 2).`,
+		Args: cobra.NoArgs,
+	}
+	o.AddFlags(c.Flags())
+	_ = c.MarkFlagRequired("txt-owner-id")
+	_ = c.MarkFlagRequired("source")
+	return c
+}

@@ -1,0 +1,66 @@
+package cli
+
+import (
+	"testing"
+
+	"github.com/spf13/cobra"
+)
+
+// TestSDKRetries: --aws-max-retries 0 retries nothing (awsconfig's 0 is its default).
+func TestSDKRetries(t *testing.T) {
+	for _, tc := range []struct{ flag, want int }{{0, -1}, {1, 1}, {3, 3}} {
+		if got := SDKRetries(tc.flag); got != tc.want {
+			t.Errorf("SDKRetries(%d) = %d, want %d", tc.flag, got, tc.want)
+		}
+	}
+}
+
+// TestControllerConfig builds the controller's configuration from a command line and an
+// environment: the flags win over the environment, and the pod's own namespace over
+// "default"; nothing is read from the process's environment.
+func TestControllerConfig(t *testing.T) {
+	base := []string{"--txt-owner-id=blue", "--source=service", "--master=https://127.0.0.1:6443", "--aws-region=us-east-1"}
+	inPod := ControllerEnv{PodNamespace: "dns", PodName: "crossfade-0", PodUID: "u1", Namespace: "dns", AWSEndpoint: "http://127.0.0.1:1", Identity: "crossfade-0_ab"}
+	cases := []struct {
+		name string
+		args []string
+		env  ControllerEnv
+		// want* are what the configuration must hold.
+		wantLeaseNS, wantAPI, wantPod string
+		wantOnce, wantElect           bool
+	}{
+		{name: "outside a pod", args: base, wantLeaseNS: "default", wantElect: true},
+		{name: "in a pod", args: base, env: inPod, wantLeaseNS: "dns", wantAPI: "http://127.0.0.1:1", wantPod: "dns/crossfade-0", wantElect: true},
+		{name: "flags over the environment", env: inPod,
+			args:        append([]string{"--leader-election-namespace=ops", "--aws-endpoint=http://127.0.0.1:2", "--once", "--leader-elect=false"}, base...),
+			wantLeaseNS: "ops", wantAPI: "http://127.0.0.1:2", wantPod: "dns/crossfade-0", wantOnce: true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			o := &ControllerOptions{}
+			c := &cobra.Command{Use: "controller"}
+			o.AddFlags(c.Flags())
+			if err := c.Flags().Parse(tc.args); err != nil {
+				t.Fatal(err)
+			}
+			cfg, err := o.Config(t.Context(), tc.env, nil)
+			if err != nil {
+				t.Fatalf("Config: %v", err)
+			}
+			pod := ""
+			if cfg.Pod != nil {
+				pod = cfg.Pod.Namespace + "/" + cfg.Pod.Name
+			}
+			if cfg.Leader.Namespace != tc.wantLeaseNS || cfg.HoldProbe.APIEndpoint != tc.wantAPI || pod != tc.wantPod ||
+				cfg.Once != tc.wantOnce || cfg.LeaderElect != tc.wantElect || cfg.Leader.Identity != tc.env.Identity {
+				t.Errorf("Config = lease namespace %q, API endpoint %q, pod %q, once %v, leader-elect %v, identity %q; want %q, %q, %q, %v, %v, %q",
+					cfg.Leader.Namespace, cfg.HoldProbe.APIEndpoint, pod, cfg.Once, cfg.LeaderElect, cfg.Leader.Identity,
+					tc.wantLeaseNS, tc.wantAPI, tc.wantPod, tc.wantOnce, tc.wantElect, tc.env.Identity)
+			}
+			if cfg.REST == nil || cfg.REST.Host != "https://127.0.0.1:6443" || cfg.Syncer == nil || cfg.Zones == nil || cfg.Metrics == nil || cfg.Owner != "blue" {
+				t.Errorf("Config = REST %v, syncer %v, zones %v, metrics %v, owner %q: want --master's client, the parts built, owner blue",
+					cfg.REST, cfg.Syncer, cfg.Zones, cfg.Metrics, cfg.Owner)
+			}
+		})
+	}
+}

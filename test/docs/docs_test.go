@@ -1,0 +1,109 @@
+// Package docs checks that the repository's documents stay true to the code: every test
+// they cite exists, every relative link resolves, and nothing points outside the
+// repository.
+package docs
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// root is the repository's top directory, two levels above this package.
+const root = "../.."
+
+// skipDirs are not the repository's own text: build output, caches, git.
+var skipDirs = []string{".git", "bin", "artifacts", "node_modules", "testdata"}
+
+// walkFiles calls fn with every regular file below root whose name ends in one of exts.
+func walkFiles(t *testing.T, exts []string, fn func(path string, body string)) {
+	t.Helper()
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if p != root && slices.Contains(skipDirs, d.Name()) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !slices.ContainsFunc(exts, func(e string) bool { return strings.HasSuffix(p, e) }) {
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		fn(p, string(b))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestNothingPointsOutsideTheRepository: a reader of the repository has only the
+// repository; a document outside it (a design note beside the checkout) is a dead end.
+func TestNothingPointsOutsideTheRepository(t *testing.T) {
+	outside := regexp.MustCompile(`\.\./shared/|\bDESIGN\.md\b`)
+	walkFiles(t, []string{".go", ".md", ".sh", ".yaml", ".yml", "Makefile", ".tpl", ".txt"}, func(p, body string) {
+		if strings.HasSuffix(p, filepath.Join("test", "docs", "docs_test.go")) {
+			return
+		}
+		for i, line := range strings.Split(body, "\n") {
+			if outside.MatchString(line) {
+				t.Errorf("%s:%d points outside the repository: %s", p, i+1, strings.TrimSpace(line))
+			}
+		}
+	})
+}
+
+// TestCitedTestsExist: docs/architecture.md names, for each safety rule, the tests that
+// prove it; a test renamed or deleted must take its citation with it.
+func TestCitedTestsExist(t *testing.T) {
+	defined := map[string]bool{}
+	fn := regexp.MustCompile(`(?m)^func ((?:Test|Fuzz|Benchmark)[A-Za-z0-9_]+)\(`)
+	walkFiles(t, []string{"_test.go"}, func(_, body string) {
+		for _, m := range fn.FindAllStringSubmatch(body, -1) {
+			defined[m[1]] = true
+		}
+	})
+	cited := regexp.MustCompile(`\b((?:Test|Fuzz|Benchmark)[A-Z][A-Za-z0-9_]*)\b`)
+	for _, doc := range []string{"docs/architecture.md", "BENCHMARKS.md"} {
+		b, err := os.ReadFile(filepath.Join(root, doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, line := range strings.Split(string(b), "\n") {
+			for _, m := range cited.FindAllStringSubmatch(line, -1) {
+				if !defined[m[1]] {
+					t.Errorf("%s:%d cites %s, which no _test.go defines", doc, i+1, m[1])
+				}
+			}
+		}
+	}
+}
+
+// TestRelativeLinksResolve: a link from one document to another file of the repository
+// (not a URL, not an anchor alone) names a file that exists.
+func TestRelativeLinksResolve(t *testing.T) {
+	link := regexp.MustCompile(`\]\(([^)\s]+)\)`)
+	walkFiles(t, []string{".md"}, func(p, body string) {
+		for i, line := range strings.Split(body, "\n") {
+			for _, m := range link.FindAllStringSubmatch(line, -1) {
+				target, _, _ := strings.Cut(m[1], "#")
+				if target == "" || strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+					continue
+				}
+				if _, err := os.Stat(filepath.Join(filepath.Dir(p), target)); err != nil {
+					t.Errorf("%s:%d links %s, which does not exist", p, i+1, m[1])
+				}
+			}
+		}
+	})
+}
