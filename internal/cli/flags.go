@@ -7,8 +7,8 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/crossfade-io/crossfade/internal/changes"
 	"github.com/crossfade-io/crossfade/internal/endpoint"
-	"github.com/crossfade-io/crossfade/internal/plan"
 	"github.com/crossfade-io/crossfade/internal/provider/route53"
 	"github.com/crossfade-io/crossfade/internal/sandbox"
 )
@@ -23,7 +23,7 @@ func Route53Flags(fs *pflag.FlagSet, c *route53.Config) {
 // in fl must be, for command c.
 func CheckPublishFlags(fc *FlagChecks, c *cobra.Command, fl *pflag.FlagSet) {
 	fc.Want(fl, "provider", OneOf("route53", "aws"))
-	fc.Want(fl, "policy", OneOf(string(plan.Sync), string(plan.UpsertOnly), string(plan.CreateOnly)))
+	fc.Want(fl, "policy", OneOf(string(changes.Sync), string(changes.UpsertOnly), string(changes.CreateOnly)))
 	fc.Want(fl, "domain-filter", Domain)
 	fc.Want(fl, "exclude-domains", Domain)
 	// The planner compares types as written: "a" would manage nothing.

@@ -7,9 +7,9 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/crossfade-io/crossfade/internal/changes"
 	"github.com/crossfade-io/crossfade/internal/controller"
 	"github.com/crossfade-io/crossfade/internal/endpoint"
-	"github.com/crossfade-io/crossfade/internal/plan"
 	"github.com/crossfade-io/crossfade/internal/provider"
 	"github.com/crossfade-io/crossfade/internal/provider/route53"
 	"github.com/crossfade-io/crossfade/internal/registry"
@@ -36,10 +36,10 @@ type PublishOptions struct {
 // AddFlags defines the shared flags in fl.
 func (f *PublishOptions) AddFlags(fl *pflag.FlagSet) {
 	fl.StringVar(&f.providerName, "provider", "route53", "DNS provider: route53 (external-dns's name, aws, is accepted)")
-	fl.StringVar(&f.policy, "policy", string(plan.Sync), "what a sync may change: sync, upsert-only or create-only")
+	fl.StringVar(&f.policy, "policy", string(changes.Sync), "what a sync may change: sync, upsert-only or create-only")
 	fl.StringSliceVar(&f.domains, "domain-filter", nil, "only manage names at or below these domains (repeatable)")
 	fl.StringSliceVar(&f.excludeDomains, "exclude-domains", nil, "never manage names at or below these domains (repeatable)")
-	fl.StringSliceVar(&f.managedTypes, "managed-record-types", plan.DefaultManagedTypes, "record types planned")
+	fl.StringSliceVar(&f.managedTypes, "managed-record-types", changes.DefaultManagedTypes, "record types planned")
 
 	fl.StringVar(&f.registry.OwnerID, "txt-owner-id", "", "owner id written into and required of ownership TXT records (required)")
 	fl.StringVar(&f.registry.Prefix, "txt-prefix", "", "prefix on ownership TXT names; may hold %{record_type}")
@@ -83,7 +83,7 @@ func (f *PublishOptions) Build(ctx context.Context, log *slog.Logger, wrap func(
 	default:
 		return nil, fmt.Errorf("--provider %q: want route53 (or external-dns's name for it, aws)", f.providerName)
 	}
-	policy, err := plan.ParsePolicy(f.policy)
+	policy, err := changes.ParsePolicy(f.policy)
 	if err != nil {
 		return nil, fmt.Errorf("--policy: %w", err)
 	}

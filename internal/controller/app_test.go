@@ -7,10 +7,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/crossfade-io/crossfade/internal/changes"
 	"github.com/crossfade-io/crossfade/internal/endpoint"
 	"github.com/crossfade-io/crossfade/internal/kubetest"
 	"github.com/crossfade-io/crossfade/internal/metrics"
-	"github.com/crossfade-io/crossfade/internal/plan"
 	"github.com/crossfade-io/crossfade/internal/provider/cache"
 	"github.com/crossfade-io/crossfade/internal/provider/route53/route53test"
 	"github.com/crossfade-io/crossfade/internal/registry"
@@ -58,7 +58,7 @@ func TestRunAppOnce(t *testing.T) {
 			var logs bytes.Buffer
 			zones := cache.New(dns, cache.Config{})
 			err = RunApp(t.Context(), AppConfig{REST: kube.Config(), Sources: tc.sources,
-				Syncer: &Syncer{Provider: zones, Registry: reg, Policy: plan.Sync}, Source: src, Zones: zones,
+				Syncer: &Syncer{Provider: zones, Registry: reg, Policy: changes.Sync}, Source: src, Zones: zones,
 				Metrics: metrics.New(), MetricsAddress: tc.metrics, Once: true, Owner: "blue",
 				Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 			switch {

@@ -15,9 +15,9 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/credentials"
 
+	"github.com/crossfade-io/crossfade/internal/changes"
 	"github.com/crossfade-io/crossfade/internal/endpoint"
 	"github.com/crossfade-io/crossfade/internal/metrics"
-	"github.com/crossfade-io/crossfade/internal/plan"
 	"github.com/crossfade-io/crossfade/internal/provider"
 	"github.com/crossfade-io/crossfade/internal/provider/cache"
 	"github.com/crossfade-io/crossfade/internal/provider/route53"
@@ -195,7 +195,7 @@ func TestBackoffBoundsListings(t *testing.T) {
 	// The schedule is the defaults' scaled down 10× for the base and 75× for the cap, so
 	// that the minute covers the doubling and a long stretch at the cap, and the test
 	// converges within a second or two of Route 53 coming back.
-	cfg := Config{Syncer: &Syncer{Provider: cache.New(newProvider(), cache.Config{}), Registry: reg, Policy: plan.Sync},
+	cfg := Config{Syncer: &Syncer{Provider: cache.New(newProvider(), cache.Config{}), Registry: reg, Policy: changes.Sync},
 		Source: src, BackoffBase: 100 * time.Millisecond, BackoffMax: 4 * time.Second, BackoffMetrics: bm}
 	if os.Getenv("CROSSFADE_BACKOFF_DEFAULTS") == "1" {
 		// BENCHMARKS.md's figure for the defaults; it converges only about a minute

@@ -8,8 +8,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/crossfade-io/crossfade/internal/changes"
 	"github.com/crossfade-io/crossfade/internal/endpoint"
-	"github.com/crossfade-io/crossfade/internal/plan"
 )
 
 // DefaultMaxDeleteRatio is the share of an owner's records in a zone that one sync may
@@ -148,15 +148,15 @@ const guardReason = "the deletion guard holds this zone's deletions in this run 
 // wrote would dilute the count: 20 records held as all of them, beside the 20 a wrong
 // --namespace created, are 20 of 40 at the next run (of sync, or of a restarted
 // controller), not more than half, and would go.
-func (s *Syncer) guard(ctx context.Context, zr *ZoneReport, in plan.Input, current []*endpoint.Endpoint, log *slog.Logger) {
+func (s *Syncer) guard(ctx context.Context, zr *ZoneReport, in changes.Input, current []*endpoint.Endpoint, log *slog.Logger) {
 	if in.KeepAll {
 		return // nothing is deleted anyway, and nothing is known of what would be
 	}
-	deletes := zr.Plan.Summary.Delete
+	deletes := zr.Changes.Summary.Delete
 	deleted := map[endpoint.Key]bool{}
-	for _, b := range zr.Plan.Batches {
+	for _, b := range zr.Changes.Batches {
 		for _, c := range b {
-			if c.Action == plan.Delete && c.Endpoint.Type != endpoint.TypeTXT {
+			if c.Action == changes.Delete && c.Endpoint.Type != endpoint.TypeTXT {
 				deleted[c.Endpoint.Key()] = true
 			}
 		}
@@ -176,13 +176,13 @@ func (s *Syncer) guard(ctx context.Context, zr *ZoneReport, in plan.Input, curre
 		}
 		if since {
 			// Nothing held now: the hold is over, its marker goes.
-			addMarkerUnit(zr.Plan, mark, zr.Zone.Name, owner, -1)
+			addMarkerUnit(zr.Changes, mark, zr.Zone.Name, owner, -1)
 		}
 		return
 	}
-	orig := zr.Plan
+	orig := zr.Changes
 	in.KeepAll = true
-	re := plan.Calculate(in)
+	re := changes.Calculate(in)
 
 	wasKept := map[endpoint.Key]bool{}
 	for _, k := range orig.Kept {
@@ -219,7 +219,7 @@ func (s *Syncer) guard(ctx context.Context, zr *ZoneReport, in plan.Input, curre
 	if !since {
 		addMarkerUnit(re, mark, zr.Zone.Name, owner, owned)
 	}
-	zr.Plan, zr.HeldDeletions = re, h
+	zr.Changes, zr.HeldDeletions = re, h
 	level := slog.LevelWarn
 	if s.QuietConflicts {
 		level = slog.LevelDebug // a controller reports it once, as an event on its Pod
@@ -243,7 +243,7 @@ func cmpKeys(a, b endpoint.Key) int {
 // with its owners.
 func ownedRecords(current []*endpoint.Endpoint, owner string, types []string, filter endpoint.DomainFilter) int {
 	if types == nil {
-		types = plan.DefaultManagedTypes
+		types = changes.DefaultManagedTypes
 	}
 	filtered := len(filter.Include)+len(filter.Exclude) > 0
 	n := 0
@@ -302,7 +302,7 @@ func parseMarkerValue(v string) (owner string, owned int, ok bool) {
 // addMarkerUnit appends to p a batch that sets owner's value in the zone's marker to owned,
 // or removes it when owned < 0: the set as listed is deleted and the new one created (the
 // compare-and-swap every crossfade write is; no UPSERT), other owners' values kept.
-func addMarkerUnit(p *plan.Plan, mark *endpoint.Endpoint, zone, owner string, owned int) {
+func addMarkerUnit(p *changes.Set, mark *endpoint.Endpoint, zone, owner string, owned int) {
 	var values []string
 	if mark != nil {
 		for _, t := range mark.Targets {
@@ -314,17 +314,17 @@ func addMarkerUnit(p *plan.Plan, mark *endpoint.Endpoint, zone, owner string, ow
 	if owned >= 0 {
 		values = append(values, markerValue(owner, owned))
 	}
-	u := plan.Unit{Name: MarkerName(zone)}
+	u := changes.Unit{Name: MarkerName(zone)}
 	if mark != nil {
-		u.Changes = append(u.Changes, plan.Change{Action: plan.Delete, Endpoint: mark})
+		u.Changes = append(u.Changes, changes.Change{Action: changes.Delete, Endpoint: mark})
 	}
 	if len(values) > 0 {
-		u.Changes = append(u.Changes, plan.Change{Action: plan.Create, Endpoint: &endpoint.Endpoint{
+		u.Changes = append(u.Changes, changes.Change{Action: changes.Create, Endpoint: &endpoint.Endpoint{
 			Name: MarkerName(zone), Type: endpoint.TypeTXT, Targets: endpoint.NewTargets(values...), TTL: endpoint.NewTTL(300)}})
 	}
 	if len(u.Changes) == 0 {
 		return
 	}
-	p.Units = append(p.Units, []plan.Unit{u})
-	p.Batches = append(p.Batches, plan.Changes([]plan.Unit{u}))
+	p.Units = append(p.Units, []changes.Unit{u})
+	p.Batches = append(p.Batches, changes.Changes([]changes.Unit{u}))
 }

@@ -40,7 +40,7 @@ func (c *Controller) reportHeld(rep *Report) map[string]int {
 		return held
 	}
 	for _, z := range rep.Zones {
-		if z.Plan == nil {
+		if z.Changes == nil {
 			continue
 		}
 		h := z.HeldDeletions

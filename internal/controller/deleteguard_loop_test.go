@@ -11,8 +11,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/crossfade-io/crossfade/internal/changes"
 	"github.com/crossfade-io/crossfade/internal/metrics"
-	"github.com/crossfade-io/crossfade/internal/plan"
 	"github.com/crossfade-io/crossfade/internal/source"
 )
 
@@ -36,7 +36,7 @@ func TestControllerHeldDeletions(t *testing.T) {
 				twenty.DNSEndpoints = append(twenty.DNSEndpoints, dnsEndpoint(fmt.Sprintf("s%d", i),
 					source.DNSEndpointRecord{DNSName: fmt.Sprintf("r%d.example.com", i), RecordType: "A", Targets: []string{"192.0.2.1"}}))
 			}
-			s := e.syncer(t, "blue", plan.Sync)
+			s := e.syncer(t, "blue", changes.Sync)
 			s.QuietConflicts = true
 			s.Guard.Allow = allow
 			src, err := source.New(source.Config{})
@@ -127,7 +127,7 @@ func TestControllerHeldDeletions(t *testing.T) {
 			}
 			// The operator, told by the event, restarts the controller with the flag: its first
 			// reconcile lets through what was held, and only that.
-			s2 := e.syncer(t, "blue", plan.Sync)
+			s2 := e.syncer(t, "blue", changes.Sync)
 			s2.Guard.Allow = true
 			ctl2, err := New(&snapshots{snap: other}, Config{Syncer: s2, Source: src, Events: ev, Observer: obs, Logger: log})
 			if err != nil {

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/crossfade-io/crossfade/internal/changes"
 	"github.com/crossfade-io/crossfade/internal/endpoint"
-	"github.com/crossfade-io/crossfade/internal/plan"
 	"github.com/crossfade-io/crossfade/internal/provider"
 	"github.com/crossfade-io/crossfade/internal/source"
 	"github.com/crossfade-io/crossfade/internal/source/manifest"
@@ -83,7 +83,7 @@ func records(n int, prefix string) []*endpoint.Endpoint {
 // guarded syncs desired as owner with guard, failing the test on any error.
 func (e *env) guarded(t *testing.T, owner string, guard DeleteGuard, dryRun bool, desired ...*endpoint.Endpoint) *Report {
 	t.Helper()
-	s := e.syncer(t, owner, plan.Sync)
+	s := e.syncer(t, owner, changes.Sync)
 	s.Guard, s.DryRun = guard, dryRun
 	return mustSync(t, s, owner, desired)
 }
@@ -149,9 +149,9 @@ func TestSyncDeleteGuard(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t)
 			all := records(tc.owned, "svc")
-			e.sync(t, "blue", plan.Sync, all...)
+			e.sync(t, "blue", changes.Sync, all...)
 			// Another owner's records are not blue's to count.
-			e.sync(t, "green", plan.Sync, records(5, "green")...)
+			e.sync(t, "green", changes.Sync, records(5, "green")...)
 			before := e.aNames(t)
 			desired := slices.Concat(all[:tc.keep], records(tc.create, "new"))
 			rep := e.guarded(t, "blue", tc.guard, tc.dryRun, desired...)
@@ -167,8 +167,8 @@ func TestSyncDeleteGuard(t *testing.T) {
 				if !slices.Equal(after, want) {
 					t.Errorf("zone holds %q, want %q", after, want)
 				}
-				if z.Plan.Summary.Delete != tc.wantDeletes {
-					t.Errorf("summary %+v, want %d deletes", z.Plan.Summary, tc.wantDeletes)
+				if z.Changes.Summary.Delete != tc.wantDeletes {
+					t.Errorf("summary %+v, want %d deletes", z.Changes.Summary, tc.wantDeletes)
 				}
 				return
 			}
@@ -198,17 +198,17 @@ func TestSyncDeleteGuard(t *testing.T) {
 					t.Errorf("ownership record of %s is gone", k)
 				}
 			}
-			s := z.Plan.Summary
-			if s.Delete != 0 || s.Kept != 0 || s.Create != tc.create || len(z.Plan.Kept) != 0 {
-				t.Errorf("summary %+v, kept %v: want %d creates, no delete, nothing kept for unreadable input", s, z.Plan.Kept, tc.create)
+			s := z.Changes.Summary
+			if s.Delete != 0 || s.Kept != 0 || s.Create != tc.create || len(z.Changes.Kept) != 0 {
+				t.Errorf("summary %+v, kept %v: want %d creates, no delete, nothing kept for unreadable input", s, z.Changes.Kept, tc.create)
 			}
 			if line := z.Summary(); !strings.Contains(line, fmt.Sprintf("%d delete held by the deletion guard", len(gone))) {
 				t.Errorf("summary line: %s", line)
 			}
 			if tc.dryRun {
-				for _, b := range z.Plan.Batches {
+				for _, b := range z.Changes.Batches {
 					for _, c := range b {
-						if c.Action == plan.Delete {
+						if c.Action == changes.Delete {
 							t.Errorf("dry-run batch deletes %s", c.Endpoint.Key())
 						}
 					}
@@ -226,12 +226,12 @@ func TestSyncDeleteGuardReplaceIsNoDeletion(t *testing.T) {
 		t.Skip("starts a sandbox")
 	}
 	e := newEnv(t)
-	e.sync(t, "blue", plan.Sync, svc("app.example.com", "192.0.2.1", "", 0))
+	e.sync(t, "blue", changes.Sync, svc("app.example.com", "192.0.2.1", "", 0))
 	rep := e.guarded(t, "blue", DeleteGuard{}, false, svc("app.example.com", "192.0.2.1", "blue", 100))
 	if h := rep.Zones[0].HeldDeletions; h != nil {
 		t.Fatalf("held %+v", h)
 	}
-	if s := rep.Zones[0].Plan.Summary; s.Replace != 1 || s.Delete != 0 {
+	if s := rep.Zones[0].Changes.Summary; s.Replace != 1 || s.Delete != 0 {
 		t.Errorf("summary %+v", s)
 	}
 	want := []string{
@@ -291,14 +291,14 @@ func TestSyncDeleteGuardAnnotationPrefix(t *testing.T) {
 			t.Fatal(err)
 		}
 		out := &Outcome{Source: src.Endpoints(loaded.Snapshot)}
-		out.Report, err = e.syncer(t, "blue", plan.Sync).SyncKeeping(context.Background(), out.Source.Endpoints, out.Keep())
+		out.Report, err = e.syncer(t, "blue", changes.Sync).SyncKeeping(context.Background(), out.Source.Endpoints, out.Keep())
 		if err != nil {
 			t.Fatal(err)
 		}
 		return out
 	}
-	if out := sync(source.Config{}); len(out.Source.Endpoints) != 12 || out.Report.Zones[0].Plan.Summary.Create != 12 {
-		t.Fatalf("first sync: %d records, %+v", len(out.Source.Endpoints), out.Report.Zones[0].Plan.Summary)
+	if out := sync(source.Config{}); len(out.Source.Endpoints) != 12 || out.Report.Zones[0].Changes.Summary.Create != 12 {
+		t.Fatalf("first sync: %d records, %+v", len(out.Source.Endpoints), out.Report.Zones[0].Changes.Summary)
 	}
 	before := e.state(t)
 	out := sync(source.Config{AnnotationPrefixes: []string{"dns.example.io/"}})
@@ -343,7 +343,7 @@ func TestSyncDeleteGuardHoldsReplacementsToo(t *testing.T) {
 	}
 	e := newEnv(t)
 	all := records(12, "svc")
-	e.sync(t, "blue", plan.Sync, all...)
+	e.sync(t, "blue", changes.Sync, all...)
 	before := e.state(t)
 	weighted := svc(all[0].Name, all[0].Targets[0], "blue", 100)
 	weighted.Labels = all[0].Labels
@@ -369,9 +369,9 @@ func TestOutcomeTextHeldDeletions(t *testing.T) {
 		held = append(held, endpoint.Key{Name: fmt.Sprintf("svc%02d.example.com", i), Type: "A"})
 	}
 	rep := &Report{Zones: []ZoneReport{
-		{Zone: provider.Zone{ID: "Z1", Name: "example.com"}, Plan: &plan.Plan{},
+		{Zone: provider.Zone{ID: "Z1", Name: "example.com"}, Changes: &changes.Set{},
 			HeldDeletions: &HeldDeletions{Owner: "blue", Owned: 30, Deletes: len(held), Records: held, MaxRatio: 0.5, Min: 10}},
-		{Zone: provider.Zone{ID: "Z2", Name: "example.org"}, Plan: &plan.Plan{Summary: plan.Summary{Delete: 1}}},
+		{Zone: provider.Zone{ID: "Z2", Name: "example.org"}, Changes: &changes.Set{Summary: changes.Summary{Delete: 1}}},
 	}}
 	var b bytes.Buffer
 	if err := (&Outcome{Report: rep}).WriteText(&b); err != nil {
@@ -407,11 +407,11 @@ func TestSyncDeleteGuardRemembersItsHold(t *testing.T) {
 	}
 	e := newEnv(t)
 	all := records(5, "svc")
-	e.sync(t, "blue", plan.Sync, all...)
-	e.sync(t, "green", plan.Sync, records(2, "green")...)
+	e.sync(t, "blue", changes.Sync, all...)
+	e.sync(t, "green", changes.Sync, records(2, "green")...)
 	sync := func(what string, desired ...*endpoint.Endpoint) *Report {
 		t.Helper()
-		rep, err := e.syncer(t, "blue", plan.Sync).Sync(context.Background(), desired) // a new Syncer: a new process
+		rep, err := e.syncer(t, "blue", changes.Sync).Sync(context.Background(), desired) // a new Syncer: a new process
 		if err != nil || rep.Err() != nil {
 			t.Fatalf("%s: %v, %v", what, err, rep.Err())
 		}
@@ -440,15 +440,15 @@ func TestSyncDeleteGuardRemembersItsHold(t *testing.T) {
 		}
 	}
 	// Green's sync does not disturb blue's marker, nor is it held by it.
-	if rep := e.sync(t, "green", plan.Sync, records(2, "green")...); rep.Zones[0].HeldDeletions != nil || len(marker()) != 1 {
+	if rep := e.sync(t, "green", changes.Sync, records(2, "green")...); rep.Zones[0].HeldDeletions != nil || len(marker()) != 1 {
 		t.Fatalf("green's sync: held %+v, marker %q", rep.Zones[0].HeldDeletions, marker())
 	}
 	// The input is fixed: nothing held, the marker goes; then one record really goes.
 	if rep := sync("fixed", slices.Concat(all, wrong)...); rep.Zones[0].HeldDeletions != nil || len(marker()) != 0 {
 		t.Fatalf("fixed input: held %+v, marker %q", rep.Zones[0].HeldDeletions, marker())
 	}
-	if rep := sync("one deleted", slices.Concat(all[1:], wrong)...); rep.Zones[0].HeldDeletions != nil || rep.Zones[0].Plan.Summary.Delete != 1 {
-		t.Fatalf("one deletion after the fix: held %+v, summary %+v", rep.Zones[0].HeldDeletions, rep.Zones[0].Plan.Summary)
+	if rep := sync("one deleted", slices.Concat(all[1:], wrong)...); rep.Zones[0].HeldDeletions != nil || rep.Zones[0].Changes.Summary.Delete != 1 {
+		t.Fatalf("one deletion after the fix: held %+v, summary %+v", rep.Zones[0].HeldDeletions, rep.Zones[0].Changes.Summary)
 	}
 }
 

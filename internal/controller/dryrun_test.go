@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/crossfade-io/crossfade/internal/changes"
 	"github.com/crossfade-io/crossfade/internal/endpoint"
-	"github.com/crossfade-io/crossfade/internal/plan"
 	"github.com/crossfade-io/crossfade/internal/provider"
 )
 
@@ -22,10 +22,10 @@ func (n *noRender) Zones(ctx context.Context) ([]provider.Zone, error) { return 
 func (n *noRender) Records(ctx context.Context, z provider.Zone) ([]*endpoint.Endpoint, error) {
 	return n.inner.Records(ctx, z)
 }
-func (n *noRender) Apply(ctx context.Context, z provider.Zone, b plan.Batch) error {
+func (n *noRender) Apply(ctx context.Context, z provider.Zone, b changes.Batch) error {
 	return n.inner.Apply(ctx, z, b)
 }
-func (n *noRender) Limits() plan.Limits { return n.inner.Limits() }
+func (n *noRender) Limits() changes.Limits { return n.inner.Limits() }
 
 // TestDryRunWithoutRendering: a dry run renders every batch it plans through the provider;
 // one whose provider cannot render fails the zone with provider.ErrNoDryRun, naming the
@@ -44,7 +44,7 @@ func TestDryRunWithoutRendering(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t)
-			s := e.syncer(t, "blue", plan.Sync)
+			s := e.syncer(t, "blue", changes.Sync)
 			s.Provider, s.DryRun = tc.wrap(e.p), true
 			rep, err := s.Sync(context.Background(), []*endpoint.Endpoint{www})
 			if err != nil {
@@ -54,7 +54,7 @@ func TestDryRunWithoutRendering(t *testing.T) {
 				t.Fatalf("zones %v, want the one zone", rep.Zones)
 			}
 			zr := rep.Zones[0]
-			if len(zr.Plan.Batches) == 0 {
+			if len(zr.Changes.Batches) == 0 {
 				t.Fatalf("zone %s: no batch planned for %s", zr.Zone, www.Name)
 			}
 			if tc.wantErr {
@@ -71,7 +71,7 @@ func TestDryRunWithoutRendering(t *testing.T) {
 				if zr.Err != nil {
 					t.Fatalf("zone %s: %v", zr.Zone, zr.Err)
 				}
-				if len(zr.DryRun) != len(zr.Plan.Batches) || !strings.Contains(string(zr.DryRun[0]), "www.example.com") {
+				if len(zr.DryRun) != len(zr.Changes.Batches) || !strings.Contains(string(zr.DryRun[0]), "www.example.com") {
 					t.Errorf("zone %s: rendered %q, want one document per batch naming www.example.com", zr.Zone, zr.DryRun)
 				}
 			}

@@ -12,9 +12,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/crossfade-io/crossfade/internal/changes"
 	"github.com/crossfade-io/crossfade/internal/cloudmap"
 	"github.com/crossfade-io/crossfade/internal/endpoint"
-	"github.com/crossfade-io/crossfade/internal/plan"
 	"github.com/crossfade-io/crossfade/internal/provider"
 	"github.com/crossfade-io/crossfade/internal/source"
 )
@@ -240,11 +240,11 @@ func (r *EventReporter) ReportAll(res source.Result, rep *Report, cm *cloudmap.R
 		}
 		wanters := resourcesByKey(res.Endpoints)
 		for _, z := range rep.Zones {
-			if z.Plan != nil {
-				for _, c := range z.Plan.Conflicts {
+			if z.Changes != nil {
+				for _, c := range z.Changes.Conflicts {
 					problems = append(problems, conflictProblems(c, ReasonConflict, z.Zone, time.Time{}, wanters)...)
 				}
-				for _, c := range z.Plan.Notes {
+				for _, c := range z.Changes.Notes {
 					problems = append(problems, conflictProblems(c, ReasonAdjusted, z.Zone, time.Time{}, wanters)...)
 				}
 			}
@@ -304,7 +304,7 @@ func (r *EventReporter) ReportAll(res source.Result, rep *Report, cm *cloudmap.R
 
 // conflictProblems attributes a record's conflict to every object that wants it, or,
 // when none does, to the object that published it (a member a cutover holds).
-func conflictProblems(c plan.Conflict, reason string, zone provider.Zone, until time.Time, wanters map[endpoint.Key][]string) []problem {
+func conflictProblems(c changes.Conflict, reason string, zone provider.Zone, until time.Time, wanters map[endpoint.Key][]string) []problem {
 	var out []problem
 	msg := "zone " + zone.Name + ": " + c.String()
 	objs := wanters[c.Key]

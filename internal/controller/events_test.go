@@ -11,9 +11,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/crossfade-io/crossfade/internal/changes"
 	"github.com/crossfade-io/crossfade/internal/cloudmap"
 	"github.com/crossfade-io/crossfade/internal/endpoint"
-	"github.com/crossfade-io/crossfade/internal/plan"
 	"github.com/crossfade-io/crossfade/internal/provider"
 	"github.com/crossfade-io/crossfade/internal/source"
 )
@@ -46,7 +46,7 @@ func TestEventReporterSendsEachProblemOnce(t *testing.T) {
 	api := &endpoint.Endpoint{Name: "api.example.com", Type: "A", Labels: endpoint.Labels{endpoint.ResourceLabel: "crd/team/api"}}
 	conflicted := source.Result{Endpoints: []*endpoint.Endpoint{api}}
 	rep := &Report{Zones: []ZoneReport{{Zone: provider.Zone{Name: "example.com"},
-		Plan: &plan.Plan{Conflicts: []plan.Conflict{{Key: api.Key(), Reason: "held by owner green"}}}}}}
+		Changes: &changes.Set{Conflicts: []changes.Conflict{{Key: api.Key(), Reason: "held by owner green"}}}}}}
 
 	rec := &recorded{}
 	r := NewEventReporter(rec, uids{"Service/default/web": "uid-web"}, time.Hour, nil)
@@ -220,16 +220,16 @@ func TestDropKinds(t *testing.T) {
 	}
 }
 
-// changes is an objects source whose changes the test sends.
-type changes struct{ c chan struct{} }
+// changingSource is an objects source whose changes the test sends.
+type changingSource struct{ c chan struct{} }
 
-func (c changes) Changed() <-chan struct{}           { return c.c }
-func (c changes) Snapshot() (*source.Snapshot, bool) { return &source.Snapshot{}, true }
+func (c changingSource) Changed() <-chan struct{}           { return c.c }
+func (c changingSource) Snapshot() (*source.Snapshot, bool) { return &source.Snapshot{}, true }
 
 // TestWaitConvergesUnderConstantChange: a cluster that never stops changing still gets
 // a reconcile, at the latest MaxDelay after the first change.
 func TestWaitConvergesUnderConstantChange(t *testing.T) {
-	ch := changes{make(chan struct{}, 1)}
+	ch := changingSource{make(chan struct{}, 1)}
 	c := &Controller{cfg: Config{Debounce: 50 * time.Millisecond, MaxDelay: 200 * time.Millisecond}, objects: ch}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -268,15 +268,15 @@ func TestEventReporterKeepsWhatItCannotSee(t *testing.T) {
 	web := endpoint.ObjectRef{Kind: "Service", Namespace: "default", Name: "web"}
 	invalid := []*endpoint.InvalidError{{Object: web, Field: "annotation external-dns.alpha.kubernetes.io/ttl", Value: "x", Reason: "want seconds"}}
 	t0 := time.Unix(1_700_000_000, 0)
-	held := &Report{Zones: []ZoneReport{{Zone: zone, Plan: &plan.Plan{},
-		Refused:   []plan.Conflict{{Key: api.Key(), Reason: "refused", Advice: "sent again after 2h"}},
+	held := &Report{Zones: []ZoneReport{{Zone: zone, Changes: &changes.Set{},
+		Refused:   []changes.Conflict{{Key: api.Key(), Reason: "refused", Advice: "sent again after 2h"}},
 		heldUntil: map[endpoint.Key]time.Time{api.Key(): t0.Add(2 * time.Hour)}}}}
-	planned := func(conflicts ...plan.Conflict) *Report {
-		return &Report{Zones: []ZoneReport{{Zone: zone, Plan: &plan.Plan{Conflicts: conflicts}}}}
+	planned := func(conflicts ...changes.Conflict) *Report {
+		return &Report{Zones: []ZoneReport{{Zone: zone, Changes: &changes.Set{Conflicts: conflicts}}}}
 	}
 	unlisted := &Report{Zones: []ZoneReport{{Zone: zone}}, Unplanned: []string{zone.ID}}
-	conflict := plan.Conflict{Key: api.Key(), Reason: "held by owner green"}
-	note := plan.Conflict{Key: api.Key(), Reason: "published with TTL 60"}
+	conflict := changes.Conflict{Key: api.Key(), Reason: "held by owner green"}
+	note := changes.Conflict{Key: api.Key(), Reason: "published with TTL 60"}
 
 	rec := &recorded{}
 	r := NewEventReporter(rec, nil, 50*time.Minute, nil)
@@ -294,7 +294,7 @@ func TestEventReporterKeepsWhatItCannotSee(t *testing.T) {
 		{"zone listed again after no report: no news", invalid, planned(conflict), 4 * time.Second, nil},
 		{"conflict gone", invalid, planned(), 5 * time.Second, nil},
 		{"conflict back", invalid, planned(conflict), 6 * time.Second, []string{"DNSRecordConflict"}},
-		{"a note: its own reason", nil, &Report{Zones: []ZoneReport{{Zone: zone, Plan: &plan.Plan{Notes: []plan.Conflict{note}}}}}, 7 * time.Second, []string{"DNSRecordAdjusted"}},
+		{"a note: its own reason", nil, &Report{Zones: []ZoneReport{{Zone: zone, Changes: &changes.Set{Notes: []changes.Conflict{note}}}}}, 7 * time.Second, []string{"DNSRecordAdjusted"}},
 		{"refused, held for 2 h", nil, held, 8 * time.Second, []string{"DNSRecordRefused"}},
 		{"still held after the reemit interval", nil, held, time.Hour, nil},
 		{"held past its retry: reemitted", nil, held, 2*time.Hour + time.Second, []string{"DNSRecordRefused"}},
@@ -321,7 +321,7 @@ func TestEventReporterKeepsWhatItCannotSee(t *testing.T) {
 func TestEventOnAHeldMemberNoSourceWants(t *testing.T) {
 	key := endpoint.Key{Name: "app.example.com", Type: "A", SetIdentifier: "blue"}
 	rep := &Report{Zones: []ZoneReport{{Zone: provider.Zone{Name: "example.com"},
-		Plan: &plan.Plan{Conflicts: []plan.Conflict{{Key: key, Reason: "held by cutover shop: no source asks for this member any more",
+		Changes: &changes.Set{Conflicts: []changes.Conflict{{Key: key, Reason: "held by cutover shop: no source asks for this member any more",
 			Advice: "publish it again", Resource: "service/default/app"}}}}}}
 	rec := &recorded{}
 	NewEventReporter(rec, uids{"Service/default/app": "uid-app"}, time.Hour, nil).Report(source.Result{}, rep, time.Unix(1_700_000_000, 0))

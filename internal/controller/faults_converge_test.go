@@ -12,8 +12,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/credentials"
 
+	"github.com/crossfade-io/crossfade/internal/changes"
 	"github.com/crossfade-io/crossfade/internal/endpoint"
-	"github.com/crossfade-io/crossfade/internal/plan"
 	"github.com/crossfade-io/crossfade/internal/provider"
 	"github.com/crossfade-io/crossfade/internal/provider/route53"
 	"github.com/crossfade-io/crossfade/internal/provider/route53/route53test"
@@ -156,7 +156,7 @@ func newFaultZone(tb testing.TB, owners []*faultOwner, retries int) *faultZone {
 		{Name: "blue-svc35.example.com", Type: endpoint.TypeTXT, TTL: 300, Targets: endpoint.Targets{`"google-site-verification=abc"`}},
 		manual, redMember,
 	}, red.For(redMember)...)
-	if err := route53test.New(tb, sb).Apply(syncCtx, fz.zone, batchOf(plan.Create, foreign...)); err != nil {
+	if err := route53test.New(tb, sb).Apply(syncCtx, fz.zone, batchOf(changes.Create, foreign...)); err != nil {
 		tb.Fatal(err)
 	}
 	fz.foreign = readZone(tb, sb, z.ID)
@@ -171,7 +171,7 @@ func newFaultZone(tb testing.TB, owners []*faultOwner, retries int) *faultZone {
 		if err != nil {
 			tb.Fatal(err)
 		}
-		fz.syncers[o.name] = &Syncer{Provider: p, Registry: reg, Policy: plan.Sync}
+		fz.syncers[o.name] = &Syncer{Provider: p, Registry: reg, Policy: changes.Sync}
 	}
 	for _, o := range owners {
 		fz.converge(tb, o, o.steps[0])
@@ -268,7 +268,7 @@ func runFaultScenario(tb testing.TB, cfg faults.Config, retries int) faultResult
 				for _, z := range rep.Zones {
 					res.refused += len(z.Refused)
 				}
-				done[o.name] = rep.Err() == nil && len(rep.Zones) == 1 && rep.Zones[0].Plan != nil && plannedBatches(rep) == 0
+				done[o.name] = rep.Err() == nil && len(rep.Zones) == 1 && rep.Zones[0].Changes != nil && plannedBatches(rep) == 0
 			}
 		}
 		putFaults(tb, faulty.sb, faults.Config{})

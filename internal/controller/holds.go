@@ -188,7 +188,7 @@ func (p *HoldProber) Track(rep *Report) {
 	seen := map[string]bool{}
 	for _, z := range rep.Zones {
 		seen[z.Zone.ID] = true
-		if z.Plan == nil {
+		if z.Changes == nil {
 			continue
 		}
 		pz := p.zones[z.Zone.ID]

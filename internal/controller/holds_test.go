@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crossfade-io/crossfade/internal/changes"
 	"github.com/crossfade-io/crossfade/internal/endpoint"
-	"github.com/crossfade-io/crossfade/internal/plan"
 	"github.com/crossfade-io/crossfade/internal/provider"
 	"github.com/crossfade-io/crossfade/internal/provider/cache"
 	"github.com/crossfade-io/crossfade/internal/registry"
@@ -53,7 +53,7 @@ func TestHoldProber(t *testing.T) {
 		t.Fatal(err)
 	}
 	zones := cache.New(e.p, cache.Config{})
-	s := &Syncer{Provider: zones, Registry: reg, Policy: plan.Sync}
+	s := &Syncer{Provider: zones, Registry: reg, Policy: changes.Sync}
 	member := &endpoint.Endpoint{Name: "app.example.com", Type: "A", Targets: endpoint.Targets{"192.0.2.1"}, TTL: 60,
 		SetIdentifier: "blue", Policy: endpoint.WeightedPolicy(100), Labels: endpoint.Labels{endpoint.ResourceLabel: "service/default/app"}}
 	simple := &endpoint.Endpoint{Name: "www.example.com", Type: "A", Targets: endpoint.Targets{"192.0.2.2"}, TTL: 60,
@@ -91,11 +91,11 @@ func TestHoldProber(t *testing.T) {
 
 	// A cutover takes hold, behind the cache's back.
 	hold := registry.Authority{Name: "app.example.com", Cutover: "shop", Types: []string{"A"}, Runner: registry.Runner{Token: "t0k3n", Host: "ci"}}.Record()
-	if err := e.p.Apply(ctx, e.zone, plan.Batch{{Action: plan.Create, Endpoint: hold}}); err != nil {
+	if err := e.p.Apply(ctx, e.zone, changes.Batch{{Action: changes.Create, Endpoint: hold}}); err != nil {
 		t.Fatal(err)
 	}
-	if rep := sync(simple, member); len(rep.Zones[0].Plan.Batches) != 0 {
-		t.Fatalf("the cached zone already shows the hold: %v", rep.Zones[0].Plan.Batches)
+	if rep := sync(simple, member); len(rep.Zones[0].Changes.Batches) != 0 {
+		t.Fatalf("the cached zone already shows the hold: %v", rep.Zones[0].Changes.Batches)
 	}
 	if got := pr.ProbeOnce(ctx); !slices.Equal(got, []string{e.zone.ID}) || counts.get(ProbeChanged) != 1 {
 		t.Fatalf("hold appeared: invalidated %v, counts %v; want the zone invalidated", got, counts.n)
@@ -118,7 +118,7 @@ func TestHoldProber(t *testing.T) {
 	}
 
 	// The cutover lets go: noticed alike, and the confirmation is dropped.
-	if err := e.p.Apply(ctx, e.zone, plan.Batch{{Action: plan.Delete, Endpoint: hold}}); err != nil {
+	if err := e.p.Apply(ctx, e.zone, changes.Batch{{Action: changes.Delete, Endpoint: hold}}); err != nil {
 		t.Fatal(err)
 	}
 	if got := pr.ProbeOnce(ctx); len(got) != 1 {
@@ -201,7 +201,7 @@ func probeReport(zones map[string][]string) *Report {
 		for _, n := range zones[id] {
 			w[n] = ""
 		}
-		rep.Zones = append(rep.Zones, ZoneReport{Zone: provider.Zone{ID: id, Name: strings.ToLower(id) + ".example.com"}, Plan: &plan.Plan{},
+		rep.Zones = append(rep.Zones, ZoneReport{Zone: provider.Zone{ID: id, Name: strings.ToLower(id) + ".example.com"}, Changes: &changes.Set{},
 			Weighted: w, NameServers: []string{"ns-370.awsdns-50.com.", "ns-1234.awsdns-10.org."}})
 	}
 	return rep

@@ -16,9 +16,9 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/crossfade-io/crossfade/internal/changes"
 	"github.com/crossfade-io/crossfade/internal/endpoint"
 	"github.com/crossfade-io/crossfade/internal/metrics"
-	"github.com/crossfade-io/crossfade/internal/plan"
 	"github.com/crossfade-io/crossfade/internal/provider"
 	"github.com/crossfade-io/crossfade/internal/sandbox/sandboxtest"
 	"github.com/crossfade-io/crossfade/internal/source"
@@ -139,14 +139,14 @@ func TestFailedListingForgetsNothing(t *testing.T) {
 		snap.DNSEndpoints = append(snap.DNSEndpoints, dnsEndpoint(fmt.Sprintf("s%d", i),
 			source.DNSEndpointRecord{DNSName: n, RecordType: "A", Targets: []string{"192.0.2.2"}}))
 	}
-	e.sync(t, "green", plan.Sync, green...)
+	e.sync(t, "green", changes.Sync, green...)
 	snap.DNSEndpoints = append(snap.DNSEndpoints, dnsEndpoint("dangling",
 		source.DNSEndpointRecord{DNSName: "dangling.example.com", RecordType: "A", Targets: []string{"missing.example.com"}},
 		endpoint.PropAlias, "true"))
 
 	now := time.Unix(1_700_000_000, 0)
 	p := &throttled{Provider: e.p}
-	s := e.syncer(t, "blue", plan.Sync)
+	s := e.syncer(t, "blue", changes.Sync)
 	s.Provider = p
 	s.Refusals = &Refusals{Now: func() time.Time { return now }}
 	s.QuietConflicts = true
@@ -240,13 +240,13 @@ func TestAdjustedRecordReportedOnce(t *testing.T) {
 		t.Skip("starts a sandbox")
 	}
 	e := newEnv(t)
-	e.sync(t, "green", plan.Sync, svc("w.example.com", "192.0.2.1", "green", 1))
+	e.sync(t, "green", changes.Sync, svc("w.example.com", "192.0.2.1", "green", 1))
 	snap := &source.Snapshot{DNSEndpoints: []*source.DNSEndpoint{dnsEndpoint("w", source.DNSEndpointRecord{
 		DNSName: "w.example.com", RecordType: "A", Targets: []string{"192.0.2.2"}, SetIdentifier: "blue", RecordTTL: 300},
 		"aws/weight", "1")}}
 	h := &countingHandler{msg: "written otherwise than asked"}
 	log := slog.New(h)
-	s := e.syncer(t, "blue", plan.Sync)
+	s := e.syncer(t, "blue", changes.Sync)
 	s.QuietConflicts = true
 	s.Logger = log
 	src, err := source.New(source.Config{})
@@ -294,7 +294,7 @@ func TestRefusedNameOneEventPerBackoff(t *testing.T) {
 	dangling.SetProp(endpoint.PropAlias, "true")
 	start := time.Unix(1_700_000_000, 0)
 	now := start
-	s := e.syncer(t, "blue", plan.Sync)
+	s := e.syncer(t, "blue", changes.Sync)
 	s.Refusals = &Refusals{Now: func() time.Time { return now }}
 	rec := &recorded{}
 	r := NewEventReporter(rec, nil, 0, nil)
@@ -378,7 +378,7 @@ func TestInvalidSeriesBounded(t *testing.T) {
 	}
 	objs := &snapshots{snap: &source.Snapshot{}}
 	obs := &statsObserver{m: metrics.New()}
-	ctl, err := New(objs, Config{Syncer: e.syncer(t, "blue", plan.Sync), Source: src, Observer: obs})
+	ctl, err := New(objs, Config{Syncer: e.syncer(t, "blue", changes.Sync), Source: src, Observer: obs})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,10 +12,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 
+	"github.com/crossfade-io/crossfade/internal/changes"
 	"github.com/crossfade-io/crossfade/internal/cloudmap"
 	"github.com/crossfade-io/crossfade/internal/endpoint"
 	"github.com/crossfade-io/crossfade/internal/metrics"
-	"github.com/crossfade-io/crossfade/internal/plan"
 	"github.com/crossfade-io/crossfade/internal/source"
 )
 
@@ -86,7 +86,7 @@ type Stats struct {
 	// Refused counts the names the provider refused.
 	Refused int
 	// Written counts the changes written, by action.
-	Written map[plan.Action]int
+	Written map[changes.Action]int
 	// Desired counts the records each zone (by name) was asked to hold.
 	Desired map[string]int
 	// ZoneNames are the names of the zones reconciled, by zone id.
@@ -321,7 +321,7 @@ func (c *Controller) ReconcileOnce(ctx context.Context) (*Report, error) {
 		cm = c.cfg.CloudMap.Reconcile(rctx, snap.Services, snap.EndpointSlices, complete)
 		err = errors.Join(err, cm.Err)
 	}
-	st := Stats{Duration: time.Since(start), Err: err, Invalid: map[InvalidKey]int{}, Written: map[plan.Action]int{}, Desired: map[string]int{},
+	st := Stats{Duration: time.Since(start), Err: err, Invalid: map[InvalidKey]int{}, Written: map[changes.Action]int{}, Desired: map[string]int{},
 		ZoneNames: map[string]string{}}
 	invalid := res.Invalid
 	if cm != nil {
@@ -343,7 +343,7 @@ func (c *Controller) ReconcileOnce(ctx context.Context) (*Report, error) {
 	}
 	if rep != nil {
 		for _, z := range rep.Zones {
-			if c.cfg.Syncer.DryRun && z.Plan != nil && len(z.Plan.Batches) > 0 {
+			if c.cfg.Syncer.DryRun && z.Changes != nil && len(z.Changes.Batches) > 0 {
 				c.log.Info("dry run: would change", "zone", z.Zone.Name, "plan", z.Summary())
 				for i, doc := range z.DryRun {
 					c.log.Debug("dry run: batch", "zone", z.Zone.Name, "batch", i, "change_batch", string(doc))
@@ -397,8 +397,8 @@ func (c *Controller) zoneNumbers(rep *Report) map[string]zoneNumbers {
 	now := make(map[string]zoneNumbers, len(rep.Zones))
 	for _, z := range rep.Zones {
 		n := zoneNumbers{name: z.Zone.Name, desired: z.Desired, conflicts: len(z.Refused), refused: len(z.Refused)}
-		if z.Plan != nil {
-			n.conflicts += len(z.Plan.Conflicts)
+		if z.Changes != nil {
+			n.conflicts += len(z.Changes.Conflicts)
 		} else if last, ok := c.last[z.Zone.ID]; ok {
 			n.conflicts, n.refused = last.conflicts, last.refused
 		}

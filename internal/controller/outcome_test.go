@@ -8,15 +8,15 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/crossfade-io/crossfade/internal/changes"
 	"github.com/crossfade-io/crossfade/internal/endpoint"
-	"github.com/crossfade-io/crossfade/internal/plan"
 	"github.com/crossfade-io/crossfade/internal/provider"
 	"github.com/crossfade-io/crossfade/internal/source"
 )
 
 func TestOutcome(t *testing.T) {
 	zone := provider.Zone{ID: "Z1", Name: "example.com"}
-	conflict := plan.Conflict{Key: endpoint.Key{Name: "app.example.com", Type: "A", SetIdentifier: "blue"}, Reason: "owned by green", Advice: "pick another set identifier"}
+	conflict := changes.Conflict{Key: endpoint.Key{Name: "app.example.com", Type: "A", SetIdentifier: "blue"}, Reason: "owned by green", Advice: "pick another set identifier"}
 	invalid := &endpoint.InvalidError{Object: endpoint.ObjectRef{Kind: "service", Namespace: "default", Name: "nginx"},
 		Field: "annotation external-dns.alpha.kubernetes.io/aws-weight", Value: "abc", Reason: "want an integer 0..255"}
 	pending := source.Pending{Object: endpoint.ObjectRef{Kind: "service", Namespace: "default", Name: "web"}, Reason: "no load balancer address yet"}
@@ -29,7 +29,7 @@ func TestOutcome(t *testing.T) {
 	}{
 		{
 			name:   "clean",
-			out:    Outcome{Report: &Report{Zones: []ZoneReport{{Zone: zone, Plan: &plan.Plan{}}}}},
+			out:    Outcome{Report: &Report{Zones: []ZoneReport{{Zone: zone, Changes: &changes.Set{}}}}},
 			want:   []string{"sources: 0 records; 0 invalid, 0 pending, 0 skipped objects", "zone example.com (Z1): 0 create"},
 			absent: []string{"conflicts (", "invalid (", "dry run"},
 		},
@@ -38,7 +38,7 @@ func TestOutcome(t *testing.T) {
 			out: Outcome{
 				InputErrors: []error{errors.New("a.yaml: document 2: bad")},
 				Source:      source.Result{Invalid: []*endpoint.InvalidError{invalid}, Pending: []source.Pending{pending}},
-				Report:      &Report{Zones: []ZoneReport{{Zone: zone, Plan: &plan.Plan{Conflicts: []plan.Conflict{conflict}}}}, Unzoned: []string{"app.other.org"}},
+				Report:      &Report{Zones: []ZoneReport{{Zone: zone, Changes: &changes.Set{Conflicts: []changes.Conflict{conflict}}}}, Unzoned: []string{"app.other.org"}},
 			},
 			findings: 4,
 			want: []string{
@@ -52,7 +52,7 @@ func TestOutcome(t *testing.T) {
 		},
 		{
 			name:   "dry run prints the batch",
-			out:    Outcome{DryRun: true, Report: &Report{Zones: []ZoneReport{{Zone: zone, Plan: &plan.Plan{}, DryRun: [][]byte{[]byte(`{"Changes": []}`)}}}}},
+			out:    Outcome{DryRun: true, Report: &Report{Zones: []ZoneReport{{Zone: zone, Changes: &changes.Set{}, DryRun: [][]byte{[]byte(`{"Changes": []}`)}}}}},
 			want:   []string{"batch 1 of 1, as `aws route53 change-resource-record-sets --hosted-zone-id Z1 --change-batch file://BATCH.json` takes it:\n{\"Changes\": []}\n", "dry run: nothing was sent"},
 			absent: []string{"invalid ("},
 		},
@@ -83,7 +83,7 @@ func TestOutcome(t *testing.T) {
 func TestOutcomeSaveBatches(t *testing.T) {
 	zone := provider.Zone{ID: "Z1", Name: "example.com"}
 	docs := [][]byte{[]byte(`{"Changes": [1]}`), []byte(`{"Changes": [2]}`)}
-	o := Outcome{DryRun: true, Report: &Report{Zones: []ZoneReport{{Zone: zone, Plan: &plan.Plan{}, DryRun: docs}}}}
+	o := Outcome{DryRun: true, Report: &Report{Zones: []ZoneReport{{Zone: zone, Changes: &changes.Set{}, DryRun: docs}}}}
 	dir := filepath.Join(t.TempDir(), "out")
 	if err := o.SaveBatches(dir); err != nil {
 		t.Fatal(err)
@@ -122,7 +122,7 @@ func TestOutcomeSaveBatchesReplacesWhole(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer reader.Close()
-	o := Outcome{DryRun: true, Report: &Report{Zones: []ZoneReport{{Zone: zone, Plan: &plan.Plan{}, DryRun: [][]byte{[]byte(`{"Changes": [2]}`)}}}}}
+	o := Outcome{DryRun: true, Report: &Report{Zones: []ZoneReport{{Zone: zone, Changes: &changes.Set{}, DryRun: [][]byte{[]byte(`{"Changes": [2]}`)}}}}}
 	if err := o.SaveBatches(dir); err != nil {
 		t.Fatal(err)
 	}

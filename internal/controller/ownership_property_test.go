@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crossfade-io/crossfade/internal/changes"
 	"github.com/crossfade-io/crossfade/internal/endpoint"
-	"github.com/crossfade-io/crossfade/internal/plan"
 	"github.com/crossfade-io/crossfade/internal/provider"
 	"github.com/crossfade-io/crossfade/internal/provider/route53"
 	"github.com/crossfade-io/crossfade/internal/provider/route53/route53test"
@@ -59,7 +59,7 @@ type ownershipVariant struct {
 	// records ("a-*") carry the asterisk as an ordinary character.
 	wildcard bool
 	// greenPolicy is green's --policy; "" means sync.
-	greenPolicy plan.Policy
+	greenPolicy changes.Policy
 	// greenID is the owner id green's controller runs with; "" means "green". The
 	// self-tests give it blue's.
 	greenID string
@@ -79,7 +79,7 @@ var ownershipVariants = []ownershipVariant{
 	{name: "blue-writes-legacy", legacy: true},
 	{name: "txt-prefix", prefix: "txt-"},
 	{name: "templated-prefix-at-apex", prefix: "txt-%{record_type}.", apex: true},
-	{name: "green-upsert-only", greenPolicy: plan.UpsertOnly},
+	{name: "green-upsert-only", greenPolicy: changes.UpsertOnly},
 	{name: "wildcard", wildcard: true},
 }
 
@@ -248,7 +248,7 @@ type propStats struct {
 	example  map[string]string
 }
 
-func (s *propStats) refused(c plan.Conflict, i int, op propOp) {
+func (s *propStats) refused(c changes.Conflict, i int, op propOp) {
 	reason := c.Reason
 	if _, r53, ok := strings.Cut(reason, "change batch rejected: "); ok {
 		reason = r53
@@ -334,7 +334,7 @@ func newPropRun(tb testing.TB, v ownershipVariant) *propRun {
 			p = v.wrap(p)
 		}
 		p = &interposer{fullProvider: p, run: r}
-		policy := plan.Sync
+		policy := changes.Sync
 		if o == actorGreen && v.greenPolicy != "" {
 			policy = v.greenPolicy
 		}
@@ -361,7 +361,7 @@ func newPropRun(tb testing.TB, v ownershipVariant) *propRun {
 	for i, n := range aliasTargets {
 		lbs = append(lbs, &endpoint.Endpoint{Name: n, Type: endpoint.TypeA, TTL: 300, Targets: endpoint.NewTargets(fmt.Sprintf("192.0.2.%d", 200+i))})
 	}
-	if err := r.raw.Apply(syncCtx, r.zone, batchOf(plan.Create, lbs...)); err != nil {
+	if err := r.raw.Apply(syncCtx, r.zone, batchOf(changes.Create, lbs...)); err != nil {
 		tb.Fatal(err)
 	}
 	for _, e := range lbs {
@@ -614,7 +614,7 @@ func (r *propRun) step(i int, op propOp) []propFinding {
 	if n := plannedBatches(again); n > 0 && len(again.Conflicts())+len(rep.Conflicts()) == 0 {
 		var actions []string
 		for _, z := range again.Zones {
-			for _, b := range z.Plan.Batches {
+			for _, b := range z.Changes.Batches {
 				for _, c := range b {
 					actions = append(actions, string(c.Action)+" "+c.Endpoint.Type)
 				}
@@ -632,7 +632,7 @@ func (r *propRun) step(i int, op propOp) []propFinding {
 func (r *propRun) thirdParty(op propOp, before zoneSets) {
 	sets := op.create
 	if op.create != nil {
-		err := r.raw.Apply(syncCtx, r.zone, batchOf(plan.Create, op.create...))
+		err := r.raw.Apply(syncCtx, r.zone, batchOf(changes.Create, op.create...))
 		var rej *provider.RejectedError
 		switch {
 		case err == nil:
@@ -649,7 +649,7 @@ func (r *propRun) thirdParty(op propOp, before zoneSets) {
 		sets = g
 		delete(r.groups, op.group)
 		// A refusal here means an owner changed the set, which checkOwner already reported.
-		if err := r.raw.Apply(syncCtx, r.zone, batchOf(plan.Delete, g...)); err == nil {
+		if err := r.raw.Apply(syncCtx, r.zone, batchOf(changes.Delete, g...)); err == nil {
 			for _, e := range g {
 				delete(r.author, e.Key())
 			}
@@ -908,7 +908,7 @@ type lossyProvider struct {
 	n int
 }
 
-func (p *lossyProvider) Apply(ctx context.Context, z provider.Zone, b plan.Batch) error {
+func (p *lossyProvider) Apply(ctx context.Context, z provider.Zone, b changes.Batch) error {
 	if p.n++; p.n%2 == 0 {
 		return nil
 	}

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/crossfade-io/crossfade/internal/plan"
+	"github.com/crossfade-io/crossfade/internal/changes"
 )
 
 // Defaults of Refusals: a refused change is sent again after a minute, then after two,
@@ -58,7 +58,7 @@ func (r *Refusals) now() time.Time {
 }
 
 // fingerprint identifies a unit by what it would write to which zone.
-func fingerprint(zoneID string, u plan.Unit) string {
+func fingerprint(zoneID string, u changes.Unit) string {
 	var b strings.Builder
 	b.WriteString(zoneID)
 	for _, c := range u.Changes {
@@ -70,7 +70,7 @@ func fingerprint(zoneID string, u plan.Unit) string {
 
 // held reports whether u was refused recently and must not be sent yet, with the
 // earlier refusal's reason and when it will be sent again.
-func (r *Refusals) held(zoneID string, u plan.Unit) (bool, string, time.Time) {
+func (r *Refusals) held(zoneID string, u changes.Unit) (bool, string, time.Time) {
 	if r == nil {
 		return false, "", time.Time{}
 	}
@@ -92,7 +92,7 @@ func (r *Refusals) held(zoneID string, u plan.Unit) (bool, string, time.Time) {
 // zero when it is not held back (no Refusals, or the zone moved under the write, which the
 // next sync plans again from what it reads, unless the same change was refused so
 // movedRepeats times in a row).
-func (r *Refusals) refused(zoneID string, u plan.Unit, reason string) time.Time {
+func (r *Refusals) refused(zoneID string, u changes.Unit, reason string) time.Time {
 	if r == nil {
 		return time.Time{}
 	}

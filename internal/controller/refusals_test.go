@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crossfade-io/crossfade/internal/changes"
 	"github.com/crossfade-io/crossfade/internal/endpoint"
-	"github.com/crossfade-io/crossfade/internal/plan"
 	"github.com/crossfade-io/crossfade/internal/provider"
 	"github.com/crossfade-io/crossfade/internal/sandbox/sandboxtest"
 )
@@ -26,7 +26,7 @@ func TestRefusalsHoldBackARefusedName(t *testing.T) {
 		Labels: endpoint.Labels{endpoint.ResourceLabel: "service/default/ok"}}
 
 	now := time.Unix(1_700_000_000, 0)
-	s := e.syncer(t, "blue", plan.Sync)
+	s := e.syncer(t, "blue", changes.Sync)
 	s.Refusals = &Refusals{Min: time.Minute, Max: 4 * time.Minute, Now: func() time.Time { return now }}
 	writes := func() int { return sandboxtest.APICalls(t, e.sb)["ChangeResourceRecordSets InvalidChangeBatch"] }
 	sync := func(desired ...*endpoint.Endpoint) *Report {
@@ -100,11 +100,11 @@ func TestMovedRefusalThatRepeatsIsHeldBack(t *testing.T) {
 	e := newEnv(t)
 	res := endpoint.Labels{endpoint.ResourceLabel: "service/default/web"}
 	web := &endpoint.Endpoint{Name: "web.example.com", Type: "A", Targets: endpoint.NewTargets("192.0.2.1"), Labels: res}
-	e.sync(t, "blue", plan.Sync, web)
+	e.sync(t, "blue", changes.Sync, web)
 	// The zone holds .9 now (another writer); the listing keeps showing .1.
-	e.sync(t, "blue", plan.Sync, &endpoint.Endpoint{Name: "web.example.com", Type: "A", Targets: endpoint.NewTargets("192.0.2.9"), Labels: res})
+	e.sync(t, "blue", changes.Sync, &endpoint.Endpoint{Name: "web.example.com", Type: "A", Targets: endpoint.NewTargets("192.0.2.9"), Labels: res})
 	now := time.Unix(1_700_000_000, 0)
-	s := e.syncer(t, "blue", plan.Sync)
+	s := e.syncer(t, "blue", changes.Sync)
 	s.Provider = &staleListing{Provider: e.p, name: "web.example.com", shown: endpoint.NewTargets("192.0.2.1")}
 	s.Refusals = &Refusals{Min: time.Minute, Max: 4 * time.Minute, Now: func() time.Time { return now }}
 	wanted := web.Clone()

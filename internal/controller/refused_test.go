@@ -11,8 +11,8 @@ import (
 	awsr53 "github.com/aws/aws-sdk-go-v2/service/route53"
 	"github.com/aws/aws-sdk-go-v2/service/route53/types"
 
+	"github.com/crossfade-io/crossfade/internal/changes"
 	"github.com/crossfade-io/crossfade/internal/endpoint"
-	"github.com/crossfade-io/crossfade/internal/plan"
 	"github.com/crossfade-io/crossfade/internal/provider"
 	"github.com/crossfade-io/crossfade/internal/provider/route53/route53test"
 	"github.com/crossfade-io/crossfade/internal/sandbox/sandboxtest"
@@ -42,7 +42,7 @@ func TestRefusedNamesDoNotBlockTheZone(t *testing.T) {
 	e := newEnv(t)
 	res := func(n string) endpoint.Labels { return endpoint.Labels{endpoint.ResourceLabel: "service/default/" + n} }
 	stale := &endpoint.Endpoint{Name: "stale.example.com", Type: "A", Targets: endpoint.NewTargets("192.0.2.1"), Labels: res("stale")}
-	e.sync(t, "blue", plan.Sync, stale)
+	e.sync(t, "blue", changes.Sync, stale)
 
 	var desired []*endpoint.Endpoint
 	for i := range 497 {
@@ -70,7 +70,7 @@ func TestRefusedNamesDoNotBlockTheZone(t *testing.T) {
 			t.Errorf("other writer: %v", err)
 		}
 	}
-	s := e.syncer(t, "blue", plan.Sync)
+	s := e.syncer(t, "blue", changes.Sync)
 	s.Provider = &racingProvider{Provider: e.p, other: other}
 	before := sandboxtest.APICalls(t, e.sb)
 	rep, err := s.Sync(context.Background(), desired)
@@ -83,7 +83,7 @@ func TestRefusedNamesDoNotBlockTheZone(t *testing.T) {
 	after := sandboxtest.APICalls(t, e.sb)
 	sent := changeCalls(after) - changeCalls(before)
 	z := rep.Zones[0]
-	t.Logf("500 names, 3 poisoned: %d planned batches, %d ChangeResourceRecordSets calls (%d accepted)", len(z.Plan.Batches), sent, z.Applied)
+	t.Logf("500 names, 3 poisoned: %d planned batches, %d ChangeResourceRecordSets calls (%d accepted)", len(z.Changes.Batches), sent, z.Applied)
 
 	state := e.state(t)
 	for _, d := range desired[:497] {
@@ -120,13 +120,13 @@ func TestRefusedNamesDoNotBlockTheZone(t *testing.T) {
 	}
 	// Near the floor: the planned batches, plus about two calls per bad name (the rest
 	// again, the bad name alone), not a halving down to each one (35 calls here).
-	if max := len(z.Plan.Batches) + 2*3; sent > max {
+	if max := len(z.Changes.Batches) + 2*3; sent > max {
 		t.Errorf("%d calls to write 500 names with 3 bad ones; want at most %d", sent, max)
 	}
 
 	// The next sync refuses the two that are still bad and, the record being blue's,
 	// converges the stale one from what it now reads.
-	rep = e.sync(t, "blue", plan.Sync, desired...)
+	rep = e.sync(t, "blue", changes.Sync, desired...)
 	if got := rep.Zones[0].Refused; len(got) != 2 || rep.Zones[0].Applied != 1 {
 		t.Errorf("second sync: refused %v, applied %d; want 2 refused and the stale name written", got, rep.Zones[0].Applied)
 	}
@@ -157,10 +157,10 @@ func containsPrefix(list []string, prefix string) bool {
 // TestNamedUnits: the units a refusal's messages name, by Route 53's quoting, and no
 // unit whose name only ends like a named one.
 func TestNamedUnits(t *testing.T) {
-	unit := func(name string) plan.Unit {
-		return plan.Unit{Name: name, Changes: []plan.Change{{Action: plan.Create, Endpoint: &endpoint.Endpoint{Name: name, Type: "A"}}}}
+	unit := func(name string) changes.Unit {
+		return changes.Unit{Name: name, Changes: []changes.Change{{Action: changes.Create, Endpoint: &endpoint.Endpoint{Name: name, Type: "A"}}}}
 	}
-	units := []plan.Unit{unit("www.example.com"), unit("b.example.com"), unit("*.example.com"), unit("x.example.com")}
+	units := []changes.Unit{unit("www.example.com"), unit("b.example.com"), unit("*.example.com"), unit("x.example.com")}
 	tests := []struct {
 		msg  string
 		want []string
@@ -182,7 +182,7 @@ func TestNamedUnits(t *testing.T) {
 			t.Errorf("%q: named %v, want %v", tt.msg, got, tt.want)
 		}
 	}
-	if got := unitAt([]plan.Unit{{Changes: make([]plan.Change, 2)}, {Changes: make([]plan.Change, 3)}}, 2); got != 1 {
+	if got := unitAt([]changes.Unit{{Changes: make([]changes.Change, 2)}, {Changes: make([]changes.Change, 3)}}, 2); got != 1 {
 		t.Errorf("unitAt(2) = %d, want 1", got)
 	}
 }

@@ -9,8 +9,8 @@ import (
 	awsr53 "github.com/aws/aws-sdk-go-v2/service/route53"
 	"github.com/aws/aws-sdk-go-v2/service/route53/types"
 
+	"github.com/crossfade-io/crossfade/internal/changes"
 	"github.com/crossfade-io/crossfade/internal/endpoint"
-	"github.com/crossfade-io/crossfade/internal/plan"
 	"github.com/crossfade-io/crossfade/internal/provider/cache"
 	"github.com/crossfade-io/crossfade/internal/provider/route53/route53test"
 )
@@ -22,7 +22,7 @@ import (
 // the batch, and after re-listing the controller reports green's ownership.
 func TestStaleCacheNeverOverwritesAHandedOverRecord(t *testing.T) {
 	e := newEnv(t)
-	s := e.syncer(t, "blue", plan.Sync)
+	s := e.syncer(t, "blue", changes.Sync)
 	s.Provider = cache.New(e.p, cache.Config{})
 	www := func(ip string) *endpoint.Endpoint {
 		return &endpoint.Endpoint{Name: "www.example.com", Type: "A", Targets: endpoint.NewTargets(ip),

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/crossfade-io/crossfade/internal/changes"
 	"github.com/crossfade-io/crossfade/internal/endpoint"
-	"github.com/crossfade-io/crossfade/internal/plan"
 	"github.com/crossfade-io/crossfade/internal/provider"
 	"github.com/crossfade-io/crossfade/internal/registry"
 )
@@ -22,7 +22,7 @@ type Syncer struct {
 	// Registry reads and writes ownership.
 	Registry *registry.TXT
 	// Policy limits what a sync may change.
-	Policy plan.Policy
+	Policy changes.Policy
 	// DomainFilter keeps the desired and current names it matches; the provider filters
 	// zones itself.
 	DomainFilter endpoint.DomainFilter
@@ -45,20 +45,20 @@ type Syncer struct {
 // ZoneReport is what a sync did, or would do, in one zone.
 type ZoneReport struct {
 	Zone provider.Zone
-	// Plan holds the batches, conflicts and counts.
-	Plan *plan.Plan
+	// Changes holds the batches, conflicts and counts.
+	Changes *changes.Set
 	// Applied is how many change batches were written (0 in a dry run): more than the
 	// plan's batches when a refused batch was split.
 	Applied int
 	// Written counts the changes of the batches written, by action (ownership records
 	// included).
-	Written map[plan.Action]int
+	Written map[changes.Action]int
 	// Desired is how many desired records the zone was asked to hold.
 	Desired int
 	// Refused are the names whose changes the provider refused (Route 53's
 	// InvalidChangeBatch) or could not build, each with the provider's reason: every other
 	// name of the zone was still written.
-	Refused []plan.Conflict
+	Refused []changes.Conflict
 	// DryRun holds, in a dry run, each batch as the provider would send it (for Route 53,
 	// the AWS CLI's --change-batch JSON), when the provider can render it.
 	DryRun [][]byte
@@ -94,11 +94,11 @@ type Report struct {
 }
 
 // Conflicts returns every zone's conflicts in zone order.
-func (r *Report) Conflicts() []plan.Conflict {
-	var out []plan.Conflict
+func (r *Report) Conflicts() []changes.Conflict {
+	var out []changes.Conflict
 	for _, z := range r.Zones {
-		if z.Plan != nil {
-			out = append(out, z.Plan.Conflicts...)
+		if z.Changes != nil {
+			out = append(out, z.Changes.Conflicts...)
 		}
 		out = append(out, z.Refused...)
 	}
@@ -107,11 +107,11 @@ func (r *Report) Conflicts() []plan.Conflict {
 
 // Kept returns every zone's owned records that were not deleted although no source
 // wants them now, in zone order.
-func (r *Report) Kept() []plan.Conflict {
-	var out []plan.Conflict
+func (r *Report) Kept() []changes.Conflict {
+	var out []changes.Conflict
 	for _, z := range r.Zones {
-		if z.Plan != nil {
-			out = append(out, z.Plan.Kept...)
+		if z.Changes != nil {
+			out = append(out, z.Changes.Kept...)
 		}
 	}
 	return out
@@ -127,11 +127,11 @@ func (r *Report) Refused() int {
 }
 
 // Notes returns every zone's records written otherwise than asked, in zone order.
-func (r *Report) Notes() []plan.Conflict {
-	var out []plan.Conflict
+func (r *Report) Notes() []changes.Conflict {
+	var out []changes.Conflict
 	for _, z := range r.Zones {
-		if z.Plan != nil {
-			out = append(out, z.Plan.Notes...)
+		if z.Changes != nil {
+			out = append(out, z.Changes.Notes...)
 		}
 	}
 	return out
@@ -194,7 +194,7 @@ func (s *Syncer) SyncKeeping(ctx context.Context, desired []*endpoint.Endpoint, 
 			log.Error("list records", "zone", z.Name, "zone_id", z.ID, "err", err)
 			continue
 		}
-		in := plan.Input{
+		in := changes.Input{
 			Desired:      byZone[z.ID],
 			Current:      current,
 			Registry:     s.Registry,
@@ -206,7 +206,7 @@ func (s *Syncer) SyncKeeping(ctx context.Context, desired []*endpoint.Endpoint, 
 			Keep:         keep.Resources,
 			KeepAll:      keep.All,
 		}
-		zr.Plan = plan.Calculate(in)
+		zr.Changes = changes.Calculate(in)
 		s.guard(ctx, &zr, in, current, log)
 		// Calculate has labelled current with its owners.
 		zr.Weighted, zr.NameServers = weightedNames(byZone[z.ID], current, s.Registry.OwnerID()), apexNS(current, z.Name)
@@ -214,12 +214,12 @@ func (s *Syncer) SyncKeeping(ctx context.Context, desired []*endpoint.Endpoint, 
 		if s.QuietConflicts {
 			conflictLevel = slog.LevelDebug
 		}
-		for _, c := range zr.Plan.Conflicts {
+		for _, c := range zr.Changes.Conflicts {
 			log.Log(ctx, conflictLevel, "conflict", "zone", z.Name, "record", c.Key.String(), "reason", c.Reason, "advice", c.Advice)
 		}
 		// Notes stand as long as their object asks for what cannot be written: a controller
 		// reports them once, as conflicts, through its EventReporter.
-		for _, c := range zr.Plan.Notes {
+		for _, c := range zr.Changes.Notes {
 			log.Log(ctx, conflictLevel, "written otherwise than asked", "zone", z.Name, "record", c.Key.String(), "reason", c.Reason, "advice", c.Advice)
 		}
 		if s.DryRun {
@@ -229,7 +229,7 @@ func (s *Syncer) SyncKeeping(ctx context.Context, desired []*endpoint.Endpoint, 
 		} else {
 			// Every batch goes through holdBack even once ctx is done (WriteUnits then
 			// sends nothing): a held name not looked at would be forgotten by prune.
-			for i, units := range zr.Plan.Units {
+			for i, units := range zr.Changes.Units {
 				units = s.holdBack(&zr, units)
 				s.apply(ctx, &zr, units, log.With("zone", z.Name, "zone_id", z.ID, "batch", i))
 			}
@@ -247,11 +247,11 @@ func (s *Syncer) SyncKeeping(ctx context.Context, desired []*endpoint.Endpoint, 
 // holdBack returns the units not held back by an earlier refusal; the held ones are
 // reported as refused again, in the very words of their refusal (which say when they are
 // sent again): holding a name back is no news, and must not read as some.
-func (s *Syncer) holdBack(zr *ZoneReport, units []plan.Unit) []plan.Unit {
+func (s *Syncer) holdBack(zr *ZoneReport, units []changes.Unit) []changes.Unit {
 	if s.Refusals == nil {
 		return units
 	}
-	var out []plan.Unit
+	var out []changes.Unit
 	for _, u := range units {
 		held, reason, until := s.Refusals.held(zr.Zone.ID, u)
 		if !held {
@@ -264,21 +264,21 @@ func (s *Syncer) holdBack(zr *ZoneReport, units []plan.Unit) []plan.Unit {
 }
 
 // apply writes one batch of units into the zone's report.
-func (s *Syncer) apply(ctx context.Context, zr *ZoneReport, units []plan.Unit, log *slog.Logger) {
+func (s *Syncer) apply(ctx context.Context, zr *ZoneReport, units []changes.Unit, log *slog.Logger) {
 	WriteUnits(ctx, s.Provider, zr.Zone, units, UnitOutcomes{
-		Applied: func(_ []plan.Unit, batch plan.Batch) {
+		Applied: func(_ []changes.Unit, batch changes.Batch) {
 			zr.Applied++
 			if zr.Written == nil {
-				zr.Written = map[plan.Action]int{}
+				zr.Written = map[changes.Action]int{}
 			}
 			for _, c := range batch {
 				zr.Written[c.Action]++
 			}
 		},
-		Refused: func(u plan.Unit, reason string) {
+		Refused: func(u changes.Unit, reason string) {
 			zr.refuse(u, reason, s.Refusals.refused(zr.Zone.ID, u, reason), log)
 		},
-		Failed: func(units []plan.Unit, batch plan.Batch, err error) {
+		Failed: func(units []changes.Unit, batch changes.Batch, err error) {
 			if zr.Err == nil {
 				zr.Err = fmt.Errorf("zone %s: %d changes of %d names: %w", zr.Zone, len(batch), len(units), err)
 			}
@@ -290,12 +290,12 @@ func (s *Syncer) apply(ctx context.Context, zr *ZoneReport, units []plan.Unit, l
 // in exactly one Applied batch, one Refused call, or one Failed batch.
 type UnitOutcomes struct {
 	// Applied is called for each batch the provider accepted.
-	Applied func(units []plan.Unit, batch plan.Batch)
+	Applied func(units []changes.Unit, batch changes.Batch)
 	// Refused is called for each unit the provider refused alone, or could not build.
-	Refused func(u plan.Unit, reason string)
+	Refused func(u changes.Unit, reason string)
 	// Failed is called for a batch whose write failed otherwise (throttled, failed,
 	// cancelled): its units may or may not have landed.
-	Failed func(units []plan.Unit, batch plan.Batch, err error)
+	Failed func(units []changes.Unit, batch changes.Batch, err error)
 }
 
 // WriteUnits writes units to zone as one batch. When the provider refuses it (Route 53
@@ -304,11 +304,11 @@ type UnitOutcomes struct {
 // being published, sync after sync. The units Route 53's reasons name are set aside
 // first; what is still refused is halved until each refused unit stands alone, which
 // keeps the number of calls near the floor of one per bad name plus one.
-func WriteUnits(ctx context.Context, p provider.Provider, zone provider.Zone, units []plan.Unit, out UnitOutcomes, log *slog.Logger) {
+func WriteUnits(ctx context.Context, p provider.Provider, zone provider.Zone, units []changes.Unit, out UnitOutcomes, log *slog.Logger) {
 	if len(units) == 0 || ctx.Err() != nil {
 		return
 	}
-	batch := plan.Changes(units)
+	batch := changes.Changes(units)
 	log.Debug("writing batch", "names", len(units), "changes", len(batch))
 	err := p.Apply(ctx, zone, batch)
 	if err == nil {
@@ -335,7 +335,7 @@ func WriteUnits(ctx context.Context, p provider.Provider, zone provider.Zone, un
 			// Each named unit alone: Route 53 may name a unit that is refused only
 			// beside another one.
 			for _, u := range hit {
-				WriteUnits(ctx, p, zone, []plan.Unit{u}, out, log)
+				WriteUnits(ctx, p, zone, []changes.Unit{u}, out, log)
 			}
 			return
 		}
@@ -347,13 +347,13 @@ func WriteUnits(ctx context.Context, p provider.Provider, zone provider.Zone, un
 
 // refuse reports a unit the provider would not take, held back until until (zero: not
 // held back).
-func (zr *ZoneReport) refuse(u plan.Unit, reason string, until time.Time, log *slog.Logger) {
+func (zr *ZoneReport) refuse(u changes.Unit, reason string, until time.Time, log *slog.Logger) {
 	c := refusal(u, reason, until)
 	zr.addRefused(c, until)
 	log.Error("change refused", "record", c.Key.String(), "name", u.Name, "resources", u.Resources, "reason", reason)
 }
 
-func (zr *ZoneReport) addRefused(c plan.Conflict, until time.Time) {
+func (zr *ZoneReport) addRefused(c changes.Conflict, until time.Time) {
 	zr.Refused = append(zr.Refused, c)
 	if !until.IsZero() {
 		if zr.heldUntil == nil {
@@ -366,7 +366,7 @@ func (zr *ZoneReport) addRefused(c plan.Conflict, until time.Time) {
 // refusal describes a refused unit as a conflict on its first non-TXT record. until is
 // when the unit is sent again, zero when the next sync sends it; the refusal and every
 // sync that holds the unit back until then describe it alike.
-func refusal(u plan.Unit, reason string, until time.Time) plan.Conflict {
+func refusal(u changes.Unit, reason string, until time.Time) changes.Conflict {
 	key := u.Changes[0].Endpoint.Key()
 	for _, c := range u.Changes {
 		if c.Endpoint.Type != endpoint.TypeTXT {
@@ -378,7 +378,7 @@ func refusal(u plan.Unit, reason string, until time.Time) plan.Conflict {
 	if len(u.Resources) > 0 {
 		by = " (wanted by " + strings.Join(u.Resources, ", ") + ")"
 	}
-	c := plan.Conflict{
+	c := changes.Conflict{
 		Key:    key,
 		Reason: fmt.Sprintf("the %d changes of %s were not written%s: %s", len(u.Changes), u.Name, by, reason),
 		Advice: "every other name of the zone was written; fix the source object or the record in the zone, and the next sync sends this name again",
@@ -410,7 +410,7 @@ func Moved(reason string) bool {
 }
 
 // unitAt returns the index of the unit holding the i-th change of their batch.
-func unitAt(units []plan.Unit, i int) int {
+func unitAt(units []changes.Unit, i int) int {
 	for k, u := range units {
 		if i < len(u.Changes) {
 			return k
@@ -422,7 +422,7 @@ func unitAt(units []plan.Unit, i int) int {
 
 // named splits units into those whose names a refusal's messages mention and the rest.
 // Route 53 quotes names with their trailing dot: "[name='x.', type='A']", "DNS name x.,".
-func named(units []plan.Unit, messages []string) (hit, rest []plan.Unit) {
+func named(units []changes.Unit, messages []string) (hit, rest []changes.Unit) {
 	text := strings.ToLower(strings.Join(messages, "\n"))
 	for _, u := range units {
 		if mentions(text, u) {
@@ -434,7 +434,7 @@ func named(units []plan.Unit, messages []string) (hit, rest []plan.Unit) {
 	return hit, rest
 }
 
-func mentions(text string, u plan.Unit) bool {
+func mentions(text string, u changes.Unit) bool {
 	for _, c := range u.Changes {
 		names := []string{c.Endpoint.Name + "."}
 		if c.Endpoint.IsAlias() && len(c.Endpoint.Targets) == 1 {
@@ -470,13 +470,13 @@ func mentionsName(text, n string) bool {
 // cannot render fails the zone (provider.ErrNoDryRun) rather than show nothing, which
 // would read as "nothing to change".
 func (s *Syncer) render(ctx context.Context, zr *ZoneReport) error {
-	for i, b := range zr.Plan.Batches {
+	for i, b := range zr.Changes.Batches {
 		doc, err := s.Provider.DryRun(ctx, zr.Zone, b)
 		if errors.Is(err, provider.ErrNoDryRun) {
 			err = fmt.Errorf("provider %T: %w", s.Provider, err)
 		}
 		if err != nil {
-			return fmt.Errorf("render batch %d of %d: %w", i+1, len(zr.Plan.Batches), err)
+			return fmt.Errorf("render batch %d of %d: %w", i+1, len(zr.Changes.Batches), err)
 		}
 		zr.DryRun = append(zr.DryRun, doc)
 	}
@@ -507,14 +507,14 @@ func assign(desired []*endpoint.Endpoint, zones []provider.Zone, filter endpoint
 
 // Summary renders a one-line account of a zone's plan.
 func (z ZoneReport) Summary() string {
-	if z.Plan == nil {
+	if z.Changes == nil {
 		return fmt.Sprintf("zone %s: not planned", z.Zone)
 	}
-	s := z.Plan.Summary
+	s := z.Changes.Summary
 	parts := []string{
 		fmt.Sprintf("%d create", s.Create), fmt.Sprintf("%d update", s.Update), fmt.Sprintf("%d delete", s.Delete),
 		fmt.Sprintf("%d replace", s.Replace), fmt.Sprintf("%d held by policy", s.Held),
-		fmt.Sprintf("%d conflicts", len(z.Plan.Conflicts)), fmt.Sprintf("%d batches", len(z.Plan.Batches)),
+		fmt.Sprintf("%d conflicts", len(z.Changes.Conflicts)), fmt.Sprintf("%d batches", len(z.Changes.Batches)),
 	}
 	if s.Kept > 0 {
 		parts = append(parts, fmt.Sprintf("%d kept", s.Kept))

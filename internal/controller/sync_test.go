@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/crossfade-io/crossfade/internal/changes"
 	"github.com/crossfade-io/crossfade/internal/endpoint"
-	"github.com/crossfade-io/crossfade/internal/plan"
 	"github.com/crossfade-io/crossfade/internal/provider"
 	"github.com/crossfade-io/crossfade/internal/provider/route53"
 	"github.com/crossfade-io/crossfade/internal/provider/route53/route53test"
@@ -35,7 +35,7 @@ func newEnv(t *testing.T) *env {
 	return &env{sb: sb, p: p, zone: provider.Zone{ID: z.ID, Name: "example.com"}}
 }
 
-func (e *env) syncer(t *testing.T, owner string, policy plan.Policy) *Syncer {
+func (e *env) syncer(t *testing.T, owner string, policy changes.Policy) *Syncer {
 	t.Helper()
 	reg, err := registry.New(registry.Config{OwnerID: owner})
 	if err != nil {
@@ -44,7 +44,7 @@ func (e *env) syncer(t *testing.T, owner string, policy plan.Policy) *Syncer {
 	return &Syncer{Provider: e.p, Registry: reg, Policy: policy}
 }
 
-func (e *env) sync(t *testing.T, owner string, policy plan.Policy, desired ...*endpoint.Endpoint) *Report {
+func (e *env) sync(t *testing.T, owner string, policy changes.Policy, desired ...*endpoint.Endpoint) *Report {
 	t.Helper()
 	return mustSync(t, e.syncer(t, owner, policy), owner, desired)
 }
@@ -99,13 +99,13 @@ func TestSyncSimpleToWeightedInOneCall(t *testing.T) {
 		t.Skip("starts a sandbox")
 	}
 	e := newEnv(t)
-	e.sync(t, "blue", plan.Sync, svc("app.example.com", "192.0.2.1", "", 0))
+	e.sync(t, "blue", changes.Sync, svc("app.example.com", "192.0.2.1", "", 0))
 	before := e.calls(t, "ChangeResourceRecordSets")
-	rep := e.sync(t, "blue", plan.UpsertOnly, svc("app.example.com", "192.0.2.1", "blue", 1))
+	rep := e.sync(t, "blue", changes.UpsertOnly, svc("app.example.com", "192.0.2.1", "blue", 1))
 	if got := e.calls(t, "ChangeResourceRecordSets") - before; got != 1 {
 		t.Errorf("transition took %d ChangeResourceRecordSets calls, want 1", got)
 	}
-	if s := rep.Zones[0].Plan.Summary; s.Replace != 1 || s.Create != 1 {
+	if s := rep.Zones[0].Changes.Summary; s.Replace != 1 || s.Create != 1 {
 		t.Errorf("summary %+v", s)
 	}
 	want := []string{
@@ -123,11 +123,11 @@ func TestSyncNeverTouchesUnowned(t *testing.T) {
 	}
 	e := newEnv(t)
 	// A record written by hand: no ownership TXT.
-	if err := e.p.Apply(context.Background(), e.zone, plan.Batch{{Action: plan.Create, Endpoint: svc("app.example.com", "192.0.2.9", "", 0)}}); err != nil {
+	if err := e.p.Apply(context.Background(), e.zone, changes.Batch{{Action: changes.Create, Endpoint: svc("app.example.com", "192.0.2.9", "", 0)}}); err != nil {
 		t.Fatal(err)
 	}
 	before := e.state(t)
-	rep := e.sync(t, "blue", plan.Sync, svc("app.example.com", "192.0.2.1", "blue", 1))
+	rep := e.sync(t, "blue", changes.Sync, svc("app.example.com", "192.0.2.1", "blue", 1))
 	if got := e.state(t); !slices.Equal(got, before) {
 		t.Errorf("zone changed:\n got %q\nwant %q", got, before)
 	}
@@ -146,12 +146,12 @@ func TestSyncTwoOwnersEitherOrder(t *testing.T) {
 			e := newEnv(t)
 			ip := map[string]string{"blue": "192.0.2.1", "green": "192.0.2.2"}
 			for _, o := range order {
-				e.sync(t, o, plan.Sync, svc("app.example.com", ip[o], o, 1))
+				e.sync(t, o, changes.Sync, svc("app.example.com", ip[o], o, 1))
 			}
 			// Sync both again: a steady state deletes nothing and changes nothing.
 			before := e.calls(t, "ChangeResourceRecordSets")
 			for _, o := range order {
-				rep := e.sync(t, o, plan.Sync, svc("app.example.com", ip[o], o, 1))
+				rep := e.sync(t, o, changes.Sync, svc("app.example.com", ip[o], o, 1))
 				if len(rep.Conflicts()) != 0 {
 					t.Errorf("%s: conflicts %v", o, rep.Conflicts())
 				}
@@ -165,7 +165,7 @@ func TestSyncTwoOwnersEitherOrder(t *testing.T) {
 			}
 			// Green's cluster claiming blue's set identifier is a conflict, not an overwrite.
 			// Its own member, its only record, goes on purpose: the deletion guard is told so.
-			green := e.syncer(t, "green", plan.Sync)
+			green := e.syncer(t, "green", changes.Sync)
 			green.Guard.Allow = true
 			rep, _ := green.Sync(context.Background(), []*endpoint.Endpoint{svc("app.example.com", "192.0.2.7", "blue", 1)})
 			if c := rep.Conflicts(); len(c) != 1 || !strings.Contains(c[0].Reason, "owner blue") {
@@ -184,17 +184,17 @@ func TestSyncPolicies(t *testing.T) {
 		t.Skip("starts a sandbox")
 	}
 	e := newEnv(t)
-	e.sync(t, "blue", plan.Sync, svc("app.example.com", "192.0.2.1", "blue", 1))
-	e.sync(t, "green", plan.Sync, svc("app.example.com", "192.0.2.2", "green", 1))
+	e.sync(t, "blue", changes.Sync, svc("app.example.com", "192.0.2.1", "blue", 1))
+	e.sync(t, "green", changes.Sync, svc("app.example.com", "192.0.2.2", "green", 1))
 	full := e.state(t)
 	// The source disappears: upsert-only keeps the record.
-	e.sync(t, "blue", plan.UpsertOnly)
+	e.sync(t, "blue", changes.UpsertOnly)
 	if got := e.state(t); !slices.Equal(got, full) {
 		t.Errorf("upsert-only deleted: %q", got)
 	}
 	// sync deletes blue's member and TXT, and nothing of green's: all of blue's records,
 	// which the deletion guard holds unless allowed (TestSyncDeleteGuard).
-	blue := e.syncer(t, "blue", plan.Sync)
+	blue := e.syncer(t, "blue", changes.Sync)
 	blue.Guard.Allow = true
 	rep, err := blue.Sync(context.Background(), nil)
 	if err != nil {
@@ -222,10 +222,10 @@ func TestFirstSyncCallFloor(t *testing.T) {
 		d.Labels = endpoint.Labels{endpoint.ResourceLabel: fmt.Sprintf("service/default/svc%05d", i)}
 		desired = append(desired, d)
 	}
-	rep := e.sync(t, "blue", plan.Sync, desired...)
+	rep := e.sync(t, "blue", changes.Sync, desired...)
 	var records, chars int
-	for _, b := range rep.Zones[0].Plan.Batches {
-		r, c := plan.Route53Limits.BatchCost(b)
+	for _, b := range rep.Zones[0].Changes.Batches {
+		r, c := changes.Route53Limits.BatchCost(b)
 		records, chars = records+r, chars+c
 	}
 	floor := max((records+999)/1000, (chars+31999)/32000)
@@ -250,11 +250,11 @@ func TestSyncAliasCNAME(t *testing.T) {
 		t.Skip("starts a sandbox")
 	}
 	e := newEnv(t)
-	e.sync(t, "lb", plan.Sync, svc("lb.example.com", "192.0.2.7", "", 0))
+	e.sync(t, "lb", changes.Sync, svc("lb.example.com", "192.0.2.7", "", 0))
 	alias := &endpoint.Endpoint{Name: "app.example.com", Type: "CNAME", Targets: endpoint.NewTargets("lb.example.com"), TTL: 60,
 		Labels: endpoint.Labels{endpoint.ResourceLabel: "service/default/app"}}
 	alias.SetProp(endpoint.PropAlias, "true")
-	e.sync(t, "blue", plan.Sync, alias)
+	e.sync(t, "blue", changes.Sync, alias)
 	want := []string{
 		"app.example.com A simple lb.example.com",
 		`cname-app.example.com TXT simple "heritage=external-dns,external-dns/owner=blue,external-dns/resource=service/default/app"`,
@@ -265,8 +265,8 @@ func TestSyncAliasCNAME(t *testing.T) {
 			t.Errorf("zone lacks %q:\n%q", w, got)
 		}
 	}
-	rep := e.sync(t, "blue", plan.Sync, alias)
-	if b := rep.Zones[0].Plan.Batches; len(b) != 0 {
+	rep := e.sync(t, "blue", changes.Sync, alias)
+	if b := rep.Zones[0].Changes.Batches; len(b) != 0 {
 		t.Errorf("second sync sends %v, want nothing", b)
 	}
 }

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/crossfade-io/crossfade/internal/changes"
 	"github.com/crossfade-io/crossfade/internal/endpoint"
-	"github.com/crossfade-io/crossfade/internal/plan"
 	"github.com/crossfade-io/crossfade/internal/sandbox"
 	"github.com/crossfade-io/crossfade/internal/sandbox/zones"
 )
@@ -120,8 +120,8 @@ func lineDiff(got, want []string) string {
 func plannedBatches(rep *Report) int {
 	n := 0
 	for _, z := range rep.Zones {
-		if z.Plan != nil {
-			n += len(z.Plan.Batches)
+		if z.Changes != nil {
+			n += len(z.Changes.Batches)
 		}
 	}
 	return n
@@ -131,10 +131,10 @@ func plannedBatches(rep *Report) int {
 func renderBatches(rep *Report) string {
 	var b strings.Builder
 	for _, z := range rep.Zones {
-		if z.Plan == nil {
+		if z.Changes == nil {
 			continue
 		}
-		for i, batch := range z.Plan.Batches {
+		for i, batch := range z.Changes.Batches {
 			fmt.Fprintf(&b, "    batch %d:\n", i+1)
 			for _, c := range batch {
 				fmt.Fprintf(&b, "      %s %s\n", c.Action, describeEndpoint(c.Endpoint))
@@ -167,10 +167,10 @@ func dryRun(s *Syncer) *Syncer {
 }
 
 // batchOf builds a batch of one action over eps.
-func batchOf(action plan.Action, eps ...*endpoint.Endpoint) plan.Batch {
-	b := make(plan.Batch, 0, len(eps))
+func batchOf(action changes.Action, eps ...*endpoint.Endpoint) changes.Batch {
+	b := make(changes.Batch, 0, len(eps))
 	for _, e := range eps {
-		b = append(b, plan.Change{Action: action, Endpoint: e})
+		b = append(b, changes.Change{Action: action, Endpoint: e})
 	}
 	return b
 }

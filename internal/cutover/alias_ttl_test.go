@@ -8,10 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crossfade-io/crossfade/internal/changes"
 	"github.com/crossfade-io/crossfade/internal/controller"
 	"github.com/crossfade-io/crossfade/internal/cutover/spec"
 	"github.com/crossfade-io/crossfade/internal/endpoint"
-	"github.com/crossfade-io/crossfade/internal/plan"
 	"github.com/crossfade-io/crossfade/internal/provider/route53/route53test"
 	"github.com/crossfade-io/crossfade/internal/registry"
 	"github.com/crossfade-io/crossfade/internal/sandbox/sandboxtest"
@@ -51,7 +51,7 @@ func newAliasEnv(t *testing.T, blueWeight, greenWeight int64) *env {
 			Policy: endpoint.WeightedPolicy(m.w), Labels: endpoint.Labels{endpoint.ResourceLabel: "ingress/default/app"}}
 		e.SetProp(endpoint.PropAlias, "true")
 		e.SetProp(endpoint.PropEvaluateTargetHealth, "false")
-		rep, err := (&controller.Syncer{Provider: dns, Registry: reg, Policy: plan.Sync}).Sync(context.Background(), []*endpoint.Endpoint{e})
+		rep, err := (&controller.Syncer{Provider: dns, Registry: reg, Policy: changes.Sync}).Sync(context.Background(), []*endpoint.Endpoint{e})
 		if err != nil || rep.Err() != nil {
 			t.Fatalf("publish %s: %v", m.owner, errors.Join(err, rep.Err()))
 		}

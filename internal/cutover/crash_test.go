@@ -8,10 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crossfade-io/crossfade/internal/changes"
 	"github.com/crossfade-io/crossfade/internal/cutover/gate"
 	"github.com/crossfade-io/crossfade/internal/cutover/journal"
 	"github.com/crossfade-io/crossfade/internal/cutover/spec"
-	"github.com/crossfade-io/crossfade/internal/plan"
 	"github.com/crossfade-io/crossfade/internal/provider"
 	"github.com/crossfade-io/crossfade/internal/sandbox"
 )
@@ -43,7 +43,7 @@ type crashDNS struct {
 	id     string
 }
 
-func (c *crashDNS) ApplyChange(ctx context.Context, z provider.Zone, b plan.Batch, comment string) (string, error) {
+func (c *crashDNS) ApplyChange(ctx context.Context, z provider.Zone, b changes.Batch, comment string) (string, error) {
 	id, err := c.DNS.ApplyChange(ctx, z, b, comment)
 	c.writes++
 	if c.writes == c.n {

@@ -12,11 +12,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crossfade-io/crossfade/internal/changes"
 	"github.com/crossfade-io/crossfade/internal/controller"
 	"github.com/crossfade-io/crossfade/internal/cutover/journal"
 	"github.com/crossfade-io/crossfade/internal/cutover/spec"
 	"github.com/crossfade-io/crossfade/internal/endpoint"
-	"github.com/crossfade-io/crossfade/internal/plan"
 	"github.com/crossfade-io/crossfade/internal/provider/route53"
 	"github.com/crossfade-io/crossfade/internal/provider/route53/route53test"
 	"github.com/crossfade-io/crossfade/internal/registry"
@@ -137,7 +137,7 @@ func publish(dns *route53.Provider, owner, ip string, weight int64) (*controller
 	}
 	e := &endpoint.Endpoint{Name: "app.example.com", Type: "A", Targets: endpoint.Targets{ip}, TTL: 1,
 		SetIdentifier: owner, Policy: endpoint.WeightedPolicy(weight), Labels: endpoint.Labels{endpoint.ResourceLabel: "service/default/app"}}
-	return (&controller.Syncer{Provider: dns, Registry: reg, Policy: plan.Sync}).Sync(context.Background(), []*endpoint.Endpoint{e})
+	return (&controller.Syncer{Provider: dns, Registry: reg, Policy: changes.Sync}).Sync(context.Background(), []*endpoint.Endpoint{e})
 }
 
 // progressHook calls fn on every event.
@@ -350,7 +350,7 @@ func TestSyncDuringStepKeepsWeights(t *testing.T) {
 	cfg := e.config(testPlan(t))
 	type syncResult struct {
 		owner     string
-		conflicts []plan.Conflict
+		conflicts []changes.Conflict
 		changes   int
 		err       error
 	}
@@ -367,7 +367,7 @@ func TestSyncDuringStepKeepsWeights(t *testing.T) {
 			r := syncResult{owner: m.owner, err: err}
 			if err == nil {
 				r.conflicts = rep.Conflicts()
-				for _, b := range rep.Zones[0].Plan.Batches {
+				for _, b := range rep.Zones[0].Changes.Batches {
 					r.changes += len(b)
 				}
 			}
@@ -486,13 +486,13 @@ func (e *env) setTTL(t *testing.T, ttl int64) {
 	t.Helper()
 	zones, _ := e.dns.Zones(context.Background())
 	recs, _ := e.dns.Records(context.Background(), zones[0])
-	var dels, creates plan.Batch
+	var dels, creates changes.Batch
 	for _, r := range recs {
 		if r.Type == "A" {
 			c := r.Clone()
 			c.TTL = endpoint.TTL(ttl)
-			dels = append(dels, plan.Change{Action: plan.Delete, Endpoint: r})
-			creates = append(creates, plan.Change{Action: plan.Create, Endpoint: c})
+			dels = append(dels, changes.Change{Action: changes.Delete, Endpoint: r})
+			creates = append(creates, changes.Change{Action: changes.Create, Endpoint: c})
 		}
 	}
 	if err := e.dns.Apply(context.Background(), zones[0], append(dels, creates...)); err != nil {

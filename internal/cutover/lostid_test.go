@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/crossfade-io/crossfade/internal/plan"
+	"github.com/crossfade-io/crossfade/internal/changes"
 	"github.com/crossfade-io/crossfade/internal/provider"
 )
 
@@ -15,7 +15,7 @@ type lostIDDNS struct {
 	calls, lost int
 }
 
-func (d *lostIDDNS) ApplyChange(ctx context.Context, z provider.Zone, b plan.Batch, comment string) (string, error) {
+func (d *lostIDDNS) ApplyChange(ctx context.Context, z provider.Zone, b changes.Batch, comment string) (string, error) {
 	id, err := d.DNS.ApplyChange(ctx, z, b, comment)
 	d.calls++
 	if err == nil && d.calls%2 == 1 {

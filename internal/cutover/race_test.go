@@ -11,12 +11,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crossfade-io/crossfade/internal/changes"
 	"github.com/crossfade-io/crossfade/internal/controller"
 	"github.com/crossfade-io/crossfade/internal/cutover/journal"
 	"github.com/crossfade-io/crossfade/internal/cutover/lever"
 	"github.com/crossfade-io/crossfade/internal/cutover/spec"
 	"github.com/crossfade-io/crossfade/internal/endpoint"
-	"github.com/crossfade-io/crossfade/internal/plan"
 	"github.com/crossfade-io/crossfade/internal/provider"
 	"github.com/crossfade-io/crossfade/internal/provider/route53"
 	"github.com/crossfade-io/crossfade/internal/registry"
@@ -31,7 +31,7 @@ func publishAs(p provider.Provider, owner, ip string, weight, ttl int64) (*contr
 	}
 	e := &endpoint.Endpoint{Name: "app.example.com", Type: "A", Targets: endpoint.Targets{ip}, TTL: endpoint.TTL(ttl),
 		SetIdentifier: owner, Policy: endpoint.WeightedPolicy(weight), Labels: endpoint.Labels{endpoint.ResourceLabel: "service/default/app"}}
-	return (&controller.Syncer{Provider: p, Registry: reg, Policy: plan.Sync}).Sync(context.Background(), []*endpoint.Endpoint{e})
+	return (&controller.Syncer{Provider: p, Registry: reg, Policy: changes.Sync}).Sync(context.Background(), []*endpoint.Endpoint{e})
 }
 
 // records reads the zone's record sets of app.example.com and its ownership and
@@ -144,7 +144,7 @@ func TestLowerTTLRefusesAnUnownedMember(t *testing.T) {
 	zones, _ := e.dns.Zones(context.Background())
 	stray := &endpoint.Endpoint{Name: "app.example.com", Type: "A", Targets: endpoint.Targets{"127.0.0.40"}, TTL: 1,
 		SetIdentifier: "stray", Policy: endpoint.WeightedPolicy(1)}
-	if err := e.dns.Apply(context.Background(), zones[0], plan.Batch{{Action: plan.Create, Endpoint: stray}}); err != nil {
+	if err := e.dns.Apply(context.Background(), zones[0], changes.Batch{{Action: changes.Create, Endpoint: stray}}); err != nil {
 		t.Fatal(err)
 	}
 	e.setTTL(t, 2)
@@ -186,7 +186,7 @@ type recordingDNS struct {
 	applied atomic.Int64
 }
 
-func (d *recordingDNS) ApplyChange(ctx context.Context, z provider.Zone, b plan.Batch, comment string) (string, error) {
+func (d *recordingDNS) ApplyChange(ctx context.Context, z provider.Zone, b changes.Batch, comment string) (string, error) {
 	id, err := d.DNS.ApplyChange(ctx, z, b, comment)
 	if err == nil {
 		d.applied.Add(1)
@@ -345,7 +345,7 @@ type racingPublisher struct {
 func newRacingPublisher(t *testing.T, e *env) *racingPublisher {
 	t.Helper()
 	prov := &parkingProvider{Provider: e.dns}
-	return &racingPublisher{prov: prov, syncer: &controller.Syncer{Provider: prov, Registry: mustRegistry(t, "blue"), Policy: plan.Sync},
+	return &racingPublisher{prov: prov, syncer: &controller.Syncer{Provider: prov, Registry: mustRegistry(t, "blue"), Policy: changes.Sync},
 		bump: make(chan chan struct{}), park: make(chan *parking)}
 }
 
@@ -409,7 +409,7 @@ type racedDNS struct {
 
 var blueKey = endpoint.Key{Name: "app.example.com", Type: "A", SetIdentifier: "blue"}
 
-func (d *racedDNS) ApplyChange(ctx context.Context, z provider.Zone, b plan.Batch, comment string) (string, error) {
+func (d *racedDNS) ApplyChange(ctx context.Context, z provider.Zone, b changes.Batch, comment string) (string, error) {
 	touches := false
 	for _, c := range b {
 		touches = touches || c.Endpoint.Key() == blueKey
@@ -436,7 +436,7 @@ func (d *racedDNS) ApplyChange(ctx context.Context, z provider.Zone, b plan.Batc
 	}
 	if err == nil {
 		for _, c := range b {
-			if c.Action != plan.Delete && c.Endpoint.Key() == blueKey {
+			if c.Action != changes.Delete && c.Endpoint.Key() == blueKey {
 				if n := targetIndex(c.Endpoint.Targets[0]); n < acked {
 					d.reverts = append(d.reverts, fmt.Sprintf("%s wrote blue's target %s back over the publisher's %s", comment, c.Endpoint.Targets[0], targetIP(acked)))
 				}
@@ -625,7 +625,7 @@ func TestResumeWithoutTokens(t *testing.T) {
 	e := newEnv(t, 90, 10) // as the old runner's step 2 left it
 	zones, _ := e.dns.Zones(context.Background())
 	old := registry.AuthorityRecord("app.example.com", []string{"A"}, "app")
-	if err := e.dns.Apply(context.Background(), zones[0], plan.Batch{{Action: plan.Create, Endpoint: old}}); err != nil {
+	if err := e.dns.Apply(context.Background(), zones[0], changes.Batch{{Action: changes.Create, Endpoint: old}}); err != nil {
 		t.Fatal(err)
 	}
 	fresh := e.config(testPlan(t))
@@ -659,7 +659,7 @@ func TestWriteGivesUpWhenTheZoneKeepsMoving(t *testing.T) {
 	p.Steps = p.Steps[2:3]
 	cfg := e.config(p)
 	n := int64(0)
-	cfg.Levers = dnsLevers(&hookDNS{DNS: e.dns, before: func(plan.Batch) plan.Batch {
+	cfg.Levers = dnsLevers(&hookDNS{DNS: e.dns, before: func(changes.Batch) changes.Batch {
 		n++
 		if rep, err := publishAs(e.dns, "blue", targetIP(n), 100, 1); err != nil || rep.Err() != nil {
 			t.Errorf("publisher: %v", errors.Join(err, rep.Err()))
@@ -681,10 +681,10 @@ func TestWriteGivesUpWhenTheZoneKeepsMoving(t *testing.T) {
 	e = newEnv(t, 100, 0)
 	cfg = e.config(p)
 	attempts := 0
-	cfg.Levers = dnsLevers(&hookDNS{DNS: e.dns, before: func(b plan.Batch) plan.Batch {
+	cfg.Levers = dnsLevers(&hookDNS{DNS: e.dns, before: func(b changes.Batch) changes.Batch {
 		attempts++
 		gone := &endpoint.Endpoint{Name: "nothing.example.com", Type: "A", Targets: endpoint.Targets{"127.0.0.1"}, TTL: 1}
-		return append(b, plan.Change{Action: plan.Delete, Endpoint: gone})
+		return append(b, changes.Change{Action: changes.Delete, Endpoint: gone})
 	}}, e.reg)
 	if _, err := Run(context.Background(), cfg, false); err == nil || !strings.Contains(err.Error(), "nothing it read has changed") || attempts != 1 {
 		t.Errorf("run: %v after %d attempts, want one refused attempt", err, attempts)
@@ -694,10 +694,10 @@ func TestWriteGivesUpWhenTheZoneKeepsMoving(t *testing.T) {
 // hookDNS calls before ahead of every write; a batch it returns is sent instead.
 type hookDNS struct {
 	DNS
-	before func(plan.Batch) plan.Batch
+	before func(changes.Batch) changes.Batch
 }
 
-func (d *hookDNS) ApplyChange(ctx context.Context, z provider.Zone, b plan.Batch, comment string) (string, error) {
+func (d *hookDNS) ApplyChange(ctx context.Context, z provider.Zone, b changes.Batch, comment string) (string, error) {
 	if nb := d.before(b); nb != nil {
 		b = nb
 	}

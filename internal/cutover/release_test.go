@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crossfade-io/crossfade/internal/changes"
 	"github.com/crossfade-io/crossfade/internal/controller"
 	"github.com/crossfade-io/crossfade/internal/endpoint"
-	"github.com/crossfade-io/crossfade/internal/plan"
 	"github.com/crossfade-io/crossfade/internal/provider"
 	"github.com/crossfade-io/crossfade/internal/registry"
 )
@@ -112,7 +112,7 @@ func TestReleaseReadsAgainWhenAPublisherRecords(t *testing.T) {
 		}
 	}
 	synced := false
-	cfg.Levers = dnsLevers(&hookDNS{DNS: e.dns, before: func(plan.Batch) plan.Batch {
+	cfg.Levers = dnsLevers(&hookDNS{DNS: e.dns, before: func(changes.Batch) changes.Batch {
 		if !synced {
 			synced = true
 			if rep, err := publishAs(e.dns, "blue", "127.0.0.10", 100, 1); err != nil || rep.Err() != nil {
@@ -143,7 +143,7 @@ func syncNothing(t *testing.T, p provider.Provider, owner string) *controller.Re
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := (&controller.Syncer{Provider: p, Registry: reg, Policy: plan.Sync, Guard: controller.DeleteGuard{Allow: true}}).Sync(context.Background(), nil)
+	rep, err := (&controller.Syncer{Provider: p, Registry: reg, Policy: changes.Sync, Guard: controller.DeleteGuard{Allow: true}}).Sync(context.Background(), nil)
 	if err != nil || rep.Err() != nil {
 		t.Fatalf("%s's empty sync: %v", owner, errors.Join(err, rep.Err()))
 	}
@@ -284,8 +284,8 @@ func TestReleaseRefusesADeparture(t *testing.T) {
 	e := newEnv(t, 100, 0)
 	cfg := completed(t, e)
 	rep := syncNothing(t, e.dns, "blue")
-	if len(rep.Zones) != 1 || rep.Zones[0].Plan.Summary.Held != 1 || rep.Zones[0].Plan.Summary.Delete != 0 {
-		t.Fatalf("blue's empty sync during the hold: %+v", rep.Zones[0].Plan.Summary)
+	if len(rep.Zones) != 1 || rep.Zones[0].Changes.Summary.Held != 1 || rep.Zones[0].Changes.Summary.Delete != 0 {
+		t.Fatalf("blue's empty sync during the hold: %+v", rep.Zones[0].Changes.Summary)
 	}
 	if _, ok := e.records(t)[endpoint.Key{Name: "app.example.com", Type: "A", SetIdentifier: "blue"}]; !ok {
 		t.Fatal("blue's held member was deleted by an empty sync")
@@ -305,8 +305,8 @@ func TestReleaseRefusesADeparture(t *testing.T) {
 	if err != nil || len(rel.Gone) != 1 || rel.Gone[0].Effect() != "app.example.com A [blue] (weight 0) goes away at its publisher's next sync" {
 		t.Fatalf("release --force: %+v, %v", rel, err)
 	}
-	if rep := syncNothing(t, e.dns, "blue"); rep.Zones[0].Plan.Summary.Delete != 1 {
-		t.Errorf("blue's empty sync after release: %+v, want its member deleted", rep.Zones[0].Plan.Summary)
+	if rep := syncNothing(t, e.dns, "blue"); rep.Zones[0].Changes.Summary.Delete != 1 {
+		t.Errorf("blue's empty sync after release: %+v, want its member deleted", rep.Zones[0].Changes.Summary)
 	}
 }
 

@@ -13,12 +13,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crossfade-io/crossfade/internal/changes"
 	"github.com/crossfade-io/crossfade/internal/controller"
 	"github.com/crossfade-io/crossfade/internal/cutover/gate"
 	"github.com/crossfade-io/crossfade/internal/cutover/journal"
 	"github.com/crossfade-io/crossfade/internal/cutover/spec"
 	"github.com/crossfade-io/crossfade/internal/endpoint"
-	"github.com/crossfade-io/crossfade/internal/plan"
 	"github.com/crossfade-io/crossfade/internal/registry"
 )
 
@@ -123,7 +123,7 @@ func TestAnotherCutoversWeights(t *testing.T) {
 	e := newEnv(t, 100, 0)
 	zones, _ := e.dns.Zones(context.Background())
 	other := registry.AuthorityRecord("app.example.com", []string{"A"}, "checkout-move")
-	if err := e.dns.Apply(context.Background(), zones[0], plan.Batch{{Action: plan.Create, Endpoint: other}}); err != nil {
+	if err := e.dns.Apply(context.Background(), zones[0], changes.Batch{{Action: changes.Create, Endpoint: other}}); err != nil {
 		t.Fatal(err)
 	}
 	cfg := e.config(testPlan(t))
@@ -159,7 +159,7 @@ func TestAbortDoesWhatItCan(t *testing.T) {
 		{Kind: kindIntent, Step: 2, Weights: map[string]int64{"blue": 50, "green": 50}},
 	})
 	// Green's cluster has gone, and unpublished its member.
-	if rep, err := (&controller.Syncer{Provider: e.dns, Registry: mustRegistry(t, "green"), Policy: plan.Sync}).Sync(context.Background(), nil); err != nil || rep.Err() != nil {
+	if rep, err := (&controller.Syncer{Provider: e.dns, Registry: mustRegistry(t, "green"), Policy: changes.Sync}).Sync(context.Background(), nil); err != nil || rep.Err() != nil {
 		t.Fatalf("unpublish green: %v", err)
 	}
 	p := testPlan(t, spec.Gate{Name: "unbuildable"})
@@ -231,7 +231,7 @@ func TestStartRefusesDifferingWeights(t *testing.T) {
 			eps = append(eps, &endpoint.Endpoint{Name: name, Type: "A", Targets: endpoint.Targets{m.ip}, TTL: 1,
 				SetIdentifier: m.owner, Policy: endpoint.WeightedPolicy(w), Labels: endpoint.Labels{endpoint.ResourceLabel: "service/default/app"}})
 		}
-		if rep, err := (&controller.Syncer{Provider: e.dns, Registry: mustRegistry(t, m.owner), Policy: plan.Sync}).Sync(context.Background(), eps); err != nil || rep.Err() != nil {
+		if rep, err := (&controller.Syncer{Provider: e.dns, Registry: mustRegistry(t, m.owner), Policy: changes.Sync}).Sync(context.Background(), eps); err != nil || rep.Err() != nil {
 			t.Fatalf("publish %s: %v", m.owner, err)
 		}
 	}

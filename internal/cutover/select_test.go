@@ -13,6 +13,7 @@ import (
 	elbv2 "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2"
 	"github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2/types"
 
+	"github.com/crossfade-io/crossfade/internal/changes"
 	"github.com/crossfade-io/crossfade/internal/controller"
 	"github.com/crossfade-io/crossfade/internal/cutover/journal"
 	leveralb "github.com/crossfade-io/crossfade/internal/cutover/lever/alb"
@@ -21,7 +22,6 @@ import (
 	lr53 "github.com/crossfade-io/crossfade/internal/cutover/lever/route53"
 	"github.com/crossfade-io/crossfade/internal/cutover/spec"
 	"github.com/crossfade-io/crossfade/internal/endpoint"
-	"github.com/crossfade-io/crossfade/internal/plan"
 	"github.com/crossfade-io/crossfade/internal/provider/route53"
 	"github.com/crossfade-io/crossfade/internal/registry"
 )
@@ -39,7 +39,7 @@ func publishSets(t *testing.T, dns *route53.Provider, owner, setID, ip string, n
 		eps = append(eps, &endpoint.Endpoint{Name: name, Type: "A", Targets: endpoint.Targets{ip}, TTL: 1, SetIdentifier: setID,
 			Policy: endpoint.WeightedPolicy(w), Labels: endpoint.Labels{endpoint.ResourceLabel: "service/default/" + strings.Split(name, ".")[0]}})
 	}
-	rep, err := (&controller.Syncer{Provider: dns, Registry: reg, Policy: plan.Sync}).Sync(context.Background(), eps)
+	rep, err := (&controller.Syncer{Provider: dns, Registry: reg, Policy: changes.Sync}).Sync(context.Background(), eps)
 	if err != nil || rep.Err() != nil {
 		t.Fatalf("publish %s: %v", owner, errors.Join(err, rep.Err()))
 	}

@@ -14,8 +14,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/crossfade-io/crossfade/internal/changes"
 	"github.com/crossfade-io/crossfade/internal/controller"
-	"github.com/crossfade-io/crossfade/internal/plan"
 	"github.com/crossfade-io/crossfade/internal/provider"
 	"github.com/crossfade-io/crossfade/internal/registry"
 	"github.com/crossfade-io/crossfade/internal/source"
@@ -85,7 +85,7 @@ func startCluster(dns provider.Provider, dir, id, version, ip string, port int, 
 	}
 	// The publisher's own logs (a conflict at every sync) would drown the demo's output;
 	// publishLoop says what matters once.
-	c.syncer = &controller.Syncer{Provider: dns, Registry: reg, Policy: plan.Sync, Logger: slog.New(slog.DiscardHandler)}
+	c.syncer = &controller.Syncer{Provider: dns, Registry: reg, Policy: changes.Sync, Logger: slog.New(slog.DiscardHandler)}
 	c.srv = &http.Server{Handler: appHandler(id, version, &c.served), ReadHeaderTimeout: 5 * time.Second}
 	return c, nil
 }

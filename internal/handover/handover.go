@@ -13,8 +13,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/crossfade-io/crossfade/internal/changes"
 	"github.com/crossfade-io/crossfade/internal/controller"
-	"github.com/crossfade-io/crossfade/internal/plan"
 	"github.com/crossfade-io/crossfade/internal/provider"
 	"github.com/crossfade-io/crossfade/internal/registry"
 )
@@ -43,7 +43,7 @@ type result struct {
 	// moves are the records each name's unit moves, by name.
 	moves map[string][]registry.HandoverMove
 	// moved are the units written (in a dry run, the units that would be).
-	moved []plan.Unit
+	moved []changes.Unit
 	// refused are the records that did not move, each with why.
 	refused []registry.HandoverRefusal
 	// batches counts the change batches written, or planned in a dry run: more than
@@ -112,10 +112,10 @@ func Run(ctx context.Context, dns provider.Provider, cfg Config, out io.Writer) 
 }
 
 // write sends the batches (or renders them, in a dry run), recording what became of each.
-func (r *result) write(ctx context.Context, dns provider.Provider, batches [][]plan.Unit, dryRun bool, log *slog.Logger) error {
+func (r *result) write(ctx context.Context, dns provider.Provider, batches [][]changes.Unit, dryRun bool, log *slog.Logger) error {
 	for i, units := range batches {
 		if dryRun {
-			doc, err := dns.DryRun(ctx, r.zone, plan.Changes(units))
+			doc, err := dns.DryRun(ctx, r.zone, changes.Changes(units))
 			if err != nil {
 				return fmt.Errorf("zone %s: render batch %d of %d: %w", r.zone, i+1, len(batches), err)
 			}
@@ -155,16 +155,16 @@ func findZone(zones []provider.Zone, want string) (provider.Zone, error) {
 // prepare turns the plan's units into batches: each name whole in one batch (a name's
 // ownership must move in one atomic write), batches within the provider's limits. A name
 // that cannot be sent at all, or not in one batch, is refused here.
-func (r *result) prepare(ctx context.Context, dns provider.Provider, hp *registry.HandoverPlan) [][]plan.Unit {
-	var units []plan.Unit
+func (r *result) prepare(ctx context.Context, dns provider.Provider, hp *registry.HandoverPlan) [][]changes.Unit {
+	var units []changes.Unit
 	for _, hu := range hp.Units {
-		u := plan.Unit{Name: hu.Name}
+		u := changes.Unit{Name: hu.Name}
 		r.moves[hu.Name] = hu.Moves
 		for _, d := range hu.Delete {
-			u.Changes = append(u.Changes, plan.Change{Action: plan.Delete, Endpoint: d})
+			u.Changes = append(u.Changes, changes.Change{Action: changes.Delete, Endpoint: d})
 		}
 		for _, c := range hu.Create {
-			u.Changes = append(u.Changes, plan.Change{Action: plan.Create, Endpoint: c})
+			u.Changes = append(u.Changes, changes.Change{Action: changes.Create, Endpoint: c})
 		}
 		for _, m := range hu.Moves {
 			if m.Resource != "" && !slices.Contains(u.Resources, m.Resource) {
@@ -182,7 +182,7 @@ func (r *result) prepare(ctx context.Context, dns provider.Provider, hp *registr
 		units = append(units, u)
 	}
 	lim := dns.Limits()
-	batches, tooBig := plan.Pack(units, lim)
+	batches, tooBig := changes.Pack(units, lim)
 	for _, u := range tooBig {
 		r.refuse(u, fmt.Sprintf("its %d changes exceed one change batch (%d values, %d value characters), and a name's ownership moves in one batch or not at all", len(u.Changes), lim.MaxRecords, lim.MaxValueChars))
 	}
@@ -193,18 +193,18 @@ func (r *result) prepare(ctx context.Context, dns provider.Provider, hp *registr
 // moved under the handover's feet never keeps the others from moving), or failed.
 func (r *result) outcomes(log *slog.Logger) controller.UnitOutcomes {
 	return controller.UnitOutcomes{
-		Applied: func(units []plan.Unit, _ plan.Batch) {
+		Applied: func(units []changes.Unit, _ changes.Batch) {
 			r.moved = append(r.moved, units...)
 			r.batches++
 		},
-		Refused: func(u plan.Unit, reason string) {
+		Refused: func(u changes.Unit, reason string) {
 			if controller.Moved(reason) {
 				reason += "; another writer changed its ownership records since they were read, and nothing of this name was written: check who owns it now, and hand over again"
 			}
 			log.Error("name not handed over", "name", u.Name, "reason", reason)
 			r.refuse(u, reason)
 		},
-		Failed: func(units []plan.Unit, _ plan.Batch, err error) {
+		Failed: func(units []changes.Unit, _ changes.Batch, err error) {
 			names := make([]string, len(units))
 			for i, u := range units {
 				names[i] = u.Name
@@ -215,7 +215,7 @@ func (r *result) outcomes(log *slog.Logger) controller.UnitOutcomes {
 }
 
 // refuse records that the records of u do not move.
-func (r *result) refuse(u plan.Unit, reason string) {
+func (r *result) refuse(u changes.Unit, reason string) {
 	for _, m := range r.moves[u.Name] {
 		r.refused = append(r.refused, registry.HandoverRefusal{Name: u.Name, Key: m.Key, Reason: reason})
 	}

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/crossfade-io/crossfade/internal/changes"
 	"github.com/crossfade-io/crossfade/internal/endpoint"
-	"github.com/crossfade-io/crossfade/internal/plan"
 	"github.com/crossfade-io/crossfade/internal/provider"
 	"github.com/crossfade-io/crossfade/internal/provider/route53"
 	"github.com/crossfade-io/crossfade/internal/provider/route53/route53test"
@@ -56,9 +56,9 @@ func weighted(t *testing.T, name, owner string, count int, dualStack bool) []*en
 func create(t *testing.T, p *route53.Provider, zone provider.Zone, records []*endpoint.Endpoint) {
 	t.Helper()
 	for chunk := range slices.Chunk(records, 200) {
-		var batch plan.Batch
+		var batch changes.Batch
 		for _, r := range chunk {
-			batch = append(batch, plan.Change{Action: plan.Create, Endpoint: r})
+			batch = append(batch, changes.Change{Action: changes.Create, Endpoint: r})
 		}
 		if err := p.Apply(context.Background(), zone, batch); err != nil {
 			t.Fatalf("create records: %v", err)

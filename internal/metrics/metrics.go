@@ -3,7 +3,7 @@
 //
 // Every Metrics has its own registry, so a process (or a test) may hold many. The
 // controller reports through typed methods rather than label strings: actions are
-// plan.Actions, invalid objects are InvalidKeys, results are derived here from errors,
+// changes.Actions, invalid objects are InvalidKeys, results are derived here from errors,
 // so no caller can misspell a label or mint an unbounded one.
 //
 // Counters count events (changes applied, API attempts, reconciles); gauges hold what is
@@ -23,7 +23,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
-	"github.com/crossfade-io/crossfade/internal/plan"
+	"github.com/crossfade-io/crossfade/internal/changes"
 )
 
 // Metric names, for tests and dashboards that look them up.
@@ -143,7 +143,7 @@ func New() *Metrics {
 	)
 	// Series whose label values are known up front start at 0, so that rate() and
 	// increase() see the first event rather than a series appearing out of nothing.
-	for _, a := range []plan.Action{plan.Create, plan.Delete, plan.Upsert} {
+	for _, a := range []changes.Action{changes.Create, changes.Delete, changes.Upsert} {
 		m.changes.WithLabelValues(actionLabel(a))
 	}
 	m.reconciles.WithLabelValues(ResultOK)
@@ -169,7 +169,7 @@ func (m *Metrics) ObserveReconcile(d time.Duration, err error) {
 
 // AddChanges counts changes the provider accepted, by action. Counts of 0 or less are
 // ignored.
-func (m *Metrics) AddChanges(written map[plan.Action]int) {
+func (m *Metrics) AddChanges(written map[changes.Action]int) {
 	for a, n := range written {
 		if n > 0 {
 			m.changes.WithLabelValues(actionLabel(a)).Add(float64(n))
@@ -178,7 +178,7 @@ func (m *Metrics) AddChanges(written map[plan.Action]int) {
 }
 
 // actionLabel is an action as the label shows it: "create", "delete", "upsert".
-func actionLabel(a plan.Action) string { return strings.ToLower(string(a)) }
+func actionLabel(a changes.Action) string { return strings.ToLower(string(a)) }
 
 // SetRecords sets the records managed in each zone, by zone name. It replaces the last
 // call's set: a zone absent from byZone is no longer managed and its series is removed.

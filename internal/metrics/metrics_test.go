@@ -8,7 +8,7 @@ import (
 
 	dto "github.com/prometheus/client_model/go"
 
-	"github.com/crossfade-io/crossfade/internal/plan"
+	"github.com/crossfade-io/crossfade/internal/changes"
 )
 
 // TestScrapeShowsEveryMetric sets every metric through the typed API and reads it back
@@ -19,8 +19,8 @@ func TestScrapeShowsEveryMetric(t *testing.T) {
 	m.now = func() time.Time { return at }
 
 	m.SetRecords(map[string]int{"example.com": 12, "example.org": 4})
-	m.AddChanges(map[plan.Action]int{plan.Create: 3, plan.Delete: 1})
-	m.AddChanges(map[plan.Action]int{plan.Create: 2, plan.Upsert: 5})
+	m.AddChanges(map[changes.Action]int{changes.Create: 3, changes.Delete: 1})
+	m.AddChanges(map[changes.Action]int{changes.Create: 2, changes.Upsert: 5})
 	m.ObserveReconcile(40*time.Millisecond, nil)
 	m.ObserveReconcile(2*time.Second, errors.New("zone example.com: throttled"))
 	m.SetCacheAges(func() map[string]time.Duration { return map[string]time.Duration{"example.com": 90 * time.Second} })
@@ -176,7 +176,7 @@ func TestCacheAgesAreReadAtScrape(t *testing.T) {
 func TestInstancesAreIndependent(t *testing.T) {
 	a, b := New(), New()
 	a.SetLeader(true)
-	a.AddChanges(map[plan.Action]int{plan.Create: 1})
+	a.AddChanges(map[changes.Action]int{changes.Create: 1})
 
 	fams := scrape(t, serve(t, b.Handler(nil)))
 	if s, _ := fams.sample(NameLeader); s == nil || value(s) != 0 {
@@ -196,7 +196,7 @@ func TestBadInputDoesNotPanic(t *testing.T) {
 	m.SetRecords(map[string]int{}) // and removes it again
 	m.SetInvalid(map[InvalidKey]int{{Kind: "Service", Reason: "x\xfe"}: 1})
 	m.SetCacheAges(func() map[string]time.Duration { return map[string]time.Duration{bad: time.Second} })
-	m.AddChanges(map[plan.Action]int{plan.Create: -1, plan.Delete: 0})
+	m.AddChanges(map[changes.Action]int{changes.Create: -1, changes.Delete: 0})
 
 	fams := scrape(t, serve(t, m.Handler(nil)))
 	if s, ok := fams.sample(NameInvalidObjects, "kind", "Service", "reason", "x\uFFFD"); !ok || value(s) != 1 {

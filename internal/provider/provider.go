@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/crossfade-io/crossfade/internal/changes"
 	"github.com/crossfade-io/crossfade/internal/endpoint"
-	"github.com/crossfade-io/crossfade/internal/plan"
 )
 
 // Zone is one hosted zone a provider writes to.
@@ -52,9 +52,9 @@ type Provider interface {
 	Records(ctx context.Context, zone Zone) ([]*endpoint.Endpoint, error)
 	// Apply writes batch to zone in one atomic request, in order. A batch the service
 	// refuses as invalid yields an error wrapping *RejectedError.
-	Apply(ctx context.Context, zone Zone, batch plan.Batch) error
+	Apply(ctx context.Context, zone Zone, batch changes.Batch) error
 	// Limits says how large one batch may be; the planner splits batches to fit.
-	Limits() plan.Limits
+	Limits() changes.Limits
 	// AdjustEndpoints returns desired in the form the service stores it (Route 53 writes
 	// an alias CNAME as an alias A), so that the planner compares like with like. It does
 	// not modify its input.
@@ -62,7 +62,7 @@ type Provider interface {
 	// DryRun renders, without sending it, exactly the request Apply would send for batch,
 	// in the provider's own format (safety rule 5: every write has a dry-run). A provider
 	// that cannot returns an error wrapping ErrNoDryRun, never an empty rendering.
-	DryRun(ctx context.Context, zone Zone, batch plan.Batch) ([]byte, error)
+	DryRun(ctx context.Context, zone Zone, batch changes.Batch) ([]byte, error)
 }
 
 // ErrNoDryRun is DryRun's error from a provider that cannot render a batch without sending
@@ -80,7 +80,7 @@ func (BaseProvider) AdjustEndpoints(desired []*endpoint.Endpoint) []*endpoint.En
 }
 
 // DryRun fails with an error wrapping ErrNoDryRun and naming zone.
-func (BaseProvider) DryRun(_ context.Context, zone Zone, _ plan.Batch) ([]byte, error) {
+func (BaseProvider) DryRun(_ context.Context, zone Zone, _ changes.Batch) ([]byte, error) {
 	return nil, fmt.Errorf("zone %s: dry run: %w", zone, ErrNoDryRun)
 }
 
@@ -115,7 +115,7 @@ type InvalidChangeError struct {
 	// Index is the change's position in its batch, from 0.
 	Index int
 	// Change is the change itself.
-	Change plan.Change
+	Change changes.Change
 	// Err says what is wrong with it.
 	Err error
 }

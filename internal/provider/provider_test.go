@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/crossfade-io/crossfade/internal/changes"
 	"github.com/crossfade-io/crossfade/internal/endpoint"
-	"github.com/crossfade-io/crossfade/internal/plan"
 )
 
 func TestRejectedError(t *testing.T) {
@@ -61,12 +61,12 @@ func TestBaseProvider(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		desired []*endpoint.Endpoint
-		batch   plan.Batch
+		batch   changes.Batch
 	}{
 		{name: "nothing"},
-		{name: "an A record", desired: []*endpoint.Endpoint{www}, batch: plan.Batch{{Action: plan.Create, Endpoint: www}}},
+		{name: "an A record", desired: []*endpoint.Endpoint{www}, batch: changes.Batch{{Action: changes.Create, Endpoint: www}}},
 		{name: "an alias CNAME stays a CNAME", desired: []*endpoint.Endpoint{alias, www},
-			batch: plan.Batch{{Action: plan.Delete, Endpoint: www}, {Action: plan.Create, Endpoint: alias}}},
+			batch: changes.Batch{{Action: changes.Delete, Endpoint: www}, {Action: changes.Create, Endpoint: alias}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var p BaseProvider

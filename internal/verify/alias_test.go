@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/crossfade-io/crossfade/internal/changes"
 	"github.com/crossfade-io/crossfade/internal/endpoint"
-	"github.com/crossfade-io/crossfade/internal/plan"
 	"github.com/crossfade-io/crossfade/internal/provider/route53"
 	"github.com/crossfade-io/crossfade/internal/provider/route53/route53test"
 	"github.com/crossfade-io/crossfade/internal/sandbox"
@@ -49,10 +49,10 @@ func aliasZone(t *testing.T, types ...string) (sb *sandbox.Sandbox, dns *route53
 		e.SetProp(endpoint.PropEvaluateTargetHealth, "false")
 		return e
 	}
-	var b plan.Batch
+	var b changes.Batch
 	for _, typ := range types {
-		b = append(b, plan.Change{Action: plan.Create, Endpoint: alias("blue", typ, blueLB, 1)},
-			plan.Change{Action: plan.Create, Endpoint: alias("green", typ, greenLB, 3)})
+		b = append(b, changes.Change{Action: changes.Create, Endpoint: alias("blue", typ, blueLB, 1)},
+			changes.Change{Action: changes.Create, Endpoint: alias("green", typ, greenLB, 3)})
 	}
 	if err := dns.Apply(context.Background(), zones[0], b); err != nil {
 		t.Fatal(err)

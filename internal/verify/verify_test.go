@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/crossfade-io/crossfade/internal/changes"
 	"github.com/crossfade-io/crossfade/internal/endpoint"
-	"github.com/crossfade-io/crossfade/internal/plan"
 	"github.com/crossfade-io/crossfade/internal/provider/route53/route53test"
 	"github.com/crossfade-io/crossfade/internal/sandbox/sandboxtest"
 )
@@ -22,10 +22,10 @@ func TestVerify(t *testing.T) {
 	}
 	dns := route53test.New(t, sb)
 	zones, _ := dns.Zones(context.Background())
-	b := plan.Batch{
-		{Action: plan.Create, Endpoint: &endpoint.Endpoint{Name: "app.example.com", Type: "A", Targets: endpoint.Targets{"127.0.0.10"}, TTL: 60, SetIdentifier: "blue", Policy: endpoint.WeightedPolicy(1)}},
-		{Action: plan.Create, Endpoint: &endpoint.Endpoint{Name: "app.example.com", Type: "A", Targets: endpoint.Targets{"127.0.0.20"}, TTL: 60, SetIdentifier: "green", Policy: endpoint.WeightedPolicy(3)}},
-		{Action: plan.Create, Endpoint: &endpoint.Endpoint{Name: "www.example.com", Type: "A", Targets: endpoint.Targets{"127.0.0.30"}, TTL: 60}},
+	b := changes.Batch{
+		{Action: changes.Create, Endpoint: &endpoint.Endpoint{Name: "app.example.com", Type: "A", Targets: endpoint.Targets{"127.0.0.10"}, TTL: 60, SetIdentifier: "blue", Policy: endpoint.WeightedPolicy(1)}},
+		{Action: changes.Create, Endpoint: &endpoint.Endpoint{Name: "app.example.com", Type: "A", Targets: endpoint.Targets{"127.0.0.20"}, TTL: 60, SetIdentifier: "green", Policy: endpoint.WeightedPolicy(3)}},
+		{Action: changes.Create, Endpoint: &endpoint.Endpoint{Name: "www.example.com", Type: "A", Targets: endpoint.Targets{"127.0.0.30"}, TTL: 60}},
 	}
 	if err := dns.Apply(context.Background(), zones[0], b); err != nil {
 		t.Fatal(err)

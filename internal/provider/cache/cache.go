@@ -11,8 +11,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/crossfade-io/crossfade/internal/changes"
 	"github.com/crossfade-io/crossfade/internal/endpoint"
-	"github.com/crossfade-io/crossfade/internal/plan"
 	"github.com/crossfade-io/crossfade/internal/provider"
 )
 
@@ -83,7 +83,7 @@ func New(inner provider.Provider, cfg Config) *Provider {
 }
 
 // Limits are the wrapped provider's.
-func (p *Provider) Limits() plan.Limits { return p.inner.Limits() }
+func (p *Provider) Limits() changes.Limits { return p.inner.Limits() }
 
 // Zones returns the zone list, listed by the wrapped provider at most once per resync
 // interval (or after InvalidateAll).
@@ -178,7 +178,7 @@ func (p *Provider) staleness(e *entry) string {
 // the service (refused, throttled, failed, cancelled), the zone is invalidated, since it
 // may no longer be what the cache holds. A batch the provider could not even build
 // (*provider.InvalidChangeError) was never sent and leaves the cache as it is.
-func (p *Provider) Apply(ctx context.Context, zone provider.Zone, batch plan.Batch) error {
+func (p *Provider) Apply(ctx context.Context, zone provider.Zone, batch changes.Batch) error {
 	err := p.inner.Apply(ctx, zone, batch)
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -250,7 +250,7 @@ func (p *Provider) AdjustEndpoints(desired []*endpoint.Endpoint) []*endpoint.End
 
 // DryRun is the wrapped provider's (an error wrapping provider.ErrNoDryRun when it cannot
 // render): a rendering reads nothing, so the cache has nothing to add.
-func (p *Provider) DryRun(ctx context.Context, zone provider.Zone, batch plan.Batch) ([]byte, error) {
+func (p *Provider) DryRun(ctx context.Context, zone provider.Zone, batch changes.Batch) ([]byte, error) {
 	return p.inner.DryRun(ctx, zone, batch)
 }
 
@@ -258,7 +258,7 @@ func (p *Provider) DryRun(ctx context.Context, zone provider.Zone, batch plan.Ba
 // the set (in the form a listing returns it), a DELETE removes the set of its key. A set
 // keeps its place; new ones go last. Applying a batch to a listing that already shows it
 // gives the same result, which is what makes a listing that overlapped the write safe.
-func applyBatch(records []*endpoint.Endpoint, batch plan.Batch) []*endpoint.Endpoint {
+func applyBatch(records []*endpoint.Endpoint, batch changes.Batch) []*endpoint.Endpoint {
 	final := make(map[endpoint.Key]*endpoint.Endpoint, len(batch)) // nil: deleted
 	var order []endpoint.Key
 	for _, c := range batch {
@@ -270,7 +270,7 @@ func applyBatch(records []*endpoint.Endpoint, batch plan.Batch) []*endpoint.Endp
 		if _, seen := final[k]; !seen {
 			order = append(order, k)
 		}
-		if c.Action == plan.Delete {
+		if c.Action == changes.Delete {
 			final[k] = nil
 		} else {
 			final[k] = s

@@ -17,9 +17,9 @@ import (
 	awsr53 "github.com/aws/aws-sdk-go-v2/service/route53"
 	"github.com/aws/aws-sdk-go-v2/service/route53/types"
 
+	"github.com/crossfade-io/crossfade/internal/changes"
 	"github.com/crossfade-io/crossfade/internal/controller"
 	"github.com/crossfade-io/crossfade/internal/endpoint"
-	"github.com/crossfade-io/crossfade/internal/plan"
 	"github.com/crossfade-io/crossfade/internal/provider"
 	"github.com/crossfade-io/crossfade/internal/provider/cache"
 	"github.com/crossfade-io/crossfade/internal/provider/route53"
@@ -214,7 +214,7 @@ func withProps(e *endpoint.Endpoint, kv ...string) *endpoint.Endpoint {
 	return e
 }
 
-func apply(t testing.TB, p provider.Provider, z provider.Zone, b plan.Batch) {
+func apply(t testing.TB, p provider.Provider, z provider.Zone, b changes.Batch) {
 	t.Helper()
 	if err := p.Apply(context.Background(), z, b); err != nil {
 		t.Fatal(err)
@@ -225,7 +225,7 @@ func apply(t testing.TB, p provider.Provider, z provider.Zone, b plan.Batch) {
 // again and again makes no call to Route 53 at all.
 func TestIdleMakesNoListCalls(t *testing.T) {
 	e := newEnv(t, cache.Config{})
-	apply(t, e.inner, e.zone, plan.Batch{{Action: plan.Create, Endpoint: a("www.example.com", 60, "192.0.2.1")}})
+	apply(t, e.inner, e.zone, changes.Batch{{Action: changes.Create, Endpoint: a("www.example.com", 60, "192.0.2.1")}})
 	e.prime(t)
 	first := render(e.records(t), false)
 	before := sandboxtest.APICalls(t, e.sb)
@@ -377,7 +377,7 @@ func TestFailedWriteInvalidates(t *testing.T) {
 			if tc.faults != "" {
 				sandboxtest.SetFaults(t, e.sb, tc.faults)
 			}
-			err := e.c.Apply(ctx, e.zone, plan.Batch{{Action: plan.Create, Endpoint: a("www.example.com", 60, "192.0.2.1")}})
+			err := e.c.Apply(ctx, e.zone, changes.Batch{{Action: changes.Create, Endpoint: a("www.example.com", 60, "192.0.2.1")}})
 			sandboxtest.SetFaults(t, e.sb, `{}`)
 			var rej *provider.RejectedError
 			if err == nil || errors.As(err, &rej) {
@@ -408,9 +408,9 @@ func TestLostAnswerWriteIsCached(t *testing.T) {
 			e := newEnv(t, cache.Config{})
 			e.prime(t)
 			sandboxtest.SetFaults(t, e.sb, `{"`+fault+`": 1, "operations": ["ChangeResourceRecordSets"]}`)
-			apply(t, e.c, e.zone, plan.Batch{
-				{Action: plan.Create, Endpoint: a("www.example.com", 60, "192.0.2.1")},
-				{Action: plan.Create, Endpoint: &endpoint.Endpoint{Name: "a-www.example.com", Type: "TXT", Targets: endpoint.Targets{`"heritage=external-dns,external-dns/owner=blue"`}}},
+			apply(t, e.c, e.zone, changes.Batch{
+				{Action: changes.Create, Endpoint: a("www.example.com", 60, "192.0.2.1")},
+				{Action: changes.Create, Endpoint: &endpoint.Endpoint{Name: "a-www.example.com", Type: "TXT", Targets: endpoint.Targets{`"heritage=external-dns,external-dns/owner=blue"`}}},
 			})
 			sandboxtest.SetFaults(t, e.sb, `{}`)
 			before := e.lists(t)
@@ -432,7 +432,7 @@ func TestUnbuildableBatchKeepsTheCache(t *testing.T) {
 	e := newEnv(t, cache.Config{})
 	e.prime(t)
 	bad := withProps(a("nowhere.example.com", 0, "lb.nowhere.test"), endpoint.PropAlias, "true")
-	err := e.c.Apply(context.Background(), e.zone, plan.Batch{{Action: plan.Create, Endpoint: bad}})
+	err := e.c.Apply(context.Background(), e.zone, changes.Batch{{Action: changes.Create, Endpoint: bad}})
 	var inv *provider.InvalidChangeError
 	if !errors.As(err, &inv) {
 		t.Fatalf("Apply: %v, want an InvalidChangeError", err)
@@ -524,7 +524,7 @@ func TestListingOvertakenIsNotKept(t *testing.T) {
 		during func(t *testing.T, e *env, c *cache.Provider)
 	}{
 		{"write", func(t *testing.T, e *env, c *cache.Provider) {
-			apply(t, c, e.zone, plan.Batch{{Action: plan.Create, Endpoint: a("www.example.com", 60, "192.0.2.1")}})
+			apply(t, c, e.zone, changes.Batch{{Action: changes.Create, Endpoint: a("www.example.com", 60, "192.0.2.1")}})
 		}},
 		{"invalidation", func(t *testing.T, e *env, c *cache.Provider) {
 			e.other(t, types.ChangeActionCreate, types.ResourceRecordSet{Name: aws.String("www.example.com."), Type: types.RRTypeA,
@@ -563,11 +563,11 @@ func TestListingOvertakenIsNotKept(t *testing.T) {
 // records it reads) without changing the cache.
 func TestRecordsAreCopies(t *testing.T) {
 	e := newEnv(t, cache.Config{})
-	apply(t, e.inner, e.zone, plan.Batch{
-		{Action: plan.Create, Endpoint: a("one.example.com", 60, "192.0.2.1", "192.0.2.2")},
-		{Action: plan.Create, Endpoint: a("two.example.com", 60, "192.0.2.3")},
-		{Action: plan.Create, Endpoint: withProps(a("alias.example.com", 0, alb), endpoint.PropAlias, "true", endpoint.PropEvaluateTargetHealth, "false")},
-		{Action: plan.Create, Endpoint: &endpoint.Endpoint{Name: "a-one.example.com", Type: "TXT", Targets: endpoint.Targets{`"heritage=external-dns,external-dns/owner=blue"`}}},
+	apply(t, e.inner, e.zone, changes.Batch{
+		{Action: changes.Create, Endpoint: a("one.example.com", 60, "192.0.2.1", "192.0.2.2")},
+		{Action: changes.Create, Endpoint: a("two.example.com", 60, "192.0.2.3")},
+		{Action: changes.Create, Endpoint: withProps(a("alias.example.com", 0, alb), endpoint.PropAlias, "true", endpoint.PropEvaluateTargetHealth, "false")},
+		{Action: changes.Create, Endpoint: &endpoint.Endpoint{Name: "a-one.example.com", Type: "TXT", Targets: endpoint.Targets{`"heritage=external-dns,external-dns/owner=blue"`}}},
 	})
 	e.prime(t)
 	want := render(e.records(t), false)
@@ -656,9 +656,9 @@ func TestWrittenFormIsListedForm(t *testing.T) {
 		withProps(&endpoint.Endpoint{Name: "plain.example.com", Type: "A", Targets: endpoint.Targets{"192.0.2.10"}},
 			endpoint.PropAlias, "false", endpoint.PropEvaluateTargetHealth, "false", endpoint.PropAliasZoneID, "Z1"),
 	}
-	var batch plan.Batch
+	var batch changes.Batch
 	for _, s := range sets {
-		batch = append(batch, plan.Change{Action: plan.Create, Endpoint: s})
+		batch = append(batch, changes.Change{Action: changes.Create, Endpoint: s})
 	}
 	apply(t, e.c, e.zone, batch)
 	check := func(step string) {
@@ -673,13 +673,13 @@ func TestWrittenFormIsListedForm(t *testing.T) {
 	up.Targets = endpoint.Targets{"192.0.2.33"}
 	lbRead := withProps(a("lb.example.com", 0, "dualstack."+alb), endpoint.PropAlias, "true")
 	lbNew := withProps(a("lb.example.com", 0, nlb), endpoint.PropAlias, "true", endpoint.PropEvaluateTargetHealth, "false")
-	apply(t, e.c, e.zone, plan.Batch{
-		{Action: plan.Upsert, Endpoint: up},
-		{Action: plan.Upsert, Endpoint: &endpoint.Endpoint{Name: "new.example.com", Type: "TXT", Targets: endpoint.Targets{`"v=spf1 -all"`}}},
-		{Action: plan.Delete, Endpoint: lbRead},
-		{Action: plan.Create, Endpoint: lbNew},
-		{Action: plan.Delete, Endpoint: sets[1]},
-		{Action: plan.Delete, Endpoint: sets[3]},
+	apply(t, e.c, e.zone, changes.Batch{
+		{Action: changes.Upsert, Endpoint: up},
+		{Action: changes.Upsert, Endpoint: &endpoint.Endpoint{Name: "new.example.com", Type: "TXT", Targets: endpoint.Targets{`"v=spf1 -all"`}}},
+		{Action: changes.Delete, Endpoint: lbRead},
+		{Action: changes.Create, Endpoint: lbNew},
+		{Action: changes.Delete, Endpoint: sets[1]},
+		{Action: changes.Delete, Endpoint: sets[3]},
 	})
 	check("replaced and deleted")
 
@@ -687,7 +687,7 @@ func TestWrittenFormIsListedForm(t *testing.T) {
 	// listing leaves it out, the cache keeps it (the one documented difference), and a
 	// DELETE from the cached form is accepted.
 	explicit := withProps(a("explicit.example.com", 0, alb), endpoint.PropAlias, "true", endpoint.PropAliasZoneID, "/hostedzone/Z35SXDOTRQ7X7K")
-	apply(t, e.c, e.zone, plan.Batch{{Action: plan.Create, Endpoint: explicit}})
+	apply(t, e.c, e.zone, changes.Batch{{Action: changes.Create, Endpoint: explicit}})
 	if got, want := render(e.records(t), true), render(e.fresh(t), true); !slices.Equal(got, want) {
 		t.Errorf("with an explicit alias zone id: cache differs from a listing beyond that id:%s", diff(got, want))
 	}
@@ -700,7 +700,7 @@ func TestWrittenFormIsListedForm(t *testing.T) {
 	if cached == nil || cached.ProviderSpecific[endpoint.PropAliasZoneID] != "Z35SXDOTRQ7X7K" {
 		t.Fatalf("explicit alias zone id not kept as written: %v", cached)
 	}
-	apply(t, e.c, e.zone, plan.Batch{{Action: plan.Delete, Endpoint: cached}})
+	apply(t, e.c, e.zone, changes.Batch{{Action: changes.Delete, Endpoint: cached}})
 	check("explicit alias deleted from the cached form")
 }
 
@@ -783,7 +783,7 @@ func TestCacheEqualsListing(t *testing.T) {
 			s := e.syncer(t)
 			rng := rand.New(rand.NewPCG(seed, 14))
 			ctx := context.Background()
-			var total plan.Summary
+			var total changes.Summary
 			conflicts := 0
 			for step := range 30 {
 				desired := randomDesired(rng)
@@ -798,7 +798,7 @@ func TestCacheEqualsListing(t *testing.T) {
 				if rep.Refused() > 0 {
 					t.Fatalf("step %d: refused: %v", step, rep.Conflicts())
 				}
-				sum := rep.Zones[0].Plan.Summary
+				sum := rep.Zones[0].Changes.Summary
 				total.Create, total.Update, total.Delete, total.Replace = total.Create+sum.Create, total.Update+sum.Update, total.Delete+sum.Delete, total.Replace+sum.Replace
 				conflicts += len(rep.Conflicts())
 				if n := e.lists(t) - before; step > 0 && n != 0 {
@@ -812,7 +812,7 @@ func TestCacheEqualsListing(t *testing.T) {
 					name string
 					recs []*endpoint.Endpoint
 				}{{"cache", cached}, {"listing", listed}} {
-					p := plan.Calculate(plan.Input{Desired: e.c.AdjustEndpoints(desired), Current: side.recs, Registry: s.Registry, Zone: e.zone.Name})
+					p := changes.Calculate(changes.Input{Desired: e.c.AdjustEndpoints(desired), Current: side.recs, Registry: s.Registry, Zone: e.zone.Name})
 					if len(p.Batches) > 0 {
 						t.Fatalf("step %d: planning the same desired records over the %s: %+v, batches %v", step, side.name, p.Summary, p.Batches)
 					}
@@ -859,8 +859,8 @@ func TestSecondSyncMakesNoCalls(t *testing.T) {
 	if after := sandboxtest.APICalls(t, e.sb); !maps.Equal(after, before) {
 		t.Errorf("second sync made API calls: before %v, after %v", before, after)
 	}
-	if z := rep.Zones[0]; len(z.Plan.Batches) > 0 {
-		t.Errorf("second sync planned %v", z.Plan.Batches)
+	if z := rep.Zones[0]; len(z.Changes.Batches) > 0 {
+		t.Errorf("second sync planned %v", z.Changes.Batches)
 	}
 }
 
@@ -875,10 +875,10 @@ func (n narrow) Zones(ctx context.Context) ([]provider.Zone, error) { return n.i
 func (n narrow) Records(ctx context.Context, z provider.Zone) ([]*endpoint.Endpoint, error) {
 	return n.inner.Records(ctx, z)
 }
-func (n narrow) Apply(ctx context.Context, z provider.Zone, b plan.Batch) error {
+func (n narrow) Apply(ctx context.Context, z provider.Zone, b changes.Batch) error {
 	return n.inner.Apply(ctx, z, b)
 }
-func (n narrow) Limits() plan.Limits { return n.inner.Limits() }
+func (n narrow) Limits() changes.Limits { return n.inner.Limits() }
 
 // TestOptionalInterfaces: the cache hands AdjustEndpoints and DryRun on to the wrapped
 // provider: its own when it has them, else BaseProvider's records unchanged and
@@ -886,7 +886,7 @@ func (n narrow) Limits() plan.Limits { return n.inner.Limits() }
 func TestOptionalInterfaces(t *testing.T) {
 	e := newEnv(t, cache.Config{})
 	aliasCNAME := withProps(&endpoint.Endpoint{Name: "lb.example.com", Type: "CNAME", Targets: endpoint.NewTargets(alb), TTL: 60}, endpoint.PropAlias, "true")
-	batch := plan.Batch{{Action: plan.Create, Endpoint: a("www.example.com", 0, "192.0.2.1")}}
+	batch := changes.Batch{{Action: changes.Create, Endpoint: a("www.example.com", 0, "192.0.2.1")}}
 	ctx := context.Background()
 	if _, err := e.c.Zones(ctx); err != nil {
 		t.Fatal(err)
@@ -942,7 +942,7 @@ func TestConcurrentUse(t *testing.T) {
 		wg.Go(func() {
 			for i := range 10 {
 				name := fmt.Sprintf("w%d-%d.example.com", w, i)
-				if err := e.c.Apply(ctx, e.zone, plan.Batch{{Action: plan.Create, Endpoint: a(name, 60, "192.0.2.1")}}); err != nil {
+				if err := e.c.Apply(ctx, e.zone, changes.Batch{{Action: changes.Create, Endpoint: a(name, 60, "192.0.2.1")}}); err != nil {
 					t.Error(err)
 				}
 				if _, err := e.c.Records(ctx, e.zone); err != nil {
@@ -971,14 +971,14 @@ func TestConcurrentUse(t *testing.T) {
 // cache's own work, not the sandbox's.
 type acceptWrites struct{ provider.Provider }
 
-func (acceptWrites) Apply(context.Context, provider.Zone, plan.Batch) error { return nil }
+func (acceptWrites) Apply(context.Context, provider.Zone, changes.Batch) error { return nil }
 
 // benchZone fills the zone with n A records through the provider.
 func benchZone(b *testing.B, n int) *env {
 	e := newEnv(b, cache.Config{})
-	var batch plan.Batch
+	var batch changes.Batch
 	for i := range n {
-		batch = append(batch, plan.Change{Action: plan.Create, Endpoint: a(fmt.Sprintf("r%05d.example.com", i), 300, fmt.Sprintf("10.%d.%d.%d", i>>16&255, i>>8&255, i&255))})
+		batch = append(batch, changes.Change{Action: changes.Create, Endpoint: a(fmt.Sprintf("r%05d.example.com", i), 300, fmt.Sprintf("10.%d.%d.%d", i>>16&255, i>>8&255, i&255))})
 		if len(batch) == 500 || i == n-1 {
 			apply(b, e.inner, e.zone, batch)
 			batch = nil
@@ -1030,12 +1030,12 @@ func BenchmarkApply(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	var there, back plan.Batch
+	var there, back changes.Batch
 	for _, r := range recs[len(recs)-50:] {
 		moved := r.Clone()
 		moved.TTL = 60
-		there = append(there, plan.Change{Action: plan.Delete, Endpoint: r}, plan.Change{Action: plan.Create, Endpoint: moved})
-		back = append(back, plan.Change{Action: plan.Delete, Endpoint: moved}, plan.Change{Action: plan.Create, Endpoint: r})
+		there = append(there, changes.Change{Action: changes.Delete, Endpoint: r}, changes.Change{Action: changes.Create, Endpoint: moved})
+		back = append(back, changes.Change{Action: changes.Delete, Endpoint: moved}, changes.Change{Action: changes.Create, Endpoint: r})
 	}
 	for _, bc := range []struct {
 		name  string

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crossfade-io/crossfade/internal/changes"
 	"github.com/crossfade-io/crossfade/internal/endpoint"
-	"github.com/crossfade-io/crossfade/internal/plan"
 	"github.com/crossfade-io/crossfade/internal/provider"
 )
 
@@ -22,8 +22,8 @@ func (z *zoneList) Zones(context.Context) ([]provider.Zone, error) { return z.zo
 func (z *zoneList) Records(context.Context, provider.Zone) ([]*endpoint.Endpoint, error) {
 	return nil, nil
 }
-func (z *zoneList) Apply(context.Context, provider.Zone, plan.Batch) error { return nil }
-func (z *zoneList) Limits() plan.Limits                                    { return plan.Route53Limits }
+func (z *zoneList) Apply(context.Context, provider.Zone, changes.Batch) error { return nil }
+func (z *zoneList) Limits() changes.Limits                                    { return changes.Route53Limits }
 
 // TestZonesThatGoLeaveNothing: over months, zones come and go (deleted, or another team's
 // zone that matched the filters for a while); the cache keeps nothing of a zone that left
@@ -46,7 +46,7 @@ func TestZonesThatGoLeaveNothing(t *testing.T) {
 			if _, err := p.Records(ctx, z); err != nil {
 				t.Fatal(err)
 			}
-			if err := p.Apply(ctx, z, plan.Batch{}); err != nil {
+			if err := p.Apply(ctx, z, changes.Batch{}); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -5,9 +5,9 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/crossfade-io/crossfade/internal/changes"
 	"github.com/crossfade-io/crossfade/internal/controller"
 	"github.com/crossfade-io/crossfade/internal/endpoint"
-	"github.com/crossfade-io/crossfade/internal/plan"
 	"github.com/crossfade-io/crossfade/internal/registry"
 )
 
@@ -80,8 +80,8 @@ func TestLoadBalancerCNAMEBecomesDualAlias(t *testing.T) {
 		if err != nil || again.Err() != nil {
 			t.Fatalf("step %d (%s), again: %v, %v", i, step.name, err, again.Err())
 		}
-		if zr := again.Zones[0]; len(zr.Plan.Batches) > 0 || zr.Plan.Summary != (plan.Summary{}) {
-			t.Errorf("step %d (%s): the next sync plans %+v: %v", i, step.name, zr.Plan.Summary, zr.Plan.Batches)
+		if zr := again.Zones[0]; len(zr.Changes.Batches) > 0 || zr.Changes.Summary != (changes.Summary{}) {
+			t.Errorf("step %d (%s): the next sync plans %+v: %v", i, step.name, zr.Changes.Summary, zr.Changes.Batches)
 		}
 	}
 }

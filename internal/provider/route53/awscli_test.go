@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crossfade-io/crossfade/internal/changes"
 	"github.com/crossfade-io/crossfade/internal/endpoint"
-	"github.com/crossfade-io/crossfade/internal/plan"
 	"github.com/crossfade-io/crossfade/internal/provider"
 	"github.com/crossfade-io/crossfade/internal/sandbox"
 )
@@ -54,7 +54,7 @@ func TestChangeBatchJSONWithAWSCLI(t *testing.T) {
 	sdkZone := createZone(t, sdkSB, "example.com", false)
 	cliP, sdkP := newTestProvider(t, cliSB, Config{}), newTestProvider(t, sdkSB, Config{})
 
-	viaCLI := func(batch plan.Batch) {
+	viaCLI := func(batch changes.Batch) {
 		t.Helper()
 		doc, err := ChangeBatchJSON(cliZone, batch, ChangeComment, []provider.Zone{cliZone})
 		if err != nil {
@@ -77,9 +77,9 @@ func TestChangeBatchJSONWithAWSCLI(t *testing.T) {
 		}
 	}
 
-	var create plan.Batch
+	var create changes.Batch
 	for _, e := range roundTripSet() {
-		create = append(create, plan.Change{Action: plan.Create, Endpoint: e})
+		create = append(create, changes.Change{Action: changes.Create, Endpoint: e})
 	}
 	viaCLI(create)
 	apply(t, sdkP, sdkZone, create)
@@ -95,11 +95,11 @@ func TestChangeBatchJSONWithAWSCLI(t *testing.T) {
 	weighted.SetIdentifier, weighted.Policy = "blue", endpoint.WeightedPolicy(7)
 	txt := cur[endpoint.Key{Name: "txt.example.com", Type: "TXT"}].Clone()
 	txt.Targets = endpoint.Targets{`"heritage=external-dns,external-dns/owner=green"`}
-	transition := plan.Batch{
-		{Action: plan.Delete, Endpoint: cur[endpoint.Key{Name: "www.example.com", Type: "A"}]}, // alias onto simple
-		{Action: plan.Delete, Endpoint: simple},
-		{Action: plan.Create, Endpoint: weighted},
-		{Action: plan.Upsert, Endpoint: txt},
+	transition := changes.Batch{
+		{Action: changes.Delete, Endpoint: cur[endpoint.Key{Name: "www.example.com", Type: "A"}]}, // alias onto simple
+		{Action: changes.Delete, Endpoint: simple},
+		{Action: changes.Create, Endpoint: weighted},
+		{Action: changes.Upsert, Endpoint: txt},
 	}
 	viaCLI(transition)
 	apply(t, sdkP, sdkZone, transition)

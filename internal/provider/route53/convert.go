@@ -12,9 +12,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/route53/types"
 
+	"github.com/crossfade-io/crossfade/internal/changes"
 	"github.com/crossfade-io/crossfade/internal/elbzone"
 	"github.com/crossfade-io/crossfade/internal/endpoint"
-	"github.com/crossfade-io/crossfade/internal/plan"
 	"github.com/crossfade-io/crossfade/internal/provider"
 )
 
@@ -236,14 +236,14 @@ func toRecordSet(e *endpoint.Endpoint, zone provider.Zone, r aliasResolver) (*ty
 }
 
 // toChangeBatch converts batch for zone; r resolves alias targets without a zone id.
-func toChangeBatch(zone provider.Zone, batch plan.Batch, comment string, r aliasResolver) (*types.ChangeBatch, error) {
+func toChangeBatch(zone provider.Zone, batch changes.Batch, comment string, r aliasResolver) (*types.ChangeBatch, error) {
 	cb := &types.ChangeBatch{Changes: make([]types.Change, 0, len(batch))}
 	if comment != "" {
 		cb.Comment = aws.String(comment)
 	}
 	for i, c := range batch {
 		switch c.Action {
-		case plan.Create, plan.Delete, plan.Upsert:
+		case changes.Create, changes.Delete, changes.Upsert:
 		default:
 			return nil, fmt.Errorf("change %d: action %q: want CREATE, DELETE or UPSERT", i+1, c.Action)
 		}
@@ -263,7 +263,7 @@ func toChangeBatch(zone provider.Zone, batch plan.Batch, comment string, r alias
 // ChangeBatch returns the Route 53 change batch Apply sends for batch in zone. Alias
 // targets without endpoint.PropAliasZoneID resolve to a load balancer's canonical hosted
 // zone, else to the deepest of known zones holding them.
-func ChangeBatch(zone provider.Zone, batch plan.Batch, comment string, known []provider.Zone) (*types.ChangeBatch, error) {
+func ChangeBatch(zone provider.Zone, batch changes.Batch, comment string, known []provider.Zone) (*types.ChangeBatch, error) {
 	cb, err := toChangeBatch(zone, batch, comment, aliasResolver{known: known})
 	if err != nil {
 		return nil, fmt.Errorf("zone %s: %w", zone, err)
@@ -274,7 +274,7 @@ func ChangeBatch(zone provider.Zone, batch plan.Batch, comment string, known []p
 // ChangeBatchJSON renders batch as the JSON document that
 // `aws route53 change-resource-record-sets --change-batch file://…` accepts: the same
 // change batch Apply sends, with absent fields left out.
-func ChangeBatchJSON(zone provider.Zone, batch plan.Batch, comment string, known []provider.Zone) ([]byte, error) {
+func ChangeBatchJSON(zone provider.Zone, batch changes.Batch, comment string, known []provider.Zone) ([]byte, error) {
 	cb, err := ChangeBatch(zone, batch, comment, known)
 	if err != nil {
 		return nil, err

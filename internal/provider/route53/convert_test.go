@@ -9,8 +9,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/route53/types"
 
+	"github.com/crossfade-io/crossfade/internal/changes"
 	"github.com/crossfade-io/crossfade/internal/endpoint"
-	"github.com/crossfade-io/crossfade/internal/plan"
 	"github.com/crossfade-io/crossfade/internal/provider"
 )
 
@@ -305,20 +305,20 @@ func TestToRecordSetErrors(t *testing.T) {
 			}
 		})
 	}
-	_, err := ChangeBatchJSON(zoneExample, plan.Batch{{Action: "REPLACE", Endpoint: &endpoint.Endpoint{Name: "a.example.com", Type: "A", Targets: endpoint.Targets{"192.0.2.1"}}}}, "", knownZones)
+	_, err := ChangeBatchJSON(zoneExample, changes.Batch{{Action: "REPLACE", Endpoint: &endpoint.Endpoint{Name: "a.example.com", Type: "A", Targets: endpoint.Targets{"192.0.2.1"}}}}, "", knownZones)
 	if err == nil || !strings.Contains(err.Error(), `zone example.com (ZEX): change 1: action "REPLACE"`) {
 		t.Fatalf("bad action: %v", err)
 	}
 }
 
 func TestChangeBatchJSON(t *testing.T) {
-	batch := plan.Batch{
-		{Action: plan.Delete, Endpoint: &endpoint.Endpoint{Name: "app.example.com", Type: "A", TTL: 60, Targets: endpoint.Targets{"192.0.2.1"}}},
-		{Action: plan.Create, Endpoint: &endpoint.Endpoint{Name: "app.example.com", Type: "A", SetIdentifier: "blue",
+	batch := changes.Batch{
+		{Action: changes.Delete, Endpoint: &endpoint.Endpoint{Name: "app.example.com", Type: "A", TTL: 60, Targets: endpoint.Targets{"192.0.2.1"}}},
+		{Action: changes.Create, Endpoint: &endpoint.Endpoint{Name: "app.example.com", Type: "A", SetIdentifier: "blue",
 			Policy: endpoint.WeightedPolicy(1), Targets: endpoint.Targets{"192.0.2.1"}}},
-		{Action: plan.Upsert, Endpoint: &endpoint.Endpoint{Name: "a-app.example.com", Type: "TXT", SetIdentifier: "blue",
+		{Action: changes.Upsert, Endpoint: &endpoint.Endpoint{Name: "a-app.example.com", Type: "TXT", SetIdentifier: "blue",
 			Policy: endpoint.WeightedPolicy(1), Targets: endpoint.Targets{`"heritage=external-dns,external-dns/owner=a&b"`}}},
-		{Action: plan.Create, Endpoint: &endpoint.Endpoint{Name: "www.example.com", Type: "A", Targets: endpoint.Targets{"app.sub.example.com"},
+		{Action: changes.Create, Endpoint: &endpoint.Endpoint{Name: "www.example.com", Type: "A", Targets: endpoint.Targets{"app.sub.example.com"},
 			ProviderSpecific: props(endpoint.PropAlias, "true", endpoint.PropEvaluateTargetHealth, "true")}},
 	}
 	got, err := ChangeBatchJSON(zoneExample, batch, "crossfade", knownZones)
@@ -437,7 +437,7 @@ func TestAliasZoneLoadBalancerFirst(t *testing.T) {
 
 // TestChangeBatchJSONTTLZero: the dry run shows a TTL of 0 as 0, the TTL Apply sends.
 func TestChangeBatchJSONTTLZero(t *testing.T) {
-	batch := plan.Batch{{Action: plan.Delete, Endpoint: &endpoint.Endpoint{Name: "now.example.com", Type: "A", TTL: endpoint.TTLZero, Targets: endpoint.Targets{"192.0.2.1"}}}}
+	batch := changes.Batch{{Action: changes.Delete, Endpoint: &endpoint.Endpoint{Name: "now.example.com", Type: "A", TTL: endpoint.TTLZero, Targets: endpoint.Targets{"192.0.2.1"}}}}
 	got, err := ChangeBatchJSON(zoneExample, batch, "", knownZones)
 	if err != nil {
 		t.Fatal(err)

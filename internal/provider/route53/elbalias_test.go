@@ -13,9 +13,9 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/crossfade-io/crossfade/internal/changes"
 	"github.com/crossfade-io/crossfade/internal/controller"
 	"github.com/crossfade-io/crossfade/internal/endpoint"
-	"github.com/crossfade-io/crossfade/internal/plan"
 	"github.com/crossfade-io/crossfade/internal/provider"
 	"github.com/crossfade-io/crossfade/internal/registry"
 	"github.com/crossfade-io/crossfade/internal/sandbox"
@@ -161,8 +161,8 @@ func TestSyncAliasToLoadBalancer(t *testing.T) {
 		t.Fatalf("second sync: %v, %v", err, rep.Err())
 	}
 	for _, zr := range rep.Zones {
-		if n := len(zr.Plan.Batches); n != 0 || zr.Plan.Summary != (plan.Summary{}) {
-			t.Fatalf("second sync planned %d batches (%+v): %v", n, zr.Plan.Summary, zr.Plan.Batches)
+		if n := len(zr.Changes.Batches); n != 0 || zr.Changes.Summary != (changes.Summary{}) {
+			t.Fatalf("second sync planned %d batches (%+v): %v", n, zr.Changes.Summary, zr.Changes.Batches)
 		}
 	}
 

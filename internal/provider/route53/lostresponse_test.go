@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/crossfade-io/crossfade/internal/changes"
 	"github.com/crossfade-io/crossfade/internal/endpoint"
-	"github.com/crossfade-io/crossfade/internal/plan"
 	"github.com/crossfade-io/crossfade/internal/provider"
 	"github.com/crossfade-io/crossfade/internal/provider/route53/route53test"
 	"github.com/crossfade-io/crossfade/internal/sandbox"
@@ -55,12 +55,12 @@ func TestLostResponseIsNotARefusal(t *testing.T) {
 			}
 			steps := []struct {
 				what  string
-				batch plan.Batch
+				batch changes.Batch
 				after string
 			}{
-				{"create", plan.Batch{{Action: plan.Create, Endpoint: a("192.0.2.1")}, {Action: plan.Create, Endpoint: txt}}, "[a-www.example.com TXT " + txt.Targets[0] + " www.example.com A 192.0.2.1]"},
-				{"replace", plan.Batch{{Action: plan.Delete, Endpoint: a("192.0.2.1")}, {Action: plan.Create, Endpoint: a("192.0.2.2")}}, "[a-www.example.com TXT " + txt.Targets[0] + " www.example.com A 192.0.2.2]"},
-				{"delete", plan.Batch{{Action: plan.Delete, Endpoint: a("192.0.2.2")}, {Action: plan.Delete, Endpoint: txt}}, "[]"},
+				{"create", changes.Batch{{Action: changes.Create, Endpoint: a("192.0.2.1")}, {Action: changes.Create, Endpoint: txt}}, "[a-www.example.com TXT " + txt.Targets[0] + " www.example.com A 192.0.2.1]"},
+				{"replace", changes.Batch{{Action: changes.Delete, Endpoint: a("192.0.2.1")}, {Action: changes.Create, Endpoint: a("192.0.2.2")}}, "[a-www.example.com TXT " + txt.Targets[0] + " www.example.com A 192.0.2.2]"},
+				{"delete", changes.Batch{{Action: changes.Delete, Endpoint: a("192.0.2.2")}, {Action: changes.Delete, Endpoint: txt}}, "[]"},
 			}
 			calls := func() int {
 				n := 0
@@ -86,7 +86,7 @@ func TestLostResponseIsNotARefusal(t *testing.T) {
 			}
 			// A real refusal: deleting what is not there is refused on the first attempt,
 			// answered as usual, and stays refused.
-			err = p.Apply(ctx, zone, plan.Batch{{Action: plan.Delete, Endpoint: a("192.0.2.9")}})
+			err = p.Apply(ctx, zone, changes.Batch{{Action: changes.Delete, Endpoint: a("192.0.2.9")}})
 			var rej *provider.RejectedError
 			if !errors.As(err, &rej) {
 				t.Errorf("delete of a missing set: got %v, want a refusal", err)

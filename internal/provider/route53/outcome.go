@@ -12,7 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/route53/types"
 	"github.com/aws/smithy-go/middleware"
 
-	"github.com/crossfade-io/crossfade/internal/plan"
+	"github.com/crossfade-io/crossfade/internal/changes"
 	"github.com/crossfade-io/crossfade/internal/provider"
 )
 
@@ -32,9 +32,9 @@ func countAttempts(n *int) func(*route53.Options) {
 
 // invalidChange finds the change of batch that toChangeBatch could not convert, for a
 // typed error the caller can act on (drop that change's name, send the rest).
-func invalidChange(zone provider.Zone, batch plan.Batch, r aliasResolver, err error) error {
+func invalidChange(zone provider.Zone, batch changes.Batch, r aliasResolver, err error) error {
 	for i, c := range batch {
-		if _, cerr := toChangeBatch(zone, plan.Batch{c}, "", r); cerr != nil {
+		if _, cerr := toChangeBatch(zone, changes.Batch{c}, "", r); cerr != nil {
 			return &provider.InvalidChangeError{Zone: zone, Index: i, Change: c, Err: cerr}
 		}
 	}

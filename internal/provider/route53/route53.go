@@ -31,8 +31,8 @@ import (
 	"github.com/aws/smithy-go/middleware"
 
 	"github.com/crossfade-io/crossfade/internal/awsconfig"
+	"github.com/crossfade-io/crossfade/internal/changes"
 	"github.com/crossfade-io/crossfade/internal/endpoint"
-	"github.com/crossfade-io/crossfade/internal/plan"
 	"github.com/crossfade-io/crossfade/internal/provider"
 )
 
@@ -175,7 +175,7 @@ func (c Config) validate() error {
 }
 
 // Limits are Route 53's per-request limits.
-func (p *Provider) Limits() plan.Limits { return plan.Route53Limits }
+func (p *Provider) Limits() changes.Limits { return changes.Route53Limits }
 
 // Zones lists the account's hosted zones that pass the zone-id, zone-type and domain
 // filters, in the order Route 53 lists them.
@@ -274,7 +274,7 @@ func (p *Provider) Records(ctx context.Context, zone provider.Zone) ([]*endpoint
 
 // Apply sends batch to zone as one ChangeResourceRecordSets call: Route 53 applies all of
 // it or none. It does not wait for the change to reach INSYNC.
-func (p *Provider) Apply(ctx context.Context, zone provider.Zone, batch plan.Batch) error {
+func (p *Provider) Apply(ctx context.Context, zone provider.Zone, batch changes.Batch) error {
 	_, err := p.ApplyChange(ctx, zone, batch, ChangeComment)
 	return err
 }
@@ -283,7 +283,7 @@ func (p *Provider) Apply(ctx context.Context, zone provider.Zone, batch plan.Bat
 // GetChange follows to INSYNC: "" for an empty batch, and for a batch that an earlier
 // attempt committed but whose answer was lost (the retry was refused, and the zone was
 // found to hold the batch's outcome), whose id cannot be known.
-func (p *Provider) ApplyChange(ctx context.Context, zone provider.Zone, batch plan.Batch, comment string) (string, error) {
+func (p *Provider) ApplyChange(ctx context.Context, zone provider.Zone, batch changes.Batch, comment string) (string, error) {
 	if len(batch) == 0 {
 		return "", nil
 	}
@@ -346,7 +346,7 @@ func (p *Provider) InSync(ctx context.Context, id string) (bool, error) {
 }
 
 // DryRun returns the --change-batch JSON of exactly what Apply would send for batch.
-func (p *Provider) DryRun(ctx context.Context, zone provider.Zone, batch plan.Batch) ([]byte, error) {
+func (p *Provider) DryRun(ctx context.Context, zone provider.Zone, batch changes.Batch) ([]byte, error) {
 	r, err := p.resolver(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("zone %s: dry run: %w", zone, err)

@@ -16,8 +16,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/credentials"
 
+	"github.com/crossfade-io/crossfade/internal/changes"
 	"github.com/crossfade-io/crossfade/internal/endpoint"
-	"github.com/crossfade-io/crossfade/internal/plan"
 	"github.com/crossfade-io/crossfade/internal/provider"
 	"github.com/crossfade-io/crossfade/internal/sandbox"
 	"github.com/crossfade-io/crossfade/internal/sandbox/sandboxtest"
@@ -129,7 +129,7 @@ func TestZonesFilters(t *testing.T) {
 	}
 }
 
-func apply(t *testing.T, p *Provider, z provider.Zone, b plan.Batch) {
+func apply(t *testing.T, p *Provider, z provider.Zone, b changes.Batch) {
 	t.Helper()
 	if err := p.Apply(context.Background(), z, b); err != nil {
 		t.Fatal(err)
@@ -185,9 +185,9 @@ func TestRecordsRoundTrip(t *testing.T) {
 	z := createZone(t, sb, "example.com", false)
 	p := newTestProvider(t, sb, Config{})
 	want := roundTripSet()
-	var create plan.Batch
+	var create changes.Batch
 	for _, e := range want {
-		create = append(create, plan.Change{Action: plan.Create, Endpoint: e})
+		create = append(create, changes.Change{Action: changes.Create, Endpoint: e})
 	}
 	apply(t, p, z, create)
 
@@ -211,11 +211,11 @@ func TestRecordsRoundTrip(t *testing.T) {
 
 	// Every record read back deletes exactly: DELETE needs every value to match. Aliases
 	// go first: Route 53 refuses to delete an alias target that an alias still points at.
-	var del plan.Batch
+	var del changes.Batch
 	for _, e := range managed(got) {
-		del = append(del, plan.Change{Action: plan.Delete, Endpoint: e})
+		del = append(del, changes.Change{Action: changes.Delete, Endpoint: e})
 	}
-	slices.SortStableFunc(del, func(a, b plan.Change) int {
+	slices.SortStableFunc(del, func(a, b changes.Change) int {
 		return boolInt(!a.Endpoint.IsAlias()) - boolInt(!b.Endpoint.IsAlias())
 	})
 	apply(t, p, z, del)
@@ -239,17 +239,17 @@ func TestApplyRoutingTransition(t *testing.T) {
 	p := newTestProvider(t, sb, Config{})
 	simple := &endpoint.Endpoint{Name: "app.example.com", Type: "A", Targets: endpoint.Targets{"192.0.2.1"}}
 	txt := &endpoint.Endpoint{Name: "a-app.example.com", Type: "TXT", Targets: endpoint.Targets{`"heritage=external-dns,external-dns/owner=blue"`}}
-	apply(t, p, z, plan.Batch{{Action: plan.Create, Endpoint: simple}, {Action: plan.Create, Endpoint: txt}})
+	apply(t, p, z, changes.Batch{{Action: changes.Create, Endpoint: simple}, {Action: changes.Create, Endpoint: txt}})
 
 	cur := byKey(records(t, p, z))
 	weighted := &endpoint.Endpoint{Name: "app.example.com", Type: "A", SetIdentifier: "blue", Policy: endpoint.WeightedPolicy(1), Targets: endpoint.Targets{"192.0.2.1"}}
 	wtxt := &endpoint.Endpoint{Name: "a-app.example.com", Type: "TXT", SetIdentifier: "blue", Policy: endpoint.WeightedPolicy(1), Targets: txt.Targets}
 	before := apiCalls(t, sb)["ChangeResourceRecordSets ok"]
-	apply(t, p, z, plan.Batch{
-		{Action: plan.Delete, Endpoint: cur[simple.Key()]},
-		{Action: plan.Delete, Endpoint: cur[txt.Key()]},
-		{Action: plan.Create, Endpoint: weighted},
-		{Action: plan.Create, Endpoint: wtxt},
+	apply(t, p, z, changes.Batch{
+		{Action: changes.Delete, Endpoint: cur[simple.Key()]},
+		{Action: changes.Delete, Endpoint: cur[txt.Key()]},
+		{Action: changes.Create, Endpoint: weighted},
+		{Action: changes.Create, Endpoint: wtxt},
 	})
 	if n := apiCalls(t, sb)["ChangeResourceRecordSets ok"] - before; n != 1 {
 		t.Fatalf("ChangeResourceRecordSets calls = %d, want 1", n)
@@ -268,27 +268,27 @@ func TestApplyRejected(t *testing.T) {
 	z := createZone(t, sb, "example.com", false)
 	p := newTestProvider(t, sb, Config{})
 	existing := &endpoint.Endpoint{Name: "www.example.com", Type: "A", TTL: 60, Targets: endpoint.Targets{"192.0.2.1"}}
-	apply(t, p, z, plan.Batch{{Action: plan.Create, Endpoint: existing}})
+	apply(t, p, z, changes.Batch{{Action: changes.Create, Endpoint: existing}})
 	before := records(t, p, z)
 
 	for _, tc := range []struct {
 		name  string
-		batch plan.Batch
+		batch changes.Batch
 		code  string
 		msg   string
 	}{
-		{"create existing after a valid change", plan.Batch{
-			{Action: plan.Create, Endpoint: &endpoint.Endpoint{Name: "new.example.com", Type: "A", Targets: endpoint.Targets{"192.0.2.7"}}},
-			{Action: plan.Create, Endpoint: existing},
+		{"create existing after a valid change", changes.Batch{
+			{Action: changes.Create, Endpoint: &endpoint.Endpoint{Name: "new.example.com", Type: "A", Targets: endpoint.Targets{"192.0.2.7"}}},
+			{Action: changes.Create, Endpoint: existing},
 		}, "InvalidChangeBatch", "Tried to create resource record set [name='www.example.com.', type='A'] but it already exists"},
-		{"delete with other values", plan.Batch{
-			{Action: plan.Delete, Endpoint: &endpoint.Endpoint{Name: "www.example.com", Type: "A", TTL: 60, Targets: endpoint.Targets{"192.0.2.9"}}},
+		{"delete with other values", changes.Batch{
+			{Action: changes.Delete, Endpoint: &endpoint.Endpoint{Name: "www.example.com", Type: "A", TTL: 60, Targets: endpoint.Targets{"192.0.2.9"}}},
 		}, "InvalidChangeBatch", "the values provided do not match the current values"},
-		{"weighted beside simple", plan.Batch{
-			{Action: plan.Create, Endpoint: &endpoint.Endpoint{Name: "www.example.com", Type: "A", SetIdentifier: "blue", Policy: endpoint.WeightedPolicy(1), Targets: endpoint.Targets{"192.0.2.1"}}},
+		{"weighted beside simple", changes.Batch{
+			{Action: changes.Create, Endpoint: &endpoint.Endpoint{Name: "www.example.com", Type: "A", SetIdentifier: "blue", Policy: endpoint.WeightedPolicy(1), Targets: endpoint.Targets{"192.0.2.1"}}},
 		}, "InvalidChangeBatch", "cannot be created as a non-weighted set exists"},
-		{"weight out of range", plan.Batch{
-			{Action: plan.Create, Endpoint: &endpoint.Endpoint{Name: "w.example.com", Type: "A", SetIdentifier: "blue", Policy: endpoint.WeightedPolicy(256), Targets: endpoint.Targets{"192.0.2.1"}}},
+		{"weight out of range", changes.Batch{
+			{Action: changes.Create, Endpoint: &endpoint.Endpoint{Name: "w.example.com", Type: "A", SetIdentifier: "blue", Policy: endpoint.WeightedPolicy(256), Targets: endpoint.Targets{"192.0.2.1"}}},
 		}, "InvalidInput", "less than or equal to 255"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -311,7 +311,7 @@ func TestApplyRejected(t *testing.T) {
 	}
 	// A batch that cannot be converted is refused before any call.
 	calls := apiCalls(t, sb)["ChangeResourceRecordSets InvalidChangeBatch"]
-	err := p.Apply(context.Background(), z, plan.Batch{{Action: plan.Create, Endpoint: &endpoint.Endpoint{
+	err := p.Apply(context.Background(), z, changes.Batch{{Action: changes.Create, Endpoint: &endpoint.Endpoint{
 		Name: "x.example.com", Type: "A", Targets: endpoint.Targets{"lb.example.org"}, ProviderSpecific: props(endpoint.PropAlias, "true")}}})
 	if err == nil || !strings.Contains(err.Error(), "change 1 (CREATE x.example.com A): alias target lb.example.org") {
 		t.Fatalf("unresolvable alias: %v", err)
@@ -326,9 +326,9 @@ func TestRecordsPaging(t *testing.T) {
 	z := createZone(t, sb, "example.com", false)
 	p := newTestProvider(t, sb, Config{})
 	const n = 650
-	var batch plan.Batch
+	var batch changes.Batch
 	for i := range n {
-		batch = append(batch, plan.Change{Action: plan.Create, Endpoint: &endpoint.Endpoint{
+		batch = append(batch, changes.Change{Action: changes.Create, Endpoint: &endpoint.Endpoint{
 			Name: fmt.Sprintf("h%04d.example.com", i), Type: "A", Targets: endpoint.Targets{fmt.Sprintf("10.0.%d.%d", i/250, i%250+1)}}})
 	}
 	apply(t, p, z, batch)
@@ -385,7 +385,7 @@ func TestApplyRetries(t *testing.T) {
 			tr := &clearingTransport{sb: sb, after: 2, method: http.MethodPost, path: "/rrset"}
 			p := newTestProvider(t, sb, Config{HTTPClient: &http.Client{Transport: tr}})
 			sandboxtest.SetFaults(t, sb, tc.faults)
-			apply(t, p, z, plan.Batch{{Action: plan.Create, Endpoint: &endpoint.Endpoint{Name: "a.example.com", Type: "A", Targets: endpoint.Targets{"192.0.2.1"}}}})
+			apply(t, p, z, changes.Batch{{Action: changes.Create, Endpoint: &endpoint.Endpoint{Name: "a.example.com", Type: "A", Targets: endpoint.Targets{"192.0.2.1"}}}})
 			calls := apiCalls(t, sb)
 			if calls["ChangeResourceRecordSets "+tc.code] != 2 || calls["ChangeResourceRecordSets ok"] != 1 {
 				t.Fatalf("calls = %v, want 2 × %s then 1 ok", calls, tc.code)
@@ -398,7 +398,7 @@ func TestApplyRetries(t *testing.T) {
 		z := createZone(t, sb, "example.com", false)
 		p := newTestProvider(t, sb, Config{MaxRetries: 2})
 		sandboxtest.SetFaults(t, sb, `{"throttleRate": 1, "operations": ["ChangeResourceRecordSets"]}`)
-		err := p.Apply(context.Background(), z, plan.Batch{{Action: plan.Create, Endpoint: &endpoint.Endpoint{Name: "a.example.com", Type: "A", Targets: endpoint.Targets{"192.0.2.1"}}}})
+		err := p.Apply(context.Background(), z, changes.Batch{{Action: changes.Create, Endpoint: &endpoint.Endpoint{Name: "a.example.com", Type: "A", Targets: endpoint.Targets{"192.0.2.1"}}}})
 		if err == nil || errors.As(err, new(*provider.RejectedError)) || !strings.Contains(err.Error(), "Throttling") {
 			t.Fatalf("err = %v, want a throttling error that is not a rejection", err)
 		}
@@ -430,7 +430,7 @@ func TestDryRunMatchesApply(t *testing.T) {
 	sb := startSandbox(t)
 	z := createZone(t, sb, "example.com", false)
 	p := newTestProvider(t, sb, Config{})
-	batch := plan.Batch{{Action: plan.Create, Endpoint: &endpoint.Endpoint{Name: "a.example.com", Type: "A", Targets: endpoint.Targets{"192.0.2.1"}}}}
+	batch := changes.Batch{{Action: changes.Create, Endpoint: &endpoint.Endpoint{Name: "a.example.com", Type: "A", Targets: endpoint.Targets{"192.0.2.1"}}}}
 	got, err := p.DryRun(context.Background(), z, batch)
 	if err != nil {
 		t.Fatal(err)

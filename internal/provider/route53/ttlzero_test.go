@@ -8,8 +8,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/route53"
 	"github.com/aws/aws-sdk-go-v2/service/route53/types"
 
+	"github.com/crossfade-io/crossfade/internal/changes"
 	"github.com/crossfade-io/crossfade/internal/endpoint"
-	"github.com/crossfade-io/crossfade/internal/plan"
 )
 
 // TestTTLZeroRoundTrip: record sets that another tool created with TTL 0 (legal in Route
@@ -30,16 +30,16 @@ func TestTTLZeroRoundTrip(t *testing.T) {
 		}
 		return rs
 	}
-	var changes []types.Change
+	var sent []types.Change
 	for _, rs := range []types.ResourceRecordSet{
 		set("now.example.com.", "", 0, "192.0.2.1"),
 		set("app.example.com.", "blue", 1, "192.0.2.10"),
 		set("app.example.com.", "green", 0, "192.0.2.20"),
 	} {
-		changes = append(changes, types.Change{Action: types.ChangeActionCreate, ResourceRecordSet: &rs})
+		sent = append(sent, types.Change{Action: types.ChangeActionCreate, ResourceRecordSet: &rs})
 	}
 	if _, err := api.ChangeResourceRecordSets(context.Background(), &route53.ChangeResourceRecordSetsInput{
-		HostedZoneId: aws.String(z.ID), ChangeBatch: &types.ChangeBatch{Changes: changes},
+		HostedZoneId: aws.String(z.ID), ChangeBatch: &types.ChangeBatch{Changes: sent},
 	}); err != nil {
 		t.Fatalf("create TTL 0 sets through the SDK: %v", err)
 	}
@@ -60,10 +60,10 @@ func TestTTLZeroRoundTrip(t *testing.T) {
 	// read, CREATE the new weight with the TTL read.
 	moved := green.Clone()
 	moved.Policy = endpoint.WeightedPolicy(1)
-	apply(t, p, z, plan.Batch{
-		{Action: plan.Delete, Endpoint: simple},
-		{Action: plan.Delete, Endpoint: green},
-		{Action: plan.Create, Endpoint: moved},
+	apply(t, p, z, changes.Batch{
+		{Action: changes.Delete, Endpoint: simple},
+		{Action: changes.Delete, Endpoint: green},
+		{Action: changes.Create, Endpoint: moved},
 	})
 
 	sets := rawSets(t, api, z)

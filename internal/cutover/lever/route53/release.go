@@ -9,9 +9,9 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/crossfade-io/crossfade/internal/changes"
 	"github.com/crossfade-io/crossfade/internal/cutover/lever"
 	"github.com/crossfade-io/crossfade/internal/endpoint"
-	"github.com/crossfade-io/crossfade/internal/plan"
 	"github.com/crossfade-io/crossfade/internal/provider"
 	"github.com/crossfade-io/crossfade/internal/registry"
 )
@@ -42,10 +42,10 @@ func (d *dnsLever) Release(ctx context.Context, r lever.ReleaseRequest) (lever.R
 		if err != nil {
 			return lever.ReleaseResult{}, err
 		}
-		var b plan.Batch
+		var b changes.Batch
 		for _, cur := range l.current {
 			if cur != nil {
-				b = append(b, plan.Change{Action: plan.Delete, Endpoint: cur})
+				b = append(b, changes.Change{Action: changes.Delete, Endpoint: cur})
 			}
 		}
 		if len(b) == 0 {

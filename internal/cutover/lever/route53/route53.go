@@ -14,11 +14,11 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/crossfade-io/crossfade/internal/changes"
 	"github.com/crossfade-io/crossfade/internal/cutover/lever"
 	"github.com/crossfade-io/crossfade/internal/cutover/spec"
 	"github.com/crossfade-io/crossfade/internal/elbzone"
 	"github.com/crossfade-io/crossfade/internal/endpoint"
-	"github.com/crossfade-io/crossfade/internal/plan"
 	"github.com/crossfade-io/crossfade/internal/provider"
 	"github.com/crossfade-io/crossfade/internal/registry"
 )
@@ -33,9 +33,9 @@ import (
 type DNS interface {
 	Zones(ctx context.Context) ([]provider.Zone, error)
 	Records(ctx context.Context, zone provider.Zone) ([]*endpoint.Endpoint, error)
-	ApplyChange(ctx context.Context, zone provider.Zone, batch plan.Batch, comment string) (string, error)
+	ApplyChange(ctx context.Context, zone provider.Zone, batch changes.Batch, comment string) (string, error)
 	InSync(ctx context.Context, changeID string) (bool, error)
-	DryRun(ctx context.Context, zone provider.Zone, batch plan.Batch) ([]byte, error)
+	DryRun(ctx context.Context, zone provider.Zone, batch changes.Batch) ([]byte, error)
 }
 
 // member is one weighted record set a cutover writes, with its ownership TXT records.
@@ -551,17 +551,17 @@ func isS3Website(name string) bool {
 // one redone after a crash whose weights had already landed, has a change of its own to
 // follow to INSYNC (Route 53 applies a zone's changes in order, so its INSYNC covers the
 // earlier).
-func (l *live) batch(w map[string]int64, ttls map[spec.Record]int64) plan.Batch {
-	var dels, creates plan.Batch
+func (l *live) batch(w map[string]int64, ttls map[spec.Record]int64) changes.Batch {
+	var dels, creates changes.Batch
 	swap := func(old, now *endpoint.Endpoint) {
-		dels = append(dels, plan.Change{Action: plan.Delete, Endpoint: old})
-		creates = append(creates, plan.Change{Action: plan.Create, Endpoint: now})
+		dels = append(dels, changes.Change{Action: changes.Delete, Endpoint: old})
+		creates = append(creates, changes.Change{Action: changes.Create, Endpoint: now})
 	}
 	for i, a := range l.authority {
 		if cur := l.current[i]; cur != nil {
-			dels = append(dels, plan.Change{Action: plan.Delete, Endpoint: cur})
+			dels = append(dels, changes.Change{Action: changes.Delete, Endpoint: cur})
 		}
-		creates = append(creates, plan.Change{Action: plan.Create, Endpoint: a})
+		creates = append(creates, changes.Change{Action: changes.Create, Endpoint: a})
 	}
 	for _, m := range l.members {
 		want, ok := w[m.setID]
@@ -601,10 +601,10 @@ func (l *live) batch(w map[string]int64, ttls map[spec.Record]int64) plan.Batch 
 // after returns the zone as it will be once b is applied: for `cutover plan`, which
 // renders each batch against what the ones before it leave, and for the hold after a
 // write, which paces on the TTL just written.
-func (l *live) after(b plan.Batch) *live {
+func (l *live) after(b changes.Batch) *live {
 	written := map[endpoint.Key]*endpoint.Endpoint{}
 	for _, c := range b {
-		if c.Action != plan.Delete { // a batch's DELETE is followed by the CREATE of the set
+		if c.Action != changes.Delete { // a batch's DELETE is followed by the CREATE of the set
 			written[c.Endpoint.Key()] = c.Endpoint
 		}
 	}
@@ -719,12 +719,12 @@ func (l *live) targets() map[spec.Record]map[string][]string {
 // read: a DELETE of it as read and a CREATE of the same. It changes nothing, but makes a
 // batch a compare-and-swap of what the publishers recorded: a publisher that records
 // another wanted weight after the read makes the batch fail, to be read again.
-func (l *live) ownershipSwaps() (dels, creates plan.Batch) {
+func (l *live) ownershipSwaps() (dels, creates changes.Batch) {
 	for _, ms := range [][]member{l.members, l.others} {
 		for _, m := range ms {
 			for _, t := range m.txt {
-				dels = append(dels, plan.Change{Action: plan.Delete, Endpoint: t})
-				creates = append(creates, plan.Change{Action: plan.Create, Endpoint: t.Clone()})
+				dels = append(dels, changes.Change{Action: changes.Delete, Endpoint: t})
+				creates = append(creates, changes.Change{Action: changes.Create, Endpoint: t.Clone()})
 			}
 		}
 	}
@@ -839,7 +839,7 @@ func (d *dnsLever) Write(ctx context.Context, l *live, c lever.Change, env lever
 	if len(c.Weights) > 0 {
 		desc += " " + lever.FormatWeights(c.Weights)
 	}
-	var batch plan.Batch
+	var batch changes.Batch
 	var id string
 	var err error
 	for attempt := 1; ; attempt++ {

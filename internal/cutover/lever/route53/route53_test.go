@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/crossfade-io/crossfade/internal/changes"
 	"github.com/crossfade-io/crossfade/internal/cutover/spec"
 	"github.com/crossfade-io/crossfade/internal/endpoint"
-	"github.com/crossfade-io/crossfade/internal/plan"
 	"github.com/crossfade-io/crossfade/internal/registry"
 )
 
@@ -29,7 +29,7 @@ func ownTXT(id string, weight int64) *endpoint.Endpoint {
 }
 
 // render lists a batch as "ACTION key w=… ttl=…", one change per line.
-func render(b plan.Batch) string {
+func render(b changes.Batch) string {
 	var lines []string
 	for _, c := range b {
 		line := fmt.Sprintf("%s %s", c.Action, c.Endpoint.Key())

@@ -1,4 +1,4 @@
-package plan
+package changes
 
 import (
 	"fmt"
@@ -231,7 +231,7 @@ func checkFindings(t *testing.T, what string, got []Conflict, want []string) {
 }
 
 // renderTTL is render with each change's TTL.
-func renderTTL(p *Plan) []string {
+func renderTTL(p *Set) []string {
 	out := render(p)
 	i := 0
 	for _, b := range p.Batches {
@@ -245,7 +245,7 @@ func renderTTL(p *Plan) []string {
 
 // applyPlan returns the zone once p's batches are applied to current, as Route 53 would
 // list it: deleted sets gone, created ones present, without labels.
-func applyPlan(current []*endpoint.Endpoint, p *Plan) []*endpoint.Endpoint {
+func applyPlan(current []*endpoint.Endpoint, p *Set) []*endpoint.Endpoint {
 	zone := map[endpoint.Key]*endpoint.Endpoint{}
 	var order []endpoint.Key
 	put := func(e *endpoint.Endpoint) {

@@ -1,4 +1,4 @@
-package plan
+package changes
 
 import "github.com/crossfade-io/crossfade/internal/endpoint"
 

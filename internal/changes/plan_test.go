@@ -1,4 +1,4 @@
-package plan
+package changes
 
 import (
 	"fmt"
@@ -37,7 +37,7 @@ func owned(t *testing.T, e *endpoint.Endpoint, owner, resource string) []*endpoi
 	return append([]*endpoint.Endpoint{e}, reg.For(l)...)
 }
 
-func render(p *Plan) []string {
+func render(p *Set) []string {
 	var out []string
 	for i, b := range p.Batches {
 		for _, c := range b {

@@ -1,4 +1,4 @@
-package plan
+package changes
 
 // Limits bound one change batch, as the provider counts them. Zero fields mean "no limit".
 type Limits struct {

@@ -1,4 +1,4 @@
-package plan
+package changes
 
 import (
 	"cmp"
@@ -79,8 +79,8 @@ type Unit struct {
 	Resources []string
 }
 
-// Plan is the outcome for one zone.
-type Plan struct {
+// Set is the outcome for one zone.
+type Set struct {
 	// Batches are applied in order, each atomically.
 	Batches []Batch
 	// Units are the units of each batch: Batches[i] is Units[i]'s changes in order.
@@ -101,7 +101,7 @@ type Plan struct {
 var DefaultManagedTypes = []string{endpoint.TypeA, endpoint.TypeAAAA, endpoint.TypeCNAME}
 
 // Calculate plans one zone. The output depends only on the input, never on map order.
-func Calculate(in Input) *Plan {
+func Calculate(in Input) *Set {
 	if in.Policy == "" {
 		in.Policy = Sync
 	}
@@ -118,7 +118,7 @@ func Calculate(in Input) *Plan {
 	}
 
 	zone := in.Registry.Read(in.Current)
-	p := &Plan{}
+	p := &Set{}
 	current := sortedManaged(zone.Records, managed)
 	desired := sortedManaged(in.Desired, managed)
 
@@ -237,7 +237,7 @@ func sortedManaged(in []*endpoint.Endpoint, managed func(*endpoint.Endpoint) boo
 
 // prepare leaves one desired record per key (the group is sorted by key), reporting
 // sources that disagree.
-func (g *group) prepare(p *Plan) {
+func (g *group) prepare(p *Set) {
 	if len(g.desired) < 2 {
 		return
 	}
@@ -279,7 +279,7 @@ type planner struct {
 	// held maps a name and type (no set identifier) to the authority record of the
 	// cutover holding its weights.
 	held map[endpoint.Key]registry.Authority
-	plan *Plan
+	plan *Set
 	// managed says whether a record's type and name are the planner's to change.
 	managed func(*endpoint.Endpoint) bool
 	// apex is the zone's name, "" when unknown.
