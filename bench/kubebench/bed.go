@@ -158,11 +158,7 @@ func (b *bed) measureInto(ctx context.Context, o options, scenario string, t too
 	if err != nil {
 		return err
 	}
-	defer func() {
-		if serr := stopChild(c); serr != nil {
-			err = errors.Join(err, serr)
-		}
-	}()
+	defer stopChildInto(c, &err)
 	pid := c.Pid()
 
 	// 1. First sync: from process start until every record is in the zone.

@@ -97,23 +97,13 @@ type holdSample struct {
 	heldCalls callCounts
 }
 
-// confirms returns the confirmation latencies measured.
-func (h *holdRun) confirms() []time.Duration {
+// latencies returns one latency of every sample that measured it (of picks it out;
+// zero is not measured).
+func (h *holdRun) latencies(of func(holdSample) time.Duration) []time.Duration {
 	var out []time.Duration
 	for _, s := range h.samples {
-		if s.confirm > 0 {
-			out = append(out, s.confirm)
-		}
-	}
-	return out
-}
-
-// drops returns the release latencies measured.
-func (h *holdRun) drops() []time.Duration {
-	var out []time.Duration
-	for _, s := range h.samples {
-		if s.drop > 0 {
-			out = append(out, s.drop)
+		if d := of(s); d > 0 {
+			out = append(out, d)
 		}
 	}
 	return out
@@ -186,11 +176,7 @@ func (b *bed) measureHoldInto(ctx context.Context, o options, t tool, z zones.Zo
 	if err != nil {
 		return err
 	}
-	defer func() {
-		if serr := stopChild(c); serr != nil {
-			err = errors.Join(err, serr)
-		}
-	}()
+	defer stopChildInto(c, &err)
 
 	// 1. The member and its ownership record published.
 	if _, err := waitZone(ctx, store, z.ID, c, o.syncTimeout, func(sets []*zones.RRSet) bool {
@@ -552,7 +538,8 @@ func writeHold(b *strings.Builder, o options, env environment, h *holdRun) {
 		}
 		return fmt.Sprintf("%d%s: %s", c.total(), mark(c.total() == 0), c)
 	}
-	confirms, drops := h.confirms(), h.drops()
+	confirms := h.latencies(func(s holdSample) time.Duration { return s.confirm })
+	drops := h.latencies(func(s holdSample) time.Duration { return s.drop })
 	b.WriteString("| metric | crossfade |\n|---|---|\n")
 	fmt.Fprintf(b, "| holds confirmed (not confirmed within %s) | %d (%d) |\n", o.holdTimeout, len(confirms), h.missed)
 	cell := spread(confirms)

@@ -165,3 +165,27 @@ func TestRenderHoldReport(t *testing.T) {
 		t.Errorf("a missed hold passes:\n%s", rep)
 	}
 }
+
+// TestLatencies picks one latency out of every sample that measured it, in order.
+func TestLatencies(t *testing.T) {
+	h := &holdRun{samples: []holdSample{
+		{confirm: 3 * time.Second, drop: 0},
+		{confirm: 0, drop: 2 * time.Second},
+		{confirm: time.Second, drop: 4 * time.Second},
+	}}
+	for _, tc := range []struct {
+		name string
+		of   func(holdSample) time.Duration
+		want []time.Duration
+	}{
+		{"confirmations", func(s holdSample) time.Duration { return s.confirm }, []time.Duration{3 * time.Second, time.Second}},
+		{"releases", func(s holdSample) time.Duration { return s.drop }, []time.Duration{2 * time.Second, 4 * time.Second}},
+		{"none measured", func(holdSample) time.Duration { return 0 }, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := h.latencies(tc.of); !slices.Equal(got, tc.want) {
+				t.Errorf("latencies = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

@@ -30,6 +30,14 @@ func startChild(name, logPath string, env []string, args ...string) (*child.Proc
 	return child.StartWith(cmd, logPath, child.Options{Name: name})
 }
 
+// stopChildInto is stopChild deferred by a measurement returning *err: how the child
+// exited is joined into what the measurement returns, so a crash is never lost.
+func stopChildInto(c *child.Process, err *error) {
+	if serr := stopChild(c); serr != nil {
+		*err = errors.Join(*err, serr)
+	}
+}
+
 // stopChild ends the child: SIGTERM so it can shut down as it would in a pod, then
 // SIGKILL to its whole group after stopGrace. It reports how the child exited: nil for a
 // clean exit after SIGTERM.

@@ -242,14 +242,7 @@ func writeServices(b *strings.Builder, o options, env environment, results []*re
 		}
 		return fmt.Sprintf("%d (%d), %s … %s", len(r.samples), r.missed, dur(slices.Min(r.samples)), dur(slices.Max(r.samples)))
 	})
-	row("RSS at the end: anonymous + file-backed (the binary)", func(r *result) string {
-		if r.rssAnon == 0 && r.rssFile == 0 {
-			return "n/a"
-		}
-		return mib(float64(r.rssAnon)) + " + " + mib(float64(r.rssFile))
-	})
-	row("CPU time over the whole run", func(r *result) string { return dur(r.cpu) })
-	row("error", errorCell)
+	endRows(row)
 
 	b.WriteString("\n### How it was measured\n\n")
 	fmt.Fprintf(b, "- One kube-apiserver and one sandbox for all tools, which run one after the other, each on its own fresh zone `<tool>.%s` (removed after it stops) with `--txt-owner-id %s`, `--source service`, `--domain-filter <zone>`, `--policy sync`, and every other setting at the tool's default.\n", zoneSuffix, ownerID)
@@ -260,6 +253,19 @@ func writeServices(b *strings.Builder, o options, env environment, results []*re
 	b.WriteString("- Peak RSS: `VmHWM` of the tool's process from `/proc/<pid>/status`, read after the samples, just before SIGTERM.\n")
 	fmt.Fprintf(b, "- The machine has %d CPUs shared with other work; the API server, etcd, the sandbox and the tool all run on them, so times are noisy (load average %s before, %s after). Compare tools within one run.\n",
 		env.CPUs, report.OrNA(env.LoadBefore), report.OrNA(env.LoadAfter))
+}
+
+// endRows adds the rows that end every details table: what the tool cost over the whole
+// run, and how it failed.
+func endRows(row func(name string, cell func(*result) string)) {
+	row("RSS at the end: anonymous + file-backed (the binary)", func(r *result) string {
+		if r.rssAnon == 0 && r.rssFile == 0 {
+			return "n/a"
+		}
+		return mib(float64(r.rssAnon)) + " + " + mib(float64(r.rssFile))
+	})
+	row("CPU time over the whole run", func(r *result) string { return dur(r.cpu) })
+	row("error", errorCell)
 }
 
 // detailsTable writes the header of a Details table with a column per result, and
@@ -330,14 +336,7 @@ func writeCluster(b *strings.Builder, o options, env environment, run *clusterRu
 			}
 			return fmt.Sprintf("%d: %s", r.idleCalls.total(), r.idleCalls)
 		})
-		row("RSS at the end: anonymous + file-backed (the binary)", func(r *result) string {
-			if r.rssAnon == 0 && r.rssFile == 0 {
-				return "n/a"
-			}
-			return mib(float64(r.rssAnon)) + " + " + mib(float64(r.rssFile))
-		})
-		row("CPU time over the whole run", func(r *result) string { return dur(r.cpu) })
-		row("error", errorCell)
+		endRows(row)
 	}
 
 	b.WriteString("\n### How it was measured\n\n")

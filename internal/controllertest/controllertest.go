@@ -60,6 +60,14 @@ func Cleanup() {
 	}
 }
 
+// Main is the TestMain of a package whose tests run the binary: it runs the tests, then
+// Cleanup, and exits with the tests' status.
+func Main(m *testing.M) {
+	code := m.Run()
+	Cleanup()
+	os.Exit(code)
+}
+
 // Options say which cluster and Route 53 API a controller runs against.
 type Options struct {
 	// Name names the process in failure logs.

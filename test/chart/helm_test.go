@@ -7,9 +7,7 @@ package chart_test
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,11 +17,9 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/yaml"
 
 	"github.com/crossfade-io/crossfade/internal/controllertest"
 	"github.com/crossfade-io/crossfade/internal/kubetest"
-	"github.com/crossfade-io/crossfade/internal/testenv"
 )
 
 // chartDir is the chart under test, from this package's directory.
@@ -37,11 +33,7 @@ const (
 	fullname = releaseName + "-crossfade"
 )
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	controllertest.Cleanup()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { controllertest.Main(m) }
 
 // helm runs the helm binary scripts/deps.sh builds, with its configuration, cache and
 // data directories in a temporary directory: the tests read no user's helm setup and
@@ -59,10 +51,7 @@ func newHelm(t *testing.T) *helm {
 	if testing.Short() {
 		t.Skip("runs helm; not under -short")
 	}
-	bin := filepath.Join(kubetest.BinDir(), "helm")
-	if fi, err := os.Stat(bin); err != nil || fi.IsDir() || fi.Mode()&0o111 == 0 {
-		testenv.Missing(t, "helm not built at "+bin+": `make test` builds it (scripts/deps.sh test)")
-	}
+	bin := kubetest.Helm(t)
 	home := t.TempDir()
 	env := append(os.Environ(),
 		"HELM_CONFIG_HOME="+filepath.Join(home, "config"),
@@ -108,20 +97,7 @@ func (h *helm) template(values ...string) ([]*unstructured.Unstructured, error) 
 
 // decode splits a multi-document YAML stream into objects; empty documents are skipped.
 func decode(manifests string) ([]*unstructured.Unstructured, error) {
-	var objs []*unstructured.Unstructured
-	dec := yaml.NewYAMLOrJSONDecoder(strings.NewReader(manifests), 4096)
-	for doc := 1; ; doc++ {
-		var obj map[string]any
-		if err := dec.Decode(&obj); errors.Is(err, io.EOF) {
-			return objs, nil
-		} else if err != nil {
-			return nil, fmt.Errorf("document %d: %w", doc, err)
-		}
-		if len(obj) == 0 {
-			continue
-		}
-		objs = append(objs, &unstructured.Unstructured{Object: obj})
-	}
+	return kubetest.DecodeManifests(strings.NewReader(manifests))
 }
 
 // rendered is one rendering of the chart, by kind and name.

@@ -1,7 +1,6 @@
 package chart_test
 
 import (
-	"context"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -24,9 +23,7 @@ import (
 
 	"github.com/crossfade-io/crossfade/internal/controllertest"
 	"github.com/crossfade-io/crossfade/internal/kubetest"
-	"github.com/crossfade-io/crossfade/internal/provider"
 	"github.com/crossfade-io/crossfade/internal/provider/route53/route53test"
-	"github.com/crossfade-io/crossfade/internal/sandbox"
 	"github.com/crossfade-io/crossfade/internal/sandbox/sandboxtest"
 )
 
@@ -95,7 +92,7 @@ func dryRunMatrix(t *testing.T, h *helm, client kubernetes.Interface, dyn dynami
 func installUpgradeUninstall(t *testing.T, h *helm, kc *kubetest.Cluster, client kubernetes.Interface, dyn dynamic.Interface) {
 	ctx := t.Context()
 	sb := sandboxtest.Start(t)
-	dns, zone := hostedZone(t, sb, "example.com")
+	dns, zone := route53test.Zone(t, sb, "example.com")
 	helmAt := func(args ...string) string {
 		t.Helper()
 		return h.must(t, append(args, "--kubeconfig", kc.Kubeconfig, "--namespace", namespace)...)
@@ -184,20 +181,20 @@ func installUpgradeUninstall(t *testing.T, h *helm, kc *kubetest.Cluster, client
 	ctl := controllertest.Start(t, controllertest.Options{Name: "controller (chart args)",
 		Kubeconfig: serviceAccountKubeconfig(t, kc, client, d1.Spec.Template.Spec.ServiceAccountName),
 		Route53URL: sb.APIURL(), Args: podArgs(t, d1)})
-	lbService(t, client, "web", "192.0.2.10", map[string]string{"external-dns.alpha.kubernetes.io/hostname": "web.example.com"})
-	eventually(t, 30*time.Second, "web.example.com published", func() (bool, string) {
-		got := records(t, dns, zone)
+	kubetest.LoadBalancerService(t, client, "web", "192.0.2.10", map[string]string{"external-dns.alpha.kubernetes.io/hostname": "web.example.com"}, nil)
+	controllertest.Eventually(t, 30*time.Second, "web.example.com published", func() (bool, string) {
+		got := controllertest.Records(t, dns, zone)
 		return slices.Contains(got, "web.example.com A 192.0.2.10"), strings.Join(got, "\n")
 	})
 	lease, err := client.CoordinationV1().Leases(namespace).Get(ctx, fullname, metav1.GetOptions{})
 	if err != nil || lease.Spec.HolderIdentity == nil || *lease.Spec.HolderIdentity == "" {
 		t.Errorf("Lease %s/%s: %v, %+v: want one held by the controller", namespace, fullname, err, lease)
 	}
-	eventually(t, 10*time.Second, "/readyz ok", func() (bool, string) {
+	controllertest.Eventually(t, 10*time.Second, "/readyz ok", func() (bool, string) {
 		code, body := ctl.Get(t, "/readyz")
 		return code == 200 && body == "ok", body
 	})
-	published := records(t, dns, zone)
+	published := controllertest.Records(t, dns, zone)
 	if log := ctl.Log(); strings.Contains(strings.ToLower(log), "forbidden") {
 		t.Errorf("the controller met a refusal with the chart's RBAC:\n%s", log)
 	}
@@ -246,7 +243,7 @@ func installUpgradeUninstall(t *testing.T, h *helm, kc *kubetest.Cluster, client
 		t.Errorf("DNSEndpoint CRD gone after uninstall: %v", err)
 	}
 	// Every record stays: the controller deletes nothing when it stops.
-	if got := records(t, dns, zone); !slices.Equal(got, published) {
+	if got := controllertest.Records(t, dns, zone); !slices.Equal(got, published) {
 		t.Errorf("records changed by stopping the controller and uninstalling:\nbefore %q\nafter  %q", published, got)
 	}
 	if !slices.ContainsFunc(published, func(r string) bool { return strings.HasPrefix(r, "a-web.example.com TXT ") }) {
@@ -299,58 +296,4 @@ func deployment(t *testing.T, client kubernetes.Interface) *appsv1.Deployment {
 		t.Fatal(err)
 	}
 	return d
-}
-
-// hostedZone creates a hosted zone in the sandbox and returns a provider reading it.
-func hostedZone(t *testing.T, sb *sandbox.Sandbox, name string) (provider.Provider, provider.Zone) {
-	t.Helper()
-	return route53test.Zone(t, sb, name)
-}
-
-// records renders the zone's record sets as "name type targets", sorted.
-func records(t *testing.T, p provider.Provider, z provider.Zone) []string {
-	t.Helper()
-	recs, err := p.Records(context.Background(), z)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for _, r := range recs {
-		out = append(out, r.Name+" "+r.Type+" "+strings.Join(r.Targets, ","))
-	}
-	slices.Sort(out)
-	return out
-}
-
-// lbService creates a LoadBalancer Service in default and sets its load balancer's
-// address, as the cloud controller (not running here) would.
-func lbService(t *testing.T, client kubernetes.Interface, name, ip string, ann map[string]string) {
-	t.Helper()
-	svc, err := client.CoreV1().Services("default").Create(t.Context(), &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", Annotations: ann},
-		Spec:       corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, Ports: []corev1.ServicePort{{Port: 80}}},
-	}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{IP: ip}}
-	if _, err := client.CoreV1().Services("default").UpdateStatus(t.Context(), svc, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// eventually polls cond every 100 ms until it holds or d passes.
-func eventually(t *testing.T, d time.Duration, what string, cond func() (bool, string)) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	last := ""
-	for time.Now().Before(deadline) {
-		ok, state := cond()
-		if ok {
-			return
-		}
-		last = state
-		time.Sleep(100 * time.Millisecond)
-	}
-	t.Fatalf("%s: not within %s; last state:\n%s", what, d, last)
 }

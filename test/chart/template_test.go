@@ -376,6 +376,20 @@ func (c chartCase) objectName() string {
 	return fullname
 }
 
+// render renders the case with h and returns the rendering and its Deployment; a helm
+// failure fails the test.
+func (c chartCase) render(t *testing.T, h *helm) (rendered, *appsv1.Deployment) {
+	t.Helper()
+	objs, err := h.template(c.flags()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rendered{t: t, objs: objs}
+	var d appsv1.Deployment
+	r.typed("Deployment", c.objectName(), &d)
+	return r, &d
+}
+
 // TestTemplate lints and renders the chart over the values matrix and checks each
 // rendering: the invariants every rendering keeps, then the case's own.
 func TestTemplate(t *testing.T) {
@@ -383,15 +397,9 @@ func TestTemplate(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			h.must(t, append([]string{"lint", "--strict", chartDir}, c.flags()...)...)
-			objs, err := h.template(c.flags()...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			r := rendered{t: t, objs: objs}
-			var d appsv1.Deployment
-			r.typed("Deployment", c.objectName(), &d)
-			checkInvariants(t, r, &d, c.objectName())
-			c.check(t, r, &d)
+			r, d := c.render(t, h)
+			checkInvariants(t, r, d, c.objectName())
+			c.check(t, r, d)
 		})
 	}
 }
@@ -500,16 +508,10 @@ func TestControllerAcceptsRenderedArgs(t *testing.T) {
 	missing := t.TempDir() + "/no-kubeconfig"
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			objs, err := h.template(c.flags()...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			r := rendered{t: t, objs: objs}
-			var d appsv1.Deployment
-			r.typed("Deployment", c.objectName(), &d)
+			_, d := c.render(t, h)
 			ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 			defer cancel()
-			cmd := exec.CommandContext(ctx, bin, append(container(t, &d).Args, "--kubeconfig", missing)...)
+			cmd := exec.CommandContext(ctx, bin, append(container(t, d).Args, "--kubeconfig", missing)...)
 			cmd.Env = append(os.Environ(), "KUBERNETES_SERVICE_HOST=") // never in-cluster
 			out, err := cmd.CombinedOutput()
 			if err == nil {

@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/crossfade-io/crossfade/internal/controllertest"
+	"github.com/crossfade-io/crossfade/internal/kubetest"
 )
 
 // TestLabelFilterMatchingNothingDeletesNothing: a controller publishes 20 Services its
@@ -145,18 +146,7 @@ func TestLabelFilterMatchingNothingDeletesNothing(t *testing.T) {
 // labelledService is lbService with the label team.
 func labelledService(t *testing.T, kc kubernetes.Interface, name, ip, team string, ann map[string]string) {
 	t.Helper()
-	ctx := context.Background()
-	svc, err := kc.CoreV1().Services("default").Create(ctx, &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", Annotations: ann, Labels: map[string]string{"team": team}},
-		Spec:       corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, Ports: []corev1.ServicePort{{Port: 80}}},
-	}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{IP: ip}}
-	if _, err := kc.CoreV1().Services("default").UpdateStatus(ctx, svc, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	kubetest.LoadBalancerService(t, kc, name, ip, ann, map[string]string{"team": team})
 }
 
 // relabel sets a Service's team label.

@@ -5,7 +5,6 @@ package controller_test
 
 import (
 	"context"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -16,7 +15,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/crossfade-io/crossfade/internal/controllertest"
-	"github.com/crossfade-io/crossfade/internal/endpoint"
 	"github.com/crossfade-io/crossfade/internal/kubetest"
 	"github.com/crossfade-io/crossfade/internal/provider"
 	"github.com/crossfade-io/crossfade/internal/provider/route53/route53test"
@@ -24,11 +22,7 @@ import (
 	"github.com/crossfade-io/crossfade/internal/sandbox/sandboxtest"
 )
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	controllertest.Cleanup()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { controllertest.Main(m) }
 
 // proc is a running `crossfade controller`.
 type proc = controllertest.Process
@@ -49,40 +43,13 @@ func zone(t *testing.T, sb *sandbox.Sandbox, name string) (provider.Provider, pr
 // records renders the zone's record sets as "name type [set] targets", sorted.
 func records(t *testing.T, p provider.Provider, z provider.Zone) []string {
 	t.Helper()
-	recs, err := p.Records(context.Background(), z)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for _, r := range recs {
-		out = append(out, render(r))
-	}
-	slices.Sort(out)
-	return out
-}
-
-func render(r *endpoint.Endpoint) string {
-	s := r.Name + " " + r.Type
-	if r.SetIdentifier != "" {
-		s += " [" + r.SetIdentifier + "]"
-	}
-	return s + " " + strings.Join(r.Targets, ",")
+	return controllertest.Records(t, p, z)
 }
 
 // eventually polls cond every 100 ms until it holds or d passes.
 func eventually(t *testing.T, d time.Duration, what string, cond func() (bool, string)) {
 	t.Helper()
-	deadline := time.Now().Add(d)
-	last := ""
-	for time.Now().Before(deadline) {
-		ok, state := cond()
-		if ok {
-			return
-		}
-		last = state
-		time.Sleep(100 * time.Millisecond)
-	}
-	t.Fatalf("%s: not within %s; last state:\n%s", what, d, last)
+	controllertest.Eventually(t, d, what, cond)
 }
 
 // hasRecord returns a condition: the zone holds a set rendered as want.
@@ -96,22 +63,7 @@ func hasRecord(t *testing.T, p provider.Provider, z provider.Zone, want string) 
 // lbService is a LoadBalancer Service with annotations, whose load balancer has ip.
 func lbService(t *testing.T, kc kubernetes.Interface, name, ip string, ann map[string]string) *corev1.Service {
 	t.Helper()
-	ctx := context.Background()
-	svc, err := kc.CoreV1().Services("default").Create(ctx, &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", Annotations: ann},
-		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer,
-			Ports: []corev1.ServicePort{{Port: 80}}},
-	}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	// No cloud controller runs: set the load balancer's address as it would.
-	svc.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{IP: ip}}
-	svc, err = kc.CoreV1().Services("default").UpdateStatus(ctx, svc, metav1.UpdateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return svc
+	return kubetest.LoadBalancerService(t, kc, name, ip, ann, nil)
 }
 
 // annotate sets one annotation on a Service.

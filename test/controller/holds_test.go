@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crossfade-io/crossfade/internal/changes"
 	"github.com/crossfade-io/crossfade/internal/endpoint"
-	"github.com/crossfade-io/crossfade/internal/plan"
 	"github.com/crossfade-io/crossfade/internal/registry"
 	"github.com/crossfade-io/crossfade/internal/sandbox/sandboxtest"
 )
@@ -60,7 +60,7 @@ func TestControllerConfirmsAHold(t *testing.T) {
 	}
 
 	hold := registry.Authority{Name: "app.example.com", Cutover: "shop", Types: []string{"A"}, Runner: registry.Runner{Token: "t0k3n", Host: "ci"}}.Record()
-	if err := e.dns.Apply(context.Background(), e.zone, plan.Batch{{Action: plan.Create, Endpoint: hold}}); err != nil {
+	if err := e.dns.Apply(context.Background(), e.zone, changes.Batch{{Action: changes.Create, Endpoint: hold}}); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, 20*time.Second, "the hold confirmed", func() (bool, string) {
@@ -76,7 +76,7 @@ func TestControllerConfirmsAHold(t *testing.T) {
 	time.Sleep(time.Second)
 	idleCalls(t, e, 3*time.Second, "idle, hold confirmed")
 
-	if err := e.dns.Apply(context.Background(), e.zone, plan.Batch{{Action: plan.Delete, Endpoint: hold}}); err != nil {
+	if err := e.dns.Apply(context.Background(), e.zone, changes.Batch{{Action: changes.Delete, Endpoint: hold}}); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, 20*time.Second, "the confirmation dropped after the release", func() (bool, string) {

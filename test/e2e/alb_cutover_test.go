@@ -22,13 +22,14 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	elbv2 "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2"
 	"github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2/types"
 
 	"github.com/crossfade-io/crossfade/internal/cutover"
 	"github.com/crossfade-io/crossfade/internal/cutover/journal"
+	"github.com/crossfade-io/crossfade/internal/cutover/lever/authority"
 	"github.com/crossfade-io/crossfade/internal/sandbox"
+	"github.com/crossfade-io/crossfade/test/internal/cutovertest"
 )
 
 // The ALB lever end to end: an ALB on the sandbox's ELBv2 API with a real weighted proxy
@@ -41,88 +42,36 @@ import (
 // proxy itself (a 502, 503 or 504), which the loop counts as a failed request.
 const cutBackendHeader = "X-Backend"
 
-// cutALB is the ALB of these tests on an in-process sandbox.
+// cutALB is the ALB of these tests on an in-process sandbox (cutovertest.ALB), with a real
+// weighted proxy serving its listener.
 type cutALB struct {
-	t        *testing.T
-	sb       *sandbox.Sandbox
-	api      *elbv2.Client
-	listener string // the HTTP listener's ARN (its default action forwards)
-	rule     string // the host-header rule's ARN
-	groups   map[string]string
-	addr     string // where the proxy serves the listener
+	*cutovertest.ALB
+	t    *testing.T
+	sb   *sandbox.Sandbox
+	addr string // where the proxy serves the listener
 	// failing makes the named group's backends answer 500 to everything but /healthz.
 	failing map[string]*atomic.Bool
 }
 
-// cutALBHost is the Host header the listener rule matches.
-const cutALBHost = "shop.example.com"
-
-// newCutALB creates, through aws-sdk-go-v2, an ALB whose HTTP listener forwards blue=99
-// green=1 by default, with a rule for host shop.example.com forwarding the same, and
-// target groups blue and green of two healthy backends each.
+// newCutALB creates, through aws-sdk-go-v2, the ALB of cutovertest.NewALB (its listener and the
+// rule for cutovertest.ALBHost forward blue=99 green=1) with two healthy backends in each of
+// target groups blue and green.
 func newCutALB(t *testing.T) *cutALB {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("end-to-end test: skipped with -short")
 	}
 	sb := startSandbox(t, sandbox.Config{})
-	a := &cutALB{t: t, sb: sb, groups: map[string]string{}, failing: map[string]*atomic.Bool{},
-		api: elbv2.New(elbv2.Options{Region: "us-east-1", BaseEndpoint: aws.String(sb.APIURL()),
-			Credentials: credentials.NewStaticCredentialsProvider("test", "test", "")})}
-	ctx := context.Background()
-	lb, err := a.api.CreateLoadBalancer(ctx, &elbv2.CreateLoadBalancerInput{Name: aws.String("shop"), Subnets: []string{"subnet-1", "subnet-2"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, name := range []string{"blue", "green"} {
-		out, err := a.api.CreateTargetGroup(ctx, &elbv2.CreateTargetGroupInput{Name: aws.String(name), Protocol: types.ProtocolEnumHttp,
-			Port: aws.Int32(8080), VpcId: aws.String("vpc-1"), TargetType: types.TargetTypeEnumIp,
-			HealthCheckPath: aws.String("/healthz"), HealthCheckIntervalSeconds: aws.Int32(5), HealthCheckTimeoutSeconds: aws.Int32(2),
-			HealthyThresholdCount: aws.Int32(2)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		arn := aws.ToString(out.TargetGroups[0].TargetGroupArn)
-		a.groups[name] = arn
+	a := &cutALB{t: t, sb: sb, failing: map[string]*atomic.Bool{}}
+	a.ALB = cutovertest.NewALB(t, sb.APIURL(), func(name string) []types.TargetDescription {
 		a.failing[name] = new(atomic.Bool)
-		var targets []types.TargetDescription
-		for range 2 {
-			targets = append(targets, a.backend(name))
-		}
-		if _, err := a.api.RegisterTargets(ctx, &elbv2.RegisterTargetsInput{TargetGroupArn: aws.String(arn), Targets: targets}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	fwd := cutForward(a.groups["blue"], 99, a.groups["green"], 1)
-	l, err := a.api.CreateListener(ctx, &elbv2.CreateListenerInput{LoadBalancerArn: lb.LoadBalancers[0].LoadBalancerArn,
-		Protocol: types.ProtocolEnumHttp, Port: aws.Int32(80), DefaultActions: fwd})
-	if err != nil {
-		t.Fatal(err)
-	}
-	a.listener = aws.ToString(l.Listeners[0].ListenerArn)
-	r, err := a.api.CreateRule(ctx, &elbv2.CreateRuleInput{ListenerArn: aws.String(a.listener), Priority: aws.Int32(10), Actions: fwd,
-		Conditions: []types.RuleCondition{{Field: aws.String("host-header"), HostHeaderConfig: &types.HostHeaderConditionConfig{Values: []string{cutALBHost}}}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	a.rule = aws.ToString(r.Rules[0].RuleArn)
-	a.addr = sb.ListenerAddrs()[a.listener]
+		return []types.TargetDescription{a.backend(name), a.backend(name)}
+	})
+	a.addr = sb.ListenerAddrs()[a.Listener]
 	if a.addr == "" {
-		t.Fatalf("the sandbox serves no address for listener %s: %v", a.listener, sb.ListenerAddrs())
-	}
-	for name, arn := range a.groups {
-		a.waitHealthy(name, arn)
+		t.Fatalf("the sandbox serves no address for listener %s: %v", a.Listener, sb.ListenerAddrs())
 	}
 	return a
-}
-
-// cutForward is a forward action over (target group ARN, weight) pairs, stickiness off.
-func cutForward(pairs ...any) []types.Action {
-	fc := &types.ForwardActionConfig{TargetGroupStickinessConfig: &types.TargetGroupStickinessConfig{Enabled: aws.Bool(false)}}
-	for i := 0; i < len(pairs); i += 2 {
-		fc.TargetGroups = append(fc.TargetGroups, types.TargetGroupTuple{TargetGroupArn: aws.String(pairs[i].(string)), Weight: aws.Int32(int32(pairs[i+1].(int)))})
-	}
-	return []types.Action{{Type: types.ActionTypeEnumForward, ForwardConfig: fc}}
 }
 
 // backend starts one target of group name on 127.0.0.1: it answers its group's name, 200
@@ -145,62 +94,11 @@ func (a *cutALB) backend(name string) types.TargetDescription {
 	return types.TargetDescription{Id: aws.String("127.0.0.1"), Port: aws.Int32(int32(p))}
 }
 
-// waitHealthy waits until every target of the group is healthy.
-func (a *cutALB) waitHealthy(name, arn string) {
-	a.t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		out, err := a.api.DescribeTargetHealth(context.Background(), &elbv2.DescribeTargetHealthInput{TargetGroupArn: aws.String(arn)})
-		if err != nil {
-			a.t.Fatal(err)
-		}
-		healthy := 0
-		for _, d := range out.TargetHealthDescriptions {
-			if d.TargetHealth.State == types.TargetHealthStateEnumHealthy {
-				healthy++
-			}
-		}
-		if healthy == len(out.TargetHealthDescriptions) && healthy > 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			a.t.Fatalf("target group %s: %d of %d targets healthy after 30 s", name, healthy, len(out.TargetHealthDescriptions))
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
 // weights reads the forward weights of the rule and of the listener's default action, by
 // group name: "blue=0 green=100".
 func (a *cutALB) weights() (rule, listener string) {
 	a.t.Helper()
-	ctx := context.Background()
-	rs, err := a.api.DescribeRules(ctx, &elbv2.DescribeRulesInput{RuleArns: []string{a.rule}})
-	if err != nil {
-		a.t.Fatal(err)
-	}
-	ls, err := a.api.DescribeListeners(ctx, &elbv2.DescribeListenersInput{ListenerArns: []string{a.listener}})
-	if err != nil {
-		a.t.Fatal(err)
-	}
-	return a.render(rs.Rules[0].Actions), a.render(ls.Listeners[0].DefaultActions)
-}
-
-func (a *cutALB) render(acts []types.Action) string {
-	w := map[string]int64{}
-	for _, act := range acts {
-		if act.ForwardConfig == nil {
-			continue
-		}
-		for _, g := range act.ForwardConfig.TargetGroups {
-			for name, arn := range a.groups {
-				if arn == aws.ToString(g.TargetGroupArn) {
-					w[name] = int64(aws.ToInt32(g.Weight))
-				}
-			}
-		}
-	}
-	return cutover.FormatWeights(w)
+	return a.Weights(a.t)
 }
 
 // plan writes an ALB plan moving the rule and the listener from → to (group names) in
@@ -226,12 +124,8 @@ spec:
       targetHealth: {minHealthy: 2}
     - name: traffic
       albTraffic: {period: 1, tolerance: 0.1, minRequests: 50, maxErrorRate: 0.01, maxResponseTime: 500ms}
-%s`, name, a.rule, a.listener, from, to, pause, extra)
-	path := filepath.Join(a.t.TempDir(), name+".yaml")
-	if err := os.WriteFile(path, []byte(plan), 0o644); err != nil {
-		a.t.Fatal(err)
-	}
-	return path
+%s`, name, a.Rule, a.Listener, from, to, pause, extra)
+	return writePlan(a.t, name, plan)
 }
 
 // cutSample is one request of the loop: when it was sent and answered, which way it went
@@ -281,7 +175,7 @@ func startCutLoad(t *testing.T, addr string, workers int) *cutLoad {
 func (l *cutLoad) one(client *http.Client, addr string, rule bool) {
 	req, _ := http.NewRequest(http.MethodGet, "http://"+addr+"/", nil)
 	if rule {
-		req.Host = cutALBHost
+		req.Host = cutovertest.ALBHost
 	}
 	s := cutSample{sent: time.Now(), rule: rule}
 	resp, err := client.Do(req)
@@ -429,9 +323,9 @@ func TestALBCutover(t *testing.T) {
 	mustContain(t, "cutover run", out, "cutover shop: completed",
 		"retire: blue retirable: its request rate stayed ≤ 0 req/s for 2s",
 		"the listener rules' weights now, as Terraform's forward block",
-		"# aws_lb_listener_rule for "+a.rule, "# aws_lb_listener for "+a.listener,
-		`arn    = "`+a.groups["blue"]+`" # blue`+"\n          weight = 0\n",
-		`arn    = "`+a.groups["green"]+`" # green`+"\n          weight = 100\n")
+		"# aws_lb_listener_rule for "+a.Rule, "# aws_lb_listener for "+a.Listener,
+		`arn    = "`+a.Groups["blue"]+`" # blue`+"\n          weight = 0\n",
+		`arn    = "`+a.Groups["green"]+`" # green`+"\n          weight = 100\n")
 
 	// Every step, as the loop saw it and as CloudWatch counted it for the traffic gate.
 	rep := readCutReport(t, state, "shop")
@@ -626,25 +520,25 @@ func TestALBCutoverKill9(t *testing.T) {
 func TestALBCutoverSelectsTheCluster(t *testing.T) {
 	a := newCutALB(t)
 	ctx := context.Background()
-	ls, err := a.api.DescribeListeners(ctx, &elbv2.DescribeListenersInput{ListenerArns: []string{a.listener}})
+	ls, err := a.API.DescribeListeners(ctx, &elbv2.DescribeListenersInput{ListenerArns: []string{a.Listener}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	lb := aws.ToString(ls.Listeners[0].LoadBalancerArn)
 	// A third group, and a rule forwarding to blue and it: not the cluster pair, so not selected.
-	tg, err := a.api.CreateTargetGroup(ctx, &elbv2.CreateTargetGroupInput{Name: aws.String("other"), Protocol: types.ProtocolEnumHttp,
+	tg, err := a.API.CreateTargetGroup(ctx, &elbv2.CreateTargetGroupInput{Name: aws.String("other"), Protocol: types.ProtocolEnumHttp,
 		Port: aws.Int32(8080), VpcId: aws.String("vpc-1"), TargetType: types.TargetTypeEnumIp, HealthCheckPath: aws.String("/healthz")})
 	if err != nil {
 		t.Fatal(err)
 	}
-	a.groups["other"] = aws.ToString(tg.TargetGroups[0].TargetGroupArn)
+	a.Groups["other"] = aws.ToString(tg.TargetGroups[0].TargetGroupArn)
 	a.failing["other"] = new(atomic.Bool)
-	if _, err := a.api.RegisterTargets(ctx, &elbv2.RegisterTargetsInput{TargetGroupArn: aws.String(a.groups["other"]),
+	if _, err := a.API.RegisterTargets(ctx, &elbv2.RegisterTargetsInput{TargetGroupArn: aws.String(a.Groups["other"]),
 		Targets: []types.TargetDescription{a.backend("other")}}); err != nil {
 		t.Fatal(err)
 	}
-	r, err := a.api.CreateRule(ctx, &elbv2.CreateRuleInput{ListenerArn: aws.String(a.listener), Priority: aws.Int32(20),
-		Actions:    cutForward(a.groups["blue"], 50, a.groups["other"], 50),
+	r, err := a.API.CreateRule(ctx, &elbv2.CreateRuleInput{ListenerArn: aws.String(a.Listener), Priority: aws.Int32(20),
+		Actions:    cutovertest.Forward(a.Groups["blue"], 50, a.Groups["other"], 50),
 		Conditions: []types.RuleCondition{{Field: aws.String("host-header"), HostHeaderConfig: &types.HostHeaderConditionConfig{Values: []string{"other.example.com"}}}}})
 	if err != nil {
 		t.Fatal(err)
@@ -670,14 +564,12 @@ spec:
     - name: healthy
       targetHealth: {minHealthy: 2}
 `, lb)
-	if err := os.WriteFile(planFile, []byte(plan), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeFile(t, planFile, plan)
 	out, code := runCutover(t, a.sb, state, "plan", planFile)
 	if code != 0 {
 		t.Fatalf("cutover plan exited %d:\n%s", code, out)
 	}
-	mustContain(t, "cutover plan", out, "selected 2 listeners and rules forwarding to both target groups:\n  listener "+a.listener+"\n  rule "+a.rule+"\n")
+	mustContain(t, "cutover plan", out, "selected 2 listeners and rules forwarding to both target groups:\n  listener "+a.Listener+"\n  rule "+a.Rule+"\n")
 	if strings.Contains(out, unrelated) {
 		t.Errorf("cutover plan names the rule forwarding to blue and other, which it must not select:\n%s", out)
 	}
@@ -706,14 +598,14 @@ spec:
 			}
 		}
 	}
-	if start.Selected == nil || !slices.Equal(start.Selected.ListenerRules, []string{a.listener, a.rule}) {
-		t.Errorf("journaled selection %+v, want the listener %s and the rule %s", start.Selected, a.listener, a.rule)
+	if start.Selected == nil || !slices.Equal(start.Selected.ListenerRules, []string{a.Listener, a.Rule}) {
+		t.Errorf("journaled selection %+v, want the listener %s and the rule %s", start.Selected, a.Listener, a.Rule)
 	}
-	rs, err := a.api.DescribeRules(ctx, &elbv2.DescribeRulesInput{RuleArns: []string{unrelated}})
+	rs, err := a.API.DescribeRules(ctx, &elbv2.DescribeRulesInput{RuleArns: []string{unrelated}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := a.render(rs.Rules[0].Actions); got != "blue=50 other=50" {
+	if got := a.Render(rs.Rules[0].Actions); got != "blue=50 other=50" {
 		t.Errorf("the unselected rule's weights: %s, want blue=50 other=50 (unchanged)", got)
 	}
 	t.Logf("%d requests, %d failed", load.total.Load(), len(load.failures))
@@ -724,24 +616,24 @@ spec:
 func (a *cutALB) authority() []string {
 	a.t.Helper()
 	ctx := context.Background()
-	rules, err := a.api.DescribeRules(ctx, &elbv2.DescribeRulesInput{ListenerArn: aws.String(a.listener)})
+	rules, err := a.API.DescribeRules(ctx, &elbv2.DescribeRulesInput{ListenerArn: aws.String(a.Listener)})
 	if err != nil {
 		a.t.Fatal(err)
 	}
-	arns := []string{a.rule}
+	arns := []string{a.Rule}
 	for _, r := range rules.Rules {
 		if aws.ToBool(r.IsDefault) {
 			arns = append(arns, aws.ToString(r.RuleArn))
 		}
 	}
-	out, err := a.api.DescribeTags(ctx, &elbv2.DescribeTagsInput{ResourceArns: arns})
+	out, err := a.API.DescribeTags(ctx, &elbv2.DescribeTagsInput{ResourceArns: arns})
 	if err != nil {
 		a.t.Fatal(err)
 	}
 	var got []string
 	for _, d := range out.TagDescriptions {
 		for _, tg := range d.Tags {
-			if strings.HasPrefix(aws.ToString(tg.Key), cutover.AuthorityTagPrefix) {
+			if strings.HasPrefix(aws.ToString(tg.Key), authority.TagPrefix) {
 				got = append(got, aws.ToString(tg.Key)+"="+aws.ToString(tg.Value))
 			}
 		}
@@ -768,12 +660,8 @@ spec:
   gates:
     - name: healthy
       targetHealth: {minHealthy: 2}
-`, name, a.rule, a.listener, from, to, pause)
-	path := filepath.Join(a.t.TempDir(), name+".yaml")
-	if err := os.WriteFile(path, []byte(plan), 0o644); err != nil {
-		a.t.Fatal(err)
-	}
-	return path
+`, name, a.Rule, a.Listener, from, to, pause)
+	return writePlan(a.t, name, plan)
 }
 
 // TestALBCutoverTwoRunners runs `crossfade cutover run` of one ALB plan twice at the same
@@ -821,12 +709,12 @@ func TestALBCutoverTwoRunners(t *testing.T) {
 	t.Cleanup(func() { cmdA.Process.Kill(); cmdA.Wait() })
 	waitJournal(t, dirA, "alb-takeover", "insync")
 	tokenA := journalToken(t, dirA, "alb-takeover")
-	if tags := a.authority(); len(tags) != 2 || !strings.HasPrefix(tags[0], cutover.AuthorityTagPrefix+"alb-takeover/"+tokenA+"="+tokenA+"@") {
+	if tags := a.authority(); len(tags) != 2 || !strings.HasPrefix(tags[0], authority.TagPrefix+"alb-takeover/"+tokenA+"="+tokenA+"@") {
 		t.Fatalf("A's authority tags: %q, want its token on the rule and the default rule", tags)
 	}
 	// A third machine without a journal is refused, naming A.
 	out, code := runCutover(t, a.sb, dirC, "run", planFile)
-	if code != 1 || !strings.Contains(out, "held by another runner, runner "+tokenA+"@") || !strings.Contains(out, "(tag "+cutover.AuthorityTagPrefix+"alb-takeover/"+tokenA+" on ") {
+	if code != 1 || !strings.Contains(out, "held by another runner, runner "+tokenA+"@") || !strings.Contains(out, "(tag "+authority.TagPrefix+"alb-takeover/"+tokenA+" on ") {
 		t.Fatalf("run from C exited %d, want 1 naming A's runner and tag:\n%s", code, out)
 	}
 	for _, e := range journalEntries(t, dirC, "alb-takeover") {
@@ -837,9 +725,7 @@ func TestALBCutoverTwoRunners(t *testing.T) {
 	// Machine B's journal of the cutover, as a runner that started there left it.
 	start := fmt.Sprintf(`{"seq":1,"time":%q,"kind":"start","step":-1,"weights":{"blue":99,"green":1},"token":"b0b0b0b0b0b0b0b0"}`+"\n",
 		time.Now().UTC().Format(time.RFC3339Nano))
-	if err := os.WriteFile(filepath.Join(dirB, "alb-takeover.journal"), []byte(start), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeFile(t, filepath.Join(dirB, "alb-takeover.journal"), start)
 	out, code = runCutover(t, a.sb, dirB, "abort", planFile)
 	if code != 0 || !strings.Contains(out, "took the weights over from runner "+tokenA+"@") || !strings.Contains(out, "rolled-back") {
 		t.Fatalf("abort from B exited %d, want a rollback that says it took over from runner %s:\n%s", code, tokenA, out)

@@ -7,8 +7,6 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -26,6 +24,7 @@ import (
 
 	"github.com/crossfade-io/crossfade/internal/cutover"
 	"github.com/crossfade-io/crossfade/internal/cutover/journal"
+	"github.com/crossfade-io/crossfade/internal/cutover/lever/authority"
 	"github.com/crossfade-io/crossfade/internal/sandbox"
 	"github.com/crossfade-io/crossfade/internal/sandbox/sandboxtest"
 )
@@ -146,11 +145,7 @@ spec:
     - name: discovery
       cloudMapDiscovery: {tolerance: 0.02}
 %s`, name, from, to, steps, pause, extra)
-	path := filepath.Join(m.t.TempDir(), name+".yaml")
-	if err := os.WriteFile(path, []byte(plan), 0o644); err != nil {
-		m.t.Fatal(err)
-	}
-	return path
+	return writePlan(m.t, name, plan)
 }
 
 // cmSample is one DiscoverInstances answer of the client loop.
@@ -313,12 +308,9 @@ func TestCloudMapCutover(t *testing.T) {
 
 	// verify reads the same: green's 9 answer, blue's 9 do not, the staging one is not selected.
 	verifyCM := func(expect string) (string, int) {
-		cmd := exec.Command(crossfadeBinary(t), "verify", "--cloudmap", "apps/orders", "--query", "env=prod", "--expect", expect,
+		r := runCrossfade(t, "verify", "--cloudmap", "apps/orders", "--query", "env=prod", "--expect", expect,
 			"--aws-endpoint", m.sb.APIURL(), "--log-level", "warn")
-		cmd.Env = append(os.Environ(), "AWS_ACCESS_KEY_ID=test", "AWS_SECRET_ACCESS_KEY=test", "AWS_REGION=us-east-1",
-			"AWS_CONFIG_FILE=/dev/null", "AWS_SHARED_CREDENTIALS_FILE=/dev/null", "AWS_EC2_METADATA_DISABLED=true")
-		b, _ := cmd.CombinedOutput()
-		return string(b), cmd.ProcessState.ExitCode()
+		return r.out, r.exit
 	}
 	out, code = verifyCM("blue=0,green=100")
 	if code != 0 {
@@ -457,7 +449,7 @@ func (m *cutCloudMap) authority() []string {
 	}
 	var got []string
 	for _, tg := range out.Tags {
-		if strings.HasPrefix(aws.ToString(tg.Key), cutover.AuthorityTagPrefix) {
+		if strings.HasPrefix(aws.ToString(tg.Key), authority.TagPrefix) {
 			got = append(got, aws.ToString(tg.Key)+"="+aws.ToString(tg.Value))
 		}
 	}
@@ -506,13 +498,13 @@ func TestCloudMapCutoverTwoRunners(t *testing.T) {
 	t.Cleanup(func() { _ = cmdA.Process.Kill(); _ = cmdA.Wait() })
 	waitJournal(t, dirA, "cm-takeover", "insync")
 	tokenA := journalToken(t, dirA, "cm-takeover")
-	if tags := m.authority(); len(tags) != 1 || !strings.HasPrefix(tags[0], cutover.AuthorityTagPrefix+"cm-takeover/"+tokenA+"="+tokenA+"@") {
+	if tags := m.authority(); len(tags) != 1 || !strings.HasPrefix(tags[0], authority.TagPrefix+"cm-takeover/"+tokenA+"="+tokenA+"@") {
 		t.Fatalf("A's authority tags: %q, want its token on the service", tags)
 	}
 	// A third machine without a journal is refused, naming A.
 	out, code := runCutover(t, m.sb, dirC, "run", planFile)
 	if code != 1 || !strings.Contains(out, "held by another runner, runner "+tokenA+"@") ||
-		!strings.Contains(out, "(tag "+cutover.AuthorityTagPrefix+"cm-takeover/"+tokenA+" on service apps/orders)") {
+		!strings.Contains(out, "(tag "+authority.TagPrefix+"cm-takeover/"+tokenA+" on service apps/orders)") {
 		t.Fatalf("run from C exited %d, want 1 naming A's runner and tag:\n%s", code, out)
 	}
 	for _, e := range journalEntries(t, dirC, "cm-takeover") {
@@ -523,9 +515,7 @@ func TestCloudMapCutoverTwoRunners(t *testing.T) {
 	// Machine B's journal of the cutover, as a runner that started there left it.
 	start := fmt.Sprintf(`{"seq":1,"time":%q,"kind":"start","step":-1,"weights":{"blue":%d,"green":0},"token":"b0b0b0b0b0b0b0b0"}`+"\n",
 		time.Now().UTC().Format(time.RFC3339Nano), cmPerCluster)
-	if err := os.WriteFile(filepath.Join(dirB, "cm-takeover.journal"), []byte(start), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeFile(t, filepath.Join(dirB, "cm-takeover.journal"), start)
 	out, code = runCutover(t, m.sb, dirB, "abort", planFile)
 	if code != 0 || !strings.Contains(out, "took the weights over from runner "+tokenA+"@") || !strings.Contains(out, "rolled-back") {
 		t.Fatalf("abort from B exited %d, want a rollback that says it took over from runner %s:\n%s", code, tokenA, out)

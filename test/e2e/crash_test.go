@@ -17,18 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/route53"
 	"github.com/aws/aws-sdk-go-v2/service/route53/types"
-
-	"github.com/crossfade-io/crossfade/internal/controllertest"
 )
-
-// crossfadeBinary builds cmd/crossfade once per test run.
-func crossfadeBinary(t *testing.T) string { return controllertest.Binary(t) }
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	controllertest.Cleanup()
-	os.Exit(code)
-}
 
 // sandboxProcess is the crossfade binary running `sandbox` as a child process.
 type sandboxProcess struct {

@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -24,28 +23,6 @@ import (
 // directories, as two machines would: their flock locks cannot see each other, so only
 // the authority record in the zone keeps them apart. They need no AWS CLI: the zone is
 // created in the in-process sandbox, published by `crossfade sync`, and read with the SDK.
-
-// raceZone publishes blue's and green's weighted members of app.example.com (TTL 1 s,
-// blue 100, green 0) with `crossfade sync`, and returns the sandbox and the zone id.
-func raceZone(t *testing.T) (*sandbox.Sandbox, string) {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("end-to-end test: skipped with -short")
-	}
-	sb := startSandbox(t, sandbox.Config{})
-	z, _, err := sb.Store().CreateZone("example.com", "race", "", false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, m := range []struct {
-		owner, ip string
-		w         int
-	}{{"blue", "127.0.0.10", 100}, {"green", "127.0.0.20", 0}} {
-		mustSync(t, sb, manifests(t, service("app", m.ip, "hostname", "app.example.com", "set-identifier", m.owner,
-			"aws-weight", strconv.Itoa(m.w), "ttl", "1")), m.owner)
-	}
-	return sb, z.ID
-}
 
 // sdkWeights lists app.example.com's A weights by set identifier, and the authority
 // record's value ("" when there is none).
@@ -174,7 +151,7 @@ func waitCmd(t *testing.T, cmd *exec.Cmd, out *bytes.Buffer) int {
 // says so, A's runner is refused at its next write naming B's runner and writes nothing
 // over B's rollback, and `release` from A needs --force to delete B's record.
 func TestCutoverTwoMachines(t *testing.T) {
-	sb, zoneID := raceZone(t)
+	sb, zoneID := safetyZone(t, 100, 0)
 	const races = 5
 	for i := range races {
 		from, to := "blue", "green"
@@ -204,7 +181,7 @@ func TestCutoverTwoMachines(t *testing.T) {
 		from, to = to, from
 	}
 	planFile := cutoverPlan(t, sb, "takeover", from, to)
-	os.WriteFile(planFile, []byte(strings.Replace(readFile(t, planFile), "pause: 1s", "pause: 1h", 1)), 0o644)
+	writeFile(t, planFile, strings.Replace(readFile(t, planFile), "pause: 1s", "pause: 1h", 1))
 	dirA, dirB := t.TempDir(), t.TempDir()
 	cmdA, outA := cutoverCmd(t, sb, dirA, "run", planFile)
 	if err := cmdA.Start(); err != nil {
@@ -216,9 +193,7 @@ func TestCutoverTwoMachines(t *testing.T) {
 	// Machine B's journal of the cutover, as a runner that started there left it.
 	start := fmt.Sprintf(`{"seq":1,"time":%q,"kind":"start","step":-1,"weights":{%q:100,%q:0},"ttl":1,"token":"b0b0b0b0b0b0b0b0"}`+"\n",
 		time.Now().UTC().Format(time.RFC3339Nano), from, to)
-	if err := os.WriteFile(filepath.Join(dirB, "takeover.journal"), []byte(start), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeFile(t, filepath.Join(dirB, "takeover.journal"), start)
 	out, code := runCutover(t, sb, dirB, "abort", planFile)
 	if code != 0 || !strings.Contains(out, "took the weights over from runner "+tokenA+"@") || !strings.Contains(out, "rolled-back") {
 		t.Fatalf("abort from B exited %d, want a rollback that says it took over from runner %s:\n%s", code, tokenA, out)

@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -24,7 +23,8 @@ import (
 
 // safetyZone publishes blue's and green's weighted members of app.example.com (TTL 1 s)
 // at the given weights with `crossfade sync`, each under its own owner, and returns the
-// sandbox and the zone id.
+// sandbox and the zone id. The safety and the race tests start from it; it needs no AWS
+// CLI (the zone is created in the in-process sandbox).
 func safetyZone(t *testing.T, blue, green int) (*sandbox.Sandbox, string) {
 	t.Helper()
 	if testing.Short() {
@@ -69,11 +69,7 @@ spec:
 	for _, l := range extra {
 		plan += "  " + l + "\n"
 	}
-	path := filepath.Join(t.TempDir(), "app.yaml")
-	if err := os.WriteFile(path, []byte(plan), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return writePlan(t, "app", plan)
 }
 
 // mustContain fails the test unless out holds every one of wants.
@@ -135,9 +131,7 @@ func TestCutoverRefusesAnEvenSplit(t *testing.T) {
 {"seq":3,"time":%[1]q,"kind":"step-passed","step":1}
 {"seq":4,"time":%[1]q,"kind":"intent","step":2,"weights":{"blue":50,"green":50}}
 `, now)
-	if err := os.WriteFile(filepath.Join(legacy, "app.journal"), []byte(journal), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeFile(t, filepath.Join(legacy, "app.journal"), journal)
 	if out, code := runCutover(t, sb, legacy, "abort", planFile); code != 0 {
 		t.Fatalf("abort of the 0/0 cutover exited %d:\n%s", code, out)
 	}

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/crossfade-io/crossfade/internal/sandbox"
 	"github.com/crossfade-io/crossfade/internal/sandbox/sandboxtest"
+	"github.com/crossfade-io/crossfade/test/internal/cutovertest"
 )
 
 // cutoverZone publishes blue's and green's weighted members of app.example.com (TTL 1 s)
@@ -25,13 +27,8 @@ import (
 func cutoverZone(t *testing.T, blueWeight, greenWeight int) (*sandbox.Sandbox, *cli, string) {
 	t.Helper()
 	sb, aws, zone := exampleZone(t)
-	for _, m := range []struct {
-		owner, ip string
-		w         int
-	}{{"blue", "127.0.0.10", blueWeight}, {"green", "127.0.0.20", greenWeight}} {
-		mustSync(t, sb, manifests(t, service("app", m.ip, "hostname", "app.example.com", "set-identifier", m.owner,
-			"aws-weight", strconv.Itoa(m.w), "ttl", "1")), m.owner)
-	}
+	syncMember(t, sb, "blue", blueWeight)
+	syncMember(t, sb, "green", greenWeight)
 	return sb, aws, zone
 }
 
@@ -39,42 +36,14 @@ func cutoverZone(t *testing.T, blueWeight, greenWeight int) (*sandbox.Sandbox, *
 // 1 s, gated on the authoritative answers.
 func cutoverPlan(t *testing.T, sb *sandbox.Sandbox, name, from, to string) string {
 	t.Helper()
-	plan := fmt.Sprintf(`apiVersion: crossfade.io/v1alpha1
-kind: Cutover
-metadata:
-  name: %s
-spec:
-  zone: example.com
-  records:
-    - name: app.example.com
-  from: %s
-  to: %s
-  steps: [0, 10, 50, 100]
-  pause: 1s
-  gates:
-    - name: answers
-      dns:
-        servers: [%q]
-        samples: 100
-        tolerance: 0.25
-`, name, from, to, sb.DNSAddr())
-	path := filepath.Join(t.TempDir(), name+".yaml")
-	if err := os.WriteFile(path, []byte(plan), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return cutovertest.DNSPlan(t, name, from, to, sb.DNSAddr())
 }
 
 // cutoverCmd is `crossfade cutover ARGS` against sb, not yet started.
 func cutoverCmd(t *testing.T, sb *sandbox.Sandbox, stateDir string, args ...string) (*exec.Cmd, *bytes.Buffer) {
 	t.Helper()
 	args = append([]string{"cutover"}, append(args, "--state-dir", stateDir, "--aws-endpoint", sb.APIURL(), "--log-level", "warn")...)
-	cmd := exec.Command(crossfadeBinary(t), args...)
-	cmd.Env = append(os.Environ(), "AWS_ACCESS_KEY_ID=test", "AWS_SECRET_ACCESS_KEY=test", "AWS_REGION=us-east-1",
-		"AWS_CONFIG_FILE=/dev/null", "AWS_SHARED_CREDENTIALS_FILE=/dev/null", "AWS_EC2_METADATA_DISABLED=true")
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	return cmd, &out
+	return crossfadeCmd(context.Background(), t, args...)
 }
 
 // runCutover runs `crossfade cutover ARGS` to its end and returns its output and exit code.
@@ -193,7 +162,7 @@ func TestCutoverCLI(t *testing.T) {
 
 	// promote skips the remaining pauses: a plan with 10 s pauses ends within seconds.
 	slow := strings.Replace(readFile(t, planFile), "pause: 1s", "pause: 10s", 1)
-	os.WriteFile(planFile, []byte(slow), 0o644)
+	writeFile(t, planFile, slow)
 	ui := freeLoopbackAddr(t)
 	cmd, runOut := cutoverCmd(t, sb, state, "run", planFile, "--ui", ui)
 	if err := cmd.Start(); err != nil {
@@ -246,13 +215,13 @@ func TestCutoverCLI(t *testing.T) {
 	}
 	// A damaged journal is reported as such, not taken for a cutover that never ran.
 	damaged := t.TempDir()
-	os.WriteFile(filepath.Join(damaged, "app.journal"), []byte("{not json}\n{\"seq\":2}\n"), 0o644)
+	writeFile(t, filepath.Join(damaged, "app.journal"), "{not json}\n{\"seq\":2}\n")
 	if out, code := runCutover(t, sb, damaged, "pause", planFile); code == 0 || !strings.Contains(out, "entry after seq 0") || strings.Contains(out, "has not run here") {
 		t.Errorf("pause with a damaged journal (%d): %s", code, out)
 	}
 
 	bad := filepath.Join(t.TempDir(), "bad.yaml")
-	os.WriteFile(bad, []byte(strings.Replace(readFile(t, planFile), "steps: [0, 10, 50, 100]", "steps: [0, 10, 500]", 1)), 0o644)
+	writeFile(t, bad, strings.Replace(readFile(t, planFile), "steps: [0, 10, 50, 100]", "steps: [0, 10, 500]", 1))
 	if out, code := runCutover(t, sb, state, "plan", bad); code == 0 || !strings.Contains(out, "spec.steps[2]") || !strings.Contains(out, "500") {
 		t.Errorf("bad plan (%d):\n%s", code, out)
 	}
@@ -294,11 +263,7 @@ func TestCutoverWriteRetryFlag(t *testing.T) {
 	// The SDK's own 4 attempts back off for seconds, so the bound is reached on the first
 	// or second engine attempt; the engine's retries themselves are internal/cutover's
 	// tests.
-	for _, want := range []string{"gave up after", "a forward write is retried for 2s", "Throttling"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("run output lacks %q:\n%s", want, out)
-		}
-	}
+	mustContain(t, "run output", out, "gave up after", "a forward write is retried for 2s", "Throttling")
 	if w := aws.weightsOf(zone); w["blue"] != 100 || w["green"] != 0 {
 		t.Errorf("weights after the run gave up: %v, want blue=100 green=0", w)
 	}

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"fmt"
@@ -58,29 +57,8 @@ type kubeDemoCluster struct {
 // process left that runs from the demo's directory, the directory gone.
 func TestDemoKube(t *testing.T) {
 	needKubeBinaries(t)
-	cmd := exec.Command(crossfadeBinary(t), "demo", "--kube", "--keep", "--pause", "1s", "--log-level", "warn")
-	cmd.Env = append(os.Environ(), "CI=true")
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	lines := make(chan string, 1000)
-	exited := make(chan error, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		sc.Buffer(make([]byte, 1<<20), 1<<20)
-		for sc.Scan() {
-			lines <- sc.Text()
-		}
-		close(lines)
-		exited <- cmd.Wait()
-	}()
-	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	demo := startDemo(t, "--kube", "--keep", "--pause", "1s", "--log-level", "warn")
+	lines, exited, stderr := demo.lines, demo.exited, demo.stderr
 	var mu sync.Mutex
 	var seen []string
 	output := func() string {
@@ -281,21 +259,7 @@ func TestDemoKube(t *testing.T) {
 	}
 
 	// Ctrl-C stops everything.
-	if err := cmd.Process.Signal(os.Interrupt); err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		for range lines {
-		}
-	}()
-	select {
-	case err := <-exited:
-		if err != nil {
-			t.Errorf("the demo after Ctrl-C: %v", err)
-		}
-	case <-time.After(2 * time.Minute): // a failure bound: the controllers stop in a second
-		t.Fatal("the demo did not stop after Ctrl-C")
-	}
+	demo.interrupt(t, 2*time.Minute) // a failure bound: the controllers stop in a second
 	for _, id := range ids {
 		u, err := url.Parse(clusters[id].apiURL)
 		if err != nil {

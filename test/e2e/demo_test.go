@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"net/http"
@@ -63,26 +62,8 @@ func TestDemoKeepStopsCleanly(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the demo")
 	}
-	cmd := exec.Command(crossfadeBinary(t), "demo", "--keep", "--pause", "1s", "--log-level", "warn")
-	cmd.Env = append(os.Environ(), "CI=true")
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	lines := make(chan string, 1000)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			lines <- sc.Text()
-		}
-		close(lines)
-		exited <- cmd.Wait()
-	}()
-	t.Cleanup(func() { cmd.Process.Kill() })
+	demo := startDemo(t, "--keep", "--pause", "1s", "--log-level", "warn")
+	lines := demo.lines
 	var seen []string
 	var dashboard, manifests string
 	deadline := time.After(2 * time.Minute)
@@ -111,21 +92,7 @@ func TestDemoKeepStopsCleanly(t *testing.T) {
 	if resp.StatusCode != http.StatusOK {
 		t.Errorf("dashboard while kept: %s", resp.Status)
 	}
-	if err := cmd.Process.Signal(os.Interrupt); err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		for range lines {
-		}
-	}()
-	select {
-	case err := <-exited:
-		if err != nil {
-			t.Errorf("demo after Ctrl-C: %v", err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("demo did not stop after Ctrl-C")
-	}
+	demo.interrupt(t, 30*time.Second)
 	if _, err := http.Get(dashboard); err == nil {
 		t.Errorf("dashboard %s still answers after the demo stopped", dashboard)
 	}

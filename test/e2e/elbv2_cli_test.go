@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
@@ -70,16 +69,7 @@ type elbRules struct {
 func TestELBv2CLI(t *testing.T) {
 	needTool(t, awsBin, "awscli")
 	state := filepath.Join(t.TempDir(), "state.db")
-	first, err := sandbox.Start(context.Background(), sandbox.Config{APIAddr: "127.0.0.1:0", DNSAddr: "127.0.0.1:0", StatePath: state})
-	if err != nil {
-		t.Fatal(err)
-	}
-	closed := false
-	t.Cleanup(func() {
-		if !closed {
-			_ = first.Close()
-		}
-	})
+	first, closeFirst := startStatefulSandbox(t, state)
 	aws := newCLI(t, first)
 
 	var lb struct {
@@ -324,8 +314,7 @@ func TestELBv2CLI(t *testing.T) {
 	checkWeights(aws)
 
 	// Everything survives a restart on the same state file.
-	closed = true
-	if err := first.Close(); err != nil {
+	if err := closeFirst(); err != nil {
 		t.Fatal(err)
 	}
 	second := startSandbox(t, sandbox.Config{StatePath: state})

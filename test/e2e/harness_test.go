@@ -3,9 +3,11 @@
 package e2e
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -15,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crossfade-io/crossfade/internal/controllertest"
 	"github.com/crossfade-io/crossfade/internal/sandbox"
 )
 
@@ -28,6 +31,129 @@ func needTool(t *testing.T, path, pkg string) {
 	}
 	if _, err := exec.LookPath(path); err != nil {
 		t.Fatalf("%s not found: install Debian package %s (scripts/deps.sh test does)", path, pkg)
+	}
+}
+
+func TestMain(m *testing.M) { controllertest.Main(m) }
+
+// crossfadeBinary builds cmd/crossfade once per test run.
+func crossfadeBinary(t *testing.T) string { return controllertest.Binary(t) }
+
+// crossfadeEnv is the environment the crossfade binary runs in against a sandbox:
+// throw-away credentials, and no shared config or instance metadata, so that nothing of
+// the machine's own AWS setup can reach a real account.
+func crossfadeEnv() []string {
+	return append(os.Environ(), "AWS_ACCESS_KEY_ID=test", "AWS_SECRET_ACCESS_KEY=test", "AWS_REGION=us-east-1",
+		"AWS_CONFIG_FILE=/dev/null", "AWS_SHARED_CREDENTIALS_FILE=/dev/null", "AWS_EC2_METADATA_DISABLED=true")
+}
+
+// crossfadeCmd is `crossfade ARGS` in crossfadeEnv, not yet started, its stdout and
+// stderr both written to the returned buffer.
+func crossfadeCmd(ctx context.Context, t *testing.T, args ...string) (*exec.Cmd, *bytes.Buffer) {
+	t.Helper()
+	cmd := exec.CommandContext(ctx, crossfadeBinary(t), args...)
+	cmd.Env = crossfadeEnv()
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	return cmd, &out
+}
+
+// runResult is the output and exit status of one crossfade process.
+type runResult struct {
+	out  string
+	exit int
+}
+
+// runCrossfade runs `crossfade ARGS` to its end (2 minutes at the most); a non-zero exit
+// is returned, not fatal.
+func runCrossfade(t *testing.T, args ...string) runResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd, out := crossfadeCmd(ctx, t, args...)
+	err := cmd.Run()
+	if testing.Verbose() {
+		t.Logf("crossfade %s:\n%s", strings.Join(args, " "), out.String())
+	}
+	var exit *exec.ExitError
+	switch {
+	case errors.As(err, &exit):
+		return runResult{out: out.String(), exit: exit.ExitCode()}
+	case err != nil:
+		t.Fatalf("crossfade %s: %v: %s", args[0], err, out.String())
+	}
+	return runResult{out: out.String()}
+}
+
+// writeFile writes content to path, failing the test if it cannot.
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatalf("write %s: %v", path, err)
+	}
+}
+
+// writePlan writes a cutover plan as NAME.yaml in a fresh directory and returns its path.
+func writePlan(t *testing.T, name, plan string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name+".yaml")
+	writeFile(t, path, plan)
+	return path
+}
+
+// demoRun is a running `crossfade demo`: its stdout line by line, and its end.
+type demoRun struct {
+	cmd    *exec.Cmd
+	stderr *bytes.Buffer
+	lines  chan string // stdout, closed when it ends
+	exited chan error  // the process's end, after lines is closed
+}
+
+// startDemo runs `crossfade demo ARGS` as CI does (CI=true); it is killed when the test ends.
+func startDemo(t *testing.T, args ...string) *demoRun {
+	t.Helper()
+	cmd := exec.Command(crossfadeBinary(t), append([]string{"demo"}, args...)...)
+	cmd.Env = append(os.Environ(), "CI=true")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := &demoRun{cmd: cmd, stderr: &bytes.Buffer{}, lines: make(chan string, 1000), exited: make(chan error, 1)}
+	cmd.Stderr = d.stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			d.lines <- sc.Text()
+		}
+		close(d.lines)
+		d.exited <- cmd.Wait()
+	}()
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	return d
+}
+
+// interrupt sends the demo Ctrl-C, as a person stops it, and fails the test unless it
+// then exits 0 within bound (a failure bound, not a measurement).
+func (d *demoRun) interrupt(t *testing.T, bound time.Duration) {
+	t.Helper()
+	if err := d.cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		for range d.lines {
+		}
+	}()
+	select {
+	case err := <-d.exited:
+		if err != nil {
+			t.Errorf("the demo after Ctrl-C: %v", err)
+		}
+	case <-time.After(bound):
+		t.Fatal("the demo did not stop after Ctrl-C")
 	}
 }
 
@@ -52,11 +178,32 @@ func startSandbox(t *testing.T, cfg sandbox.Config) *sandbox.Sandbox {
 	return sb
 }
 
+// startStatefulSandbox runs a sandbox keeping its state in the file state, for a test that
+// restarts it: stop closes it (the test's end does, if stop was not called).
+func startStatefulSandbox(t *testing.T, state string) (sb *sandbox.Sandbox, stop func() error) {
+	t.Helper()
+	sb, err := sandbox.Start(context.Background(), sandbox.Config{APIAddr: "127.0.0.1:0", DNSAddr: "127.0.0.1:0", StatePath: state})
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := false
+	t.Cleanup(func() {
+		if !closed {
+			_ = sb.Close()
+		}
+	})
+	return sb, func() error {
+		closed = true
+		return sb.Close()
+	}
+}
+
 // cli runs the real AWS CLI against a sandbox with throw-away credentials.
 type cli struct {
 	t        *testing.T
 	endpoint string
 	home     string
+	env      []string // added to the CLI's environment
 }
 
 func newCLI(t *testing.T, sb *sandbox.Sandbox) *cli {
@@ -74,6 +221,7 @@ func (c *cli) run(args ...string) (string, error) {
 		"AWS_ACCESS_KEY_ID=test", "AWS_SECRET_ACCESS_KEY=test", "AWS_DEFAULT_REGION=us-east-1",
 		"AWS_CONFIG_FILE="+filepath.Join(c.home, "config"), "AWS_SHARED_CREDENTIALS_FILE="+filepath.Join(c.home, "credentials"),
 		"AWS_PAGER=", "AWS_EC2_METADATA_DISABLED=true")
+	cmd.Env = append(cmd.Env, c.env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -17,9 +16,7 @@ func TestSyncKeepsWhatInvalidInputPublished(t *testing.T) {
 	dir := t.TempDir()
 	write := func(file, doc string) {
 		t.Helper()
-		if err := os.WriteFile(filepath.Join(dir, file), []byte(doc), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		writeFile(t, filepath.Join(dir, file), doc)
 	}
 	app := func(weight string) string {
 		return service("app", "127.0.0.10", "hostname", "app.example.com", "set-identifier", "blue", "aws-weight", weight)

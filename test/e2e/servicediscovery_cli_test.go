@@ -1,17 +1,13 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
@@ -24,52 +20,17 @@ import (
 	"github.com/crossfade-io/crossfade/internal/sandbox"
 )
 
-// sdCLI runs the AWS CLI as cli does, with more environment.
-type sdCLI struct {
-	*cli
-	env []string
-}
-
 // discoveryCLI is the CLI for DiscoverInstances. The service model gives that operation the
 // host prefix "data-", so the CLI sends it to http://data-127.0.0.1:<port>/, which does not
 // resolve. Newer CLIs turn the prefix off with AWS_DISABLE_HOST_PREFIX_INJECTION=true; the
 // AWS CLI 2.9 of Debian has no such setting (its botocore always injects the prefix), so
 // its requests go through an HTTP proxy: the sandbox's API address itself, which serves a
 // proxy-form request ("POST http://data-127.0.0.1:<port>/") as any other.
-func discoveryCLI(c *cli, sb *sandbox.Sandbox) *sdCLI {
-	return &sdCLI{cli: c, env: []string{"AWS_DISABLE_HOST_PREFIX_INJECTION=true",
-		"HTTP_PROXY=" + sb.APIURL(), "http_proxy=" + sb.APIURL(), "NO_PROXY=", "no_proxy="}}
-}
-
-func (c *sdCLI) run(args ...string) (string, error) {
-	c.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, awsBin, append(args, "--endpoint-url", c.endpoint, "--output", "json")...)
-	cmd.Env = append(os.Environ(),
-		"AWS_ACCESS_KEY_ID=test", "AWS_SECRET_ACCESS_KEY=test", "AWS_DEFAULT_REGION=us-east-1",
-		"AWS_CONFIG_FILE="+filepath.Join(c.home, "config"), "AWS_SHARED_CREDENTIALS_FILE="+filepath.Join(c.home, "credentials"),
-		"AWS_PAGER=", "AWS_EC2_METADATA_DISABLED=true")
-	cmd.Env = append(cmd.Env, c.env...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		return stdout.String(), fmt.Errorf("%w: %s", err, strings.TrimSpace(stderr.String()))
-	}
-	return stdout.String(), nil
-}
-
-func (c *sdCLI) must(into any, args ...string) {
-	c.t.Helper()
-	out, err := c.run(args...)
-	if err != nil {
-		c.t.Fatalf("aws %s: %v", strings.Join(args, " "), err)
-	}
-	if into != nil {
-		if err := json.Unmarshal([]byte(out), into); err != nil {
-			c.t.Fatalf("aws %s: decode %q: %v", strings.Join(args, " "), out, err)
-		}
-	}
+func discoveryCLI(c *cli, sb *sandbox.Sandbox) *cli {
+	d := *c
+	d.env = []string{"AWS_DISABLE_HOST_PREFIX_INJECTION=true",
+		"HTTP_PROXY=" + sb.APIURL(), "http_proxy=" + sb.APIURL(), "NO_PROXY=", "no_proxy="}
+	return &d
 }
 
 type sdOperation struct {
@@ -115,16 +76,7 @@ func (d sdDiscovered) ids() []string {
 func TestServiceDiscoveryCLI(t *testing.T) {
 	needTool(t, awsBin, "awscli")
 	state := filepath.Join(t.TempDir(), "state.db")
-	first, err := sandbox.Start(context.Background(), sandbox.Config{APIAddr: "127.0.0.1:0", DNSAddr: "127.0.0.1:0", StatePath: state})
-	if err != nil {
-		t.Fatal(err)
-	}
-	closed := false
-	t.Cleanup(func() {
-		if !closed {
-			_ = first.Close()
-		}
-	})
+	first, closeFirst := startStatefulSandbox(t, state)
 	aws := newCLI(t, first)
 	data := discoveryCLI(aws, first)
 
@@ -385,10 +337,9 @@ func TestServiceDiscoveryCLI(t *testing.T) {
 	})
 
 	// A restart keeps namespaces, services, instances, health and records.
-	if err := first.Close(); err != nil {
+	if err := closeFirst(); err != nil {
 		t.Fatal(err)
 	}
-	closed = true
 	second := startSandbox(t, sandbox.Config{StatePath: state})
 	aws = newCLI(t, second)
 	data = discoveryCLI(aws, second)

@@ -34,20 +34,20 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/crossfade-io/crossfade/internal/changes"
 	"github.com/crossfade-io/crossfade/internal/endpoint"
-	"github.com/crossfade-io/crossfade/internal/plan"
 	"github.com/crossfade-io/crossfade/internal/registry"
 )
 
 // intendedDifferences are the cases where crossfade deliberately sends something other
 // than external-dns v0.21.0, and why.
 var intendedDifferences = map[string]string{
-	"10-issue1411-simple-to-weighted-upsert-only":    "external-dns drops the DELETE under upsert-only, so Route 53 rejects its CREATE; crossfade replaces its own simple record atomically (DESIGN.md)",
+	"10-issue1411-simple-to-weighted-upsert-only":    "external-dns drops the DELETE under upsert-only, so Route 53 rejects its CREATE; crossfade replaces its own simple record atomically (docs/architecture.md, Data flow of a publish)",
 	"16-legacy-same-name-txt-update":                 "external-dns UPSERTs the missing type-prefixed TXT; crossfade CREATEs it, so that one another writer put there meanwhile is never overwritten (Route 53 refuses the CREATE instead)",
 	"22-legacy-same-name-txt-no-change":              "external-dns force-UPSERTs the unchanged A to add the type-prefixed TXT; crossfade writes only the TXT",
 	"27-cname-elb-becomes-alias":                     "external-dns's AWS provider turns a CNAME to an ELB into alias A+AAAA; so does crossfade's route53 provider (AdjustEndpoints, before planning), which this test, running the planner alone, leaves out",
 	"31-two-owners-blue-joins-existing-simple-other": "external-dns sends a weighted CREATE beside green's simple A, which Route 53 rejects; crossfade reports the conflict and sends nothing",
-	"35-alias-a-with-a-prefixed-txt":                 "external-dns v0.21 does not read the a- form v0.22 writes for an alias A; crossfade reads both (DESIGN.md), so it adopts the record and moves its ownership record to the cname- form v0.21 reads",
+	"35-alias-a-with-a-prefixed-txt":                 "external-dns v0.21 does not read the a- form v0.22 writes for an alias A; crossfade reads both (docs/architecture.md, Compatibility with external-dns), so it adopts the record and moves its ownership record to the cname- form v0.21 reads",
 	"36-simple-a-to-alias-owned":                     "external-dns leaves the old a- TXT behind; crossfade deletes it with the record it owned",
 }
 
@@ -145,26 +145,26 @@ func changeLine(action string, e *endpoint.Endpoint) string {
 
 // crossfadeLines renders crossfade's changes, a DELETE+CREATE of one set as an UPSERT,
 // less the UPSERTs that rewrite a set of current exactly as it stands.
-func crossfadeLines(c *plan.Plan, current []string) []string {
+func crossfadeLines(c *changes.Set, current []string) []string {
 	var out []string
 	for _, b := range c.Batches {
 		created := map[endpoint.Key]bool{}
 		for _, ch := range b {
-			if ch.Action == plan.Create {
+			if ch.Action == changes.Create {
 				created[ch.Endpoint.Key()] = true
 			}
 		}
 		deleted := map[endpoint.Key]bool{}
 		for _, ch := range b {
-			if ch.Action == plan.Delete {
+			if ch.Action == changes.Delete {
 				deleted[ch.Endpoint.Key()] = true
 			}
 		}
 		for _, ch := range b {
 			k := ch.Endpoint.Key()
 			switch {
-			case ch.Action == plan.Delete && created[k]:
-			case ch.Action == plan.Create && deleted[k]:
+			case ch.Action == changes.Delete && created[k]:
+			case ch.Action == changes.Create && deleted[k]:
 				if l := changeLine("UPSERT", ch.Endpoint); !slices.Contains(current, "CURRENT"+strings.TrimPrefix(l, "UPSERT")) {
 					out = append(out, l)
 				}
@@ -221,7 +221,7 @@ func TestMatchesExternalDNS(t *testing.T) {
 			for _, r := range c.Desired {
 				desired = append(desired, r.endpoint())
 			}
-			p := plan.Calculate(plan.Input{Desired: desired, Current: current, Registry: reg, Policy: plan.Policy(c.Policy)})
+			p := changes.Calculate(changes.Input{Desired: desired, Current: current, Registry: reg, Policy: changes.Policy(c.Policy)})
 			var cur []string
 			for _, e := range current {
 				cur = append(cur, changeLine("CURRENT", e))

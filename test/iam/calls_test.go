@@ -16,7 +16,6 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -25,13 +24,10 @@ import (
 	"github.com/crossfade-io/crossfade/internal/kubetest"
 	"github.com/crossfade-io/crossfade/internal/sandbox"
 	"github.com/crossfade-io/crossfade/internal/sandbox/sandboxtest"
+	"github.com/crossfade-io/crossfade/test/internal/cutovertest"
 )
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	controllertest.Cleanup()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { controllertest.Main(m) }
 
 // The phases whose Route 53 calls are observed, each a principal with its own policy.
 const (
@@ -73,7 +69,7 @@ func TestPoliciesMatchObservedCalls(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	obs := &observer{sb: sb, seen: map[string]map[string]int{}, changes: map[string]map[string]int{}}
+	obs := newObserver(sb)
 	e := &env{t: t, sb: sb, zoneID: z.ID}
 
 	// sync: each cluster's own members of a weighted name, a simple record that later
@@ -189,6 +185,21 @@ type observer struct {
 	sb      *sandbox.Sandbox
 	seen    map[string]map[string]int // phase -> operation -> calls
 	changes map[string]map[string]int // phase -> change action (CREATE, DELETE, UPSERT) -> changes applied
+}
+
+// newObserver is an observer of sb's calls with nothing seen yet.
+func newObserver(sb *sandbox.Sandbox) *observer {
+	return &observer{sb: sb, seen: map[string]map[string]int{}, changes: map[string]map[string]int{}}
+}
+
+// writePlan writes a cutover plan as NAME.yaml in a fresh directory and returns its path.
+func writePlan(t *testing.T, name, plan string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name+".yaml")
+	if err := os.WriteFile(path, []byte(plan), 0o644); err != nil {
+		t.Fatalf("write plan %s: %v", path, err)
+	}
+	return path
 }
 
 func (o *observer) during(t *testing.T, phase string, f func()) {
@@ -423,81 +434,31 @@ func (e *env) eventually(what string, cond func() bool) {
 // steps of 1 s (its TTL), gated on the sandbox's authoritative answers.
 func (e *env) cutoverPlan() string {
 	e.t.Helper()
-	plan := fmt.Sprintf(`apiVersion: crossfade.io/v1alpha1
-kind: Cutover
-metadata:
-  name: iam
-spec:
-  zone: example.com
-  records:
-    - name: app.example.com
-  from: blue
-  to: green
-  steps: [0, 10, 50, 100]
-  pause: 1s
-  gates:
-    - name: answers
-      dns:
-        servers: [%q]
-        samples: 100
-        tolerance: 0.25
-`, e.sb.DNSAddr())
-	path := filepath.Join(e.t.TempDir(), "iam.yaml")
-	if err := os.WriteFile(path, []byte(plan), 0o644); err != nil {
-		e.t.Fatal(err)
-	}
-	return path
+	return cutovertest.DNSPlan(e.t, "iam", "blue", "green", e.sb.DNSAddr())
 }
 
 // service renders a LoadBalancer Service whose load balancer has address ip, with
 // external-dns annotations given as key, value pairs (keys without the alpha prefix).
 func service(name, ip string, annotations ...string) string {
-	return serviceWith(name, "ip: "+ip, annotations...)
+	return kubetest.ServiceManifest(name, "ip: "+ip, annotations...)
 }
 
 // lbService is service for a load balancer known by its DNS name.
 func lbService(name, hostname string, annotations ...string) string {
-	return serviceWith(name, "hostname: "+hostname, annotations...)
-}
-
-func serviceWith(name, ingress string, annotations ...string) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "apiVersion: v1\nkind: Service\nmetadata:\n  name: %s\n  namespace: default\n  annotations:\n", name)
-	for i := 0; i+1 < len(annotations); i += 2 {
-		fmt.Fprintf(&b, "    external-dns.alpha.kubernetes.io/%s: %q\n", annotations[i], annotations[i+1])
-	}
-	fmt.Fprintf(&b, "spec:\n  type: LoadBalancer\n  ports:\n  - port: 80\nstatus:\n  loadBalancer:\n    ingress:\n    - %s\n", ingress)
-	return b.String()
+	return kubetest.ServiceManifest(name, "hostname: "+hostname, annotations...)
 }
 
 // manifests writes each document into its own file of a fresh directory.
 func manifests(t *testing.T, docs ...string) string {
 	t.Helper()
-	dir := t.TempDir()
-	for i, d := range docs {
-		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("%02d.yaml", i)), []byte(d), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
+	return kubetest.WriteManifests(t, docs...)
 }
 
 // createService creates a LoadBalancer Service and sets its load balancer's address, as
 // the cloud controller (which does not run here) would.
 func createService(t *testing.T, kc kubernetes.Interface, name, ip string, ann map[string]string) {
 	t.Helper()
-	ctx := context.Background()
-	svc, err := kc.CoreV1().Services("default").Create(ctx, &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", Annotations: ann},
-		Spec:       corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, Ports: []corev1.ServicePort{{Port: 80}}},
-	}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{IP: ip}}
-	if _, err := kc.CoreV1().Services("default").UpdateStatus(ctx, svc, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	kubetest.LoadBalancerService(t, kc, name, ip, ann, nil)
 }
 
 // annotate sets one annotation on a Service, retrying on a write conflict.

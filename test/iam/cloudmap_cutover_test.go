@@ -3,8 +3,6 @@ package iam_test
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -16,7 +14,7 @@ import (
 	sd "github.com/aws/aws-sdk-go-v2/service/servicediscovery"
 	sdtypes "github.com/aws/aws-sdk-go-v2/service/servicediscovery/types"
 
-	"github.com/crossfade-io/crossfade/internal/cutover"
+	"github.com/crossfade-io/crossfade/internal/cutover/lever/cloudmap"
 	"github.com/crossfade-io/crossfade/internal/sandbox/sandboxtest"
 )
 
@@ -40,7 +38,7 @@ func TestCloudMapCutoverPolicyMatchesObservedCalls(t *testing.T) {
 	}
 	sb := sandboxtest.Start(t)
 	ctx := context.Background()
-	api := cutover.NewServiceDiscovery(aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("test", "test", "")}, sb.APIURL())
+	api := cloudmap.NewServiceDiscovery(aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("test", "test", "")}, sb.APIURL())
 	svc := sandboxtest.CloudMapService(t, api, "apps", "", sd.CreateServiceInput{Name: aws.String("orders"),
 		HealthCheckCustomConfig: &sdtypes.HealthCheckCustomConfig{}})
 	svcID := aws.ToString(svc.Id)
@@ -57,7 +55,6 @@ func TestCloudMapCutoverPolicyMatchesObservedCalls(t *testing.T) {
 			}
 		}
 	}
-	planFile := filepath.Join(t.TempDir(), "iam-cloudmap.yaml")
 	plan := `apiVersion: crossfade.io/v1alpha1
 kind: Cutover
 metadata:
@@ -71,10 +68,8 @@ spec:
   gates:
     - cloudMapDiscovery: {}
 `
-	if err := os.WriteFile(planFile, []byte(plan), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	obs := &observer{sb: sb, seen: map[string]map[string]int{}, changes: map[string]map[string]int{}}
+	planFile := writePlan(t, "iam-cloudmap", plan)
+	obs := newObserver(sb)
 	e := &env{t: t, sb: sb}
 	state := t.TempDir()
 	var runOut string
@@ -101,10 +96,10 @@ spec:
 }
 
 // TestCloudMapCutoverPolicyCoversLeverAPI: the policy grants exactly the methods of the
-// lever's client interface (cutover.ServiceDiscovery, which embeds the gate's
+// lever's client interface (cloudmap.ServiceDiscovery, which embeds the gate's
 // DiscoverInstances), and each statement names one resource type of the table.
 func TestCloudMapCutoverPolicyCoversLeverAPI(t *testing.T) {
-	api := reflect.TypeFor[cutover.ServiceDiscovery]()
+	api := reflect.TypeFor[cloudmap.ServiceDiscovery]()
 	var methods []string
 	for i := range api.NumMethod() {
 		methods = append(methods, api.Method(i).Name)
@@ -112,7 +107,7 @@ func TestCloudMapCutoverPolicyCoversLeverAPI(t *testing.T) {
 	slices.Sort(methods)
 	p := loadPolicy(t, cloudMapCutoverPolicyFile)
 	if granted := p.actions(); !slices.Equal(granted, methods) {
-		t.Errorf("%s grants %v; cutover.ServiceDiscovery has %v", cloudMapCutoverPolicyFile, granted, methods)
+		t.Errorf("%s grants %v; cloudmap.ServiceDiscovery has %v", cloudMapCutoverPolicyFile, granted, methods)
 	}
 	for i, st := range p.Statement {
 		var types []string

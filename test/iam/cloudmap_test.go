@@ -63,7 +63,7 @@ func TestCloudMapPolicyMatchesObservedCalls(t *testing.T) {
 	client := kc.Clientset(t)
 	ordersService(t, client)
 	ordersSlice(t, client, nil)
-	obs := &observer{sb: sb, seen: map[string]map[string]int{}, changes: map[string]map[string]int{}}
+	obs := newObserver(sb)
 	instances := func() map[string]map[string]string {
 		list, _, err := sb.CloudMap().ListInstances(svcID, nil, "")
 		if err != nil {

@@ -2,12 +2,8 @@ package rbac_test
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
-	"io"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -15,10 +11,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/yaml"
 
 	"github.com/crossfade-io/crossfade/internal/kubetest"
-	"github.com/crossfade-io/crossfade/internal/testenv"
 )
 
 // chartDir is the chart under test, from this package's directory.
@@ -26,21 +20,6 @@ const chartDir = "../../deploy/chart/crossfade"
 
 // kubeVersion is the kube-apiserver internal/kubetest runs (scripts/deps.sh pins it).
 const kubeVersion = "v1.31.4"
-
-// helmBinary is where scripts/deps.sh builds helm: beside etcd and kube-apiserver.
-func helmBinary() string { return filepath.Join(kubetest.BinDir(), "helm") }
-
-// requireHelm stops the test unless helm is built (testenv.Missing): a failure under
-// CI=true (CI builds it, so its absence is a broken setup), else a skip naming what builds it.
-func requireHelm(t *testing.T) string {
-	t.Helper()
-	bin := helmBinary()
-	if fi, err := os.Stat(bin); err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0 {
-		return bin
-	}
-	testenv.Missing(t, "helm not built at "+bin+": `make test` builds it (scripts/deps.sh test)")
-	return ""
-}
 
 // release is what the chart renders that RBAC is made of, for one release namespace.
 type release struct {
@@ -91,15 +70,12 @@ func renderWith(t *testing.T, helm, ns string, sources []string, values ...strin
 // decodeRelease picks the RBAC objects (and the Lease name) out of rendered manifests.
 func decodeRelease(manifests []byte, ns string) (*release, error) {
 	rel := &release{namespace: ns, leaseName: "crossfade-controller"}
-	dec := yaml.NewYAMLOrJSONDecoder(bytes.NewReader(manifests), 4096)
-	for doc := 1; ; doc++ {
-		var obj map[string]any
-		if err := dec.Decode(&obj); errors.Is(err, io.EOF) {
-			break
-		} else if err != nil {
-			return nil, fmt.Errorf("document %d: %w", doc, err)
-		}
-		kind, _ := obj["kind"].(string)
+	objs, err := kubetest.DecodeManifests(bytes.NewReader(manifests))
+	if err != nil {
+		return nil, err
+	}
+	for doc, u := range objs {
+		obj, kind := u.Object, u.GetKind()
 		var into any
 		switch kind {
 		case "ServiceAccount":
@@ -131,7 +107,7 @@ func decodeRelease(manifests []byte, ns string) (*release, error) {
 			continue
 		}
 		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj, into); err != nil {
-			return nil, fmt.Errorf("document %d (%s): %w", doc, kind, err)
+			return nil, fmt.Errorf("object %d (%s): %w", doc+1, kind, err)
 		}
 	}
 	var missing []string

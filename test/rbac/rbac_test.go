@@ -29,7 +29,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"regexp"
 	"runtime"
 	"slices"
@@ -49,11 +48,7 @@ import (
 	"github.com/crossfade-io/crossfade/internal/sandbox/sandboxtest"
 )
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	controllertest.Cleanup()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { controllertest.Main(m) }
 
 // releaseNamespace is the namespace the chart is rendered for; the sufficient case runs
 // in it, with the rendered objects as they are.
@@ -65,7 +60,7 @@ func TestChartRBAC(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a kube-apiserver and the controller")
 	}
-	helm := requireHelm(t)
+	helm := kubetest.Helm(t)
 	began := time.Now()
 	rel := render(t, helm, releaseNamespace, controller.Sources...)
 	checkRules(t, rel)

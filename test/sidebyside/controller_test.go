@@ -1,7 +1,6 @@
 package sidebyside
 
 import (
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -17,11 +16,7 @@ import (
 	"github.com/crossfade-io/crossfade/internal/sandbox/sandboxtest"
 )
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	controllertest.Cleanup()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { controllertest.Main(m) }
 
 // startCrossfade runs `crossfade controller` over the cluster and zone as external-dns
 // runs there (same sources, owner, domain filter and zone type).

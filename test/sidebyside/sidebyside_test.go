@@ -28,11 +28,11 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/crossfade-io/crossfade/internal/changes"
 	"github.com/crossfade-io/crossfade/internal/controller"
 	"github.com/crossfade-io/crossfade/internal/endpoint"
 	"github.com/crossfade-io/crossfade/internal/externaldnstest"
 	"github.com/crossfade-io/crossfade/internal/kubetest"
-	"github.com/crossfade-io/crossfade/internal/plan"
 	"github.com/crossfade-io/crossfade/internal/provider/route53"
 	"github.com/crossfade-io/crossfade/internal/provider/route53/route53test"
 	"github.com/crossfade-io/crossfade/internal/registry"
@@ -515,7 +515,7 @@ func crossfadeRun(t *testing.T, kube *kubetest.Cluster, z zone, dryRun bool) run
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &controller.Syncer{Provider: p, Registry: reg, Policy: plan.Sync, DomainFilter: filter, DryRun: dryRun}
+	s := &controller.Syncer{Provider: p, Registry: reg, Policy: changes.Sync, DomainFilter: filter, DryRun: dryRun}
 	rep, err := s.SyncKeeping(context.WithoutCancel(ctx), res.Endpoints, controller.Keep{Resources: res.Held})
 	if err != nil {
 		t.Fatal(err)
@@ -530,7 +530,7 @@ func crossfadeRun(t *testing.T, kube *kubetest.Cluster, z zone, dryRun bool) run
 		t.Fatalf("crossfade sync: names no zone holds: %v", rep.Unzoned)
 	}
 	for _, zr := range rep.Zones {
-		for _, b := range zr.Plan.Batches {
+		for _, b := range zr.Changes.Batches {
 			for _, c := range b {
 				r.changes = append(r.changes, fmt.Sprintf("%s: %s %s ttl=%d %v", zr.Zone.Name, c.Action, c.Endpoint, c.Endpoint.TTL, props(c.Endpoint)))
 			}
