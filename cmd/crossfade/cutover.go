@@ -2,7 +2,6 @@ package main
 
 import (
 	"cmp"
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -18,9 +17,9 @@ import (
 	"github.com/crossfade-io/crossfade/internal/awsconfig"
 	"github.com/crossfade-io/crossfade/internal/cli"
 	"github.com/crossfade-io/crossfade/internal/cutover"
-	"github.com/crossfade-io/crossfade/internal/cutover/journal"
 	lrroute53 "github.com/crossfade-io/crossfade/internal/cutover/lever/route53"
 	"github.com/crossfade-io/crossfade/internal/cutover/levers"
+	"github.com/crossfade-io/crossfade/internal/cutover/render"
 	"github.com/crossfade-io/crossfade/internal/cutover/spec"
 	"github.com/crossfade-io/crossfade/internal/dashboard"
 	"github.com/crossfade-io/crossfade/internal/provider/route53"
@@ -99,15 +98,15 @@ the current weights (step 1 checks it too, and would fail and roll back);
 			if err != nil {
 				return err
 			}
-			pv, err := cutover.Plan(cmd.Context(), cfg)
+			pv, err := cutover.DryRun(cmd.Context(), cfg)
 			if pv == nil {
 				return err
 			}
-			write := pv.WriteSummary
+			write := render.PreviewSummary
 			if o.Batches {
-				write = pv.WriteText
+				write = render.Preview
 			}
-			if werr := write(cmd.OutOrStdout()); werr != nil {
+			if werr := write(cmd.OutOrStdout(), pv); werr != nil {
 				return errors.Join(err, werr)
 			}
 			if err == nil && !o.AllowFailingGates {
@@ -129,7 +128,7 @@ func (f *cutoverFlags) runCmd(g *globalFlags) *cobra.Command {
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			out := cmd.OutOrStdout()
-			progress := cutover.NewProgress(out, cli.IsTerminal(out))
+			progress := render.NewProgress(out, cli.IsTerminal(out))
 			closeLogs, err := f.runLogs(progress, o.LogFile)
 			if err != nil {
 				return err
@@ -144,16 +143,17 @@ func (f *cutoverFlags) runCmd(g *globalFlags) *cobra.Command {
 			}
 			cfg.Progress, cfg.WriteRetryFor = progress, o.EngineWriteRetryFor()
 			if o.UI != "" {
-				stop, err := serveDashboard(cmd, &cfg, o.UI)
+				url, stop, err := dashboard.ServeLive(cmd.Context(), &cfg, o.UI)
 				if err != nil {
-					return err
+					return fmt.Errorf("--ui: %w", err)
 				}
 				defer stop()
+				fmt.Fprintf(out, "dashboard: %s\n", url)
 			}
 			rep, err := cutover.Run(cmd.Context(), cfg, o.Resume)
 			if rep != nil {
 				fmt.Fprintln(out)
-				if werr := rep.WriteText(out); werr != nil {
+				if werr := render.Report(out, rep); werr != nil {
 					return errors.Join(err, werr)
 				}
 				if rep.Outcome != "" {
@@ -165,33 +165,6 @@ func (f *cutoverFlags) runCmd(g *globalFlags) *cobra.Command {
 	}
 	o.AddFlags(c)
 	return c
-}
-
-// serveDashboard serves the live dashboard at addr, fed the same events as the terminal
-// (cfg.Progress); stop shuts it down and waits for it.
-func serveDashboard(cmd *cobra.Command, cfg *cutover.Config, addr string) (stop func(), err error) {
-	rec := dashboard.NewRecorder(cfg.Plan.Name, cfg.Plan.From, cfg.Plan.To)
-	// The page shows the lever's own view from the first event on.
-	switch {
-	case cfg.Plan.ALB != nil:
-		rec.SetLever(cutover.LeverALB)
-	case cfg.Plan.CloudMap != nil:
-		rec.SetLever(cutover.LeverCloudMap)
-	default:
-		rec.SetLever(cutover.LeverRoute53)
-	}
-	ctx, cancel := context.WithCancel(cmd.Context())
-	url, wait, err := dashboard.Serve(ctx, addr, rec.Handler())
-	if err != nil {
-		cancel()
-		return nil, fmt.Errorf("--ui: %w", err)
-	}
-	fmt.Fprintf(cmd.OutOrStdout(), "dashboard: %s\n", url)
-	cfg.Progress = cutover.MultiProgress(cfg.Progress, rec)
-	return func() {
-		cancel()
-		wait()
-	}, nil
 }
 
 // statusCmd is `cutover status`.
@@ -214,7 +187,7 @@ func (f *cutoverFlags) statusCmd() *cobra.Command {
 				return st.WriteJSON(cmd.OutOrStdout())
 			}
 			st.PlanFile = args[0]
-			return st.WriteText(cmd.OutOrStdout())
+			return render.Status(cmd.OutOrStdout(), st)
 		},
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "print the status as JSON: the report's fields, the runner holding the cutover, the journal's path")
@@ -244,52 +217,39 @@ confirmations; --force releases without them, saying what will change.`,
 			if err != nil {
 				return err
 			}
-			writeReleased(cmd.OutOrStdout(), cfg.Plan, rel)
-			return nil
+			return render.Released(cmd.OutOrStdout(), cfg.Plan, rel)
 		},
 	}
 	o.AddFlags(c)
 	return c
 }
 
-// writeReleased says what release did: the records (or tags) it removed, and what it
-// released with --force that the publishers will change.
-func writeReleased(out io.Writer, p *spec.Plan, rel cutover.Released) {
-	for _, r := range rel.TakenOver {
-		fmt.Fprintf(out, "cutover %s: took the weights over from runner %s (another runner's record, deleted with --force); that runner, if still running, stops at its next write\n", p.Name, r)
-	}
-	switch {
-	case p.ALB != nil:
-		fmt.Fprintf(out, "cutover %s: authority tags removed from %d listener rules; their weights are anyone's to change again\n", p.Name, rel.Records)
-	case p.CloudMap != nil:
-		fmt.Fprintf(out, "cutover %s: authority tags removed from %d Cloud Map services; their instances' health is anyone's to change again\n", p.Name, rel.Records)
-	default:
-		fmt.Fprintf(out, "cutover %s: %d authority records deleted; publishers own the weights again\n", p.Name, rel.Records)
-	}
-	for _, c := range rel.Changes {
-		fmt.Fprintf(out, "cutover %s: released with --force although its source asks for another weight: %s\n", p.Name, c.Effect())
-	}
-	for _, d := range rel.Gone {
-		fmt.Fprintf(out, "cutover %s: released with --force although no source asks for it any more: %s\n", p.Name, d.Effect())
-	}
-	for _, u := range rel.Unconfirmed {
-		fmt.Fprintf(out, "cutover %s: released with --force without its publisher's confirmation: %s; it writes whatever its source asks for at its next sync\n", p.Name, u)
+// controlCmds are pause, resume, promote and abort: commands to the cutover's runner.
+func (f *cutoverFlags) controlCmds(g *globalFlags) []*cobra.Command {
+	return []*cobra.Command{
+		f.controlCmd(g, cutover.CommandPause, "Hold a running cutover at its current weights"),
+		f.controlCmd(g, cutover.CommandResume, "Let a paused cutover go on (its hold starts again)"),
+		f.promoteCmd(g),
+		f.controlCmd(g, cutover.CommandAbort, "Roll a cutover back per its plan (a running one, or an interrupted one)"),
 	}
 }
 
-// controlCmds are pause, resume, promote and abort: commands to the cutover's runner.
-func (f *cutoverFlags) controlCmds(g *globalFlags) []*cobra.Command {
-	var cmds []*cobra.Command
-	for _, c := range []struct{ name, short string }{
-		{cutover.CommandPause, "Hold a running cutover at its current weights"},
-		{cutover.CommandResume, "Let a paused cutover go on (its hold starts again)"},
-		{cutover.CommandPromote, "Skip the remaining pauses, not the gates: go to the last step, held for the TTL and until every gate has judged it (--skip-gates: unmeasured)"},
-		{cutover.CommandAbort, "Roll a cutover back per its plan (a running one, or an interrupted one)"},
-	} {
-		sub := &cobra.Command{
-			Use:   c.name + " FILE",
-			Short: c.short,
-			Long: c.short + `.
+// promoteCmd is `cutover promote`, the one control command with a flag of its own.
+func (f *cutoverFlags) promoteCmd(g *globalFlags) *cobra.Command {
+	c := f.controlCmd(g, cutover.CommandPromote, "Skip the remaining pauses, not the gates: go to the last step, held for the TTL and until every gate has judged it (--skip-gates: unmeasured)")
+	// promote --skip-gates: the one way to pass steps unmeasured, said out loud.
+	c.Flags().Bool("skip-gates", false, "skip the gates too, not just the pauses: the remaining steps pass UNMEASURED "+
+		"(journaled, flagged in red in the report, status and dashboard); without it a promoted step still needs every gate to pass. "+
+		"The check before each write still runs (targetHealth: a step never moves traffic onto a target group with no healthy target)")
+	return c
+}
+
+// controlCmd is `cutover NAME FILE`, which sends the control command name (f.control).
+func (f *cutoverFlags) controlCmd(g *globalFlags, name, short string) *cobra.Command {
+	c := &cobra.Command{
+		Use:   name + " FILE",
+		Short: short,
+		Long: short + `.
 
 When a runner holds the cutover, the command waits (--ack-timeout, default 30s) until the
 runner has journaled what it did with it, and says so: acted on, exit 0; not acted on,
@@ -297,122 +257,39 @@ exit 1 naming why (an abort that finds the cutover already rolling back counts a
 on); not acknowledged in time, exit 1: the command stays queued, the runner acts on it at
 its next check, and 'crossfade cutover status FILE' shows when. When no runner holds it,
 the command is left for 'crossfade cutover run --resume' (an abort rolls back at once).`,
-			Args: cobra.ExactArgs(1),
-			RunE: func(cmd *cobra.Command, args []string) error {
-				return f.control(cmd, g, args[0], c.name)
-			},
-		}
-		sub.Flags().DurationVar(&f.ackTimeout, "ack-timeout", 30*time.Second, "how long to wait for the runner to journal what it did with the command (0: do not wait)")
-		if c.name == cutover.CommandPromote {
-			// promote --skip-gates: the one way to pass steps unmeasured, said out loud.
-			sub.Flags().Bool("skip-gates", false, "skip the gates too, not just the pauses: the remaining steps pass UNMEASURED "+
-				"(journaled, flagged in red in the report, status and dashboard); without it a promoted step still needs every gate to pass. "+
-				"The check before each write still runs (targetHealth: a step never moves traffic onto a target group with no healthy target)")
-		}
-		cmds = append(cmds, sub)
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return f.control(cmd, g, args[0], name)
+		},
 	}
-	return cmds
+	c.Flags().DurationVar(&f.ackTimeout, "ack-timeout", 30*time.Second, "how long to wait for the runner to journal what it did with the command (0: do not wait)")
+	return c
 }
 
-// control sends a command to the cutover's runner and waits for the runner to journal
-// what it did with it. An abort with no runner rolls back here.
+// control sends a command to the cutover's runner (cutover.Control), and prints the report
+// of a rollback an abort did here.
 func (f *cutoverFlags) control(cmd *cobra.Command, g *globalFlags, file, command string) error {
-	out := cmd.OutOrStdout()
-	var cfg cutover.Config
+	cc := cutover.ControlConfig{Command: command, PlanFile: file, StateDir: f.stateDir, By: whoAmI(), AckTimeout: f.ackTimeout, Out: cmd.OutOrStdout()}
+	var err error
 	if command == cutover.CommandAbort {
-		var err error
-		if cfg, err = f.config(cmd, g, file); err != nil {
+		// An abort rolls back here when no runner holds the cutover: it needs the zone.
+		if cc.Engine, err = f.config(cmd, g, file); err != nil {
 			return err
 		}
-		if done, err := abortHere(cmd, cfg); done {
-			return err
-		}
-	}
-	// pause, resume, promote (and abort of a running cutover) only leave a command: they
-	// need the plan's name, not the zone.
-	p, err := spec.Load(file)
-	if err != nil {
+		cc.Plan = cc.Engine.Plan
+	} else if cc.Plan, err = spec.Load(file); err != nil {
+		// pause, resume and promote only leave a command: they need the plan's name.
 		return err
 	}
-	paths := cutover.PathsFor(f.stateDir, p.Name)
 	// skip-gates is defined on promote only; elsewhere GetBool says false.
-	skipGates, _ := cmd.Flags().GetBool("skip-gates")
-	// Send refuses (naming why) a cutover that has not started (an empty journal too) or
-	// has ended: a command left then would act on the next run.
-	c, err := cutover.Send(paths, cutover.Command{Command: command, By: whoAmI(), SkipGates: skipGates})
-	if err != nil {
-		return err
-	}
-	what := c.Command
-	if skipGates {
-		what = "promote --skip-gates"
-		fmt.Fprintf(out, "WARNING: promote --skip-gates: the remaining steps of cutover %s pass without their gates (unmeasured)\n", p.Name)
-	}
-	for {
-		var locked *journal.LockedError
-		switch err := journal.Held(paths.Lock); {
-		case errors.As(err, &locked):
-		case err != nil:
-			return err
-		case command == cutover.CommandAbort:
-			// The runner stopped after Abort found it holding the cutover: nobody would
-			// act on the abort until a resume, so roll back here.
-			fmt.Fprintf(out, "abort of cutover %s: its runner has stopped; rolling back here\n", p.Name)
-			if done, err := abortHere(cmd, cfg); done {
-				return err
-			}
-			continue // a runner took it again meanwhile: wait for it
-		default:
-			fmt.Fprintf(out, "%s left for cutover %s, which no runner holds now: `crossfade cutover run --resume %s` acts on it when it starts\n", what, p.Name, file)
-			return nil
-		}
-		runner := fmt.Sprintf("%s, pid %d", locked.Holder.By, locked.Holder.PID)
-		if f.ackTimeout == 0 {
-			fmt.Fprintf(out, "%s sent to cutover %s; its runner (%s) acts on it at its next check; not waiting (--ack-timeout 0): `crossfade cutover status %s` shows when\n", what, p.Name, runner, file)
-			return nil
-		}
-		fmt.Fprintf(out, "%s sent to cutover %s; waiting up to %s for its runner (%s) to act on it\n", what, p.Name, f.ackTimeout, runner)
-		ack, err := cutover.WaitAck(cmd.Context(), paths, c, f.ackTimeout)
-		if err != nil {
-			return err
-		}
-		switch ack.State {
-		case cutover.AckActedOn:
-			if ack.Why != "" {
-				fmt.Fprintf(out, "cutover %s: %s: %s\n", p.Name, what, ack.Why)
-			} else {
-				fmt.Fprintf(out, "cutover %s: %s acted on by its runner at %s\n", p.Name, what, ack.At.Format(time.RFC3339))
-			}
-			return nil
-		case cutover.AckIgnored:
-			return fmt.Errorf("cutover %s: %s not acted on: %s", p.Name, what, ack.Why)
-		case cutover.AckTimedOut:
-			return fmt.Errorf("cutover %s: %s not acknowledged within %s: it stays queued, its runner acts on it at its next check, and `crossfade cutover status %s` shows when",
-				p.Name, what, f.ackTimeout, file)
-		case cutover.AckNoRunner:
-			if command == cutover.CommandAbort {
-				continue // rolled back here, above
-			}
-			return fmt.Errorf("cutover %s: its runner stopped before it read the %s: the command stays queued, and `crossfade cutover run --resume %s` acts on it when it starts",
-				p.Name, what, file)
-		}
-	}
-}
-
-// abortHere rolls back a cutover no runner holds, printing the report. done is false when
-// a runner holds it (the abort is then sent to it as a command).
-func abortHere(cmd *cobra.Command, cfg cutover.Config) (done bool, err error) {
-	rep, err := cutover.Abort(cmd.Context(), cfg)
-	var locked *journal.LockedError
-	if errors.As(err, &locked) {
-		return false, nil
-	}
+	cc.SkipGates, _ = cmd.Flags().GetBool("skip-gates")
+	rep, err := cutover.Control(cmd.Context(), cc)
 	if rep != nil {
-		if werr := rep.WriteText(cmd.OutOrStdout()); werr != nil {
-			return true, errors.Join(err, werr)
+		if werr := render.Report(cc.Out, rep); werr != nil {
+			return errors.Join(err, werr)
 		}
 	}
-	return true, err
+	return err
 }
 
 // runLogs points `run`'s logs away from its progress display on stdout: to logFile
@@ -430,7 +307,7 @@ func (f *cutoverFlags) runLogs(p cutover.Progress, logFile string) (func(), erro
 		return func() { file.Close() }, nil
 	}
 	if cli.IsTerminal(os.Stderr) {
-		f.logTo = cutover.LogWriter(p, os.Stderr)
+		f.logTo = render.LogWriter(p, os.Stderr)
 	}
 	return func() {}, nil
 }

@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/crossfade-io/crossfade/internal/cli"
-	"github.com/crossfade-io/crossfade/internal/cutover"
+	"github.com/crossfade-io/crossfade/internal/cutover/render"
 	"github.com/crossfade-io/crossfade/internal/demo"
 )
 
@@ -18,7 +18,7 @@ func newDemoCmd(g *globalFlags) *cobra.Command {
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		out, cfg := cmd.OutOrStdout(), o.Config()
 		cfg.Logger, cfg.Out = g.logger(), out
-		cfg.Progress = cutover.NewProgress(out, cli.IsTerminal(out) && os.Getenv("CI") == "")
+		cfg.Progress = render.NewProgress(out, cli.IsTerminal(out) && os.Getenv("CI") == "")
 		if o.Kube {
 			// The controllers run as this very binary, as they would in a cluster.
 			exe, err := os.Executable()

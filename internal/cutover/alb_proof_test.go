@@ -85,7 +85,7 @@ func TestALBRunRefusesUnhealthyGroup(t *testing.T) {
 		t.Errorf("report steps %+v: want step 2 listed as failed before its write, with the gate", rep.Steps)
 	}
 	var b strings.Builder
-	if err := rep.WriteText(&b); err != nil {
+	if err := Text.Report(&b, rep); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(b.String(), "  step 2 (not written) blue=90 green=10       failed   not seen in effect; gate healthy, checked before the write") {

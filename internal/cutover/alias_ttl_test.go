@@ -73,12 +73,12 @@ func TestAliasMembersPlan(t *testing.T) {
 	for i := range p.Steps {
 		p.Steps[i].Pause = 0 // the hold is the TTL's alone
 	}
-	pv, err := Plan(context.Background(), e.config(p))
+	pv, err := DryRun(context.Background(), e.config(p))
 	if err != nil {
 		t.Fatalf("plan: %v", err)
 	}
 	var out strings.Builder
-	if err := pv.WriteSummary(&out); err != nil {
+	if err := Text.PreviewSummary(&out, pv); err != nil {
 		t.Fatal(err)
 	}
 	t.Log("\n" + out.String())
@@ -113,7 +113,7 @@ func TestAliasMembersPlan(t *testing.T) {
 		for i := range p.Steps {
 			p.Steps[i].Pause = tc.pause
 		}
-		pv, err := Plan(context.Background(), e.config(p))
+		pv, err := DryRun(context.Background(), e.config(p))
 		var nr *NotReadyError
 		switch {
 		case tc.want == "" && err != nil:

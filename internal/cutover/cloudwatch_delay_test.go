@@ -129,7 +129,7 @@ func TestALBPreviewCloudWatchNote(t *testing.T) {
 			if tc.retire {
 				p.Retire = &spec.Retire{CloudWatch: &spec.RetireCloudWatch{Period: 60}, Window: spec.Duration{Duration: time.Minute}, Timeout: spec.Duration{Duration: time.Hour}}
 			}
-			pv, err := Plan(context.Background(), Config{Plan: p, Levers: albLevers(albtest.NewFakeELB(), &endTimes{})})
+			pv, err := DryRun(context.Background(), Config{Plan: p, Levers: albLevers(albtest.NewFakeELB(), &endTimes{})})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -102,7 +102,7 @@ func CheckCommandable(paths Paths, command string) error {
 
 // checkCommandable is CheckCommandable, also returning the state the journal shows.
 func checkCommandable(paths Paths, command string) (state, error) {
-	entries, torn, err := journal.ReadTail(paths.Journal)
+	entries, torn, err := paths.store().Read()
 	return commandable(paths, command, entries, torn, err)
 }
 
@@ -429,21 +429,21 @@ func WaitAck(ctx context.Context, paths Paths, c Command, timeout time.Duration)
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	for {
-		entries, err := journal.Read(paths.Journal)
+		entries, _, err := paths.store().Read()
 		if err != nil {
 			return Ack{}, err
 		}
 		if a, ok := ackIn(entries, c); ok {
 			return a, nil
 		}
-		held := journal.Held(paths.Lock)
+		held := paths.store().Held()
 		var locked *journal.LockedError
 		if held != nil && !errors.As(held, &locked) {
 			return Ack{}, held
 		}
 		if held == nil {
 			// The runner may have journaled c just before it let go: read once more.
-			if entries, err = journal.Read(paths.Journal); err != nil {
+			if entries, _, err = paths.store().Read(); err != nil {
 				return Ack{}, err
 			}
 			if a, ok := ackIn(entries, c); ok {

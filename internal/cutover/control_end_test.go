@@ -232,7 +232,7 @@ func TestGatelessStepsWarned(t *testing.T) {
 	lv := newFakeLever("blue", "green", 100, 0)
 	cfg := fakeConfig(t, p, lv, &scriptGate{name: "g", next: passing})
 	const want = "step 2 has no gates: it passes on its pause alone"
-	pv, err := Plan(context.Background(), cfg)
+	pv, err := DryRun(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -240,7 +240,7 @@ func TestGatelessStepsWarned(t *testing.T) {
 		t.Errorf("plan warnings %q, want only %q", pv.Warnings, want)
 	}
 	var summary strings.Builder
-	if err := pv.WriteSummary(&summary); err != nil || !strings.Contains(summary.String(), "warning: "+want) {
+	if err := Text.PreviewSummary(&summary, pv); err != nil || !strings.Contains(summary.String(), "warning: "+want) {
 		t.Errorf("plan summary lacks the warning (%v):\n%s", err, summary.String())
 	}
 	var logs bytes.Buffer
@@ -322,7 +322,7 @@ func TestReportShowsWhenADiscardedCommandWasSent(t *testing.T) {
 	acted.Time = t0.Add(2 * time.Second)
 	rep := BuildReport("app", []journal.Entry{{Kind: kindStart, Time: t0, By: "carol"}, discarded, acted})
 	var b strings.Builder
-	if err := rep.WriteText(&b); err != nil {
+	if err := Text.Report(&b, rep); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{

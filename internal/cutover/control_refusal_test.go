@@ -137,7 +137,7 @@ func TestStatusOfAJournalWithoutARun(t *testing.T) {
 				t.Fatal(err)
 			}
 			var b strings.Builder
-			if err := st.WriteText(&b); err != nil {
+			if err := Text.Status(&b, st); err != nil {
 				t.Fatal(err)
 			}
 			out := b.String()

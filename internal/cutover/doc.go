@@ -16,6 +16,7 @@
 // and it keeps comparing the weights it reads with those it wrote: another writer's
 // change is drift, which pauses the cutover (or rolls it back: spec.onDrift) rather than
 // being fought. Release hands the weights back to the
-// publishers once the cutover is over; Plan previews every write a run would send
-// (`cutover plan`) without sending any.
+// publishers once the cutover is over; DryRun previews every write a run would send
+// (`cutover plan`) without sending any. Package render turns previews, reports, status
+// and progress into the text a person reads; this package keeps their data.
 package cutover

@@ -65,6 +65,10 @@ type Config struct {
 	Lever Lever
 	// StateDir holds the journal, lock, control and report files, one set per cutover.
 	StateDir string
+	// Journals gives the store of the cutover named name's journal and lock; nil keeps
+	// them as files under StateDir (journal.Files). Its control commands and report stay
+	// files under StateDir either way.
+	Journals func(name string) journal.Store
 	// By names who runs it (user@host), for the journal and report.
 	By string
 	// NewGate builds a gate from its spec; nil uses NewGate with DNSServers and the
@@ -108,6 +112,18 @@ func PathsFor(dir, name string) Paths {
 	return Paths{Journal: base + ".journal", Lock: base + ".lock", Control: base + ".control.d", Report: base + ".report.json"}
 }
 
+// store is the journal and lock files of paths as a journal.Store.
+func (p Paths) store() journal.Store { return journal.Files(p.Journal, p.Lock) }
+
+// journalStore is the store of the cutover named name's journal and lock: cfg.Journals',
+// or the files under StateDir.
+func (cfg Config) journalStore(name string) journal.Store {
+	if cfg.Journals != nil {
+		return cfg.Journals(name)
+	}
+	return PathsFor(cfg.StateDir, name).store()
+}
+
 // Journal step numbers of the writes that are not steps; rollback stop k is -2-k.
 const (
 	stepNone       = -1
@@ -120,7 +136,11 @@ type runner struct {
 	cfg   Config
 	p     *spec.Plan
 	paths Paths
-	j     *journal.Journal
+	// store holds the journal and the lock; j appends to the journal; cut is the length
+	// of the torn last entry open cut off (0 for none), for Abort's check.
+	store journal.Store
+	j     journal.Writer
+	cut   int64
 	log   *slog.Logger
 	gates [][]Gate // per step
 	// lever is what the cutover pulls; live is the lever as last read (or as the last
@@ -264,14 +284,14 @@ func Run(ctx context.Context, cfg Config, resume bool) (*Report, error) {
 	switch {
 	case len(entries) > 0 && !resume && st.done != "":
 		return nil, fmt.Errorf("cutover %s already ran (%s, started %s): its journal %s is its audit trail; move it away to run the cutover again",
-			r.p.Name, st.done, st.startedAt.Format(time.RFC3339), r.paths.Journal)
+			r.p.Name, st.done, st.startedAt.Format(time.RFC3339), r.store.Where())
 	case len(entries) > 0 && !resume:
 		return nil, fmt.Errorf("cutover %s is unfinished (journal %s, started %s): continue it with run --resume, or roll it back with abort",
-			r.p.Name, r.paths.Journal, entries[0].Time.Format(time.RFC3339))
+			r.p.Name, r.store.Where(), entries[0].Time.Format(time.RFC3339))
 	case len(entries) == 0 && resume:
 		// Killed before its first entry, or never run: nothing was written, so starting
 		// from the beginning is what resuming means.
-		r.log.Info("no journal to resume: starting from the first step", "journal", r.paths.Journal)
+		r.log.Info("no journal to resume: starting from the first step", "journal", r.store.Where())
 	}
 	if st.done != "" {
 		// Commands that landed as the cutover ended, after its runner last looked: say
@@ -311,7 +331,7 @@ func Run(ctx context.Context, cfg Config, resume bool) (*Report, error) {
 // finish builds the report from the journal, and saves it once the cutover has ended,
 // after journaling the commands still waiting then as ignored (closeCommands).
 func (r *runner) finish(runErr error) (*Report, error) {
-	all, err := journal.Read(r.paths.Journal)
+	all, _, err := r.store.Read()
 	if err != nil {
 		return nil, errors.Join(runErr, err)
 	}
@@ -323,7 +343,7 @@ func (r *runner) finish(runErr error) (*Report, error) {
 		if err := r.closeCommands(st.done); err != nil {
 			return nil, errors.Join(runErr, err)
 		}
-		if all, err = journal.Read(r.paths.Journal); err != nil {
+		if all, _, err = r.store.Read(); err != nil {
 			return nil, errors.Join(runErr, err)
 		}
 	}
@@ -382,17 +402,18 @@ func open(cfg Config) (*runner, []journal.Entry, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	lock, err := journal.Acquire(paths.Lock, journal.Holder{By: cfg.By, Cutover: p.Name})
+	store := cfg.journalStore(p.Name)
+	lock, err := store.Acquire(journal.Holder{By: cfg.By, Cutover: p.Name})
 	if err != nil {
 		return nil, nil, err
 	}
-	j, entries, err := journal.Open(paths.Journal)
+	j, entries, cut, err := store.Open()
 	if err != nil {
 		lock.Release()
 		return nil, nil, err
 	}
-	if j.Cut > 0 {
-		log.Warn("the journal ended in a torn line, left by a crash mid-write: cut off (its action was never taken)", "cutover", p.Name, "journal", paths.Journal, "bytes", j.Cut)
+	if cut > 0 {
+		log.Warn("the journal ended in a torn line, left by a crash mid-write: cut off (its action was never taken)", "cutover", p.Name, "journal", store.Where(), "bytes", cut)
 	}
 	if cfg.CheckInterval <= 0 {
 		cfg.CheckInterval = 2 * time.Second
@@ -415,7 +436,7 @@ func open(cfg Config) (*runner, []journal.Entry, error) {
 	if cfg.NewGate == nil {
 		cfg.NewGate = func(g spec.Gate) (Gate, error) { return NewGate(g, clients) }
 	}
-	r := &runner{cfg: cfg, p: p, paths: paths, j: j, lever: lv, cloudWatch: clients.CloudWatch, log: log.With("cutover", p.Name), seen: map[string]bool{}, tookOver: map[registry.Runner]bool{}}
+	r := &runner{cfg: cfg, p: p, paths: paths, store: store, j: j, cut: cut, lever: lv, cloudWatch: clients.CloudWatch, log: log.With("cutover", p.Name), seen: map[string]bool{}, tookOver: map[registry.Runner]bool{}}
 	r.closeFn = func() { j.Close(); lock.Release() }
 	r.cfg.Progress = skipFlag{next: cfg.Progress, on: &r.skipGates}
 	return r, entries, nil
@@ -571,11 +592,15 @@ func replay(entries []journal.Entry) state {
 // nil once rolled back, and *journal.LockedError when a runner holds the cutover.
 func Abort(ctx context.Context, cfg Config) (*Report, error) {
 	paths := PathsFor(cfg.StateDir, cfg.Plan.Name)
-	if _, err := os.Stat(paths.Journal); errors.Is(err, os.ErrNotExist) {
-		if err := journal.Held(paths.Lock); err != nil {
+	store := cfg.journalStore(cfg.Plan.Name)
+	if _, _, err := store.Read(); errors.Is(err, os.ErrNotExist) {
+		if err := store.Held(); err != nil {
 			return nil, err
 		}
-		return nil, CheckCommandable(paths, CommandAbort)
+		// CheckCommandable, on the store's journal.
+		entries, torn, err := store.Read()
+		_, err = commandable(paths, CommandAbort, entries, torn, err)
+		return nil, err
 	}
 	r, entries, err := open(cfg)
 	if err != nil {
@@ -583,7 +608,7 @@ func Abort(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	defer r.close()
 	// The one check of every control command, on the journal as read under the lock.
-	st, err := commandable(paths, CommandAbort, entries, r.j.Cut, nil)
+	st, err := commandable(paths, CommandAbort, entries, r.cut, nil)
 	switch {
 	case err != nil && st.done != "":
 		return BuildReport(r.p.Name, entries), err

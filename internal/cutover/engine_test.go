@@ -159,7 +159,7 @@ func TestRunFullShift(t *testing.T) {
 		t.Fatalf("run: %v", err)
 	}
 	var text strings.Builder
-	rep.WriteText(&text)
+	Text.Report(&text, rep)
 	t.Log("\n" + text.String())
 	if rep.Outcome != outcomeCompleted || len(rep.Steps) != 4 {
 		t.Fatalf("report: outcome %q, %d steps", rep.Outcome, len(rep.Steps))

@@ -25,7 +25,7 @@ func TestStartRefusesAnEvenSplit(t *testing.T) {
 		"service/default/app: set external-dns.alpha.kubernetes.io/aws-weight to 100 and sync it, so that blue has all the traffic",
 	}
 	for name, call := range map[string]func() error{
-		"plan": func() error { _, err := Plan(context.Background(), cfg); return err },
+		"plan": func() error { _, err := DryRun(context.Background(), cfg); return err },
 		"run":  func() error { _, err := Run(context.Background(), cfg, false); return err },
 	} {
 		err := call()
@@ -50,7 +50,7 @@ func TestStartRefusesAnEvenSplit(t *testing.T) {
 	if rep, err := publishAs(e.dns, "purple", "127.0.0.30", 50, 1); err != nil || rep.Err() != nil {
 		t.Fatalf("publish purple: %v", errors.Join(err, rep.Err()))
 	}
-	if _, err := Plan(context.Background(), cfg); err != nil {
+	if _, err := DryRun(context.Background(), cfg); err != nil {
 		t.Errorf("plan with purple at 50: %v", err)
 	}
 }
@@ -64,7 +64,7 @@ func TestStepRefusesAnEvenSplit(t *testing.T) {
 	p.Steps[1].Weights = spec.Weights{}
 	cfg := e.config(p)
 	want := "spec.steps[1]: weights from 0, to 0 leave every weighted set of app.example.com A at 0, which Route 53 answers evenly"
-	if _, err := Plan(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), want) {
+	if _, err := DryRun(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("plan: %v, want %q", err, want)
 	}
 	if _, err := Run(context.Background(), cfg, false); err == nil || !strings.Contains(err.Error(), want) {
@@ -77,7 +77,7 @@ func TestStepRefusesAnEvenSplit(t *testing.T) {
 	if rep, err := publishAs(e.dns, "purple", "127.0.0.30", 50, 1); err != nil || rep.Err() != nil {
 		t.Fatalf("publish purple: %v", errors.Join(err, rep.Err()))
 	}
-	if _, err := Plan(context.Background(), cfg); err != nil {
+	if _, err := DryRun(context.Background(), cfg); err != nil {
 		t.Errorf("plan with purple at 50: %v", err)
 	}
 }

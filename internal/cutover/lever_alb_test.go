@@ -3,7 +3,6 @@ package cutover
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"slices"
 	"strings"
 	"testing"
@@ -17,13 +16,6 @@ import (
 	"github.com/crossfade-io/crossfade/internal/cutover/lever/alb/albtest"
 	"github.com/crossfade-io/crossfade/internal/cutover/lever/authority"
 )
-
-// testRunner is the runner the levers' tests read and write as.
-var testRunner = albtest.Runner
-
-func testEnv() WriteEnv {
-	return WriteEnv{What: "step", Log: slog.New(slog.DiscardHandler), BeforeSend: func(Snapshot) error { return nil }}
-}
 
 // TestALBDrift: a weight the cutover did not write, in from, to or another group, is
 // drift; a rule put back is not.
@@ -81,15 +73,15 @@ func TestALBPreview(t *testing.T) {
 	f.Rules[albtest.RuleHTTPS].Actions[1].ForwardConfig.TargetGroupStickinessConfig = &types.TargetGroupStickinessConfig{Enabled: aws.Bool(true), DurationSeconds: aws.Int32(3600)}
 	f.Health[albtest.TGGreen] = []types.TargetHealthStateEnum{types.TargetHealthStateEnumUnhealthy}
 	p := albtest.Plan()
-	pv, err := Plan(context.Background(), Config{Plan: p, Levers: albLevers(f, nil)})
+	pv, err := DryRun(context.Background(), Config{Plan: p, Levers: albLevers(f, nil)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var sum, full strings.Builder
-	if err := pv.WriteSummary(&sum); err != nil {
+	if err := Text.PreviewSummary(&sum, pv); err != nil {
 		t.Fatal(err)
 	}
-	if err := pv.WriteText(&full); err != nil {
+	if err := Text.Preview(&full, pv); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
@@ -111,7 +103,7 @@ func TestALBPreview(t *testing.T) {
 		}
 	}
 	stick := `"TargetGroupStickinessConfig":{"DurationSeconds":3600,"Enabled":true}`
-	host := authority.Value(previewRunner())[len(previewToken)+1:]
+	host := authority.Value(previewRunner())[len(PreviewToken)+1:]
 	for _, want := range []string{
 		"step 1 of 4: blue=100 green=0, 3 calls, as the AWS CLI takes them:\n" +
 			"aws elbv2 add-tags --resource-arns " + albtest.RuleHTTPS + ` --tags '[{"Key":"crossfade.io/cutover/shop/TOKEN","Value":"TOKEN@` + host + `"}]'` + "\n" +
@@ -155,7 +147,7 @@ func TestALBReportTerraform(t *testing.T) {
 		t.Fatalf("report lever %q, %d rules", rep.Lever, len(rep.Rules))
 	}
 	var b strings.Builder
-	if err := rep.WriteText(&b); err != nil {
+	if err := Text.Report(&b, rep); err != nil {
 		t.Fatal(err)
 	}
 	want := `  step 1 of 1      blue=0 green=100       passed   in effect after 12ms

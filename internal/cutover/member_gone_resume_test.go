@@ -213,7 +213,7 @@ func TestCloudMapClusterGone(t *testing.T) {
 			entries, _ := journal.Read(paths.Journal)
 			rep := BuildReport("orders", entries)
 			var b strings.Builder
-			_ = rep.WriteText(&b)
+			_ = Text.Report(&b, rep)
 			if rep.Outcome != outcomeRolledBack || !strings.Contains(b.String(), "could not restore") || !strings.Contains(b.String(), "cluster green's instances") {
 				t.Errorf("outcome %q; the report does not name the cluster the rollback could not restore:\n%s", rep.Outcome, b.String())
 			}

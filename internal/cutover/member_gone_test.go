@@ -124,7 +124,7 @@ func TestMemberDeletedDuringAHold(t *testing.T) {
 				t.Errorf("outcome %q, want rolled-back", rep.Outcome)
 			}
 			var b strings.Builder
-			_ = rep.WriteText(&b)
+			_ = Text.Report(&b, rep)
 			if !strings.Contains(b.String(), "could not restore") || !strings.Contains(b.String(), "app.example.com A [blue]") {
 				t.Errorf("report does not name the member the rollback could not restore:\n%s", b.String())
 			}

@@ -109,7 +109,7 @@ func TestPromoteSkipGates(t *testing.T) {
 		t.Errorf("last step %+v: want it marked as passed with gates skipped, by alice", last)
 	}
 	var b strings.Builder
-	if err := rep.WriteText(&b); err != nil {
+	if err := Text.Report(&b, rep); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"WARNING: GATES SKIPPED", "!! GATES SKIPPED", "promote --skip-gates by alice"} {

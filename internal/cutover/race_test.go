@@ -88,7 +88,7 @@ func TestLowerTTLMovesTheWholeGroup(t *testing.T) {
 	p.LowerTTL = 1
 	cfg := e.config(p)
 	// `cutover plan` shows purple's member in the TTL batches, exactly as they are sent.
-	pv, err := Plan(context.Background(), cfg)
+	pv, err := DryRun(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +152,7 @@ func TestLowerTTLRefusesAnUnownedMember(t *testing.T) {
 	p.Steps = p.Steps[2:]
 	p.LowerTTL = 1
 	const want = "app.example.com A [stray]: has no ownership TXT record"
-	if _, err := Plan(context.Background(), e.config(p)); err == nil || !strings.Contains(err.Error(), want) {
+	if _, err := DryRun(context.Background(), e.config(p)); err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("plan: %v, want a refusal naming the stray member", err)
 	}
 	if _, err := Run(context.Background(), e.config(p), false); !errors.As(err, new(*NotReadyError)) || !strings.Contains(err.Error(), want) {

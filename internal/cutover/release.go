@@ -77,20 +77,20 @@ func Release(ctx context.Context, cfg Config, o ReleaseOptions) (Released, error
 		log = slog.New(slog.DiscardHandler)
 	}
 	p := cfg.Plan
-	paths := PathsFor(cfg.StateDir, p.Name)
-	entries, err := journal.Read(paths.Journal)
+	store := cfg.journalStore(p.Name)
+	entries, _, err := store.Read()
 	exists := !errors.Is(err, os.ErrNotExist)
 	switch {
 	case err != nil && exists:
 		return Released{}, err
 	case !exists && !force:
-		return Released{}, fmt.Errorf("cutover %s has no journal at %s: it did not run from here (release --force deletes its authority records all the same)", p.Name, paths.Journal)
+		return Released{}, fmt.Errorf("cutover %s has no journal at %s: it did not run from here (release --force deletes its authority records all the same)", p.Name, store.Where())
 	}
 	st := replay(entries)
 	if st.started && st.done == "" && !force {
 		return Released{}, fmt.Errorf("cutover %s is unfinished: finish it (run --resume) or abort it before releasing its weights", p.Name)
 	}
-	lock, err := journal.Acquire(paths.Lock, journal.Holder{By: cfg.By, Cutover: p.Name})
+	lock, err := store.Acquire(journal.Holder{By: cfg.By, Cutover: p.Name})
 	if err != nil {
 		return Released{}, err
 	}
@@ -121,15 +121,15 @@ func Release(ctx context.Context, cfg Config, o ReleaseOptions) (Released, error
 		return Released{}, nil
 	}
 	rel := Released{Records: res.Records, TakenOver: res.TakenOver, Changes: res.Changes, Gone: res.Gone, Unconfirmed: res.Unconfirmed}
-	return rel, journalRelease(paths, exists, cfg.By, res.ChangeID, rel)
+	return rel, journalRelease(store, exists, cfg.By, res.ChangeID, rel)
 }
 
 // journalRelease journals what Release did in the cutover's journal, when it has one.
-func journalRelease(paths Paths, exists bool, by, changeID string, rel Released) error {
+func journalRelease(store journal.Store, exists bool, by, changeID string, rel Released) error {
 	if !exists {
 		return nil
 	}
-	j, _, err := journal.Open(paths.Journal)
+	j, _, _, err := store.Open()
 	if err != nil {
 		return err
 	}

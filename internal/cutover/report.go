@@ -3,7 +3,6 @@ package cutover
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"strings"
 	"time"
 
@@ -51,7 +50,7 @@ type Report struct {
 	RollingBack bool `json:"rollingBack,omitempty"`
 	// Rules are, for the ALB lever, every listener rule's forward action as last written
 	// (as found at the start, before the first write): the weights the rules hold, which
-	// WriteText prints as Terraform's forward block for the module that owns the rules.
+	// render.Report prints as Terraform's forward block for the module that owns the rules.
 	Rules []alb.RuleWeights `json:"rules,omitempty"`
 }
 
@@ -97,50 +96,6 @@ const (
 	StageFailed = "failed"
 )
 
-// String says what the resume did, for the text report and `status`: "resumed at … by
-// alice@ci (pid 4242 on ci): redoing the write of step 2 of 4 (blue=50 green=50), which
-// the run before it had sent (change C2) but not seen INSYNC".
-func (r ResumeReport) String() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "resumed at %s by %s", r.At.Format(time.RFC3339), r.By)
-	switch {
-	case r.PID > 0 && r.Host != "":
-		fmt.Fprintf(&b, " (pid %d on %s)", r.PID, r.Host)
-	case r.Host != "":
-		fmt.Fprintf(&b, " (on %s)", r.Host)
-	}
-	b.WriteString(": ")
-	w := r.Last
-	if w == nil {
-		b.WriteString("the run before it had started but sent nothing yet; starting from the first write")
-		return b.String()
-	}
-	what := w.Name
-	if len(w.Weights) > 0 {
-		what += " (" + FormatWeights(w.Weights) + ")"
-	}
-	// A write without a change id is one whose lever has none (the ALB's): it is in
-	// effect once every rule shows it, not INSYNC.
-	noID := w.ChangeID == ""
-	switch {
-	case w.Stage == StageIntent:
-		fmt.Fprintf(&b, "redoing the write of %s, which the run before it had begun but not seen sent (it may have landed: weights are absolute, so sending them again is safe)", what)
-	case w.Stage == StageSent && noID:
-		fmt.Fprintf(&b, "redoing the write of %s, which the run before it had sent but not seen in effect", what)
-	case w.Stage == StageSent:
-		fmt.Fprintf(&b, "redoing the write of %s, which the run before it had sent (change %s) but not seen INSYNC", what, w.ChangeID)
-	case w.Stage == StageInSync && noID:
-		fmt.Fprintf(&b, "redoing the write of %s, which the run before it had seen in effect but not held to its end; its hold starts again", what)
-	case w.Stage == StageInSync:
-		fmt.Fprintf(&b, "redoing the write of %s, which the run before it had seen INSYNC (change %s) but not held to its end; its hold starts again", what, w.ChangeID)
-	case w.Stage == StageFailed:
-		fmt.Fprintf(&b, "after %s failed: going on with its rollback", what)
-	default:
-		fmt.Fprintf(&b, "after %s %s: going on from there", what, w.Stage)
-	}
-	return b.String()
-}
-
 // RetireReport is the retire check's verdict.
 type RetireReport struct {
 	Cluster   string    `json:"cluster"`
@@ -163,18 +118,6 @@ type StepReport struct {
 	Gates       []gate.Result `json:"gates,omitempty"`
 	// GatesSkipped marks a step passed without its gates (promote --skip-gates).
 	GatesSkipped bool `json:"gatesSkipped,omitempty"`
-}
-
-// gateMark is how a gate result reads in text: pass, FAIL, or pending (passed without
-// judging yet: too little traffic counted).
-func gateMark(g gate.Result) string {
-	switch {
-	case !g.Pass:
-		return "FAIL"
-	case g.Pending:
-		return "pending"
-	}
-	return "pass"
 }
 
 // BuildReport folds a journal into a report.
@@ -293,99 +236,13 @@ func (r *Report) save(path string) error {
 	return nil
 }
 
-// WriteText writes the report for a change ticket.
-func (r *Report) WriteText(w io.Writer) error {
-	var b strings.Builder
-	outcome := r.Outcome
-	if outcome == "" {
-		outcome = "unfinished"
+// IgnoredSentAt is, for a control entry whose command was not acted on (ignored, or
+// discarded as sent before its run), when that command was sent: its journal time is when
+// a runner read it, which for one left from an earlier run may be days later. It is zero
+// for every other entry, and when the entry does not say.
+func IgnoredSentAt(e journal.Entry) time.Time {
+	if e.Kind != kindControl || !notActedOn(e.Detail) {
+		return time.Time{}
 	}
-	switch {
-	case r.Outcome == "" && r.NotStarted:
-		outcome = "not started"
-	case r.Outcome == "" && r.RollingBack:
-		outcome = "unfinished, rolling back"
-	}
-	fmt.Fprintf(&b, "cutover %s: %s\n", r.Cutover, outcome)
-	if r.NotStarted {
-		// Never "run by , started 0001-01-01…": there is no run to speak of.
-		b.WriteString("  the journal has no start entry: the run stopped before it moved anything (nothing was written)\n")
-		for _, c := range r.Controls {
-			fmt.Fprintf(&b, "  %s\n", controlLine(c))
-		}
-		_, err := io.WriteString(w, b.String())
-		return err
-	}
-	if r.GatesSkipped {
-		b.WriteString("  WARNING: GATES SKIPPED: steps passed unmeasured (promote --skip-gates); see the steps marked below\n")
-	}
-	fmt.Fprintf(&b, "  run by %s, started %s", r.By, r.Started.Format(time.RFC3339))
-	if !r.Ended.IsZero() {
-		fmt.Fprintf(&b, ", ended %s (%s)", r.Ended.Format(time.RFC3339), r.Ended.Sub(r.Started).Round(time.Second))
-	}
-	fmt.Fprintf(&b, "\n  starting weights: %s\n", FormatWeights(r.StartWeights))
-	resumes := r.Resumes
-	for i, s := range r.Steps {
-		for len(resumes) > 0 && resumes[0].WritesBefore <= i {
-			fmt.Fprintf(&b, "  %s\n", resumes[0])
-			resumes = resumes[1:]
-		}
-		switch {
-		case (r.Lever == LeverALB || r.Lever == LeverCloudMap) && s.InSyncAfter == "":
-			fmt.Fprintf(&b, "  %-16s %-22s %-8s not seen in effect", s.Name, FormatWeights(s.Weights), s.Outcome)
-		case r.Lever == LeverALB || r.Lever == LeverCloudMap:
-			fmt.Fprintf(&b, "  %-16s %-22s %-8s in effect after %s", s.Name, FormatWeights(s.Weights), s.Outcome, s.InSyncAfter)
-		default:
-			fmt.Fprintf(&b, "  %-16s %-22s %-8s change %s, INSYNC after %s", s.Name, FormatWeights(s.Weights), s.Outcome, s.ChangeID, s.InSyncAfter)
-		}
-		if s.Detail != "" {
-			fmt.Fprintf(&b, "; %s", s.Detail)
-		}
-		b.WriteString("\n")
-		if s.GatesSkipped {
-			b.WriteString("      !! GATES SKIPPED: this step was not measured\n")
-		}
-		for _, g := range s.Gates {
-			fmt.Fprintf(&b, "      %s %s: %s\n", gateMark(g), g.Gate, g.Detail)
-		}
-	}
-	for _, rs := range resumes {
-		fmt.Fprintf(&b, "  %s\n", rs)
-	}
-	for _, c := range r.Controls {
-		fmt.Fprintf(&b, "  %s\n", controlLine(c))
-	}
-	switch {
-	case r.RollingBack:
-		fmt.Fprintf(&b, "  rolling back (not finished): %s; it goes on to the starting weights whatever comes (pause, resume and promote are ignored); "+
-			"if no runner holds it, `crossfade cutover run --resume` finishes it\n", r.Rollback)
-	case r.Rollback != "":
-		fmt.Fprintf(&b, "  rolled back: %s\n", r.Rollback)
-	}
-	if r.Retire != nil {
-		fmt.Fprintf(&b, "  retire: %s\n", r.Retire.Detail)
-	}
-	if r.Lever == LeverALB && len(r.Rules) > 0 {
-		b.WriteString("  the listener rules' weights now, as Terraform's forward block (for the module that owns the rules):\n")
-		for _, line := range strings.Split(strings.TrimRight(alb.TerraformForward(r.Rules), "\n"), "\n") {
-			if line != "" {
-				line = "    " + line
-			}
-			b.WriteString(line + "\n")
-		}
-	}
-	_, err := io.WriteString(w, b.String())
-	return err
-}
-
-// controlLine renders a control, takeover or drift entry: what, who and when. A command
-// not acted on says when it was sent (its journal time is when a runner read it, which
-// for one left from an earlier run may be days later).
-func controlLine(e journal.Entry) string {
-	if e.Kind == kindControl && notActedOn(e.Detail) {
-		if at := sentAt(e); !at.IsZero() {
-			return fmt.Sprintf("%s by %s, sent at %s", e.Detail, e.By, at.Format(time.RFC3339))
-		}
-	}
-	return fmt.Sprintf("%s by %s at %s", e.Detail, e.By, e.Time.Format(time.RFC3339))
+	return sentAt(e)
 }

@@ -60,7 +60,7 @@ func TestReportSaysWhenResumed(t *testing.T) {
 				t.Errorf("no last write, want stage %q", tt.stage)
 			}
 			var text strings.Builder
-			if err := rep.WriteText(&text); err != nil {
+			if err := Text.Report(&text, rep); err != nil {
 				t.Fatal(err)
 			}
 			if !strings.Contains(text.String(), "  "+tt.want) {
@@ -69,7 +69,7 @@ func TestReportSaysWhenResumed(t *testing.T) {
 			// The JSON report carries it too.
 			b, _ := json.Marshal(rep)
 			var back Report
-			if err := json.Unmarshal(b, &back); err != nil || len(back.Resumes) != 1 || back.Resumes[0].String() != r.String() {
+			if err := json.Unmarshal(b, &back); err != nil || len(back.Resumes) != 1 || Text.Resume(back.Resumes[0]) != Text.Resume(r) {
 				t.Errorf("JSON round trip: %s, %v", b, err)
 			}
 		})
@@ -79,7 +79,7 @@ func TestReportSaysWhenResumed(t *testing.T) {
 	entries := []journal.Entry{start, intent, written, resumed,
 		{Kind: kindIntent, Step: 2, Time: at(65), Weights: w50, Detail: "step 3 of 4"}}
 	var text strings.Builder
-	BuildReport("app", entries).WriteText(&text)
+	Text.Report(&text, BuildReport("app", entries))
 	lines := strings.Split(text.String(), "\n")
 	var order []string
 	for _, l := range lines {
@@ -115,7 +115,7 @@ func TestResumedRunReportsIt(t *testing.T) {
 	host, _ := os.Hostname()
 	want := fmt.Sprintf("by test@host (pid %d on %s): redoing the write of step 3 of 4 (blue=50 green=50), which the run before it had sent (change C-lost) but not seen INSYNC", os.Getpid(), host)
 	var text strings.Builder
-	rep.WriteText(&text)
+	Text.Report(&text, rep)
 	if !strings.Contains(text.String(), want) {
 		t.Errorf("report lacks %q:\n%s", want, text.String())
 	}
@@ -146,7 +146,7 @@ func TestStatusSaysWhoRunsIt(t *testing.T) {
 	text := func(st *Status) string {
 		t.Helper()
 		var b strings.Builder
-		if err := st.WriteText(&b); err != nil {
+		if err := Text.Status(&b, st); err != nil {
 			t.Fatal(err)
 		}
 		return b.String()

@@ -241,7 +241,7 @@ func TestStartRefusesDifferingWeights(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "api.example.com A [blue] has weight 70") && !strings.Contains(err.Error(), "app.example.com A [blue] has weight 100") {
 		t.Fatalf("run: %v", err)
 	}
-	if _, err := Plan(context.Background(), e.config(p)); err == nil || !strings.Contains(err.Error(), "make them equal first") {
+	if _, err := DryRun(context.Background(), e.config(p)); err == nil || !strings.Contains(err.Error(), "make them equal first") {
 		t.Errorf("plan: %v", err)
 	}
 }
@@ -255,7 +255,7 @@ func TestPlanPreviewSimulates(t *testing.T) {
 	p := testPlan(t)
 	p.LowerTTL = 1
 	p.Rollback = spec.PlanRollback{Mode: spec.RollbackGradual, Steps: []spec.Weights{{From: 50, To: 50}}}
-	pv, err := Plan(context.Background(), e.config(p))
+	pv, err := DryRun(context.Background(), e.config(p))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -62,7 +62,7 @@ func (r *runner) fixSelection(ctx context.Context, st state) error {
 	}
 	if st.started {
 		if st.selected == nil {
-			return fmt.Errorf("cutover %s selects what it moves, and its journal %s keeps no selection: it started from another plan", r.p.Name, r.paths.Journal)
+			return fmt.Errorf("cutover %s selects what it moves, and its journal %s keeps no selection: it started from another plan", r.p.Name, r.store.Where())
 		}
 		applySelection(r.p, *st.selected)
 		return nil

@@ -92,7 +92,7 @@ func TestSelectAllWeighted(t *testing.T) {
 	p.Steps = p.Steps[1:] // 10, 50, 100
 	want := []spec.Record{{Name: "api.example.com", Type: "A"}, {Name: "app.example.com", Type: "A"}}
 
-	pv, err := Plan(context.Background(), e.config(p))
+	pv, err := DryRun(context.Background(), e.config(p))
 	if err != nil {
 		t.Fatalf("plan: %v", err)
 	}
@@ -100,7 +100,7 @@ func TestSelectAllWeighted(t *testing.T) {
 		t.Errorf("preview selected %q (plan's records %v)", pv.Selected, p.Records)
 	}
 	var b strings.Builder
-	if err := pv.WriteText(&b); err != nil {
+	if err := Text.Preview(&b, pv); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(b.String(), "selected 2 weighted record sets with members blue and green:\n  api.example.com A\n  app.example.com A\n") ||
@@ -257,7 +257,7 @@ func TestALBSelectRunAndResume(t *testing.T) {
 	for i := range p.Steps {
 		p.Steps[i].Pause = 200 * time.Millisecond
 	}
-	pv, err := Plan(context.Background(), cfg)
+	pv, err := DryRun(context.Background(), cfg)
 	if err != nil || !slices.Equal(pv.Selected, []string{"listener " + lisHTTPS, "rule " + albtest.RuleHTTPS}) {
 		t.Fatalf("preview: %v, selected %q", err, pv.Selected)
 	}

@@ -201,7 +201,7 @@ func TestWriteRetriedThroughTransientFailures(t *testing.T) {
 				t.Errorf("%d retry events, want %d: %+v", len(retries), tc.clearAfter, retries)
 			}
 			for _, ev := range retries {
-				t.Logf("retry event: %s", describe(ev))
+				t.Logf("retry event: %s", Text.EventLine(ev))
 				if ev.Phase != stage || (!home && ev.Step != 1) || !strings.Contains(ev.Message, "retrying in") {
 					t.Errorf("retry event %+v: want phase %s, step 2, saying when it retries", ev, stage)
 				}

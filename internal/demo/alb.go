@@ -27,6 +27,7 @@ import (
 	"github.com/crossfade-io/crossfade/internal/cutover/gate"
 	leveralb "github.com/crossfade-io/crossfade/internal/cutover/lever/alb"
 	"github.com/crossfade-io/crossfade/internal/cutover/levers"
+	"github.com/crossfade-io/crossfade/internal/cutover/render"
 	"github.com/crossfade-io/crossfade/internal/cutover/spec"
 	"github.com/crossfade-io/crossfade/internal/dashboard"
 	"github.com/crossfade-io/crossfade/internal/sandbox"
@@ -459,12 +460,12 @@ func runALB(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	progress := cfg.Progress
 	if progress == nil {
-		progress = cutover.NewProgress(out, false)
+		progress = render.NewProgress(out, false)
 	}
 	tracker := &stepTracker{lg: lg}
 	ccfg := cutover.Config{Plan: p, Levers: levers.New(levers.Env{AWS: func() (aws.Config, error) { return awsCfg, nil }, ELBv2: sb.APIURL(), CloudWatch: sb.APIURL()}),
 		StateDir: filepath.Join(dir, "state"), By: "demo", CheckInterval: time.Second, PollInterval: 100 * time.Millisecond,
-		Progress: cutover.MultiProgress(progress, rec, tracker), Logger: log}
+		Progress: render.MultiProgress(progress, rec, tracker), Logger: log}
 	rep, runErr := cutover.Run(ctx, ccfg, false)
 	tracker.Event(cutover.Event{Phase: cutover.PhaseDone})
 
@@ -477,7 +478,7 @@ func runALB(ctx context.Context, cfg Config) (*Result, error) {
 	res.FinalWeights = rule
 	if rep != nil {
 		fmt.Fprintln(out)
-		if err := rep.WriteText(out); err != nil {
+		if err := render.Report(out, rep); err != nil {
 			return res, err
 		}
 	}

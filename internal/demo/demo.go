@@ -30,6 +30,7 @@ import (
 	"github.com/crossfade-io/crossfade/internal/cutover/gate"
 	lr53 "github.com/crossfade-io/crossfade/internal/cutover/lever/route53"
 	"github.com/crossfade-io/crossfade/internal/cutover/levers"
+	"github.com/crossfade-io/crossfade/internal/cutover/render"
 	"github.com/crossfade-io/crossfade/internal/cutover/spec"
 	"github.com/crossfade-io/crossfade/internal/dashboard"
 	"github.com/crossfade-io/crossfade/internal/provider/route53"
@@ -237,12 +238,12 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	progress := cfg.Progress
 	if progress == nil {
-		progress = cutover.NewProgress(out, false)
+		progress = render.NewProgress(out, false)
 	}
 	tracker := &stepTracker{lg: lg}
 	ccfg := cutover.Config{Plan: p, Levers: levers.New(levers.Env{DNS: func() (lr53.DNS, error) { return dns, nil }, Registry: reg}), StateDir: filepath.Join(dir, "state"), By: "demo",
 		DNSServers: []string{sb.DNSAddr()}, CheckInterval: time.Second, PollInterval: 100 * time.Millisecond,
-		Progress: cutover.MultiProgress(progress, rec, tracker), Logger: log}
+		Progress: render.MultiProgress(progress, rec, tracker), Logger: log}
 	rep, runErr := cutover.Run(ctx, ccfg, false)
 	tracker.Event(cutover.Event{Phase: cutover.PhaseDone})
 
@@ -254,7 +255,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	if rep != nil {
 		fmt.Fprintln(out)
-		if err := rep.WriteText(out); err != nil {
+		if err := render.Report(out, rep); err != nil {
 			return res, err
 		}
 	}

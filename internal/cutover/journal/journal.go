@@ -8,6 +8,10 @@
 // and after it is acknowledged, so a runner killed at any moment finds, on resume, either
 // an intent it must finish (weights are absolute, so sending them again is safe) or a
 // completed action.
+//
+// The engine reaches the journal and the lock only through Store (store.go): Files is
+// this package's files, Memory keeps them in memory as an API object would, so that
+// another store (a Kubernetes object and a Lease) can replace the files.
 package journal
 
 import (

@@ -1,4 +1,4 @@
-package cutover
+package render
 
 import (
 	"io"
@@ -8,25 +8,26 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crossfade-io/crossfade/internal/cutover"
 	"github.com/crossfade-io/crossfade/internal/cutover/gate"
 )
 
 func TestProgress(t *testing.T) {
-	holding := Event{Phase: PhaseHolding, Step: 1, Total: 4, Weights: map[string]int64{"blue": 90, "green": 10}, Left: 90 * time.Second,
+	holding := cutover.Event{Phase: cutover.PhaseHolding, Step: 1, Total: 4, Weights: map[string]int64{"blue": 90, "green": 10}, Left: 90 * time.Second,
 		Gates: []gate.Result{{Gate: "answers", Pass: true, Detail: "blue 91%"}, {Gate: "errors", Pass: false, Detail: "0.2 > 0.1"}}}
-	if got, want := describe(holding), "step 2/4  blue=90 green=10  holding, 1m30s left"; got != want {
-		t.Errorf("describe = %q, want %q", got, want)
+	if got, want := EventLine(holding), "step 2/4  blue=90 green=10  holding, 1m30s left"; got != want {
+		t.Errorf("EventLine = %q, want %q", got, want)
 	}
-	rb := Event{Phase: PhaseRollingBack, Step: 0, Total: 2, Weights: map[string]int64{"blue": 50, "green": 50}}
-	if got := describe(rb); !strings.HasPrefix(got, "rollback 1/2  ") {
-		t.Errorf("describe(rollback) = %q, want it labelled as a rollback stop", got)
+	rb := cutover.Event{Phase: cutover.PhaseRollingBack, Step: 0, Total: 2, Weights: map[string]int64{"blue": 50, "green": 50}}
+	if got := EventLine(rb); !strings.HasPrefix(got, "rollback 1/2  ") {
+		t.Errorf("EventLine(rollback) = %q, want it labelled as a rollback stop", got)
 	}
 
 	var plain strings.Builder
 	p := NewProgress(&plain, false)
 	p.Event(holding)
 	p.Event(holding) // the same hold again: no new line
-	p.Event(Event{Phase: PhaseDone, Message: "cutover completed"})
+	p.Event(cutover.Event{Phase: cutover.PhaseDone, Message: "cutover completed"})
 	if lines := strings.Split(strings.TrimSpace(plain.String()), "\n"); len(lines) != 2 || strings.Contains(plain.String(), "\x1b") {
 		t.Errorf("plain output:\n%s", plain.String())
 	}
@@ -106,8 +107,8 @@ func TestLogsDoNotBreakTheTable(t *testing.T) {
 			return a
 		}}))
 	gates := []gate.Result{{Gate: "answers", Pass: true, Detail: "green 10%"}, {Gate: "errors", Pass: true, Detail: "0.01"}}
-	hold := func(step int, left time.Duration) Event {
-		return Event{Phase: PhaseHolding, Step: step, Total: 4, Weights: map[string]int64{"blue": 90, "green": 10}, Gates: gates, Left: left}
+	hold := func(step int, left time.Duration) cutover.Event {
+		return cutover.Event{Phase: cutover.PhaseHolding, Step: step, Total: 4, Weights: map[string]int64{"blue": 90, "green": 10}, Gates: gates, Left: left}
 	}
 	p.Event(hold(1, 3*time.Second))
 	log.Info("weights written", "step", "step 2 of 4")
@@ -130,7 +131,12 @@ func TestLogsDoNotBreakTheTable(t *testing.T) {
 		t.Errorf("LogWriter for plain lines wraps the log writer")
 	}
 	// The live view beside the table does not hide it.
-	if w := LogWriter(MultiProgress(discardProgress{}, p), os.Stderr); w == io.Writer(os.Stderr) {
+	if w := LogWriter(MultiProgress(nopProgress{}, p), os.Stderr); w == io.Writer(os.Stderr) {
 		t.Errorf("LogWriter does not find the table in a MultiProgress")
 	}
 }
+
+// nopProgress stands for the live view beside the table.
+type nopProgress struct{}
+
+func (nopProgress) Event(cutover.Event) {}
