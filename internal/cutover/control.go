@@ -102,20 +102,20 @@ func CheckCommandable(paths Paths, command string) error {
 
 // checkCommandable is CheckCommandable, also returning the state the journal shows.
 func checkCommandable(paths Paths, command string) (state, error) {
-	entries, torn, err := paths.store().Read()
-	return commandable(paths, command, entries, torn, err)
+	store := paths.store()
+	entries, torn, err := store.Read()
+	return commandable(strings.TrimSuffix(filepath.Base(paths.Journal), ".journal"), store.Where(), command, entries, torn, err)
 }
 
-// commandable judges a command for the cutover whose journal (at paths) read as entries,
-// with a torn tail of torn bytes, or failed with readErr.
-func commandable(paths Paths, command string, entries []journal.Entry, torn int64, readErr error) (state, error) {
-	name := strings.TrimSuffix(filepath.Base(paths.Journal), ".journal")
+// commandable judges a command for the cutover name whose journal (where, as its store
+// names it) read as entries, with a torn tail of torn bytes, or failed with readErr.
+func commandable(name, where, command string, entries []journal.Entry, torn int64, readErr error) (state, error) {
 	refused := func(why string, a ...any) error {
 		return &CommandRefusedError{Cutover: name, Command: command, Why: fmt.Sprintf(why, a...)}
 	}
 	switch {
 	case errors.Is(readErr, os.ErrNotExist):
-		return state{}, refused("it has not run here: no journal at %s (is --state-dir the one its run used?)", paths.Journal)
+		return state{}, refused("it has not run here: no journal at %s (is --state-dir the one its run used?)", where)
 	case readErr != nil:
 		// A damaged journal is for a person to look at, not to be taken for "never ran".
 		return state{}, refused("its journal is damaged: %v", readErr)
@@ -123,9 +123,9 @@ func commandable(paths Paths, command string, entries []journal.Entry, torn int6
 	st := replay(entries)
 	switch {
 	case !st.started && torn > 0:
-		return st, refused("it has not started: its journal %s has no start entry, only a torn line of %d bytes (a crash mid-write); `crossfade cutover run --resume` starts it", paths.Journal, torn)
+		return st, refused("it has not started: its journal %s has no start entry, only a torn line of %d bytes (a crash mid-write); `crossfade cutover run --resume` starts it", where, torn)
 	case !st.started:
-		return st, refused("it has not started: its journal %s has no start entry (the run stopped before it moved anything); `crossfade cutover run` starts it", paths.Journal)
+		return st, refused("it has not started: its journal %s has no start entry (the run stopped before it moved anything); `crossfade cutover run` starts it", where)
 	case st.done != "":
 		return st, refused("it has ended (%s)", st.done)
 	}

@@ -591,7 +591,6 @@ func replay(entries []journal.Entry) state {
 // (A running cutover is aborted through SendCommand; its runner rolls back.) It returns
 // nil once rolled back, and *journal.LockedError when a runner holds the cutover.
 func Abort(ctx context.Context, cfg Config) (*Report, error) {
-	paths := PathsFor(cfg.StateDir, cfg.Plan.Name)
 	store := cfg.journalStore(cfg.Plan.Name)
 	if _, _, err := store.Read(); errors.Is(err, os.ErrNotExist) {
 		if err := store.Held(); err != nil {
@@ -599,7 +598,7 @@ func Abort(ctx context.Context, cfg Config) (*Report, error) {
 		}
 		// CheckCommandable, on the store's journal.
 		entries, torn, err := store.Read()
-		_, err = commandable(paths, CommandAbort, entries, torn, err)
+		_, err = commandable(cfg.Plan.Name, store.Where(), CommandAbort, entries, torn, err)
 		return nil, err
 	}
 	r, entries, err := open(cfg)
@@ -608,7 +607,7 @@ func Abort(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	defer r.close()
 	// The one check of every control command, on the journal as read under the lock.
-	st, err := commandable(paths, CommandAbort, entries, r.cut, nil)
+	st, err := commandable(r.p.Name, r.store.Where(), CommandAbort, entries, r.cut, nil)
 	switch {
 	case err != nil && st.done != "":
 		return BuildReport(r.p.Name, entries), err

@@ -566,7 +566,7 @@ func (r *runner) prechecks(ctx context.Context, i int, w map[string]int64) (resu
 				Message: fmt.Sprintf("gate %s fails before the write: nothing written", got.Gate)})
 			data, _ := json.Marshal(results)
 			return results, "", stepResult{outcome: stepFailed, data: data,
-				reason: fmt.Sprintf("gate %s, checked before the write (nothing written): %s%s", got.Gate, got.Detail, errSuffix(got.Detail, got.Err))}, nil
+				reason: fmt.Sprintf("gate %s, checked before the write (nothing written): %s", got.Gate, gate.Explain(got.Detail, got.Err))}, nil
 		}
 	}
 	var out []string
@@ -641,7 +641,7 @@ func (r *runner) hold(ctx context.Context, i int, w map[string]int64) (stepResul
 				// Shown before the step ends, so that a live view marks the gate failed.
 				r.cfg.Progress.Event(Event{Phase: PhaseHolding, Step: i, Total: n, Weights: w, Gates: last})
 				data, _ := json.Marshal(last)
-				return stepResult{outcome: stepFailed, reason: fmt.Sprintf("gate %s: %s%s", res.Gate, res.Detail, errSuffix(res.Detail, res.Err)), data: data}, nil, nil
+				return stepResult{outcome: stepFailed, reason: fmt.Sprintf("gate %s: %s", res.Gate, gate.Explain(res.Detail, res.Err)), data: data}, nil, nil
 			}
 		}
 		held := time.Since(began)
@@ -894,16 +894,6 @@ func asDrift(err error) drifted {
 		return g
 	}
 	return nil
-}
-
-// errSuffix is a gate's error in parentheses, to follow its detail; "" when there is none
-// or the detail already says it (a gate that cannot measure often puts its error in
-// both: printed twice, it read "query …: refused (query …: refused)").
-func errSuffix(detail, e string) string {
-	if e == "" || strings.Contains(detail, e) {
-		return ""
-	}
-	return " (" + e + ")"
 }
 
 // gateStep describes step i to the gates: weights written and each record's members.

@@ -208,3 +208,14 @@ func repeat(ctx context.Context, n, workers int, fn func()) {
 	}
 	wg.Wait()
 }
+
+// Explain is a result's detail followed by its error in parentheses, for one line of
+// text: the detail alone when there is no error or the detail already says it (a gate
+// that cannot measure often puts its error in both: printed twice, it read "query …:
+// refused (query …: refused)").
+func Explain(detail, err string) string {
+	if err == "" || strings.Contains(detail, err) {
+		return detail
+	}
+	return detail + " (" + err + ")"
+}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/crossfade-io/crossfade/internal/cutover"
+	"github.com/crossfade-io/crossfade/internal/cutover/gate"
 )
 
 // PreviewSummary renders the preview in a screenful (`cutover plan`): where the weights
@@ -132,7 +133,7 @@ func writeHead(b *strings.Builder, pv *cutover.Preview) {
 // writeGates writes one line per gate with its check at the current weights.
 func writeGates(b *strings.Builder, pv *cutover.Preview) {
 	for _, g := range pv.Gates {
-		fmt.Fprintf(b, "gate %s (%s) now: %s: %s%s\n", g.Gate, g.Kind, gateMark(g), g.Detail, errSuffix(g.Detail, g.Err))
+		fmt.Fprintf(b, "gate %s (%s) now: %s: %s\n", g.Gate, g.Kind, gateMark(g), gate.Explain(g.Detail, g.Err))
 	}
 }
 

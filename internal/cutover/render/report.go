@@ -155,17 +155,6 @@ func gateMark(g gate.Result) string {
 	return "pass"
 }
 
-// errSuffix is a gate's error in parentheses, to follow its detail; "" when there is none
-// or the detail already says it (a gate that cannot measure often puts its error in
-// both: printed twice, it read "query …: refused (query …: refused)"). The engine words
-// its rollback reasons the same way.
-func errSuffix(detail, e string) string {
-	if e == "" || strings.Contains(detail, e) {
-		return ""
-	}
-	return " (" + e + ")"
-}
-
 // controlLine renders a control, takeover or drift entry: what, who and when. A command
 // not acted on says when it was sent (its journal time is when a runner read it, which
 // for one left from an earlier run may be days later).
