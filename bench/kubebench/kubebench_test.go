@@ -20,56 +20,6 @@ import (
 	"github.com/crossfade-io/crossfade/internal/testenv"
 )
 
-func TestParseCalls(t *testing.T) {
-	for _, tc := range []struct {
-		name    string
-		text    string
-		want    callCounts
-		wantErr bool
-	}{
-		{
-			name: "counters among other metrics",
-			text: `# HELP crossfade_sandbox_api_calls_total Route 53 API calls by operation and result (ok or the error code).
-# TYPE crossfade_sandbox_api_calls_total counter
-crossfade_sandbox_api_calls_total{operation="ChangeResourceRecordSets",result="ok"} 35
-crossfade_sandbox_api_calls_total{operation="ListHostedZones",result="Throttling"} 1
-crossfade_sandbox_api_calls_total{operation="ListResourceRecordSets",result="ok"} 67
-crossfade_sandbox_api_call_duration_seconds_bucket{operation="ListHostedZones",le="0.0005"} 0
-crossfade_sandbox_record_changes_total{action="CREATE"} 20000
-go_goroutines 12
-`,
-			want: callCounts{"ChangeResourceRecordSets ok": 35, "ListHostedZones Throttling": 1, "ListResourceRecordSets ok": 67},
-		},
-		{name: "no counters yet", text: "go_goroutines 12\n", want: callCounts{}},
-		{name: "large count in exponent form", text: `crossfade_sandbox_api_calls_total{operation="GetChange",result="ok"} 1.2e+06` + "\n",
-			want: callCounts{"GetChange ok": 1200000}},
-		{name: "value missing", text: `crossfade_sandbox_api_calls_total{operation="GetChange",result="ok"}` + "\n", wantErr: true},
-		{name: "value not a count", text: `crossfade_sandbox_api_calls_total{operation="GetChange",result="ok"} 1.5` + "\n", wantErr: true},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			got, err := parseCalls(strings.NewReader(tc.text))
-			if (err != nil) != tc.wantErr {
-				t.Fatalf("err = %v, want error %v", err, tc.wantErr)
-			}
-			if !tc.wantErr && !equalCounts(got, tc.want) {
-				t.Errorf("got %v, want %v", got, tc.want)
-			}
-		})
-	}
-}
-
-func equalCounts(a, b callCounts) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if w, ok := b[k]; !ok || w != v {
-			return false
-		}
-	}
-	return true
-}
-
 func TestCallCountsSince(t *testing.T) {
 	before := callCounts{"ListHostedZones ok": 3, "ListResourceRecordSets ok": 1, "ChangeResourceRecordSets ok": 35}
 	after := callCounts{"ListHostedZones ok": 5, "ListResourceRecordSets ok": 68, "ChangeResourceRecordSets ok": 35, "GetChange ok": 2}
@@ -447,4 +397,17 @@ func TestSampleGapSpreadsOverTheCycle(t *testing.T) {
 	if g := sampleGap(0, 0, rand.New(rand.NewPCG(1, 1))); g != 0 {
 		t.Errorf("no base and no cycle: gap %s, want 0", g)
 	}
+}
+
+// equalCounts reports whether a and b hold the same counts.
+func equalCounts(a, b callCounts) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || w != v {
+			return false
+		}
+	}
+	return true
 }

@@ -1,20 +1,17 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"io"
 	"maps"
 	"math"
-	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/miekg/dns"
 
+	"github.com/crossfade-io/crossfade/internal/sandbox/apicalls"
 	"github.com/crossfade-io/crossfade/internal/sandbox/zones"
 )
 
@@ -55,62 +52,11 @@ func (c callCounts) String() string {
 	return strings.Join(parts, ", ")
 }
 
-// callsMetric is the sandbox's counter of Route 53 API calls. The sandbox counts neither
-// /metrics nor its /_sandbox/ admin API in it, so reading it costs no call.
-const callsMetric = "crossfade_sandbox_api_calls_total"
-
-// readCalls reads the sandbox's API-call counters from its /metrics.
+// readCalls reads the sandbox's API-call counters from its /metrics (which costs no call:
+// the sandbox does not count it).
 func readCalls(ctx context.Context, apiURL string) (callCounts, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, apiURL+"/metrics", nil)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("sandbox metrics: %w", err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("sandbox metrics: %s", resp.Status)
-	}
-	return parseCalls(resp.Body)
-}
-
-// parseCalls picks callsMetric out of Prometheus text exposition:
-//
-//	crossfade_sandbox_api_calls_total{operation="ListHostedZones",result="ok"} 3
-func parseCalls(r io.Reader) (callCounts, error) {
-	out := callCounts{}
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		rest, ok := strings.CutPrefix(line, callsMetric+"{")
-		if !ok {
-			continue
-		}
-		labels, value, ok := strings.Cut(rest, "} ")
-		if !ok {
-			return nil, fmt.Errorf("metrics line %q: no value", line)
-		}
-		var op, result string
-		for _, kv := range strings.Split(labels, ",") {
-			k, v, _ := strings.Cut(kv, "=")
-			v = strings.Trim(v, `"`)
-			switch k {
-			case "operation":
-				op = v
-			case "result":
-				result = v
-			}
-		}
-		n, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
-		if err != nil || n < 0 || n != math.Trunc(n) {
-			return nil, fmt.Errorf("metrics line %q: value is not a count", line)
-		}
-		out[op+" "+result] = int(n)
-	}
-	return out, sc.Err()
+	calls, err := apicalls.ReadCalls(ctx, apiURL)
+	return callCounts(calls), err
 }
 
 // pollEvery is how often the store is read while waiting for a first sync. Reading it

@@ -503,16 +503,7 @@ func arnSuffix(arn, prefix string) string {
 // deleting a listener or a load balancer takes its socket or DNS answer away.
 func TestALBRestartAndClose(t *testing.T) {
 	state := filepath.Join(t.TempDir(), "state.db")
-	sb, err := sandbox.Start(context.Background(), sandbox.Config{APIAddr: "127.0.0.1:0", DNSAddr: "127.0.0.1:0", StatePath: state})
-	if err != nil {
-		t.Fatal(err)
-	}
-	closed := false
-	t.Cleanup(func() {
-		if !closed {
-			_ = sb.Close()
-		}
-	})
+	sb, stop := sandboxtest.StartStateful(t, state)
 	f := newALBFixture(t, sb)
 	green := startBackend(t, "green", nil, nil)
 	f.register(f.green, green)
@@ -528,8 +519,7 @@ func TestALBRestartAndClose(t *testing.T) {
 		t.Fatalf("went to %s", name)
 	}
 
-	closed = true
-	if err := sb.Close(); err != nil {
+	if err := stop(); err != nil {
 		t.Fatal(err)
 	}
 	if conn, err := net.DialTimeout("tcp", addr, time.Second); err == nil {

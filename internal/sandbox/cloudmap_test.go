@@ -85,19 +85,9 @@ func waitOp(t *testing.T, c *sd.Client, id *string) map[string]string {
 func TestCloudMapDNS(t *testing.T) {
 	ctx := context.Background()
 	state := filepath.Join(t.TempDir(), "state.db")
-	sb, err := sandbox.Start(ctx, sandbox.Config{APIAddr: "127.0.0.1:0", DNSAddr: "127.0.0.1:0", StatePath: state})
-	if err != nil {
-		t.Fatal(err)
-	}
-	first, closed := sb, false
-	t.Cleanup(func() {
-		if !closed {
-			_ = first.Close()
-		}
-	})
+	sb, stop := sandboxtest.StartStateful(t, state)
 	c := cloudMapClient(sb)
-	r53 := route53.New(route53.Options{Region: "us-east-1", BaseEndpoint: aws.String(sb.APIURL()),
-		Credentials: credentials.NewStaticCredentialsProvider("test", "test", "")})
+	r53 := sandboxtest.Route53Client(sb)
 
 	op, err := c.CreatePrivateDnsNamespace(ctx, &sd.CreatePrivateDnsNamespaceInput{Name: aws.String("corp.local"), Vpc: aws.String("vpc-1")})
 	if err != nil {
@@ -209,10 +199,9 @@ func TestCloudMapDNS(t *testing.T) {
 	}
 
 	// A restart keeps it all.
-	if err := sb.Close(); err != nil {
+	if err := stop(); err != nil {
 		t.Fatal(err)
 	}
-	closed = true
 	sb = sandboxtest.StartWith(t, sandbox.Config{StatePath: state})
 	c = cloudMapClient(sb)
 	checkDNS(sb, []string{"A 15 10.0.2.1"})

@@ -38,19 +38,9 @@ func elbClient(sb *sandbox.Sandbox) *elbv2.Client {
 func TestELBv2BesideRoute53(t *testing.T) {
 	ctx := context.Background()
 	state := filepath.Join(t.TempDir(), "state.db")
-	sb, err := sandbox.Start(ctx, sandbox.Config{APIAddr: "127.0.0.1:0", DNSAddr: "127.0.0.1:0", StatePath: state})
-	if err != nil {
-		t.Fatal(err)
-	}
-	first, closed := sb, false
-	t.Cleanup(func() {
-		if !closed {
-			_ = first.Close()
-		}
-	})
+	sb, stop := sandboxtest.StartStateful(t, state)
 	lbc := elbClient(sb)
-	r53 := route53.New(route53.Options{Region: "us-east-1", BaseEndpoint: aws.String(sb.APIURL()),
-		Credentials: credentials.NewStaticCredentialsProvider("test", "test", "")})
+	r53 := sandboxtest.Route53Client(sb)
 
 	lb, err := lbc.CreateLoadBalancer(ctx, &elbv2.CreateLoadBalancerInput{Name: aws.String("alb"), Subnets: []string{"subnet-1", "subnet-2"}})
 	if err != nil {
@@ -115,8 +105,7 @@ func TestELBv2BesideRoute53(t *testing.T) {
 	}
 
 	before := sb.ELB().Snapshot()
-	closed = true
-	if err := sb.Close(); err != nil {
+	if err := stop(); err != nil {
 		t.Fatal(err)
 	}
 	sb = sandboxtest.StartWith(t, sandbox.Config{StatePath: state})
@@ -125,8 +114,7 @@ func TestELBv2BesideRoute53(t *testing.T) {
 		after.LoadBalancers[0].ARN != before.LoadBalancers[0].ARN || len(after.TargetGroups[0].Targets) != 1 {
 		t.Fatalf("ELBv2 state after restart: %+v", after)
 	}
-	zones, err := route53.New(route53.Options{Region: "us-east-1", BaseEndpoint: aws.String(sb.APIURL()),
-		Credentials: credentials.NewStaticCredentialsProvider("test", "test", "")}).ListHostedZones(ctx, &route53.ListHostedZonesInput{})
+	zones, err := sandboxtest.Route53Client(sb).ListHostedZones(ctx, &route53.ListHostedZonesInput{})
 	if err != nil || len(zones.HostedZones) != 1 {
 		t.Fatalf("zones after restart: %v %d", err, len(zones.HostedZones))
 	}

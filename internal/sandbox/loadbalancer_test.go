@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/route53"
 	"github.com/aws/aws-sdk-go-v2/service/route53/types"
 	"github.com/miekg/dns"
@@ -27,10 +26,7 @@ import (
 func TestLoadBalancerAlias(t *testing.T) {
 	sb := sandboxtest.Start(t)
 	ctx := context.Background()
-	client := route53.New(route53.Options{
-		Region: "us-east-1", BaseEndpoint: aws.String(sb.APIURL()),
-		Credentials: credentials.NewStaticCredentialsProvider("test", "test", ""),
-	})
+	client := sandboxtest.Route53Client(sb)
 	zone, err := client.CreateHostedZone(ctx, &route53.CreateHostedZoneInput{Name: aws.String("example.com"), CallerReference: aws.String("r1")})
 	if err != nil {
 		t.Fatal(err)

@@ -38,6 +38,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -102,6 +103,11 @@ type Sandbox struct {
 	stopDNS context.CancelFunc
 	dnsDone chan error
 	done    chan error
+	// closeOnce makes Close safe to call again (a test's explicit Close and its cleanup):
+	// the second call returns the first one's error instead of waiting for servers that
+	// have already reported their end.
+	closeOnce sync.Once
+	closeErr  error
 }
 
 // checkLoopback refuses an address that would expose the sandbox beyond this machine.
@@ -261,8 +267,14 @@ func (s *Sandbox) ALB() *albproxy.Proxy { return s.alb.proxy }
 func (s *Sandbox) ListenerAddrs() map[string]string { return s.alb.listenerAddrs(s.elb.Snapshot()) }
 
 // Close stops the servers and the ALB proxy (every listener, health check and request in
-// flight) and closes the state file.
+// flight) and closes the state file. Calling it again returns the first call's error.
 func (s *Sandbox) Close() error {
+	s.closeOnce.Do(func() { s.closeErr = s.close() })
+	return s.closeErr
+}
+
+// close is Close's one run.
+func (s *Sandbox) close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	err := s.http.Shutdown(ctx)

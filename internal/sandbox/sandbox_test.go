@@ -40,6 +40,26 @@ func TestStartRefusesRemoteWithoutFlag(t *testing.T) {
 	}
 }
 
+// TestCloseTwice: a second Close (a test that closes the sandbox and a cleanup that closes
+// it again) returns the first one's result and leaves the API closed, rather than waiting
+// forever for servers that have already stopped.
+func TestCloseTwice(t *testing.T) {
+	sb, err := Start(context.Background(), Config{APIAddr: "127.0.0.1:0", DNSAddr: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sb.Close(); err != nil {
+		t.Fatalf("first Close: %v", err)
+	}
+	if err := sb.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+	if resp, err := http.Get(sb.APIURL() + "/metrics"); err == nil {
+		resp.Body.Close()
+		t.Errorf("the API at %s still answers after Close: %s", sb.APIURL(), resp.Status)
+	}
+}
+
 func do(t *testing.T, method, url, body string) (int, string) {
 	t.Helper()
 	req, _ := http.NewRequest(method, url, strings.NewReader(body))

@@ -1,17 +1,14 @@
 package iam_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"fmt"
 	"maps"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -23,6 +20,7 @@ import (
 	"github.com/crossfade-io/crossfade/internal/controllertest"
 	"github.com/crossfade-io/crossfade/internal/kubetest"
 	"github.com/crossfade-io/crossfade/internal/sandbox"
+	"github.com/crossfade-io/crossfade/internal/sandbox/route53api"
 	"github.com/crossfade-io/crossfade/internal/sandbox/sandboxtest"
 	"github.com/crossfade-io/crossfade/test/internal/cutovertest"
 )
@@ -234,29 +232,7 @@ func (o *observer) changeActions(phases ...string) []string {
 // the record-set changes it applied, by action.
 func recordChanges(t *testing.T, sb *sandbox.Sandbox) map[string]int {
 	t.Helper()
-	resp, err := http.Get(sb.APIURL() + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	out := map[string]int{}
-	sc := bufio.NewScanner(resp.Body)
-	for sc.Scan() {
-		rest, ok := strings.CutPrefix(sc.Text(), `crossfade_sandbox_record_changes_total{action="`)
-		if !ok {
-			continue
-		}
-		action, value, _ := strings.Cut(rest, `"} `)
-		n, err := strconv.ParseFloat(value, 64)
-		if err != nil {
-			t.Fatalf("metrics line %q: %v", sc.Text(), err)
-		}
-		out[action] = int(n)
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return out
+	return sandboxtest.Counts(t, sb, route53api.RecordChangesMetric, "action")
 }
 
 // ops is the sorted set of operations the phases called.

@@ -4,8 +4,6 @@ import (
 	"net"
 	"net/http"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -205,42 +203,13 @@ func TestDrain(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 
-	var deregistered atomic.Bool
-	stop := make(chan struct{})
-	var mu sync.Mutex
-	var failures []result
-	var after, afterOnA1 int
-	var wg sync.WaitGroup
-	for range 4 {
-		wg.Go(func() {
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				sentAfter := deregistered.Load()
-				r := get(c, url, "")
-				mu.Lock()
-				if r.err != nil || r.status != http.StatusOK {
-					failures = append(failures, r)
-				}
-				if sentAfter {
-					after++
-					if r.backend == "a1" {
-						afterOnA1++
-					}
-				}
-				mu.Unlock()
-			}
-		})
-	}
+	tr := startTraffic(c, url, 4, func(backend string) bool { return backend == "a1" })
 	time.Sleep(30 * time.Millisecond)
 	cfg.TargetGroups[0].Targets = []string{a2.addr()}
 	if err := p.Apply(cfg); err != nil {
 		t.Fatal(err)
 	}
-	deregistered.Store(true)
+	tr.switched.Store(true)
 	drainStart := time.Now()
 	if got := p.TargetHealth("g")[a1.addr()]; got != hDraining {
 		t.Errorf("deregistered target reports %+v, want %+v", got, hDraining)
@@ -264,17 +233,16 @@ func TestDrain(t *testing.T) {
 		}
 	}
 	time.Sleep(time.Until(drainStart.Add(delay + 50*time.Millisecond)))
-	close(stop)
-	wg.Wait()
+	tr.stopTraffic()
 
 	if _, ok := p.TargetHealth("g")[a1.addr()]; ok {
 		t.Errorf("target still listed after the deregistration delay: %v", p.TargetHealth("g"))
 	}
-	if len(failures) > 0 {
-		t.Errorf("%d requests failed during the drain, first %+v", len(failures), failures[0])
+	if len(tr.failures) > 0 {
+		t.Errorf("%d requests failed during the drain, first %+v", len(tr.failures), tr.failures[0])
 	}
-	if after == 0 || afterOnA1 > 0 {
-		t.Errorf("%d of %d requests sent after deregistration reached the draining target", afterOnA1, after)
+	if tr.after == 0 || tr.afterOnGone > 0 {
+		t.Errorf("%d of %d requests sent after deregistration reached the draining target", tr.afterOnGone, tr.after)
 	}
 
 	// Registering it again is a new registration: initial, then healthy.

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -174,4 +175,54 @@ func waitHealth(t testing.TB, p *Proxy, groupID string, state State, targets ...
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+}
+
+// traffic is clients sending GET url in a loop while a test changes the proxy under them:
+// it keeps the requests that failed and counts, of those sent after switched was set, how
+// many there were and how many a backend the switch should have taken away (wrong) served.
+type traffic struct {
+	switched atomic.Bool // set by the test once its change has been applied
+	stop     chan struct{}
+	wg       sync.WaitGroup
+
+	mu          sync.Mutex
+	failures    []result
+	after       int // requests sent after switched
+	afterOnGone int // of those, answered by a backend wrong names
+}
+
+// startTraffic starts clients goroutines sending through c until stopTraffic.
+func startTraffic(c *http.Client, url string, clients int, wrong func(backend string) bool) *traffic {
+	tr := &traffic{stop: make(chan struct{})}
+	for range clients {
+		tr.wg.Go(func() {
+			for {
+				select {
+				case <-tr.stop:
+					return
+				default:
+				}
+				sentAfter := tr.switched.Load()
+				r := get(c, url, "")
+				tr.mu.Lock()
+				if r.err != nil || r.status != http.StatusOK {
+					tr.failures = append(tr.failures, r)
+				}
+				if sentAfter {
+					tr.after++
+					if wrong(r.backend) {
+						tr.afterOnGone++
+					}
+				}
+				tr.mu.Unlock()
+			}
+		})
+	}
+	return tr
+}
+
+// stopTraffic stops the clients and waits for them, so that the counts are final.
+func (tr *traffic) stopTraffic() {
+	close(tr.stop)
+	tr.wg.Wait()
 }

@@ -113,54 +113,24 @@ func TestWeightChangeMidStream(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 
-	var applied atomic.Bool
-	stop := make(chan struct{})
-	var mu sync.Mutex
-	var failures []result
-	var after, afterOnA int
-	var wg sync.WaitGroup
-	for range 4 {
-		wg.Go(func() {
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				sentAfter := applied.Load()
-				r := get(c, url, "")
-				mu.Lock()
-				if r.err != nil || r.status != http.StatusOK {
-					failures = append(failures, r)
-				}
-				if sentAfter {
-					after++
-					if r.backend != "b" {
-						afterOnA++
-					}
-				}
-				mu.Unlock()
-			}
-		})
-	}
+	tr := startTraffic(c, url, 4, func(backend string) bool { return backend != "b" })
 	time.Sleep(50 * time.Millisecond)
 	cfg.LoadBalancers[0].Listeners[0].DefaultAction = forward("ga", 0, "gb", 100)
 	if err := p.Apply(cfg); err != nil {
 		t.Fatal(err)
 	}
-	applied.Store(true)
+	tr.switched.Store(true)
 	time.Sleep(100 * time.Millisecond)
-	close(stop)
-	wg.Wait()
+	tr.stopTraffic()
 
 	if r := <-slow; r.err != nil || r.status != http.StatusOK || r.backend != "a" {
 		t.Errorf("slow request in flight across the change: %+v, want 200 from a", r)
 	}
-	if len(failures) > 0 {
-		t.Errorf("%d requests failed, first %+v", len(failures), failures[0])
+	if len(tr.failures) > 0 {
+		t.Errorf("%d requests failed, first %+v", len(tr.failures), tr.failures[0])
 	}
-	if after == 0 || afterOnA > 0 {
-		t.Errorf("%d of %d requests sent after Apply went to the old group", afterOnA, after)
+	if tr.after == 0 || tr.afterOnGone > 0 {
+		t.Errorf("%d of %d requests sent after Apply went to the old group", tr.afterOnGone, tr.after)
 	}
 }
 

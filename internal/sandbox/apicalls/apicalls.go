@@ -24,7 +24,7 @@ type Metrics struct {
 func New(reg prometheus.Registerer) (*Metrics, error) {
 	m := &Metrics{
 		calls: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "crossfade_sandbox_api_calls_total",
+			Name: CallsMetric,
 			Help: "AWS API calls to the sandbox (Route 53, ELBv2, CloudWatch) by operation and result (ok or the error code).",
 		}, []string{"operation", "result"}),
 		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{

@@ -354,20 +354,9 @@ func newHealthCheckID() string {
 	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:])
 }
 
-// partition is the ARN partition of a region.
-func partition(region string) string {
-	switch {
-	case strings.HasPrefix(region, "cn-"):
-		return "aws-cn"
-	case strings.HasPrefix(region, "us-gov-"):
-		return "aws-us-gov"
-	}
-	return "aws"
-}
-
 func (s *Store) arn(region, kind, id string) string {
 	region = cmp.Or(region, DefaultRegion)
-	return "arn:" + partition(region) + ":servicediscovery:" + region + ":" + s.account + ":" + kind + "/" + id
+	return "arn:" + awsapi.Partition(region) + ":servicediscovery:" + region + ":" + s.account + ":" + kind + "/" + id
 }
 
 // Account is the account the store's ARNs name: the ResourceOwner of every resource.

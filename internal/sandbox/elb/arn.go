@@ -27,19 +27,8 @@ const (
 	kindRule         = "listener-rule"
 )
 
-// partition is the ARN partition of a region.
-func partition(region string) string {
-	switch {
-	case strings.HasPrefix(region, "cn-"):
-		return "aws-cn"
-	case strings.HasPrefix(region, "us-gov-"):
-		return "aws-us-gov"
-	}
-	return "aws"
-}
-
 func (s *Store) arnPrefix(region string) string {
-	return "arn:" + partition(region) + ":elasticloadbalancing:" + region + ":" + s.account + ":"
+	return "arn:" + awsapi.Partition(region) + ":elasticloadbalancing:" + region + ":" + s.account + ":"
 }
 
 // newHexID is the 16-hex-digit id ELBv2 puts at the end of its ARNs.

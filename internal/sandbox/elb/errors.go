@@ -46,36 +46,19 @@ func validationf(format string, args ...any) *Error {
 	return errorf(CodeValidation, format, args...)
 }
 
-// constraint is the front end's schema check, worded as AWS words it for every query API:
-// "1 validation error detected: Value '0' at 'priority' failed to satisfy constraint: ...".
-func constraint(value any, path, rule string) *Error {
-	return validationf("1 validation error detected: Value '%v' at '%s' failed to satisfy constraint: %s", value, path, rule)
-}
+// schema words the front end's schema checks ("1 validation error detected: Value '0' at
+// 'priority' failed to satisfy constraint: ...") with ELBv2's code.
+var schema = awsapi.Schema{Code: CodeValidation}
 
-// notNull is the front end's answer to a missing required member.
-func notNull(path string) *Error {
-	return validationf("1 validation error detected: Value null at '%s' failed to satisfy constraint: Member must not be null", path)
-}
+var (
+	constraint = schema.Constraint
+	notNull    = schema.NotNull
+	enumCheck  = schema.Enum
+)
 
 // rangeCheck applies a model min/max constraint to v at path.
 func rangeCheck(v int, path string, lo, hi int) *Error {
-	switch {
-	case v < lo:
-		return constraint(v, path, fmt.Sprintf("Member must have value greater than or equal to %d", lo))
-	case v > hi:
-		return constraint(v, path, fmt.Sprintf("Member must have value less than or equal to %d", hi))
-	}
-	return nil
-}
-
-// enumCheck applies a model enum constraint.
-func enumCheck(v, path string, allowed ...string) *Error {
-	for _, a := range allowed {
-		if v == a {
-			return nil
-		}
-	}
-	return constraint(v, path, "Member must satisfy enum value set: ["+strings.Join(allowed, ", ")+"]")
+	return schema.Range(int64(v), path, int64(lo), int64(hi))
 }
 
 // unsupported refuses what ELBv2 accepts but the sandbox deliberately does not implement. The

@@ -44,6 +44,10 @@ type API struct {
 	now     func() time.Time
 }
 
+// RecordChangesMetric is the counter of the record-set changes ChangeResourceRecordSets
+// applied, labelled by action (CREATE, UPSERT, DELETE).
+const RecordChangesMetric = "crossfade_sandbox_record_changes_total"
+
 // New builds the handler and registers its metrics.
 func New(cfg Config) (*API, error) {
 	if cfg.Store == nil {
@@ -54,7 +58,7 @@ func New(cfg Config) (*API, error) {
 		mux: http.NewServeMux(),
 		now: time.Now,
 		changes: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "crossfade_sandbox_record_changes_total",
+			Name: RecordChangesMetric,
 			Help: "Record-set changes applied by ChangeResourceRecordSets, by action.",
 		}, []string{"action"}),
 	}

@@ -3,19 +3,20 @@
 package sandboxtest
 
 import (
-	"bufio"
 	"context"
 	"net/http"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/route53"
 	sd "github.com/aws/aws-sdk-go-v2/service/servicediscovery"
 	sdtypes "github.com/aws/aws-sdk-go-v2/service/servicediscovery/types"
 
 	"github.com/crossfade-io/crossfade/internal/sandbox"
+	"github.com/crossfade-io/crossfade/internal/sandbox/apicalls"
 )
 
 // Start runs a sandbox on free loopback ports and closes it when the test ends.
@@ -41,45 +42,55 @@ func StartWith(t testing.TB, cfg sandbox.Config) *sandbox.Sandbox {
 	return sb
 }
 
+// StartStateful runs a sandbox on free loopback ports keeping its state in the file state,
+// for a test that restarts it: stop closes it, so that the test can start another on the
+// same state (StartWith with Config.StatePath), and the test's end closes it unless stop
+// was called. Calling stop again returns the first Close's error (Sandbox.Close).
+func StartStateful(t testing.TB, state string) (sb *sandbox.Sandbox, stop func() error) {
+	t.Helper()
+	sb, err := sandbox.Start(context.Background(), sandbox.Config{APIAddr: "127.0.0.1:0", DNSAddr: "127.0.0.1:0", StatePath: state})
+	if err != nil {
+		t.Fatalf("start sandbox on state %s: %v", state, err)
+	}
+	stopped := false
+	t.Cleanup(func() {
+		if stopped {
+			return // the test has seen Close's error
+		}
+		if err := sb.Close(); err != nil {
+			t.Errorf("close sandbox on state %s: %v", state, err)
+		}
+	})
+	return sb, func() error {
+		stopped = true
+		return sb.Close()
+	}
+}
+
 // APICalls reads crossfade_sandbox_api_calls_total from the sandbox's /metrics, keyed
 // by "operation result" (e.g. "ChangeResourceRecordSets ok").
 func APICalls(t testing.TB, sb *sandbox.Sandbox) map[string]int {
 	t.Helper()
-	resp, err := http.Get(sb.APIURL() + "/metrics")
+	return Counts(t, sb, apicalls.CallsMetric, "operation", "result")
+}
+
+// Counts reads the counter metric from the sandbox's /metrics, keyed by the values of
+// labels joined by a space (apicalls.ParseCounts), e.g. Counts(t, sb,
+// route53api.RecordChangesMetric, "action") is the record-set changes applied by action.
+func Counts(t testing.TB, sb *sandbox.Sandbox, metric string, labels ...string) map[string]int {
+	t.Helper()
+	out, err := apicalls.ReadCounts(context.Background(), sb.APIURL(), metric, labels...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
-	out := map[string]int{}
-	sc := bufio.NewScanner(resp.Body)
-	for sc.Scan() {
-		line := sc.Text()
-		rest, ok := strings.CutPrefix(line, "crossfade_sandbox_api_calls_total{")
-		if !ok {
-			continue
-		}
-		labels, value, _ := strings.Cut(rest, "} ")
-		var op, result string
-		for _, kv := range strings.Split(labels, ",") {
-			k, v, _ := strings.Cut(kv, "=")
-			v = strings.Trim(v, `"`)
-			switch k {
-			case "operation":
-				op = v
-			case "result":
-				result = v
-			}
-		}
-		n, err := strconv.ParseFloat(value, 64)
-		if err != nil {
-			t.Fatalf("metrics line %q: %v", line, err)
-		}
-		out[op+" "+result] = int(n)
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
 	return out
+}
+
+// Route53Client is the real AWS SDK's Route 53 client pointed at sb, with throw-away
+// credentials.
+func Route53Client(sb *sandbox.Sandbox) *route53.Client {
+	return route53.New(route53.Options{Region: "us-east-1", BaseEndpoint: aws.String(sb.APIURL()),
+		Credentials: credentials.NewStaticCredentialsProvider("test", "test", "")})
 }
 
 // SetFaults replaces sb's fault configuration through its admin API (PUT
