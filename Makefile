@@ -61,7 +61,7 @@ fuzz:
 SOAK_TRIALS ?= 200
 soak:
 	@scripts/deps.sh test
-	CROSSFADE_CUTOVER_TRIALS=$(SOAK_TRIALS) $(GO) test -count=1 -timeout 120m -run '^TestCutoverKill9$$' -v ./test/e2e
+	CROSSFADE_CUTOVER_TRIALS=$(SOAK_TRIALS) $(GO) test -count=1 -timeout 180m -run '^TestCutoverKill9$$' -v ./test/e2e
 
 bench:
 	@scripts/deps.sh bench

@@ -6,18 +6,15 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -438,77 +435,6 @@ func TestALBCutoverRollsBack(t *testing.T) {
 	}
 	mustContain(t, "cutover run", out.String(), "cutover shop-fails: rolled-back", "rolled back: gate traffic: green: target 5xx rate")
 	t.Logf("journal: %s; %d requests, %d failed", failed, load.total.Load(), len(load.failures))
-}
-
-// TestALBCutoverKill9 kills `crossfade cutover run` of an ALB plan with SIGKILL at random
-// moments, resumes it with `run --resume` each time, and requires every trial to end with
-// the rule and the listener fully moved and the journal completed, while not one request
-// through the listener fails throughout. Trials alternate the direction. A kill between
-// the rule's ModifyRule and the listener's ModifyListener leaves them at different
-// weights; the resume writes the step again, skipping what is already at it. The resume
-// holds the rules as the same runner (its token is in the journal), and no authority tag
-// is left once a trial has ended. CROSSFADE_CUTOVER_TRIALS raises the number of trials
-// (make soak).
-func TestALBCutoverKill9(t *testing.T) {
-	trials := 5
-	if v, err := strconv.Atoi(os.Getenv("CROSSFADE_CUTOVER_TRIALS")); err == nil && v > 0 {
-		trials = v
-	}
-	a := newCutALB(t)
-	load := startCutLoad(t, a.addr, 4)
-	load.waitRequests(t, 100)
-	state := t.TempDir()
-	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 2))
-	for i := range trials {
-		from, to := "blue", "green"
-		if i%2 == 1 {
-			from, to = to, from
-		}
-		name := fmt.Sprintf("alb-trial-%02d", i)
-		planFile := a.plan(name, from, to, "1s", "")
-		cmd, out := cutoverCmd(t, a.sb, state, "run", planFile)
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		// A full run takes about 9 s (four 1 s holds, each passing at its second gate check,
-		// 2 s after its write, once CloudWatch has counted its traffic); kill anywhere in
-		// it, and now and then after it.
-		delay := time.Duration(rng.IntN(10000)) * time.Millisecond
-		time.Sleep(delay)
-		_ = cmd.Process.Signal(syscall.SIGKILL)
-		_ = cmd.Wait()
-		resumed, code := runCutover(t, a.sb, state, "run", planFile, "--resume")
-		if code != 0 {
-			t.Fatalf("trial %d (killed after %s): resume exited %d:\n%s\nbefore the kill:\n%s", i, delay, code, resumed, out)
-		}
-		want := fmt.Sprintf("%s=0 %s=100", from, to)
-		if from == "green" {
-			want = fmt.Sprintf("%s=100 %s=0", to, from)
-		}
-		if rule, listener := a.weights(); rule != want || listener != want {
-			t.Fatalf("trial %d (killed after %s): rule %s, listener %s; want %s\n%s", i, delay, rule, listener, want, resumed)
-		}
-		if !strings.Contains(resumed, "cutover "+name+": completed") {
-			t.Fatalf("trial %d: resume did not report completion:\n%s", i, resumed)
-		}
-		// The resume is the same runner (the journal's token): it took no rule over from
-		// the killed one, and its authority tags are gone once the cutover ended, also
-		// when the kill came between the end and their removal.
-		if tags := a.authority(); len(tags) > 0 {
-			t.Fatalf("trial %d (killed after %s): authority tags left: %q\n%s", i, delay, tags, resumed)
-		}
-		for _, e := range journalEntries(t, state, name) {
-			if e["kind"] == "takeover" {
-				t.Fatalf("trial %d: the resume took the rules over from the killed runner: %v", i, e)
-			}
-		}
-		t.Logf("trial %d: %s → %s, killed after %s, resumed to completion", i, from, to, delay)
-	}
-	load.halt()
-	if len(load.failures) > 0 {
-		t.Fatalf("%d of %d requests failed during %d killed cutovers; first: %s", len(load.failures), load.total.Load(), trials, load.failures[0])
-	}
-	t.Logf("request loop: %d requests over %d trials, every one answered by a backend", load.total.Load(), trials)
 }
 
 // TestALBCutoverSelectsTheCluster runs a plan that names the ALB (spec.alb.select) instead

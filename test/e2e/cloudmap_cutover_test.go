@@ -4,14 +4,12 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -377,61 +375,6 @@ func TestCloudMapCutoverRollsBack(t *testing.T) {
 	}
 	mustContain(t, "cutover run", out.String(), "cutover orders-fails: rolled-back", "rolled back: gate app")
 	t.Logf("%d DiscoverInstances calls, none empty", load.total.Load())
-}
-
-// TestCloudMapCutoverKill9 kills `crossfade cutover run` of a Cloud Map plan with SIGKILL
-// at random moments, resumes it with `run --resume`, and requires every trial to end with
-// the instances fully moved and the journal completed, while the clients' DiscoverInstances
-// calls are never answered empty. Trials alternate the direction.
-func TestCloudMapCutoverKill9(t *testing.T) {
-	trials := 3
-	m := newCutCloudMap(t, 200*time.Millisecond)
-	load := startCMClients(t, m.sb, 4)
-	load.waitAnswers(t, 50)
-	state := t.TempDir()
-	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 3))
-	for i := range trials {
-		from, to := "blue", "green"
-		if i%2 == 1 {
-			from, to = to, from
-		}
-		name := fmt.Sprintf("cm-trial-%02d", i)
-		planFile := m.plan(name, from, to, "[10, 50, 100]", "1s", "")
-		cmd, out := cutoverCmd(t, m.sb, state, "run", planFile)
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		delay := time.Duration(rng.IntN(6000)) * time.Millisecond
-		time.Sleep(delay)
-		_ = cmd.Process.Signal(syscall.SIGKILL)
-		_ = cmd.Wait()
-		resumed, code := runCutover(t, m.sb, state, "run", planFile, "--resume")
-		if code != 0 {
-			t.Fatalf("trial %d (killed after %s): resume exited %d:\n%s\nbefore the kill:\n%s", i, delay, code, resumed, out)
-		}
-		if !strings.Contains(resumed, "cutover "+name+": completed") {
-			t.Fatalf("trial %d: resume did not report completion:\n%s", i, resumed)
-		}
-		if got := m.healthy(); got[from] != 0 || got[to] != cmPerCluster {
-			t.Fatalf("trial %d (killed after %s): healthy %v, want %s 0 and %s %d\n%s", i, delay, got, from, to, cmPerCluster, resumed)
-		}
-		// The resume is the killed runner (the journal's token): its tag was its own, and the
-		// end removed it.
-		if tags := m.authority(); len(tags) > 0 {
-			t.Fatalf("trial %d (killed after %s): authority tags left after the resumed run ended: %q", i, delay, tags)
-		}
-		for _, e := range journalEntries(t, state, name) {
-			if e["kind"] == "takeover" {
-				t.Fatalf("trial %d: the resume took the service over from itself: %v", i, e)
-			}
-		}
-		t.Logf("trial %d: %s → %s, killed after %s, resumed to completion", i, from, to, delay)
-	}
-	load.halt()
-	if len(load.failures) > 0 {
-		t.Fatalf("%d of %d DiscoverInstances calls failed or were empty over %d killed cutovers; first: %s", len(load.failures), load.total.Load(), trials, load.failures[0])
-	}
-	t.Logf("%d DiscoverInstances calls over %d trials, none empty", load.total.Load(), trials)
 }
 
 // authority lists the service's authority tags, "KEY=VALUE" (ListTagsForResource on the

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/crossfade-io/crossfade/internal/sandbox"
+	"github.com/crossfade-io/crossfade/internal/sandbox/sandboxtest"
 )
 
 // elbForward is a forward action over (target group ARN, weight) pairs, as the CLI's
@@ -69,7 +70,7 @@ type elbRules struct {
 func TestELBv2CLI(t *testing.T) {
 	needTool(t, awsBin, "awscli")
 	state := filepath.Join(t.TempDir(), "state.db")
-	first, closeFirst := startStatefulSandbox(t, state)
+	first, closeFirst := sandboxtest.StartStateful(t, state)
 	aws := newCLI(t, first)
 
 	var lb struct {

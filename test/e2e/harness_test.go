@@ -19,6 +19,7 @@ import (
 
 	"github.com/crossfade-io/crossfade/internal/controllertest"
 	"github.com/crossfade-io/crossfade/internal/sandbox"
+	"github.com/crossfade-io/crossfade/internal/sandbox/sandboxtest"
 )
 
 // awsBin is Debian's AWS CLI v2; an older pyenv aws 1.x may come first on PATH.
@@ -160,42 +161,7 @@ func (d *demoRun) interrupt(t *testing.T, bound time.Duration) {
 // startSandbox runs a sandbox on free loopback ports for the test's lifetime.
 func startSandbox(t *testing.T, cfg sandbox.Config) *sandbox.Sandbox {
 	t.Helper()
-	if cfg.APIAddr == "" {
-		cfg.APIAddr = "127.0.0.1:0"
-	}
-	if cfg.DNSAddr == "" {
-		cfg.DNSAddr = "127.0.0.1:0"
-	}
-	sb, err := sandbox.Start(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := sb.Close(); err != nil {
-			t.Errorf("close sandbox: %v", err)
-		}
-	})
-	return sb
-}
-
-// startStatefulSandbox runs a sandbox keeping its state in the file state, for a test that
-// restarts it: stop closes it (the test's end does, if stop was not called).
-func startStatefulSandbox(t *testing.T, state string) (sb *sandbox.Sandbox, stop func() error) {
-	t.Helper()
-	sb, err := sandbox.Start(context.Background(), sandbox.Config{APIAddr: "127.0.0.1:0", DNSAddr: "127.0.0.1:0", StatePath: state})
-	if err != nil {
-		t.Fatal(err)
-	}
-	closed := false
-	t.Cleanup(func() {
-		if !closed {
-			_ = sb.Close()
-		}
-	})
-	return sb, func() error {
-		closed = true
-		return sb.Close()
-	}
+	return sandboxtest.StartWith(t, cfg)
 }
 
 // cli runs the real AWS CLI against a sandbox with throw-away credentials.

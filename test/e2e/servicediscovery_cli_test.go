@@ -18,6 +18,7 @@ import (
 	"github.com/miekg/dns"
 
 	"github.com/crossfade-io/crossfade/internal/sandbox"
+	"github.com/crossfade-io/crossfade/internal/sandbox/sandboxtest"
 )
 
 // discoveryCLI is the CLI for DiscoverInstances. The service model gives that operation the
@@ -76,7 +77,7 @@ func (d sdDiscovered) ids() []string {
 func TestServiceDiscoveryCLI(t *testing.T) {
 	needTool(t, awsBin, "awscli")
 	state := filepath.Join(t.TempDir(), "state.db")
-	first, closeFirst := startStatefulSandbox(t, state)
+	first, closeFirst := sandboxtest.StartStateful(t, state)
 	aws := newCLI(t, first)
 	data := discoveryCLI(aws, first)
 
