@@ -14,6 +14,7 @@ import (
 	"github.com/crossfade-io/crossfade/internal/cutover/gate"
 	leveralb "github.com/crossfade-io/crossfade/internal/cutover/lever/alb"
 	"github.com/crossfade-io/crossfade/internal/cutover/lever/alb/albtest"
+	"github.com/crossfade-io/crossfade/internal/cutover/lever/levertest"
 	"github.com/crossfade-io/crossfade/internal/cutover/spec"
 )
 
@@ -27,7 +28,7 @@ func TestALBTargetGroups(t *testing.T) {
 	f := albtest.NewFakeELB()
 	f.SetWeights(albtest.ListenerWeb, albtest.TGBlue, 1, albtest.TGGrey, 5)
 	lv := leveralb.New(albtest.Plan(), f)
-	s, err := lv.Read(context.Background(), ReadOptions{Runner: testRunner})
+	s, err := lv.Read(context.Background(), ReadOptions{Runner: levertest.Runner})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/crossfade-io/crossfade/internal/changes"
 	"github.com/crossfade-io/crossfade/internal/controller"
+	"github.com/crossfade-io/crossfade/internal/cutover/lever/levertest"
 	"github.com/crossfade-io/crossfade/internal/cutover/spec"
 	"github.com/crossfade-io/crossfade/internal/endpoint"
 	"github.com/crossfade-io/crossfade/internal/provider/route53/route53test"
@@ -57,7 +58,7 @@ func newAliasEnv(t *testing.T, blueWeight, greenWeight int64) *env {
 		}
 	}
 	reg, _ := registry.New(registry.Config{OwnerID: "cutover"})
-	return &env{sb: sb, dns: dns, reg: reg, dir: t.TempDir()}
+	return &env{Zone: &levertest.Zone{SB: sb, DNS: dns, Registry: reg}, dir: t.TempDir()}
 }
 
 // TestAliasMembersPlan: a plan whose members are aliases to load balancers knows their
@@ -70,9 +71,7 @@ func TestAliasMembersPlan(t *testing.T) {
 	dnsGate := spec.Gate{Name: "answers", DNS: &spec.DNSGate{Samples: 100, Tolerance: &tol}}
 
 	p := testPlan(t, dnsGate)
-	for i := range p.Steps {
-		p.Steps[i].Pause = 0 // the hold is the TTL's alone
-	}
+	pauseEach(p, 0) // the hold is the TTL's alone
 	pv, err := DryRun(context.Background(), e.config(p))
 	if err != nil {
 		t.Fatalf("plan: %v", err)
@@ -110,9 +109,7 @@ func TestAliasMembersPlan(t *testing.T) {
 	} {
 		p := testPlan(t)
 		p.LowerTTL = tc.lower
-		for i := range p.Steps {
-			p.Steps[i].Pause = tc.pause
-		}
+		pauseEach(p, tc.pause)
 		pv, err := DryRun(context.Background(), e.config(p))
 		var nr *NotReadyError
 		switch {

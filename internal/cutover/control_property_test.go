@@ -64,9 +64,7 @@ func controlProperty(t *testing.T, seed uint64, withTTL bool) error {
 	lv := newFakeLever("blue", "green", 100, 0)
 	if withTTL {
 		p.LowerTTL, lv.ttl = 1, 2
-		for i := range p.Steps {
-			p.Steps[i].Pause = time.Second
-		}
+		pauseEach(p, time.Second)
 	}
 	var (
 		mu         sync.Mutex

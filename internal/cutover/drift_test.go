@@ -27,11 +27,11 @@ import (
 // with an aws-weight annotation does: one UPSERT through the bare API, with no ownership
 // check, no look at crossfade's authority record and nothing compared.
 func foreignWeight(ctx context.Context, e *env, w int64) error {
-	zones, err := e.dns.Zones(ctx)
+	zones, err := e.DNS.Zones(ctx)
 	if err != nil {
 		return err
 	}
-	_, err = route53test.Client(e.sb).ChangeResourceRecordSets(ctx, &awsr53.ChangeResourceRecordSetsInput{
+	_, err = route53test.Client(e.SB).ChangeResourceRecordSets(ctx, &awsr53.ChangeResourceRecordSetsInput{
 		HostedZoneId: aws.String(zones[0].ID),
 		ChangeBatch: &types.ChangeBatch{Changes: []types.Change{{Action: types.ChangeActionUpsert, ResourceRecordSet: &types.ResourceRecordSet{
 			Name: aws.String("app.example.com"), Type: types.RRTypeA, SetIdentifier: aws.String("blue"), Weight: aws.Int64(w), TTL: aws.Int64(1),
@@ -111,6 +111,18 @@ func driftAction(t *testing.T, en journal.Entry) driftData {
 	return d
 }
 
+// wantDrift checks that a drift entry's detail holds each of details, and returns what
+// it says the runner did.
+func wantDrift(t *testing.T, en journal.Entry, details ...string) driftData {
+	t.Helper()
+	for _, want := range details {
+		if !strings.Contains(en.Detail, want) {
+			t.Errorf("drift entry %q lacks %q", en.Detail, want)
+		}
+	}
+	return driftAction(t, en)
+}
+
 // TestDriftPauses: another publisher keeps writing blue's weight 100 while the cutover
 // moves it. At step 2 (90/10) a check finds 100 where the cutover wrote 90: the runner
 // journals it, names the member, both weights and the likely cause, and pauses (the
@@ -126,15 +138,10 @@ func TestDriftPauses(t *testing.T) {
 	_, done := startRun(cfg, false)
 
 	first := driftEntries(t, e, 1)[0]
-	for _, want := range []string{
+	if d := wantDrift(t, first,
 		"weights drifted: app.example.com A [blue] has weight 100, the cutover wrote 90 (published by owner blue from service/default/app)",
 		"written by something other than this cutover while crossfade's authority record held it (which writer is not known; likely: a publisher that ignores the authority record, e.g. external-dns",
-	} {
-		if !strings.Contains(first.Detail, want) {
-			t.Errorf("drift entry %q lacks %q", first.Detail, want)
-		}
-	}
-	if d := driftAction(t, first); first.Step != 1 || d.Action != spec.DriftPause || len(d.Members) != 1 || d.Members[0].Found != 100 || d.Members[0].Wrote != 90 {
+	); first.Step != 1 || d.Action != spec.DriftPause || len(d.Members) != 1 || d.Members[0].Found != 100 || d.Members[0].Wrote != 90 {
 		t.Errorf("drift entry: step %d, %+v", first.Step, d)
 	}
 	select {
@@ -168,7 +175,7 @@ func TestDriftPauses(t *testing.T) {
 	case <-time.After(60 * time.Second):
 		t.Fatal("run did not finish after resume")
 	}
-	if a, _ := e.weights(t); a["blue"] != 0 || a["green"] != 100 {
+	if a, _ := e.Weights(t); a["blue"] != 0 || a["green"] != 100 {
 		t.Errorf("final weights %v", a)
 	}
 	entries, _ := journal.Read(paths.Journal)
@@ -194,7 +201,7 @@ func TestDriftRollsBack(t *testing.T) {
 	if d := driftAction(t, driftEntries(t, e, 1)[0]); d.Action != spec.DriftRollback {
 		t.Errorf("drift entry action %q, want rollback", d.Action)
 	}
-	if a, _ := e.weights(t); a["blue"] != 100 || a["green"] != 0 {
+	if a, _ := e.Weights(t); a["blue"] != 100 || a["green"] != 0 {
 		t.Errorf("weights after the rollback %v", a)
 	}
 }
@@ -223,13 +230,13 @@ func TestDriftBeforeAWrite(t *testing.T) {
 	p.OnDrift = spec.DriftRollback
 	cfg := e.config(p)
 	moved := false
-	dns := &listThen{DNS: e.dns, after: func() {
+	dns := &listThen{DNS: e.DNS, after: func() {
 		moved = true
 		if err := foreignWeight(context.Background(), e, 70); err != nil {
 			t.Errorf("foreign write: %v", err)
 		}
 	}}
-	cfg.Levers = dnsLevers(dns, e.reg)
+	cfg.Levers = e.Levers(dns)
 	cfg.Progress = progressHook(func(ev Event) {
 		// Left 0: the next read is step 1's last comparison, before it passes; the
 		// foreign write lands right after it.
@@ -285,7 +292,7 @@ func TestResumeStaysPausedByDrift(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("resumed run did not pause")
 	}
-	if a, _ := e.weights(t); a["blue"] != 100 || a["green"] != 0 {
+	if a, _ := e.Weights(t); a["blue"] != 100 || a["green"] != 0 {
 		t.Errorf("weights while paused %v: a paused cutover writes nothing", a)
 	}
 	resumeToEnd(t, e, paths, done, 60*time.Second)
@@ -304,16 +311,14 @@ func TestHoldReadBudget(t *testing.T) {
 	}{{"every check", 100 * time.Millisecond}, {"default", 0}} {
 		e := newEnv(t, 100, 0)
 		p := testPlan(t) // 4 steps, checked every 100 ms
-		for i := range p.Steps {
-			p.Steps[i].Pause = 2 * time.Second
-		}
+		pauseEach(p, 2*time.Second)
 		cfg := e.config(p)
 		cfg.DriftInterval = tc.every
-		before := sandboxtest.APICalls(t, e.sb)
+		before := sandboxtest.APICalls(t, e.SB)
 		if _, err := Run(context.Background(), cfg, false); err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
-		after := sandboxtest.APICalls(t, e.sb)
+		after := sandboxtest.APICalls(t, e.SB)
 		lists[tc.name] = after["ListResourceRecordSets ok"] - before["ListResourceRecordSets ok"]
 	}
 	// 4 holds of 2 s: every check is ≈ 80 listings, the default (15 checks) ≈ 3 per hold,

@@ -13,23 +13,18 @@ import (
 	"time"
 
 	"github.com/crossfade-io/crossfade/internal/changes"
-	"github.com/crossfade-io/crossfade/internal/controller"
 	"github.com/crossfade-io/crossfade/internal/cutover/journal"
+	"github.com/crossfade-io/crossfade/internal/cutover/lever/levertest"
 	"github.com/crossfade-io/crossfade/internal/cutover/spec"
-	"github.com/crossfade-io/crossfade/internal/endpoint"
-	"github.com/crossfade-io/crossfade/internal/provider/route53"
-	"github.com/crossfade-io/crossfade/internal/provider/route53/route53test"
-	"github.com/crossfade-io/crossfade/internal/registry"
 	"github.com/crossfade-io/crossfade/internal/sandbox"
 	"github.com/crossfade-io/crossfade/internal/sandbox/sandboxtest"
 )
 
-// env is a sandbox zone with blue's and green's weighted members of app.example.com, each
-// published by its own owner as `crossfade sync` publishes them, TTL 1 s.
+// env is levertest's zone (blue's and green's weighted members of app.example.com, each
+// published by its own owner as `crossfade sync` publishes them, TTL 1 s) with the
+// cutover's state directory.
 type env struct {
-	sb  *sandbox.Sandbox
-	dns *route53.Provider
-	reg *registry.TXT
+	*levertest.Zone
 	dir string
 }
 
@@ -41,50 +36,12 @@ func newEnv(t *testing.T, blueWeight, greenWeight int64) *env {
 // newEnvWith is newEnv on a sandbox configured by cfg (e.g. a ChangeDelay).
 func newEnvWith(t *testing.T, cfg sandbox.Config, blueWeight, greenWeight int64) *env {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("starts a sandbox")
-	}
-	sb := sandboxtest.StartWith(t, cfg)
-	if _, _, err := sb.Store().CreateZone("example.com", "ref", "", false); err != nil {
-		t.Fatal(err)
-	}
-	dns := route53test.New(t, sb)
-	for _, m := range []struct {
-		owner, ip string
-		w         int64
-	}{{"blue", "127.0.0.10", blueWeight}, {"green", "127.0.0.20", greenWeight}} {
-		rep, err := publish(dns, m.owner, m.ip, m.w)
-		if err != nil || rep.Err() != nil {
-			t.Fatalf("publish %s: %v", m.owner, errors.Join(err, rep.Err()))
-		}
-	}
-	reg, _ := registry.New(registry.Config{OwnerID: "cutover"})
-	return &env{sb: sb, dns: dns, reg: reg, dir: t.TempDir()}
-}
-
-// weights reads the members' weights and their TXT records' weights from the zone.
-func (e *env) weights(t *testing.T) (map[string]int64, map[string]int64) {
-	t.Helper()
-	zones, _ := e.dns.Zones(context.Background())
-	recs, err := e.dns.Records(context.Background(), zones[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, txt := map[string]int64{}, map[string]int64{}
-	for _, r := range recs {
-		switch r.Type {
-		case "A":
-			a[r.SetIdentifier] = r.Policy.Weight
-		case "TXT":
-			txt[r.SetIdentifier] = r.Policy.Weight
-		}
-	}
-	return a, txt
+	return &env{Zone: levertest.NewZone(t, cfg, blueWeight, greenWeight), dir: t.TempDir()}
 }
 
 func (e *env) config(p *spec.Plan) Config {
-	return Config{Plan: p, Levers: dnsLevers(e.dns, e.reg), StateDir: e.dir, By: "test@host",
-		DNSServers: []string{e.sb.DNSAddr()}, CheckInterval: 100 * time.Millisecond, PollInterval: 10 * time.Millisecond}
+	return Config{Plan: p, Levers: e.Levers(e.DNS), StateDir: e.dir, By: "test@host",
+		DNSServers: []string{e.SB.DNSAddr()}, CheckInterval: 100 * time.Millisecond, PollInterval: 10 * time.Millisecond}
 }
 
 // testPlan is 0 → 10 → 50 → 100 % to green, 1 s per step, with the gates given.
@@ -97,6 +54,13 @@ func testPlan(t *testing.T, gates ...spec.Gate) *spec.Plan {
 		p.Steps = append(p.Steps, spec.PlanStep{Weights: spec.Weights{From: 100 - pct, To: pct}, Pause: time.Second, Gates: gates})
 	}
 	return p
+}
+
+// pauseEach sets every step of p to hold for pause.
+func pauseEach(p *spec.Plan, pause time.Duration) {
+	for i := range p.Steps {
+		p.Steps[i].Pause = pause
+	}
 }
 
 // backend serves 200 with X-Crossfade-Cluster, or 500 once failing is set.
@@ -129,17 +93,6 @@ func clusterGate(t *testing.T, name string, greenDown *atomic.Bool) spec.Gate {
 		Requests: 5, Timeout: spec.Duration{Duration: time.Second}, MinSuccessRatio: &one, ExpectStatus: []int{200}}}
 }
 
-// publish syncs owner's weighted member of app.example.com as `crossfade sync` would.
-func publish(dns *route53.Provider, owner, ip string, weight int64) (*controller.Report, error) {
-	reg, err := registry.New(registry.Config{OwnerID: owner})
-	if err != nil {
-		return nil, err
-	}
-	e := &endpoint.Endpoint{Name: "app.example.com", Type: "A", Targets: endpoint.Targets{ip}, TTL: 1,
-		SetIdentifier: owner, Policy: endpoint.WeightedPolicy(weight), Labels: endpoint.Labels{endpoint.ResourceLabel: "service/default/app"}}
-	return (&controller.Syncer{Provider: dns, Registry: reg, Policy: changes.Sync}).Sync(context.Background(), []*endpoint.Endpoint{e})
-}
-
 // progressHook calls fn on every event.
 type progressHook func(Event)
 
@@ -153,7 +106,7 @@ func TestRunFullShift(t *testing.T) {
 	dnsGate := spec.Gate{Name: "answers", DNS: &spec.DNSGate{Samples: 200, Tolerance: &tol}}
 	p := testPlan(t, httpGate, dnsGate)
 
-	calls := sandboxtest.APICalls(t, e.sb)["ChangeResourceRecordSets ok"]
+	calls := sandboxtest.APICalls(t, e.SB)["ChangeResourceRecordSets ok"]
 	rep, err := Run(context.Background(), e.config(p), false)
 	if err != nil {
 		t.Fatalf("run: %v", err)
@@ -164,12 +117,12 @@ func TestRunFullShift(t *testing.T) {
 	if rep.Outcome != outcomeCompleted || len(rep.Steps) != 4 {
 		t.Fatalf("report: outcome %q, %d steps", rep.Outcome, len(rep.Steps))
 	}
-	a, txt := e.weights(t)
+	a, txt := e.Weights(t)
 	if a["blue"] != 0 || a["green"] != 100 || txt["blue"] != 0 || txt["green"] != 100 {
 		t.Errorf("final weights A %v TXT %v, want blue 0, green 100", a, txt)
 	}
 	// One batch per step; step 1 (0 %) changes no weight but writes the authority record.
-	if n := sandboxtest.APICalls(t, e.sb)["ChangeResourceRecordSets ok"] - calls; n != 4 {
+	if n := sandboxtest.APICalls(t, e.SB)["ChangeResourceRecordSets ok"] - calls; n != 4 {
 		t.Errorf("%d ChangeResourceRecordSets calls, want 4 (one batch per step)", n)
 	}
 	for i, s := range rep.Steps {
@@ -209,7 +162,7 @@ func TestRunGateFailsAt50RollsBack(t *testing.T) {
 	if rep.Outcome != outcomeRolledBack {
 		t.Errorf("outcome %q", rep.Outcome)
 	}
-	if a, txt := e.weights(t); a["blue"] != 100 || a["green"] != 0 || txt["blue"] != 100 {
+	if a, txt := e.Weights(t); a["blue"] != 100 || a["green"] != 0 || txt["blue"] != 100 {
 		t.Errorf("weights after rollback A %v TXT %v, want 100/0", a, txt)
 	}
 	last := rep.Steps[len(rep.Steps)-1]
@@ -242,9 +195,7 @@ func TestRunRefusesUnpublishedMember(t *testing.T) {
 func TestRunLockAndControl(t *testing.T) {
 	e := newEnv(t, 100, 0)
 	p := testPlan(t)
-	for i := range p.Steps {
-		p.Steps[i].Pause = 2 * time.Second
-	}
+	pauseEach(p, 2*time.Second)
 	cfg := e.config(p)
 	paths := PathsFor(e.dir, "app")
 	phases, done := startRun(cfg, false)
@@ -277,7 +228,7 @@ func TestRunLockAndControl(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("run did not end after abort")
 	}
-	if a, _ := e.weights(t); a["blue"] != 100 || a["green"] != 0 {
+	if a, _ := e.Weights(t); a["blue"] != 100 || a["green"] != 0 {
 		t.Errorf("weights after abort %v", a)
 	}
 	entries, _ := journal.Read(paths.Journal)
@@ -323,7 +274,7 @@ func TestResumeAfterIntent(t *testing.T) {
 	if err != nil || rep.Outcome != outcomeCompleted {
 		t.Fatalf("resume: %v, outcome %q", err, rep.Outcome)
 	}
-	if a, _ := e.weights(t); a["green"] != 100 || a["blue"] != 0 {
+	if a, _ := e.Weights(t); a["green"] != 100 || a["blue"] != 0 {
 		t.Errorf("weights %v", a)
 	}
 	if _, err := os.Stat(filepath.Join(e.dir, "app.lock")); err != nil {
@@ -363,7 +314,7 @@ func TestSyncDuringStepKeepsWeights(t *testing.T) {
 			owner, ip string
 			w         int64
 		}{{"blue", "127.0.0.10", 100}, {"green", "127.0.0.20", 0}} {
-			rep, err := publish(e.dns, m.owner, m.ip, m.w)
+			rep, err := levertest.Publish(e.DNS, m.owner, m.ip, m.w)
 			r := syncResult{owner: m.owner, err: err}
 			if err == nil {
 				r.conflicts = rep.Conflicts()
@@ -373,7 +324,7 @@ func TestSyncDuringStepKeepsWeights(t *testing.T) {
 			}
 			results = append(results, r)
 		}
-		if a, _ := e.weights(t); a["blue"] != 50 || a["green"] != 50 {
+		if a, _ := e.Weights(t); a["blue"] != 50 || a["green"] != 50 {
 			t.Errorf("weights right after the publishers synced: %v, want 50/50", a)
 		}
 	})
@@ -391,7 +342,7 @@ func TestSyncDuringStepKeepsWeights(t *testing.T) {
 			t.Errorf("%s's sync: err %v, %d changes, conflicts %v", r.owner, r.err, r.changes, r.conflicts)
 		}
 	}
-	if a, _ := e.weights(t); a["blue"] != 0 || a["green"] != 100 {
+	if a, _ := e.Weights(t); a["blue"] != 0 || a["green"] != 100 {
 		t.Errorf("final weights %v", a)
 	}
 	// The sources still ask for 100/0: releasing now would undo the cutover at the next
@@ -404,7 +355,7 @@ func TestSyncDuringStepKeepsWeights(t *testing.T) {
 		owner, ip string
 		w         int64
 	}{{"blue", "127.0.0.10", 0}, {"green", "127.0.0.20", 100}} {
-		if rep, err := publish(e.dns, m.owner, m.ip, m.w); err != nil || rep.Err() != nil || len(rep.Conflicts()) != 0 {
+		if rep, err := levertest.Publish(e.DNS, m.owner, m.ip, m.w); err != nil || rep.Err() != nil || len(rep.Conflicts()) != 0 {
 			t.Fatalf("sync %s with the zone's weight: %v", m.owner, err)
 		}
 	}
@@ -412,10 +363,10 @@ func TestSyncDuringStepKeepsWeights(t *testing.T) {
 	if rel, err := Release(context.Background(), cfg, ReleaseOptions{}); err != nil || rel.Records != 1 || len(rel.TakenOver) != 0 || len(rel.Changes) != 0 {
 		t.Fatalf("release: %+v, %v", rel, err)
 	}
-	if rep, err := publish(e.dns, "blue", "127.0.0.10", 100); err != nil || rep.Err() != nil || len(rep.Conflicts()) != 0 {
+	if rep, err := levertest.Publish(e.DNS, "blue", "127.0.0.10", 100); err != nil || rep.Err() != nil || len(rep.Conflicts()) != 0 {
 		t.Fatalf("sync after release: %v", err)
 	}
-	if a, _ := e.weights(t); a["blue"] != 100 {
+	if a, _ := e.Weights(t); a["blue"] != 100 {
 		t.Errorf("blue after release and sync: %v", a)
 	}
 }
@@ -424,14 +375,14 @@ func TestSyncDuringStepKeepsWeights(t *testing.T) {
 // TTL is waited out; the steps then pace on the lower TTL.
 func TestRunLowersTTL(t *testing.T) {
 	e := newEnv(t, 100, 0)
-	e.setTTL(t, 2)
+	e.SetTTL(t, 2)
 	p := testPlan(t)
 	p.LowerTTL = 1
 	cfg := e.config(p)
 	holdTTLs := map[int64]bool{}
 	cfg.Progress = progressHook(func(ev Event) {
 		if ev.Phase == PhaseHolding {
-			for _, ttl := range e.ttls(t) {
+			for _, ttl := range e.TTLs(t) {
 				holdTTLs[ttl] = true
 			}
 		}
@@ -449,7 +400,7 @@ func TestRunLowersTTL(t *testing.T) {
 		t.Errorf("TTLs seen while steps held: %v, want only the lowered 1", holdTTLs)
 	}
 	// Completed, the members have their TTL back.
-	for key, ttl := range e.ttls(t) {
+	for key, ttl := range e.TTLs(t) {
 		if ttl != 2 {
 			t.Errorf("%s TTL %d after the cutover, want the original 2 restored", key, ttl)
 		}
@@ -463,43 +414,6 @@ func TestRunLowersTTL(t *testing.T) {
 	}
 }
 
-// ttls reads the members' TTLs.
-func (e *env) ttls(t *testing.T) map[string]int64 {
-	t.Helper()
-	zones, _ := e.dns.Zones(context.Background())
-	recs, err := e.dns.Records(context.Background(), zones[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]int64{}
-	for _, r := range recs {
-		if r.Type == "A" {
-			out[r.Key().String()] = int64(r.TTL)
-		}
-	}
-	return out
-}
-
-// setTTL sets the members' TTL, as a publisher would write it: every weighted set of the
-// name deleted, then created with the TTL, in one batch (Route 53 gives them one TTL).
-func (e *env) setTTL(t *testing.T, ttl int64) {
-	t.Helper()
-	zones, _ := e.dns.Zones(context.Background())
-	recs, _ := e.dns.Records(context.Background(), zones[0])
-	var dels, creates changes.Batch
-	for _, r := range recs {
-		if r.Type == "A" {
-			c := r.Clone()
-			c.TTL = endpoint.TTL(ttl)
-			dels = append(dels, changes.Change{Action: changes.Delete, Endpoint: r})
-			creates = append(creates, changes.Change{Action: changes.Create, Endpoint: c})
-		}
-	}
-	if err := e.dns.Apply(context.Background(), zones[0], append(dels, creates...)); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // TestRunTotalTimeoutRollsBack: a cutover over its total time limit rolls back.
 func TestRunTotalTimeoutRollsBack(t *testing.T) {
 	e := newEnv(t, 100, 0)
@@ -510,7 +424,7 @@ func TestRunTotalTimeoutRollsBack(t *testing.T) {
 	if !errors.As(err, &rb) || !strings.Contains(rb.Reason, "total time limit 1.5s") {
 		t.Fatalf("run: %v", err)
 	}
-	if a, _ := e.weights(t); a["blue"] != 100 || a["green"] != 0 {
+	if a, _ := e.Weights(t); a["blue"] != 100 || a["green"] != 0 {
 		t.Errorf("weights after rollback %v", a)
 	}
 }
@@ -528,7 +442,7 @@ func TestResumeStaysPaused(t *testing.T) {
 	cfg := e.config(testPlan(t))
 	phases, done := startRun(cfg, true)
 	waitPhase(t, phases, PhasePaused)
-	if a, _ := e.weights(t); a["green"] != 0 || a["blue"] != 100 {
+	if a, _ := e.Weights(t); a["green"] != 0 || a["blue"] != 100 {
 		t.Errorf("weights while paused %v: paused before step 2, the weights stay as step 1 left them", a)
 	}
 	select {
@@ -553,7 +467,7 @@ func resumeToEnd(t *testing.T, e *env, paths Paths, done <-chan error, wait time
 	case <-time.After(wait):
 		t.Fatal("run did not finish after resume")
 	}
-	if a, _ := e.weights(t); a["green"] != 100 {
+	if a, _ := e.Weights(t); a["green"] != 100 {
 		t.Errorf("final weights %v", a)
 	}
 }
@@ -578,7 +492,7 @@ func TestResumeFinishesRollback(t *testing.T) {
 	if _, err := Run(context.Background(), e.config(testPlan(t)), true); !errors.As(err, &rb) || rb.Step != 2 {
 		t.Errorf("resume of a rolled-back cutover: %v, want its RollbackError", err)
 	}
-	if a, _ := e.weights(t); a["blue"] != 100 || a["green"] != 0 {
+	if a, _ := e.Weights(t); a["blue"] != 100 || a["green"] != 0 {
 		t.Errorf("weights %v, want the starting 100/0", a)
 	}
 }
@@ -614,9 +528,7 @@ func TestGradualRollbackNeverMovesForward(t *testing.T) {
 func TestInterruptIsNotAGateFailure(t *testing.T) {
 	e := newEnv(t, 100, 0)
 	p := testPlan(t)
-	for i := range p.Steps {
-		p.Steps[i].Pause = 5 * time.Second
-	}
+	pauseEach(p, 5*time.Second)
 	cfg := e.config(p)
 	ctx, cancel := context.WithCancel(context.Background())
 	cfg.Progress = progressHook(func(ev Event) {
@@ -633,7 +545,7 @@ func TestInterruptIsNotAGateFailure(t *testing.T) {
 			t.Errorf("journal has %s after an interrupt: %+v", en.Kind, en)
 		}
 	}
-	if a, _ := e.weights(t); a["green"] != 10 {
+	if a, _ := e.Weights(t); a["green"] != 10 {
 		t.Errorf("weights %v, want step 2's 90/10 kept", a)
 	}
 }

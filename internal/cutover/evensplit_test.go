@@ -47,7 +47,7 @@ func TestStartRefusesAnEvenSplit(t *testing.T) {
 	}
 
 	// A third cluster at 50 takes the traffic: 0/0 members are not an even split then.
-	if rep, err := publishAs(e.dns, "purple", "127.0.0.30", 50, 1); err != nil || rep.Err() != nil {
+	if rep, err := publishAs(e.DNS, "purple", "127.0.0.30", 50, 1); err != nil || rep.Err() != nil {
 		t.Fatalf("publish purple: %v", errors.Join(err, rep.Err()))
 	}
 	if _, err := DryRun(context.Background(), cfg); err != nil {
@@ -70,11 +70,11 @@ func TestStepRefusesAnEvenSplit(t *testing.T) {
 	if _, err := Run(context.Background(), cfg, false); err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("run: %v, want %q", err, want)
 	}
-	if a, _ := e.weights(t); a["blue"] != 100 || a["green"] != 0 {
+	if a, _ := e.Weights(t); a["blue"] != 100 || a["green"] != 0 {
 		t.Errorf("weights %v after a refused run", a)
 	}
 	// Beside a third cluster at 50, 0/0 moves all traffic to it: allowed.
-	if rep, err := publishAs(e.dns, "purple", "127.0.0.30", 50, 1); err != nil || rep.Err() != nil {
+	if rep, err := publishAs(e.DNS, "purple", "127.0.0.30", 50, 1); err != nil || rep.Err() != nil {
 		t.Fatalf("publish purple: %v", errors.Join(err, rep.Err()))
 	}
 	if _, err := DryRun(context.Background(), cfg); err != nil {
@@ -96,7 +96,7 @@ func TestRollbackNeverLandsOnAnEvenSplit(t *testing.T) {
 	if _, err := Abort(context.Background(), e.config(testPlan(t))); err != nil {
 		t.Fatalf("abort: %v", err)
 	}
-	if a, _ := e.weights(t); a["blue"] != 100 || a["green"] != 0 {
+	if a, _ := e.Weights(t); a["blue"] != 100 || a["green"] != 0 {
 		t.Errorf("weights after the rollback %v, want blue=100 green=0", a)
 	}
 }

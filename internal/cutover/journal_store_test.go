@@ -78,7 +78,7 @@ func TestResumeOverEveryJournalStore(t *testing.T) {
 			if err != nil || rep == nil || rep.Outcome != outcomeCompleted {
 				t.Fatalf("resume: %v, report %+v, want completed", err, rep)
 			}
-			if a, _ := e.weights(t); a["green"] != 100 || a["blue"] != 0 {
+			if a, _ := e.Weights(t); a["green"] != 100 || a["blue"] != 0 {
 				t.Errorf("weights %v, want green 100", a)
 			}
 			entries, _, err := store.Read()
@@ -110,9 +110,7 @@ func TestResumeOverEveryJournalStore(t *testing.T) {
 func TestRunAndAbortOverMemoryJournal(t *testing.T) {
 	e := newEnv(t, 100, 0)
 	p := testPlan(t)
-	for i := range p.Steps {
-		p.Steps[i].Pause = 5 * time.Second
-	}
+	pauseEach(p, 5*time.Second)
 	cfg := e.config(p)
 	m := journal.NewMemory()
 	cfg.Journals = m.Store
@@ -133,7 +131,7 @@ func TestRunAndAbortOverMemoryJournal(t *testing.T) {
 	if !errors.As(second, &locked) || locked.Holder.By != "test@host" {
 		t.Errorf("second run while the first held the cutover: %v, want *journal.LockedError naming test@host", second)
 	}
-	if a, _ := e.weights(t); a["green"] != 10 {
+	if a, _ := e.Weights(t); a["green"] != 10 {
 		t.Fatalf("weights after the interrupt %v, want step 2's 90/10", a)
 	}
 	cfg.Progress = nil
@@ -141,7 +139,7 @@ func TestRunAndAbortOverMemoryJournal(t *testing.T) {
 	if err != nil || rep == nil || rep.Outcome != outcomeRolledBack {
 		t.Fatalf("abort: %v, report %+v, want rolled back", err, rep)
 	}
-	if a, _ := e.weights(t); a["green"] != 0 || a["blue"] != 100 {
+	if a, _ := e.Weights(t); a["green"] != 0 || a["blue"] != 100 {
 		t.Errorf("weights after the abort %v, want blue 100", a)
 	}
 	entries, _, err := m.Store("app").Read()
@@ -193,7 +191,7 @@ func TestReleaseOverMemoryJournal(t *testing.T) {
 	if rep, err := Run(context.Background(), cfg, false); err != nil || rep.Outcome != outcomeCompleted {
 		t.Fatalf("run: %v", err)
 	}
-	if rep, err := publishAs(e.dns, "blue", "127.0.0.10", 100, 1); err != nil || rep.Err() != nil {
+	if rep, err := publishAs(e.DNS, "blue", "127.0.0.10", 100, 1); err != nil || rep.Err() != nil {
 		t.Fatalf("blue's sync: %v", errors.Join(err, rep.Err()))
 	}
 	held, err := m.Store("app").Acquire(journal.Holder{By: "other@host", Cutover: "app"})

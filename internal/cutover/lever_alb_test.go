@@ -15,6 +15,7 @@ import (
 	leveralb "github.com/crossfade-io/crossfade/internal/cutover/lever/alb"
 	"github.com/crossfade-io/crossfade/internal/cutover/lever/alb/albtest"
 	"github.com/crossfade-io/crossfade/internal/cutover/lever/authority"
+	"github.com/crossfade-io/crossfade/internal/cutover/lever/levertest"
 )
 
 // TestALBDrift: a weight the cutover did not write, in from, to or another group, is
@@ -23,8 +24,8 @@ func TestALBDrift(t *testing.T) {
 	ctx := context.Background()
 	f := albtest.NewFakeELB()
 	lv := leveralb.New(albtest.Plan(), f)
-	s, _ := lv.Read(ctx, ReadOptions{Runner: testRunner})
-	w, err := lv.Write(ctx, s, Change{Weights: map[string]int64{"blue": 90, "green": 10}}, testEnv())
+	s, _ := lv.Read(ctx, ReadOptions{Runner: levertest.Runner})
+	w, err := lv.Write(ctx, s, Change{Weights: map[string]int64{"blue": 90, "green": 10}}, levertest.Env())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +44,7 @@ func TestALBDrift(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f.SetWeights(albtest.RuleHTTPS, tc.groups...)
-			now, err := lv.Read(ctx, ReadOptions{Runner: testRunner})
+			now, err := lv.Read(ctx, ReadOptions{Runner: levertest.Runner})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -57,7 +58,7 @@ func TestALBDrift(t *testing.T) {
 		})
 	}
 	f.SetWeights(albtest.RuleHTTPS, albtest.TGBlue, 100, albtest.TGGreen, 0)
-	now, _ := lv.Read(ctx, ReadOptions{Runner: testRunner})
+	now, _ := lv.Read(ctx, ReadOptions{Runner: levertest.Runner})
 	e := &DriftError{Expected: "the cutover wrote", Members: drift(now, expect), Cause: lv.DriftCause()}
 	if !strings.Contains(e.Error(), "weights drifted: rule shop/9683b2d02a6cabee target group shop-blue has weight 100, the cutover wrote 90") ||
 		!strings.Contains(e.Error(), "ignore_changes = [action]") {
@@ -128,8 +129,8 @@ func TestALBReportTerraform(t *testing.T) {
 	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	f := albtest.NewFakeELB()
 	lv := leveralb.New(albtest.Plan(), f)
-	s, _ := lv.Read(context.Background(), ReadOptions{Runner: testRunner})
-	w, err := lv.Write(context.Background(), s, Change{Weights: map[string]int64{"blue": 0, "green": 100}}, testEnv())
+	s, _ := lv.Read(context.Background(), ReadOptions{Runner: levertest.Runner})
+	w, err := lv.Write(context.Background(), s, Change{Weights: map[string]int64{"blue": 0, "green": 100}}, levertest.Env())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,26 +151,9 @@ func TestALBReportTerraform(t *testing.T) {
 	if err := Text.Report(&b, rep); err != nil {
 		t.Fatal(err)
 	}
-	want := `  step 1 of 1      blue=0 green=100       passed   in effect after 12ms
-  the listener rules' weights now, as Terraform's forward block (for the module that owns the rules):
-    # aws_lb_listener_rule for ` + albtest.RuleHTTPS + `
-    action {
-      type = "forward"
-      forward {
-        target_group {
-          arn    = "` + albtest.TGBlue + `" # shop-blue
-          weight = 0
-        }
-        target_group {
-          arn    = "` + albtest.TGGreen + `" # shop-green
-          weight = 100
-        }
-      }
-    }
-
-    # aws_lb_listener for ` + albtest.ListenerWeb + `
-    default_action {
-      type = "forward"
+	// Both rules forward blue=0 green=100; the rule's block is action, the listener's
+	// default_action.
+	forward := `      type = "forward"
       forward {
         target_group {
           arn    = "` + albtest.TGBlue + `" # shop-blue
@@ -182,6 +166,14 @@ func TestALBReportTerraform(t *testing.T) {
       }
     }
 `
+	want := `  step 1 of 1      blue=0 green=100       passed   in effect after 12ms
+  the listener rules' weights now, as Terraform's forward block (for the module that owns the rules):
+    # aws_lb_listener_rule for ` + albtest.RuleHTTPS + `
+    action {
+` + forward + `
+    # aws_lb_listener for ` + albtest.ListenerWeb + `
+    default_action {
+` + forward
 	if got := b.String(); !strings.HasSuffix(got, want) {
 		t.Errorf("report:\n%s\nwant it to end with:\n%s", got, want)
 	}
@@ -190,15 +182,4 @@ func TestALBReportTerraform(t *testing.T) {
 	if !strings.Contains(stuck, "    stickiness {\n      enabled  = true\n      duration = 300\n    }\n  }\n}\n") {
 		t.Errorf("stickiness block:\n%s", stuck)
 	}
-}
-
-// ruleARNs are the rules (and listeners) an ALB snapshot holds members of.
-func ruleARNs(s Snapshot) []string {
-	var out []string
-	for _, m := range s.Members() {
-		if arn, _, _ := strings.Cut(m.Key, " "); !slices.Contains(out, arn) {
-			out = append(out, arn)
-		}
-	}
-	return out
 }

@@ -11,7 +11,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	sd "github.com/aws/aws-sdk-go-v2/service/servicediscovery"
 
-	"github.com/crossfade-io/crossfade/internal/cutover/journal"
 	"github.com/crossfade-io/crossfade/internal/cutover/lever/levertest"
 	"github.com/crossfade-io/crossfade/internal/cutover/spec"
 )
@@ -150,11 +149,7 @@ func TestCloudMapUnownedMidRunRollback(t *testing.T) {
 	if got := m.Health(t); !maps.Equal(got, want) {
 		t.Errorf("health after the rollback: %v, want %v", got, want)
 	}
-	entries, _ := journal.Read(paths.Journal)
-	rep := BuildReport("orders", entries)
-	var b strings.Builder
-	_ = Text.Report(&b, rep)
-	if rep.Outcome != outcomeRolledBack || !strings.Contains(b.String(), "instance green-x of green") {
-		t.Errorf("outcome %q; the report does not name green-x:\n%s", rep.Outcome, b.String())
+	if text := rolledBackReport(t, "orders", paths); !strings.Contains(text, "instance green-x of green") {
+		t.Errorf("the report does not name green-x:\n%s", text)
 	}
 }

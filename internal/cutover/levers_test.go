@@ -8,16 +8,10 @@ import (
 	lr53 "github.com/crossfade-io/crossfade/internal/cutover/lever/route53"
 	"github.com/crossfade-io/crossfade/internal/cutover/levers"
 	"github.com/crossfade-io/crossfade/internal/cutover/spec"
-	"github.com/crossfade-io/crossfade/internal/registry"
 )
 
 // DNS is the Route 53 lever's provider, which the engine tests wrap to inject faults.
 type DNS = lr53.DNS
-
-// dnsLevers is the factory that pulls a plan's Route 53 lever over dns and reg.
-func dnsLevers(dns DNS, reg *registry.TXT) lever.Factory {
-	return levers.New(levers.Env{DNS: func() (lr53.DNS, error) { return dns, nil }, Registry: reg})
-}
 
 // albLevers is the factory that pulls a plan's ALB lever over elb, its gates reading elb
 // and cw.

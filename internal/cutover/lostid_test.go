@@ -31,8 +31,8 @@ func (d *lostIDDNS) ApplyChange(ctx context.Context, z provider.Zone, b changes.
 func TestLostChangeIDIsFollowedAnyway(t *testing.T) {
 	e := newEnv(t, 100, 0)
 	cfg := e.config(testPlan(t))
-	d := &lostIDDNS{DNS: e.dns}
-	cfg.Levers = dnsLevers(d, e.reg)
+	d := &lostIDDNS{DNS: e.DNS}
+	cfg.Levers = e.Levers(d)
 	rep, err := Run(context.Background(), cfg, false)
 	if err != nil || rep.Outcome != outcomeCompleted {
 		t.Fatalf("run: %v (outcome %v)", err, rep)
@@ -40,7 +40,7 @@ func TestLostChangeIDIsFollowedAnyway(t *testing.T) {
 	if d.lost == 0 || d.calls != 2*d.lost {
 		t.Errorf("%d writes, %d ids lost: want every lost one followed by one more write", d.calls, d.lost)
 	}
-	if w, _ := e.weights(t); w["green"] != 100 || w["blue"] != 0 {
+	if w, _ := e.Weights(t); w["green"] != 100 || w["blue"] != 0 {
 		t.Errorf("weights %v", w)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/crossfade-io/crossfade/internal/cutover/journal"
 	leveralb "github.com/crossfade-io/crossfade/internal/cutover/lever/alb"
 	"github.com/crossfade-io/crossfade/internal/cutover/lever/alb/albtest"
+	"github.com/crossfade-io/crossfade/internal/cutover/lever/levertest"
 	"github.com/crossfade-io/crossfade/internal/cutover/spec"
 )
 
@@ -25,11 +26,7 @@ import (
 func TestMemberGoneOnResume(t *testing.T) {
 	for _, onDrift := range []string{spec.DriftPause, spec.DriftRollback} {
 		t.Run(onDrift, func(t *testing.T) {
-			e := newEnv(t, 100, 0)
-			p := testPlan(t)
-			p.OnDrift = onDrift
-			cfg := e.config(p)
-			paths := PathsFor(e.dir, "app")
+			e, cfg, paths := onDriftEnv(t, onDrift)
 
 			// The first runner, killed (SIGTERM: its context ends) in step 2's hold.
 			ctx, cancel := context.WithCancel(context.Background())
@@ -51,29 +48,21 @@ func TestMemberGoneOnResume(t *testing.T) {
 			if err := <-killed; !errors.Is(err, context.Canceled) {
 				t.Fatalf("killed run: %v, want context.Canceled", err)
 			}
-			if a, _ := e.weights(t); a["green"] != 10 {
+			if a, _ := e.Weights(t); a["green"] != 10 {
 				t.Fatalf("weights after the kill %v, want green 10", a)
 			}
 			deleteMember(context.Background(), t, e, "blue")
 
 			_, done := startRun(cfg, true)
 			d, done := awaitDrift(t, paths.Journal, done)
-			for _, want := range []string{"member app.example.com A [blue] is gone from zone example.com", "re-publish it"} {
-				if !strings.Contains(d.Detail, want) {
-					t.Errorf("drift entry %q lacks %q", d.Detail, want)
-				}
-			}
-			if got := driftAction(t, d); got.Action != onDrift {
+			if got := wantDrift(t, d, "member app.example.com A [blue] is gone from zone example.com", "re-publish it"); got.Action != onDrift {
 				t.Errorf("drift action %q, want %q", got.Action, onDrift)
 			}
 			awaitDriftEnd(t, "resumed run", paths, onDrift, done, "is gone from zone")
-			if a, _ := e.weights(t); a["green"] != 0 {
+			if a, _ := e.Weights(t); a["green"] != 0 {
 				t.Errorf("green weight %d after the rollback, want 0 (weights %v)", a["green"], a)
 			}
-			entries, _ := journal.Read(paths.Journal)
-			if rep := BuildReport("app", entries); rep.Outcome != outcomeRolledBack {
-				t.Errorf("outcome %q, want rolled-back", rep.Outcome)
-			}
+			rolledBackReport(t, "app", paths)
 		})
 	}
 
@@ -82,7 +71,7 @@ func TestMemberGoneOnResume(t *testing.T) {
 	// (spec.onDrift: rollback) instead of stopping on the read's error.
 	t.Run("before the TTL is lowered", func(t *testing.T) {
 		e := newEnv(t, 100, 0)
-		e.setTTL(t, 30)
+		e.SetTTL(t, 30)
 		p := testPlan(t)
 		p.LowerTTL, p.OnDrift = 1, spec.DriftRollback
 		cfg := e.config(p)
@@ -102,7 +91,7 @@ func TestMemberGoneOnResume(t *testing.T) {
 		if !errors.As(err, &rb) || !strings.Contains(rb.Reason, "member app.example.com A [blue] is gone from zone example.com") {
 			t.Fatalf("resumed run: %v, want a rollback naming the member gone", err)
 		}
-		if a, _ := e.weights(t); a["green"] != 0 {
+		if a, _ := e.Weights(t); a["green"] != 0 {
 			t.Errorf("green weight %d after the rollback, want 0 (weights %v)", a["green"], a)
 		}
 	})
@@ -139,10 +128,10 @@ func TestReadMemberGoneOnceStarted(t *testing.T) {
 		o    ReadOptions
 		want string // "not ready", "gone" or "skipped"
 	}{
-		{"not started", ReadOptions{Runner: testRunner}, "not ready"},
-		{"started, resumed", ReadOptions{Runner: testRunner, Started: true}, "gone"},
-		{"held", ReadOptions{Runner: testRunner, Held: true}, "gone"},
-		{"started, rolling back", ReadOptions{Runner: testRunner, Started: true, Partial: true}, "skipped"},
+		{"not started", ReadOptions{Runner: levertest.Runner}, "not ready"},
+		{"started, resumed", ReadOptions{Runner: levertest.Runner, Started: true}, "gone"},
+		{"held", ReadOptions{Runner: levertest.Runner, Held: true}, "gone"},
+		{"started, rolling back", ReadOptions{Runner: levertest.Runner, Started: true, Partial: true}, "skipped"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s, err := lv.Read(ctx, tc.o)
@@ -177,45 +166,36 @@ func TestReadMemberGoneOnceStarted(t *testing.T) {
 func TestCloudMapClusterGone(t *testing.T) {
 	for _, onDrift := range []string{spec.DriftPause, spec.DriftRollback} {
 		t.Run(onDrift, func(t *testing.T) {
-			m := newSandboxCM(t)
-			p := m.plan("orders")
+			m := levertest.NewCloudMap(t)
+			p := m.Plan("orders")
 			p.OnDrift = onDrift
 			// 25/75 leaves blue-1 HEALTHY, blue-2 UNHEALTHY, green's two HEALTHY.
 			p.Steps[0].Weights, p.Steps[0].Pause = spec.Weights{From: 25, To: 75}, 2*time.Second
 			dir := t.TempDir()
 			cfg := quietConfig(p, dir)
-			cfg.Levers = cloudMapLevers(m.api)
+			cfg.Levers = cloudMapLevers(m.API)
 			cfg.DriftInterval = 10 * time.Millisecond
 			paths := PathsFor(dir, "orders")
 			events, done := startRun(cfg, false)
 			waitHolding(t, events, 0)
-			if got := m.healthy(t); got != "blue=1 green=2" {
+			if got := m.Healthy(t); got != "blue=1 green=2" {
 				t.Fatalf("health at 25/75: %s, want blue=1 green=2", got)
 			}
 			for _, id := range []string{"green-1", "green-2"} {
-				if _, err := m.api.DeregisterInstance(context.Background(), &sd.DeregisterInstanceInput{ServiceId: aws.String(m.svcID), InstanceId: aws.String(id)}); err != nil {
+				if _, err := m.API.DeregisterInstance(context.Background(), &sd.DeregisterInstanceInput{ServiceId: aws.String(m.SvcID), InstanceId: aws.String(id)}); err != nil {
 					t.Fatal(err)
 				}
 			}
 			drift, done := awaitDrift(t, paths.Journal, done)
-			for _, want := range []string{"cluster green's instances (cluster=green) is gone from Cloud Map service apps/orders", "register its instances again"} {
-				if !strings.Contains(drift.Detail, want) {
-					t.Errorf("drift entry %q lacks %q", drift.Detail, want)
-				}
-			}
-			if got := driftAction(t, drift); got.Action != onDrift {
+			if got := wantDrift(t, drift, "cluster green's instances (cluster=green) is gone from Cloud Map service apps/orders", "register its instances again"); got.Action != onDrift {
 				t.Errorf("drift action %q, want %q", got.Action, onDrift)
 			}
 			awaitDriftEnd(t, "run", paths, onDrift, done, "is gone from Cloud Map service")
-			if got := m.healthy(t); got != "blue=2 green=0" {
+			if got := m.Healthy(t); got != "blue=2 green=0" {
 				t.Errorf("health after the rollback: %s, want blue=2 green=0", got)
 			}
-			entries, _ := journal.Read(paths.Journal)
-			rep := BuildReport("orders", entries)
-			var b strings.Builder
-			_ = Text.Report(&b, rep)
-			if rep.Outcome != outcomeRolledBack || !strings.Contains(b.String(), "could not restore") || !strings.Contains(b.String(), "cluster green's instances") {
-				t.Errorf("outcome %q; the report does not name the cluster the rollback could not restore:\n%s", rep.Outcome, b.String())
+			if text := rolledBackReport(t, "orders", paths); !strings.Contains(text, "could not restore") || !strings.Contains(text, "cluster green's instances") {
+				t.Errorf("the report does not name the cluster the rollback could not restore:\n%s", text)
 			}
 		})
 	}

@@ -20,11 +20,11 @@ import (
 // through the bare Route 53 API, as another writer (or a publisher) would.
 func deleteMember(ctx context.Context, t *testing.T, e *env, id string) {
 	t.Helper()
-	zones, err := e.dns.Zones(ctx)
+	zones, err := e.DNS.Zones(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := route53test.Client(e.sb)
+	c := route53test.Client(e.SB)
 	out, err := c.ListResourceRecordSets(ctx, &awsr53.ListResourceRecordSetsInput{HostedZoneId: aws.String(zones[0].ID)})
 	if err != nil {
 		t.Fatal(err)
@@ -89,6 +89,35 @@ func awaitDriftEnd(t *testing.T, what string, paths Paths, onDrift string, done 
 	}
 }
 
+// onDriftEnv is newEnv at 100/0 with the config of testPlan under spec.onDrift onDrift,
+// and the paths of the cutover's files.
+func onDriftEnv(t *testing.T, onDrift string) (*env, Config, Paths) {
+	t.Helper()
+	e := newEnv(t, 100, 0)
+	p := testPlan(t)
+	p.OnDrift = onDrift
+	return e, e.config(p), PathsFor(e.dir, "app")
+}
+
+// rolledBackReport reads the journal at paths of cutover name, fails unless its report's
+// outcome is rolled-back, and returns the report as text.
+func rolledBackReport(t *testing.T, name string, paths Paths) string {
+	t.Helper()
+	entries, err := journal.Read(paths.Journal)
+	if err != nil {
+		t.Fatalf("journal of %s: %v", name, err)
+	}
+	rep := BuildReport(name, entries)
+	if rep.Outcome != outcomeRolledBack {
+		t.Errorf("%s: outcome %q, want rolled-back", name, rep.Outcome)
+	}
+	var b strings.Builder
+	if err := Text.Report(&b, rep); err != nil {
+		t.Fatalf("report of %s: %v", name, err)
+	}
+	return b.String()
+}
+
 // TestMemberDeletedDuringAHold: blue's member is deleted (through the Route 53 API) while
 // step 2 holds 90/10. The runner never ends on "no such record set" with traffic split:
 // by default it pauses, naming the member and what to do; with spec.onDrift: rollback it
@@ -97,36 +126,20 @@ func awaitDriftEnd(t *testing.T, what string, paths Paths, onDrift string, done 
 func TestMemberDeletedDuringAHold(t *testing.T) {
 	for _, onDrift := range []string{spec.DriftPause, spec.DriftRollback} {
 		t.Run(onDrift, func(t *testing.T) {
-			e := newEnv(t, 100, 0)
-			p := testPlan(t)
-			p.OnDrift = onDrift
-			cfg := e.config(p)
-			paths := PathsFor(e.dir, "app")
+			e, cfg, paths := onDriftEnv(t, onDrift)
 			events, done := startRun(cfg, false)
 			waitHolding(t, events, 1)
 			deleteMember(context.Background(), t, e, "blue")
 			first := driftEntries(t, e, 1)[0]
-			for _, want := range []string{"member app.example.com A [blue] is gone from zone example.com", "re-publish it", "crossfade cutover abort"} {
-				if !strings.Contains(first.Detail, want) {
-					t.Errorf("drift entry %q lacks %q", first.Detail, want)
-				}
-			}
-			if d := driftAction(t, first); d.Action != onDrift {
+			if d := wantDrift(t, first, "member app.example.com A [blue] is gone from zone example.com", "re-publish it", "crossfade cutover abort"); d.Action != onDrift {
 				t.Errorf("drift action %q, want %q", d.Action, onDrift)
 			}
 			awaitDriftEnd(t, "run", paths, onDrift, done, "is gone from zone")
-			if a, _ := e.weights(t); a["green"] != 0 {
+			if a, _ := e.Weights(t); a["green"] != 0 {
 				t.Errorf("green weight %d after the rollback, want 0 (weights %v)", a["green"], a)
 			}
-			entries, _ := journal.Read(paths.Journal)
-			rep := BuildReport("app", entries)
-			if rep.Outcome != outcomeRolledBack {
-				t.Errorf("outcome %q, want rolled-back", rep.Outcome)
-			}
-			var b strings.Builder
-			_ = Text.Report(&b, rep)
-			if !strings.Contains(b.String(), "could not restore") || !strings.Contains(b.String(), "app.example.com A [blue]") {
-				t.Errorf("report does not name the member the rollback could not restore:\n%s", b.String())
+			if text := rolledBackReport(t, "app", paths); !strings.Contains(text, "could not restore") || !strings.Contains(text, "app.example.com A [blue]") {
+				t.Errorf("report does not name the member the rollback could not restore:\n%s", text)
 			}
 		})
 	}

@@ -38,8 +38,8 @@ func publishAs(p provider.Provider, owner, ip string, weight, ttl int64) (*contr
 // authority records, by key.
 func (e *env) records(t *testing.T) map[endpoint.Key]*endpoint.Endpoint {
 	t.Helper()
-	zones, _ := e.dns.Zones(context.Background())
-	recs, err := e.dns.Records(context.Background(), zones[0])
+	zones, _ := e.DNS.Zones(context.Background())
+	recs, err := e.DNS.Records(context.Background(), zones[0])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,10 +79,10 @@ func startToken(t *testing.T, dir string) string {
 // weight is never touched.
 func TestLowerTTLMovesTheWholeGroup(t *testing.T) {
 	e := newEnv(t, 100, 0)
-	if rep, err := publishAs(e.dns, "purple", "127.0.0.30", 10, 1); err != nil || rep.Err() != nil {
+	if rep, err := publishAs(e.DNS, "purple", "127.0.0.30", 10, 1); err != nil || rep.Err() != nil {
 		t.Fatalf("publish purple: %v", errors.Join(err, rep.Err()))
 	}
-	e.setTTL(t, 2)
+	e.SetTTL(t, 2)
 	p := testPlan(t)
 	p.Steps = p.Steps[2:]
 	p.LowerTTL = 1
@@ -104,7 +104,7 @@ func TestLowerTTLMovesTheWholeGroup(t *testing.T) {
 			return
 		}
 		holds++
-		for key, ttl := range e.ttls(t) {
+		for key, ttl := range e.TTLs(t) {
 			if ttl != 1 {
 				t.Errorf("while step %d holds: %s has TTL %d, want the lowered 1", ev.Step+1, key, ttl)
 			}
@@ -117,7 +117,7 @@ func TestLowerTTLMovesTheWholeGroup(t *testing.T) {
 	if holds == 0 {
 		t.Fatal("no step held")
 	}
-	ttls := e.ttls(t)
+	ttls := e.TTLs(t)
 	if len(ttls) != 3 {
 		t.Fatalf("A sets %v, want blue's, green's and purple's", ttls)
 	}
@@ -130,7 +130,7 @@ func TestLowerTTLMovesTheWholeGroup(t *testing.T) {
 	if w := recs[endpoint.Key{Name: "app.example.com", Type: "A", SetIdentifier: "purple"}].Policy.Weight; w != 10 {
 		t.Errorf("purple's weight %d, want its 10 untouched", w)
 	}
-	if a, txt := e.weights(t); a["green"] != 100 || txt["purple"] != 10 {
+	if a, txt := e.Weights(t); a["green"] != 100 || txt["purple"] != 10 {
 		t.Errorf("weights A %v TXT %v", a, txt)
 	}
 }
@@ -141,13 +141,13 @@ func TestLowerTTLMovesTheWholeGroup(t *testing.T) {
 // spec.ttl.lower the member is never touched, and the cutover runs.
 func TestLowerTTLRefusesAnUnownedMember(t *testing.T) {
 	e := newEnv(t, 100, 0)
-	zones, _ := e.dns.Zones(context.Background())
+	zones, _ := e.DNS.Zones(context.Background())
 	stray := &endpoint.Endpoint{Name: "app.example.com", Type: "A", Targets: endpoint.Targets{"127.0.0.40"}, TTL: 1,
 		SetIdentifier: "stray", Policy: endpoint.WeightedPolicy(1)}
-	if err := e.dns.Apply(context.Background(), zones[0], changes.Batch{{Action: changes.Create, Endpoint: stray}}); err != nil {
+	if err := e.DNS.Apply(context.Background(), zones[0], changes.Batch{{Action: changes.Create, Endpoint: stray}}); err != nil {
 		t.Fatal(err)
 	}
-	e.setTTL(t, 2)
+	e.SetTTL(t, 2)
 	p := testPlan(t)
 	p.Steps = p.Steps[2:]
 	p.LowerTTL = 1
@@ -158,7 +158,7 @@ func TestLowerTTLRefusesAnUnownedMember(t *testing.T) {
 	if _, err := Run(context.Background(), e.config(p), false); !errors.As(err, new(*NotReadyError)) || !strings.Contains(err.Error(), want) {
 		t.Fatalf("run: %v, want a refusal naming the stray member", err)
 	}
-	for key, ttl := range e.ttls(t) {
+	for key, ttl := range e.TTLs(t) {
 		if ttl != 2 {
 			t.Errorf("%s TTL %d after a refused run, want 2", key, ttl)
 		}
@@ -228,7 +228,7 @@ func TestTwoRunnersOneWins(t *testing.T) {
 				for _, pct := range steps {
 					p.Steps = append(p.Steps, spec.PlanStep{Weights: spec.Weights{From: 100 - pct, To: pct}, Pause: time.Second})
 				}
-				runners[k] = &runner{dir: t.TempDir(), plan: p, dns: &recordingDNS{DNS: e.dns},
+				runners[k] = &runner{dir: t.TempDir(), plan: p, dns: &recordingDNS{DNS: e.DNS},
 					final: map[string]int64{"blue": 100 - steps[2], "green": steps[2]}}
 			}
 			start := make(chan struct{})
@@ -238,7 +238,7 @@ func TestTwoRunnersOneWins(t *testing.T) {
 				go func() {
 					defer wg.Done()
 					cfg := e.config(r.plan)
-					cfg.StateDir, cfg.Levers = r.dir, dnsLevers(r.dns, e.reg)
+					cfg.StateDir, cfg.Levers = r.dir, e.Levers(r.dns)
 					<-start
 					_, r.err = Run(context.Background(), cfg, false)
 				}()
@@ -265,7 +265,7 @@ func TestTwoRunnersOneWins(t *testing.T) {
 			if n := loser.dns.applied.Load(); n != 0 {
 				t.Errorf("the loser got %d batches applied, want none", n)
 			}
-			if a, txt := e.weights(t); a["blue"] != winner.final["blue"] || a["green"] != winner.final["green"] || txt["green"] != winner.final["green"] {
+			if a, txt := e.Weights(t); a["blue"] != winner.final["blue"] || a["green"] != winner.final["green"] || txt["green"] != winner.final["green"] {
 				t.Errorf("weights A %v TXT %v, want the winner's %v", a, txt, winner.final)
 			}
 			if a, ok := e.authorityOf(t); !ok || a.Runner.Token != token {
@@ -344,7 +344,7 @@ type racingPublisher struct {
 
 func newRacingPublisher(t *testing.T, e *env) *racingPublisher {
 	t.Helper()
-	prov := &parkingProvider{Provider: e.dns}
+	prov := &parkingProvider{Provider: e.DNS}
 	return &racingPublisher{prov: prov, syncer: &controller.Syncer{Provider: prov, Registry: mustRegistry(t, "blue"), Policy: changes.Sync},
 		bump: make(chan chan struct{}), park: make(chan *parking)}
 }
@@ -493,12 +493,12 @@ func TestPublisherRace(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t, 100, 0)
 			pub := newRacingPublisher(t, e)
-			d := &racedDNS{DNS: e.dns, pub: pub, seen: map[string]bool{}}
+			d := &racedDNS{DNS: e.DNS, pub: pub, seen: map[string]bool{}}
 			tc.setup(d)
 			p := testPlan(t)
 			p.Steps = p.Steps[1:] // 10, 50, 100 %: every step moves blue's weight
 			cfg := e.config(p)
-			cfg.Levers = dnsLevers(d, e.reg)
+			cfg.Levers = e.Levers(d)
 			held := map[int]bool{}
 			cfg.Progress = progressHook(func(ev Event) {
 				if !tc.weights || ev.Phase != PhaseHolding || held[ev.Step] {
@@ -506,7 +506,7 @@ func TestPublisherRace(t *testing.T) {
 				}
 				held[ev.Step] = true // the first check of the hold: right after INSYNC
 				want := p.Steps[ev.Step].Weights
-				if a, txt := e.weights(t); a["blue"] != want.From || a["green"] != want.To || txt["blue"] != want.From {
+				if a, txt := e.Weights(t); a["blue"] != want.From || a["green"] != want.To || txt["blue"] != want.From {
 					t.Errorf("step %d after INSYNC: weights A %v TXT %v, want blue %d green %d: a publisher wrote over the cutover", ev.Step+1, a, txt, want.From, want.To)
 				}
 			})
@@ -524,7 +524,7 @@ func TestPublisherRace(t *testing.T) {
 			}
 			t.Logf("%d publisher syncs, last target %s; %d cutover batches refused and written again", pub.syncs.Load(), targetIP(pub.acked.Load()), d.refused)
 			if tc.weights {
-				if a, txt := e.weights(t); a["blue"] != 0 || a["green"] != 100 || txt["blue"] != 0 {
+				if a, txt := e.Weights(t); a["blue"] != 0 || a["green"] != 100 || txt["blue"] != 0 {
 					t.Errorf("after the cutover: weights A %v TXT %v, want blue 0 green 100", a, txt)
 				}
 				return
@@ -578,7 +578,7 @@ func TestAbortTakesOver(t *testing.T) {
 	if a, ok := e.authorityOf(t); !ok || a.Runner.Token != "b0b0b0b0b0b0b0b0" {
 		t.Errorf("authority after the abort: %+v, want B's", a)
 	}
-	if a, _ := e.weights(t); a["blue"] != 100 || a["green"] != 0 {
+	if a, _ := e.Weights(t); a["blue"] != 100 || a["green"] != 0 {
 		t.Errorf("weights after B's abort %v, want 100/0", a)
 	}
 
@@ -594,7 +594,7 @@ func TestAbortTakesOver(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("A's runner did not stop")
 	}
-	if a, _ := e.weights(t); a["blue"] != 100 || a["green"] != 0 {
+	if a, _ := e.Weights(t); a["blue"] != 100 || a["green"] != 0 {
 		t.Errorf("weights after A's refused write %v, want B's 100/0", a)
 	}
 
@@ -623,9 +623,9 @@ func TestAbortTakesOver(t *testing.T) {
 // run, whose token is fresh, does not take such a record for its own.
 func TestResumeWithoutTokens(t *testing.T) {
 	e := newEnv(t, 90, 10) // as the old runner's step 2 left it
-	zones, _ := e.dns.Zones(context.Background())
+	zones, _ := e.DNS.Zones(context.Background())
 	old := registry.AuthorityRecord("app.example.com", []string{"A"}, "app")
-	if err := e.dns.Apply(context.Background(), zones[0], changes.Batch{{Action: changes.Create, Endpoint: old}}); err != nil {
+	if err := e.DNS.Apply(context.Background(), zones[0], changes.Batch{{Action: changes.Create, Endpoint: old}}); err != nil {
 		t.Fatal(err)
 	}
 	fresh := e.config(testPlan(t))
@@ -641,7 +641,7 @@ func TestResumeWithoutTokens(t *testing.T) {
 	if err != nil || rep.Outcome != outcomeCompleted {
 		t.Fatalf("resume of an old journal: %v", err)
 	}
-	if a, _ := e.weights(t); a["green"] != 100 {
+	if a, _ := e.Weights(t); a["green"] != 100 {
 		t.Errorf("weights %v", a)
 	}
 	if a, ok := e.authorityOf(t); !ok || a.Runner.Token != "" || a.Runner.PID == 0 {
@@ -659,13 +659,13 @@ func TestWriteGivesUpWhenTheZoneKeepsMoving(t *testing.T) {
 	p.Steps = p.Steps[2:3]
 	cfg := e.config(p)
 	n := int64(0)
-	cfg.Levers = dnsLevers(&hookDNS{DNS: e.dns, before: func(changes.Batch) changes.Batch {
+	cfg.Levers = e.Levers(&hookDNS{DNS: e.DNS, before: func(changes.Batch) changes.Batch {
 		n++
-		if rep, err := publishAs(e.dns, "blue", targetIP(n), 100, 1); err != nil || rep.Err() != nil {
+		if rep, err := publishAs(e.DNS, "blue", targetIP(n), 100, 1); err != nil || rep.Err() != nil {
 			t.Errorf("publisher: %v", errors.Join(err, rep.Err()))
 		}
 		return nil
-	}}, e.reg)
+	}})
 	_, err := Run(context.Background(), cfg, false)
 	if !errors.As(err, new(*provider.RejectedError)) || !strings.Contains(err.Error(), fmt.Sprintf("before each of %d attempts", lever.CASAttempts)) ||
 		!strings.Contains(err.Error(), "app.example.com A [blue]: "+targetIP(lever.CASAttempts-1)) {
@@ -674,18 +674,18 @@ func TestWriteGivesUpWhenTheZoneKeepsMoving(t *testing.T) {
 	if n != lever.CASAttempts {
 		t.Errorf("%d attempts, want %d", n, lever.CASAttempts)
 	}
-	if a, _ := e.weights(t); a["blue"] != 100 {
+	if a, _ := e.Weights(t); a["blue"] != 100 {
 		t.Errorf("weights %v: the cutover wrote although every attempt was refused", a)
 	}
 
 	e = newEnv(t, 100, 0)
 	cfg = e.config(p)
 	attempts := 0
-	cfg.Levers = dnsLevers(&hookDNS{DNS: e.dns, before: func(b changes.Batch) changes.Batch {
+	cfg.Levers = e.Levers(&hookDNS{DNS: e.DNS, before: func(b changes.Batch) changes.Batch {
 		attempts++
 		gone := &endpoint.Endpoint{Name: "nothing.example.com", Type: "A", Targets: endpoint.Targets{"127.0.0.1"}, TTL: 1}
 		return append(b, changes.Change{Action: changes.Delete, Endpoint: gone})
-	}}, e.reg)
+	}})
 	if _, err := Run(context.Background(), cfg, false); err == nil || !strings.Contains(err.Error(), "nothing it read has changed") || attempts != 1 {
 		t.Errorf("run: %v after %d attempts, want one refused attempt", err, attempts)
 	}

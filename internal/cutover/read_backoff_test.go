@@ -31,13 +31,13 @@ func TestHoldReadsBackOff(t *testing.T) {
 	cfg.Progress = progressHook(func(ev Event) {
 		if ev.Phase == PhaseHolding && ev.Step == 0 {
 			once.Do(func() {
-				before := sandboxtest.APICalls(t, e.sb)["ListResourceRecordSets Throttling"]
-				sandboxtest.SetFaults(t, e.sb, throttleLists)
+				before := sandboxtest.APICalls(t, e.SB)["ListResourceRecordSets Throttling"]
+				sandboxtest.SetFaults(t, e.SB, throttleLists)
 				go func() {
 					defer close(faulted)
 					time.Sleep(outage)
-					throttled := sandboxtest.APICalls(t, e.sb)["ListResourceRecordSets Throttling"] - before
-					sandboxtest.SetFaults(t, e.sb, `{}`)
+					throttled := sandboxtest.APICalls(t, e.SB)["ListResourceRecordSets Throttling"] - before
+					sandboxtest.SetFaults(t, e.SB, `{}`)
 					// At every check: 30 reads of 4 attempts. Paced: reads at 0, .1, .3,
 					// .7, 1.5, 3.0 s.
 					if throttled > 6*sdkAttempts {
@@ -77,10 +77,10 @@ func TestStepDoesNotPassUncompared(t *testing.T) {
 		switch ev.Phase {
 		case PhaseHolding:
 			if ev.Step == 0 {
-				faultOnce.Do(func() { sandboxtest.SetFaults(t, e.sb, throttleLists) })
+				faultOnce.Do(func() { sandboxtest.SetFaults(t, e.SB, throttleLists) })
 			}
 		case PhaseRollingBack:
-			clearOnce.Do(func() { sandboxtest.SetFaults(t, e.sb, `{}`) })
+			clearOnce.Do(func() { sandboxtest.SetFaults(t, e.SB, `{}`) })
 		}
 	})
 	_, err := Run(context.Background(), cfg, false)

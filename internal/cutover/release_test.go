@@ -33,7 +33,7 @@ func completed(t *testing.T, e *env) Config {
 func TestReleaseRefusesWhatWouldMoveTraffic(t *testing.T) {
 	e := newEnv(t, 100, 0)
 	cfg := completed(t, e)
-	if rep, err := publishAs(e.dns, "blue", "127.0.0.10", 100, 1); err != nil || rep.Err() != nil {
+	if rep, err := publishAs(e.DNS, "blue", "127.0.0.10", 100, 1); err != nil || rep.Err() != nil {
 		t.Fatalf("blue's sync: %v", errors.Join(err, rep.Err()))
 	}
 	_, err := Release(context.Background(), cfg, ReleaseOptions{})
@@ -54,10 +54,10 @@ func TestReleaseRefusesWhatWouldMoveTraffic(t *testing.T) {
 		t.Error("a refused release deleted the authority record")
 	}
 
-	if rep, err := publishAs(e.dns, "blue", "127.0.0.10", 0, 1); err != nil || rep.Err() != nil || len(rep.Conflicts()) != 0 {
+	if rep, err := publishAs(e.DNS, "blue", "127.0.0.10", 0, 1); err != nil || rep.Err() != nil || len(rep.Conflicts()) != 0 {
 		t.Fatalf("blue's sync with weight 0: %v %v", errors.Join(err, rep.Err()), rep.Conflicts())
 	}
-	if rep, err := publishAs(e.dns, "green", "127.0.0.20", 100, 1); err != nil || rep.Err() != nil || len(rep.Conflicts()) != 0 {
+	if rep, err := publishAs(e.DNS, "green", "127.0.0.20", 100, 1); err != nil || rep.Err() != nil || len(rep.Conflicts()) != 0 {
 		t.Fatalf("green's sync: %v %v", errors.Join(err, rep.Err()), rep.Conflicts())
 	}
 	rel, err := Release(context.Background(), cfg, ReleaseOptions{})
@@ -67,7 +67,7 @@ func TestReleaseRefusesWhatWouldMoveTraffic(t *testing.T) {
 	if _, ok := e.authorityOf(t); ok {
 		t.Error("the authority record is still there after release")
 	}
-	if a, _ := e.weights(t); a["blue"] != 0 || a["green"] != 100 {
+	if a, _ := e.Weights(t); a["blue"] != 0 || a["green"] != 100 {
 		t.Errorf("weights after release %v", a)
 	}
 }
@@ -77,7 +77,7 @@ func TestReleaseRefusesWhatWouldMoveTraffic(t *testing.T) {
 func TestReleaseForceSaysWhatItLets(t *testing.T) {
 	e := newEnv(t, 100, 0)
 	cfg := completed(t, e)
-	if rep, err := publishAs(e.dns, "blue", "127.0.0.10", 100, 1); err != nil || rep.Err() != nil {
+	if rep, err := publishAs(e.DNS, "blue", "127.0.0.10", 100, 1); err != nil || rep.Err() != nil {
 		t.Fatalf("blue's sync: %v", errors.Join(err, rep.Err()))
 	}
 	rel, err := Release(context.Background(), cfg, ReleaseOptions{Force: true})
@@ -87,10 +87,10 @@ func TestReleaseForceSaysWhatItLets(t *testing.T) {
 	if got, want := rel.Changes[0].Effect(), "app.example.com A [blue] goes from weight 0 to 100 at its publisher's next sync"; got != want {
 		t.Errorf("effect %q, want %q", got, want)
 	}
-	if rep, err := publishAs(e.dns, "blue", "127.0.0.10", 100, 1); err != nil || rep.Err() != nil {
+	if rep, err := publishAs(e.DNS, "blue", "127.0.0.10", 100, 1); err != nil || rep.Err() != nil {
 		t.Fatalf("blue's sync after release: %v", errors.Join(err, rep.Err()))
 	}
-	if a, _ := e.weights(t); a["blue"] != 100 {
+	if a, _ := e.Weights(t); a["blue"] != 100 {
 		t.Errorf("blue after release --force and a sync: %v, want 100 as release said", a)
 	}
 }
@@ -103,24 +103,19 @@ func TestReleaseReadsAgainWhenAPublisherRecords(t *testing.T) {
 	e := newEnv(t, 100, 0)
 	cfg := completed(t, e)
 	// Both publishers confirm the hold, agreeing with the zone.
-	for _, m := range []struct {
-		owner, ip string
-		w         int64
-	}{{"blue", "127.0.0.10", 0}, {"green", "127.0.0.20", 100}} {
-		if rep, err := publishAs(e.dns, m.owner, m.ip, m.w, 1); err != nil || rep.Err() != nil {
-			t.Fatalf("%s's sync: %v", m.owner, errors.Join(err, rep.Err()))
-		}
+	if err := e.PublishBoth(0, 100); err != nil {
+		t.Fatal(err)
 	}
 	synced := false
-	cfg.Levers = dnsLevers(&hookDNS{DNS: e.dns, before: func(changes.Batch) changes.Batch {
+	cfg.Levers = e.Levers(&hookDNS{DNS: e.DNS, before: func(changes.Batch) changes.Batch {
 		if !synced {
 			synced = true
-			if rep, err := publishAs(e.dns, "blue", "127.0.0.10", 100, 1); err != nil || rep.Err() != nil {
+			if rep, err := publishAs(e.DNS, "blue", "127.0.0.10", 100, 1); err != nil || rep.Err() != nil {
 				t.Errorf("blue's sync: %v", errors.Join(err, rep.Err()))
 			}
 		}
 		return nil
-	}}, e.reg)
+	}})
 	_, err := Release(context.Background(), cfg, ReleaseOptions{})
 	var refused *ReleaseRefusedError
 	if !synced || !errors.As(err, &refused) || !strings.Contains(err.Error(), "its source asks for weight 100, the zone holds 0") {
@@ -181,13 +176,13 @@ func TestReleaseRefusesWithoutConfirmation(t *testing.T) {
 		t.Fatal("a refused release deleted the authority record")
 	}
 	// One publisher is not enough.
-	if rep, err := publishAs(e.dns, "blue", "127.0.0.10", 0, 1); err != nil || rep.Err() != nil {
+	if rep, err := publishAs(e.DNS, "blue", "127.0.0.10", 0, 1); err != nil || rep.Err() != nil {
 		t.Fatalf("blue's sync: %v", errors.Join(err, rep.Err()))
 	}
 	if _, err := Release(context.Background(), cfg, ReleaseOptions{}); !errors.As(err, &refused) || len(refused.Unconfirmed) != 1 || !strings.Contains(err.Error(), "[green]: owner green") {
 		t.Fatalf("release with blue confirmed only: %v, want green unconfirmed", err)
 	}
-	if rep, err := publishAs(e.dns, "green", "127.0.0.20", 100, 1); err != nil || rep.Err() != nil {
+	if rep, err := publishAs(e.DNS, "green", "127.0.0.20", 100, 1); err != nil || rep.Err() != nil {
 		t.Fatalf("green's sync: %v", errors.Join(err, rep.Err()))
 	}
 	rel, err := Release(context.Background(), cfg, ReleaseOptions{})
@@ -195,7 +190,7 @@ func TestReleaseRefusesWithoutConfirmation(t *testing.T) {
 		t.Fatalf("release once both confirmed: %+v, %v", rel, err)
 	}
 	// The hold over, the publishers drop their confirmations at their next sync.
-	if rep, err := publishAs(e.dns, "green", "127.0.0.20", 100, 1); err != nil || rep.Err() != nil {
+	if rep, err := publishAs(e.DNS, "green", "127.0.0.20", 100, 1); err != nil || rep.Err() != nil {
 		t.Fatalf("green's sync after release: %v", errors.Join(err, rep.Err()))
 	}
 	txt := e.records(t)[endpoint.Key{Name: "a-app.example.com", Type: "TXT", SetIdentifier: "green"}]
@@ -238,8 +233,8 @@ func TestReleaseWaitsForConfirmations(t *testing.T) {
 	e := newEnv(t, 100, 0)
 	cfg := completed(t, e)
 	short := cfg
-	reads := &readHookDNS{DNS: e.dns, onRead: func(int) {}}
-	short.Levers = dnsLevers(reads, e.reg)
+	reads := &readHookDNS{DNS: e.DNS, onRead: func(int) {}}
+	short.Levers = e.Levers(reads)
 	_, err := Release(context.Background(), short, ReleaseOptions{Wait: 50 * time.Millisecond, Poll: 10 * time.Millisecond})
 	var refused *ReleaseRefusedError
 	if !errors.As(err, &refused) || len(refused.Unconfirmed) != 2 || !strings.Contains(err.Error(), "\nwaited ") {
@@ -249,21 +244,16 @@ func TestReleaseWaitsForConfirmations(t *testing.T) {
 		t.Errorf("release --wait read the zone %d times, want it read again while waiting", n)
 	}
 
-	hook := &readHookDNS{DNS: e.dns}
+	hook := &readHookDNS{DNS: e.DNS}
 	hook.onRead = func(n int) {
 		if n != 2 {
 			return
 		}
-		for _, m := range []struct {
-			owner, ip string
-			w         int64
-		}{{"blue", "127.0.0.10", 0}, {"green", "127.0.0.20", 100}} {
-			if rep, err := publishAs(e.dns, m.owner, m.ip, m.w, 1); err != nil || rep.Err() != nil {
-				t.Errorf("%s's sync: %v", m.owner, errors.Join(err, rep.Err()))
-			}
+		if err := e.PublishBoth(0, 100); err != nil {
+			t.Error(err)
 		}
 	}
-	cfg.Levers = dnsLevers(hook, e.reg)
+	cfg.Levers = e.Levers(hook)
 	rel, err := Release(context.Background(), cfg, ReleaseOptions{Wait: time.Minute, Poll: 10 * time.Millisecond})
 	if err != nil || rel.Records != 1 || len(rel.Unconfirmed) != 0 {
 		t.Fatalf("release --wait: %+v, %v", rel, err)
@@ -283,14 +273,14 @@ func TestReleaseWaitsForConfirmations(t *testing.T) {
 func TestReleaseRefusesADeparture(t *testing.T) {
 	e := newEnv(t, 100, 0)
 	cfg := completed(t, e)
-	rep := syncNothing(t, e.dns, "blue")
+	rep := syncNothing(t, e.DNS, "blue")
 	if len(rep.Zones) != 1 || rep.Zones[0].Changes.Summary.Held != 1 || rep.Zones[0].Changes.Summary.Delete != 0 {
 		t.Fatalf("blue's empty sync during the hold: %+v", rep.Zones[0].Changes.Summary)
 	}
 	if _, ok := e.records(t)[endpoint.Key{Name: "app.example.com", Type: "A", SetIdentifier: "blue"}]; !ok {
 		t.Fatal("blue's held member was deleted by an empty sync")
 	}
-	if rep, err := publishAs(e.dns, "green", "127.0.0.20", 100, 1); err != nil || rep.Err() != nil {
+	if rep, err := publishAs(e.DNS, "green", "127.0.0.20", 100, 1); err != nil || rep.Err() != nil {
 		t.Fatalf("green's sync: %v", errors.Join(err, rep.Err()))
 	}
 	_, err := Release(context.Background(), cfg, ReleaseOptions{})
@@ -305,7 +295,7 @@ func TestReleaseRefusesADeparture(t *testing.T) {
 	if err != nil || len(rel.Gone) != 1 || rel.Gone[0].Effect() != "app.example.com A [blue] (weight 0) goes away at its publisher's next sync" {
 		t.Fatalf("release --force: %+v, %v", rel, err)
 	}
-	if rep := syncNothing(t, e.dns, "blue"); rep.Zones[0].Changes.Summary.Delete != 1 {
+	if rep := syncNothing(t, e.DNS, "blue"); rep.Zones[0].Changes.Summary.Delete != 1 {
 		t.Errorf("blue's empty sync after release: %+v, want its member deleted", rep.Zones[0].Changes.Summary)
 	}
 }
@@ -318,17 +308,12 @@ func TestReleaseRefusesADeparture(t *testing.T) {
 func TestReleaseWaitsForSourcesToAgree(t *testing.T) {
 	e := newEnv(t, 100, 0)
 	cfg := completed(t, e)
-	for _, m := range []struct {
-		owner, ip string
-		w         int64
-	}{{"blue", "127.0.0.10", 100}, {"green", "127.0.0.20", 100}} {
-		if rep, err := publishAs(e.dns, m.owner, m.ip, m.w, 1); err != nil || rep.Err() != nil {
-			t.Fatalf("%s's sync: %v", m.owner, errors.Join(err, rep.Err()))
-		}
+	if err := e.PublishBoth(100, 100); err != nil {
+		t.Fatal(err)
 	}
 	short := cfg
-	counter := &readHookDNS{DNS: e.dns, onRead: func(int) {}}
-	short.Levers = dnsLevers(counter, e.reg)
+	counter := &readHookDNS{DNS: e.DNS, onRead: func(int) {}}
+	short.Levers = e.Levers(counter)
 	_, err := Release(context.Background(), short, ReleaseOptions{Wait: 50 * time.Millisecond, Poll: 10 * time.Millisecond})
 	var refused *ReleaseRefusedError
 	if !errors.As(err, &refused) || len(refused.Sets) != 1 || len(refused.Unconfirmed) != 0 || refused.Waited == 0 ||
@@ -339,16 +324,16 @@ func TestReleaseWaitsForSourcesToAgree(t *testing.T) {
 		t.Errorf("release --wait read the zone %d times, want it read again while waiting", counter.n)
 	}
 
-	hook := &readHookDNS{DNS: e.dns}
+	hook := &readHookDNS{DNS: e.DNS}
 	hook.onRead = func(n int) {
 		if n != 2 {
 			return
 		}
-		if rep, err := publishAs(e.dns, "blue", "127.0.0.10", 0, 1); err != nil || rep.Err() != nil {
+		if rep, err := publishAs(e.DNS, "blue", "127.0.0.10", 0, 1); err != nil || rep.Err() != nil {
 			t.Errorf("blue's sync with weight 0: %v", errors.Join(err, rep.Err()))
 		}
 	}
-	cfg.Levers = dnsLevers(hook, e.reg)
+	cfg.Levers = e.Levers(hook)
 	rel, err := Release(context.Background(), cfg, ReleaseOptions{Wait: time.Minute, Poll: 10 * time.Millisecond})
 	if err != nil || rel.Records != 1 || len(rel.Changes) != 0 {
 		t.Fatalf("release --wait once blue's source asks for 0: %+v, %v", rel, err)
@@ -356,7 +341,7 @@ func TestReleaseWaitsForSourcesToAgree(t *testing.T) {
 	if hook.n < 2 {
 		t.Errorf("release read the zone %d times: it did not wait for blue's sync", hook.n)
 	}
-	if a, _ := e.weights(t); a["blue"] != 0 || a["green"] != 100 {
+	if a, _ := e.Weights(t); a["blue"] != 0 || a["green"] != 100 {
 		t.Errorf("weights after release %v", a)
 	}
 }

@@ -399,17 +399,9 @@ func (r *runner) noteTakeover(l Snapshot) error {
 	return nil
 }
 
-// sleep waits for d, or until ctx ends.
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
+// sleep waits for d, or until ctx ends (its error): lever.Sleep, the one wait the engine
+// and its levers share.
+func sleep(ctx context.Context, d time.Duration) error { return lever.Sleep(ctx, d) }
 
 // backoff waits before attempt+1 of a refused write: growing, with jitter, so that two
 // writers racing for the same sets do not keep meeting.

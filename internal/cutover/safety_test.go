@@ -112,7 +112,7 @@ func TestStepOverrunFails(t *testing.T) {
 	if !errors.As(err, &rb) || !strings.Contains(rb.Reason, "step over its time limit 1.2s") {
 		t.Fatalf("run: %v, want a rollback for the step's time limit", err)
 	}
-	if a, _ := e.weights(t); a["blue"] != 100 || a["green"] != 0 {
+	if a, _ := e.Weights(t); a["blue"] != 100 || a["green"] != 0 {
 		t.Errorf("weights after the rollback: %v", a)
 	}
 }
@@ -121,9 +121,9 @@ func TestStepOverrunFails(t *testing.T) {
 // nor releases them.
 func TestAnotherCutoversWeights(t *testing.T) {
 	e := newEnv(t, 100, 0)
-	zones, _ := e.dns.Zones(context.Background())
+	zones, _ := e.DNS.Zones(context.Background())
 	other := registry.AuthorityRecord("app.example.com", []string{"A"}, "checkout-move")
-	if err := e.dns.Apply(context.Background(), zones[0], changes.Batch{{Action: changes.Create, Endpoint: other}}); err != nil {
+	if err := e.DNS.Apply(context.Background(), zones[0], changes.Batch{{Action: changes.Create, Endpoint: other}}); err != nil {
 		t.Fatal(err)
 	}
 	cfg := e.config(testPlan(t))
@@ -135,7 +135,7 @@ func TestAnotherCutoversWeights(t *testing.T) {
 	if _, err := Release(context.Background(), cfg, ReleaseOptions{Force: true}); err == nil {
 		t.Error("release --force deleted another cutover's authority record")
 	}
-	recs, _ := e.dns.Records(context.Background(), zones[0])
+	recs, _ := e.DNS.Records(context.Background(), zones[0])
 	if registry.Holds(recs)[endpoint.Key{Name: "app.example.com", Type: "A"}].Cutover != "checkout-move" {
 		t.Error("the other cutover's authority record is gone")
 	}
@@ -159,7 +159,7 @@ func TestAbortDoesWhatItCan(t *testing.T) {
 		{Kind: kindIntent, Step: 2, Weights: map[string]int64{"blue": 50, "green": 50}},
 	})
 	// Green's cluster has gone, and unpublished its member.
-	if rep, err := (&controller.Syncer{Provider: e.dns, Registry: mustRegistry(t, "green"), Policy: changes.Sync}).Sync(context.Background(), nil); err != nil || rep.Err() != nil {
+	if rep, err := (&controller.Syncer{Provider: e.DNS, Registry: mustRegistry(t, "green"), Policy: changes.Sync}).Sync(context.Background(), nil); err != nil || rep.Err() != nil {
 		t.Fatalf("unpublish green: %v", err)
 	}
 	p := testPlan(t, spec.Gate{Name: "unbuildable"})
@@ -170,7 +170,7 @@ func TestAbortDoesWhatItCan(t *testing.T) {
 	if err != nil || rep.Outcome != outcomeRolledBack || !strings.Contains(rep.Rollback, "aborted by test@host") {
 		t.Fatalf("abort: %v (%+v)", err, rep)
 	}
-	if a, _ := e.weights(t); a["blue"] != 100 {
+	if a, _ := e.Weights(t); a["blue"] != 100 {
 		t.Errorf("weights after abort %v, want blue back at 100", a)
 	}
 	if _, err := Abort(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "abort refused: it has ended (rolled-back)") {
@@ -231,7 +231,7 @@ func TestStartRefusesDifferingWeights(t *testing.T) {
 			eps = append(eps, &endpoint.Endpoint{Name: name, Type: "A", Targets: endpoint.Targets{m.ip}, TTL: 1,
 				SetIdentifier: m.owner, Policy: endpoint.WeightedPolicy(w), Labels: endpoint.Labels{endpoint.ResourceLabel: "service/default/app"}})
 		}
-		if rep, err := (&controller.Syncer{Provider: e.dns, Registry: mustRegistry(t, m.owner), Policy: changes.Sync}).Sync(context.Background(), eps); err != nil || rep.Err() != nil {
+		if rep, err := (&controller.Syncer{Provider: e.DNS, Registry: mustRegistry(t, m.owner), Policy: changes.Sync}).Sync(context.Background(), eps); err != nil || rep.Err() != nil {
 			t.Fatalf("publish %s: %v", m.owner, err)
 		}
 	}
@@ -251,7 +251,7 @@ func TestStartRefusesDifferingWeights(t *testing.T) {
 // TTL restore, and the gradual rollback from the last step.
 func TestPlanPreviewSimulates(t *testing.T) {
 	e := newEnv(t, 100, 0)
-	e.setTTL(t, 2)
+	e.SetTTL(t, 2)
 	p := testPlan(t)
 	p.LowerTTL = 1
 	p.Rollback = spec.PlanRollback{Mode: spec.RollbackGradual, Steps: []spec.Weights{{From: 50, To: 50}}}
@@ -286,7 +286,7 @@ func TestPlanPreviewSimulates(t *testing.T) {
 		t.Errorf("rollback from step 4: %q", got)
 	}
 	// Nothing was sent.
-	if a, _ := e.weights(t); a["blue"] != 100 {
+	if a, _ := e.Weights(t); a["blue"] != 100 {
 		t.Errorf("plan changed the zone: %v", a)
 	}
 }
@@ -352,7 +352,7 @@ func TestRetire(t *testing.T) {
 // that a live view needs no message parsing to tell stages apart.
 func TestProgressEvents(t *testing.T) {
 	e := newEnv(t, 100, 0)
-	e.setTTL(t, 2)
+	e.SetTTL(t, 2)
 	p := testPlan(t, spec.Gate{Name: "fails-at"})
 	p.Steps = p.Steps[1:3] // 10 %, 50 %
 	p.LowerTTL = 1

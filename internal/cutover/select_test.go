@@ -48,8 +48,8 @@ func publishSets(t *testing.T, dns *route53.Provider, owner, setID, ip string, n
 // weightsOf reads the weighted A members of name: set identifier → weight.
 func (e *env) weightsOf(t *testing.T, name string) map[string]int64 {
 	t.Helper()
-	zones, _ := e.dns.Zones(context.Background())
-	recs, err := e.dns.Records(context.Background(), zones[0])
+	zones, _ := e.DNS.Zones(context.Background())
+	recs, err := e.DNS.Records(context.Background(), zones[0])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,10 +82,10 @@ func startSelection(t *testing.T, path string) Selection {
 // name was added moves only what was selected at start.
 func TestSelectAllWeighted(t *testing.T) {
 	e := newEnv(t, 100, 0) // app.example.com: blue 100, green 0
-	publishSets(t, e.dns, "blue", "blue", "127.0.0.10", map[string]int64{"app.example.com": 100, "api.example.com": 100, "solo.example.com": 100, "mixed.example.com": 100})
-	publishSets(t, e.dns, "green", "green", "127.0.0.20", map[string]int64{"app.example.com": 0, "api.example.com": 0})
-	publishSets(t, e.dns, "red", "red", "127.0.0.30", map[string]int64{"mixed.example.com": 0, "other.example.com": 100})
-	publishSets(t, e.dns, "yellow", "yellow", "127.0.0.40", map[string]int64{"other.example.com": 0})
+	publishSets(t, e.DNS, "blue", "blue", "127.0.0.10", map[string]int64{"app.example.com": 100, "api.example.com": 100, "solo.example.com": 100, "mixed.example.com": 100})
+	publishSets(t, e.DNS, "green", "green", "127.0.0.20", map[string]int64{"app.example.com": 0, "api.example.com": 0})
+	publishSets(t, e.DNS, "red", "red", "127.0.0.30", map[string]int64{"mixed.example.com": 0, "other.example.com": 100})
+	publishSets(t, e.DNS, "yellow", "yellow", "127.0.0.40", map[string]int64{"other.example.com": 0})
 
 	p := testPlan(t)
 	p.Records, p.SelectAllWeighted = nil, true
@@ -124,9 +124,9 @@ func TestSelectAllWeighted(t *testing.T) {
 		t.Errorf("journaled selection %v, want %v", got.Records, want)
 	}
 	// A name added meanwhile, with blue and green members: selected afresh it would be.
-	publishSets(t, e.dns, "late-blue", "blue", "127.0.0.10", map[string]int64{"late.example.com": 100})
-	publishSets(t, e.dns, "late-green", "green", "127.0.0.20", map[string]int64{"late.example.com": 0})
-	if s, err := lr53.New(clonePlan(p), e.dns, nil).Select(context.Background()); err != nil || len(s.Records) != 3 {
+	publishSets(t, e.DNS, "late-blue", "blue", "127.0.0.10", map[string]int64{"late.example.com": 100})
+	publishSets(t, e.DNS, "late-green", "green", "127.0.0.20", map[string]int64{"late.example.com": 0})
+	if s, err := lr53.New(clonePlan(p), e.DNS, nil).Select(context.Background()); err != nil || len(s.Records) != 3 {
 		t.Errorf("selection made afresh after the name was added: %v, %v", err, s.Records)
 	}
 
@@ -254,9 +254,7 @@ func TestALBSelectRunAndResume(t *testing.T) {
 	p.ALB.ListenerRules, p.ALB.Select = nil, &spec.ALBSelect{LoadBalancers: []string{lbShop}}
 	dir := t.TempDir()
 	cfg := Config{Plan: p, Levers: albLevers(f, nil), StateDir: dir, By: "test@host", CheckInterval: 10 * time.Millisecond, PollInterval: 5 * time.Millisecond}
-	for i := range p.Steps {
-		p.Steps[i].Pause = 200 * time.Millisecond
-	}
+	pauseEach(p, 200*time.Millisecond)
 	pv, err := DryRun(context.Background(), cfg)
 	if err != nil || !slices.Equal(pv.Selected, []string{"listener " + lisHTTPS, "rule " + albtest.RuleHTTPS}) {
 		t.Fatalf("preview: %v, selected %q", err, pv.Selected)
@@ -306,9 +304,7 @@ func TestALBSelectAbort(t *testing.T) {
 	f := selectFakeELB()
 	p := albtest.Plan()
 	p.ALB.ListenerRules, p.ALB.Select = nil, &spec.ALBSelect{LoadBalancers: []string{lbShop}}
-	for i := range p.Steps {
-		p.Steps[i].Pause = 200 * time.Millisecond
-	}
+	pauseEach(p, 200*time.Millisecond)
 	cfg := Config{Plan: p, Levers: albLevers(f, nil), StateDir: t.TempDir(), By: "test@host", CheckInterval: 10 * time.Millisecond, PollInterval: 5 * time.Millisecond}
 	ctx, cancel := context.WithCancel(context.Background())
 	run := cfg

@@ -19,6 +19,7 @@ import (
 	"github.com/crossfade-io/crossfade/internal/awsconfig"
 	"github.com/crossfade-io/crossfade/internal/cutover/journal"
 	leveralb "github.com/crossfade-io/crossfade/internal/cutover/lever/alb"
+	"github.com/crossfade-io/crossfade/internal/cutover/lever/levertest"
 	"github.com/crossfade-io/crossfade/internal/cutover/spec"
 	"github.com/crossfade-io/crossfade/internal/provider"
 	"github.com/crossfade-io/crossfade/internal/sandbox/sandboxtest"
@@ -90,7 +91,7 @@ func retryConfig(e *env, p *spec.Plan, log *logSink) Config {
 // wantZone checks both members' A and TXT weights.
 func wantZone(t *testing.T, e *env, blue, green int64) {
 	t.Helper()
-	a, txt := e.weights(t)
+	a, txt := e.Weights(t)
 	if a["blue"] != blue || a["green"] != green || txt["blue"] != blue || txt["green"] != green {
 		t.Errorf("zone: A %v, TXT %v; want blue=%d green=%d in both", a, txt, blue, green)
 	}
@@ -158,7 +159,7 @@ func TestWriteRetriedThroughTransientFailures(t *testing.T) {
 			log := &logSink{}
 			cfg := retryConfig(e, p, log)
 			cfg.WriteRetryFor = tc.retryFor
-			before := sandboxtest.APICalls(t, e.sb)[tc.result]
+			before := sandboxtest.APICalls(t, e.SB)[tc.result]
 			var faulted bool
 			var retries []Event
 			cfg.Progress = progressHook(func(ev Event) {
@@ -166,18 +167,18 @@ func TestWriteRetriedThroughTransientFailures(t *testing.T) {
 				case strings.Contains(ev.Message, retryMsg):
 					retries = append(retries, ev)
 					if len(retries) == tc.clearAfter {
-						sandboxtest.SetFaults(t, e.sb, `{}`)
+						sandboxtest.SetFaults(t, e.SB, `{}`)
 					}
 				case faulted:
 				case !tc.rollback && ev.Phase == PhaseWriting && ev.Step == 1:
 					// The write's intent is shown just before the lever sends it.
 					faulted = true
-					sandboxtest.SetFaults(t, e.sb, tc.faults)
+					sandboxtest.SetFaults(t, e.SB, tc.faults)
 				case tc.rollback && ev.Phase == PhaseWriting && ev.Step == 1:
 					greenDown.Store(true) // the gate fails step 2: a rollback follows
 				case tc.rollback && ev.Phase == PhaseRollingBack:
 					faulted = true
-					sandboxtest.SetFaults(t, e.sb, tc.faults)
+					sandboxtest.SetFaults(t, e.SB, tc.faults)
 				}
 			})
 			began := time.Now()
@@ -213,7 +214,7 @@ func TestWriteRetriedThroughTransientFailures(t *testing.T) {
 				t.Errorf("%d retry warnings in the log, want %d:\n%s", n, tc.clearAfter, log)
 			}
 			// The SDK made its attempts each time the engine tried, and no more once cleared.
-			if n := sandboxtest.APICalls(t, e.sb)[tc.result] - before; n != sdkAttempts*tc.clearAfter {
+			if n := sandboxtest.APICalls(t, e.SB)[tc.result] - before; n != sdkAttempts*tc.clearAfter {
 				t.Errorf("%d %s calls, want %d (%d engine attempts of %d SDK attempts)", n, tc.result, sdkAttempts*tc.clearAfter, tc.clearAfter, sdkAttempts)
 			}
 			if k := stepEntries(t, e, step); k[kindIntent] != 1 || k[kindWritten] != 1 || k[kindInSync] != 1 {
@@ -236,7 +237,7 @@ func TestForwardWriteGivesUp(t *testing.T) {
 	cfg.Progress = progressHook(func(ev Event) {
 		if failingSince.IsZero() && ev.Phase == PhaseWriting && ev.Step == 1 {
 			failingSince = time.Now()
-			sandboxtest.SetFaults(t, e.sb, `{"throttleRate":1,"operations":["ChangeResourceRecordSets"]}`)
+			sandboxtest.SetFaults(t, e.SB, `{"throttleRate":1,"operations":["ChangeResourceRecordSets"]}`)
 		}
 	})
 	_, err := Run(context.Background(), cfg, false)
@@ -266,7 +267,7 @@ func TestForwardWriteGivesUp(t *testing.T) {
 		t.Errorf("journal of step 2: %v, want its intent alone", k)
 	}
 
-	sandboxtest.SetFaults(t, e.sb, `{}`)
+	sandboxtest.SetFaults(t, e.SB, `{}`)
 	cfg.Progress = nil
 	rep, err := Run(context.Background(), cfg, true)
 	if err != nil || rep.Outcome != outcomeCompleted {
@@ -290,12 +291,12 @@ func TestNonTransientWriteNotRetried(t *testing.T) {
 			retried.Add(1)
 		}
 	})
-	before := sandboxtest.APICalls(t, e.sb)
+	before := sandboxtest.APICalls(t, e.SB)
 	_, err := Run(context.Background(), cfg, false)
 	if err == nil || !strings.Contains(err.Error(), "step 2 of 3") || !strings.Contains(err.Error(), "InvalidInput") {
 		t.Fatalf("run: %v, want step 2's InvalidInput", err)
 	}
-	after := sandboxtest.APICalls(t, e.sb)
+	after := sandboxtest.APICalls(t, e.SB)
 	if n := after["ChangeResourceRecordSets InvalidInput"] - before["ChangeResourceRecordSets InvalidInput"]; n != 1 {
 		t.Errorf("%d refused ChangeResourceRecordSets calls, want 1 (neither the SDK nor the engine retries a refusal)", n)
 	}
@@ -321,7 +322,7 @@ func TestRetryWaitEndsWithContext(t *testing.T) {
 			cancelled = time.Now()
 			cancel()
 		case ev.Phase == PhaseWriting && ev.Step == 1:
-			sandboxtest.SetFaults(t, e.sb, `{"throttleRate":1,"operations":["ChangeResourceRecordSets"]}`)
+			sandboxtest.SetFaults(t, e.SB, `{"throttleRate":1,"operations":["ChangeResourceRecordSets"]}`)
 		}
 	})
 	_, err := Run(ctx, cfg, false)
@@ -352,13 +353,13 @@ func TestAbortDuringWriteRetries(t *testing.T) {
 		switch {
 		case strings.Contains(ev.Message, retryMsg) && aborted.IsZero():
 			// The faults go with the abort: a forward attempt after it would now land.
-			sandboxtest.SetFaults(t, e.sb, `{}`)
+			sandboxtest.SetFaults(t, e.SB, `{}`)
 			if err := SendCommand(PathsFor(e.dir, "app"), Command{Command: CommandAbort, By: "sre@host"}); err != nil {
 				t.Error(err)
 			}
 			aborted = time.Now()
 		case ev.Phase == PhaseWriting && ev.Step == 1 && aborted.IsZero():
-			sandboxtest.SetFaults(t, e.sb, `{"throttleRate":1,"operations":["ChangeResourceRecordSets"]}`)
+			sandboxtest.SetFaults(t, e.SB, `{"throttleRate":1,"operations":["ChangeResourceRecordSets"]}`)
 		}
 	})
 	_, err := Run(context.Background(), cfg, false)
@@ -388,14 +389,14 @@ func TestALBPartialWriteRetried(t *testing.T) {
 		t.Skip("starts a sandbox")
 	}
 	sb := sandboxtest.Start(t)
-	a := albOn(t, sb, awsconfig.NewRetryer(awsconfig.Options{MaxBackoff: 5 * time.Millisecond}))
-	p := &spec.Plan{Name: "shop", ALB: &spec.ALB{ListenerRules: []string{a.rule, a.listener}, From: "blue", To: "green"},
+	a := levertest.ALBOn(t, sb, awsconfig.NewRetryer(awsconfig.Options{MaxBackoff: 5 * time.Millisecond}))
+	p := &spec.Plan{Name: "shop", ALB: &spec.ALB{ListenerRules: []string{a.Rule, a.Listener}, From: "blue", To: "green"},
 		From: "blue", To: "green", Rollback: spec.PlanRollback{Mode: spec.RollbackImmediate}, OnDrift: spec.DriftRollback,
 		InSyncTimeout: 5 * time.Second, StepTimeout: 5 * time.Second,
 		Steps: []spec.PlanStep{{Weights: spec.Weights{From: 50, To: 50}}, {Weights: spec.Weights{From: 0, To: 100}}}}
 	dir := t.TempDir()
 	log := &logSink{}
-	cfg := Config{Plan: p, Levers: albLevers(a.api, nil), StateDir: dir, By: "test@host", Logger: log.logger(), CheckInterval: 10 * time.Millisecond,
+	cfg := Config{Plan: p, Levers: albLevers(a.API, nil), StateDir: dir, By: "test@host", Logger: log.logger(), CheckInterval: 10 * time.Millisecond,
 		PollInterval: 10 * time.Millisecond, WriteRetryBackoff: 50 * time.Millisecond}
 	var faulted bool
 	var retries atomic.Int32
@@ -434,7 +435,7 @@ func TestALBPartialWriteRetried(t *testing.T) {
 			t.Errorf("drift journaled: %s", en.Detail)
 		}
 	}
-	if rule, listener := a.weights(t); rule != "blue=0 green=100" || listener != "blue=0 green=100" {
+	if rule, listener := a.Weights(t); rule != "blue=0 green=100" || listener != "blue=0 green=100" {
 		t.Errorf("rule %s, listener %s; want blue=0 green=100", rule, listener)
 	}
 }

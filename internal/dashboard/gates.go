@@ -61,24 +61,22 @@ func (r *Recorder) gate(now time.Time, g gate.Result) {
 
 // latest stores g as its gate's latest result, in the order gates were first seen.
 func (r *Recorder) latest(g GateResult) {
-	for i := range r.state.Gates {
-		if r.state.Gates[i].Gate == g.Gate {
-			r.state.Gates[i] = g
-			return
-		}
-	}
-	r.state.Gates = append(r.state.Gates, g)
+	r.state.Gates = upsert(r.state.Gates, g, func(o GateResult) bool { return o.Gate == g.Gate })
 }
 
 // health stores h as its group's latest health, in the order groups were first seen.
 func (r *Recorder) health(h GroupHealth) {
-	for i := range r.state.TargetHealth {
-		if r.state.TargetHealth[i].Group == h.Group {
-			r.state.TargetHealth[i] = h
-			return
-		}
+	r.state.TargetHealth = upsert(r.state.TargetHealth, h, func(o GroupHealth) bool { return o.Group == h.Group })
+}
+
+// upsert puts v in place of the first element of list that same says it replaces, or
+// appends it: the latest of each, in the order each was first seen.
+func upsert[T any](list []T, v T, same func(T) bool) []T {
+	if i := slices.IndexFunc(list, same); i >= 0 {
+		list[i] = v
+		return list
 	}
-	r.state.TargetHealth = append(r.state.TargetHealth, h)
+	return append(list, v)
 }
 
 // rollback lists a rollback's reason among the errors once, under the gate whose failed

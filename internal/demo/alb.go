@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -27,8 +26,6 @@ import (
 	"github.com/crossfade-io/crossfade/internal/cutover/gate"
 	leveralb "github.com/crossfade-io/crossfade/internal/cutover/lever/alb"
 	"github.com/crossfade-io/crossfade/internal/cutover/levers"
-	"github.com/crossfade-io/crossfade/internal/cutover/render"
-	"github.com/crossfade-io/crossfade/internal/cutover/spec"
 	"github.com/crossfade-io/crossfade/internal/dashboard"
 	"github.com/crossfade-io/crossfade/internal/sandbox"
 )
@@ -299,19 +296,12 @@ func (c *albCluster) register(ctx context.Context) error {
 }
 
 // registerLoop reconciles every interval until ctx is done.
-func (c *albCluster) registerLoop(ctx context.Context, every time.Duration) {
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+func (c *albCluster) registerLoop(ctx context.Context, interval time.Duration) {
+	every(ctx, interval, interval, func() {
 		if err := c.register(ctx); err != nil && ctx.Err() == nil {
 			c.log.Warn("register targets", "err", err)
 		}
-	}
+	})
 }
 
 // podList names the pods: "127.0.0.2:40001, 127.0.0.2:40003".
@@ -373,21 +363,9 @@ func waitHealthy(ctx context.Context, api elbAPI, ids []string, groups map[strin
 	}
 }
 
-// runALB is Run for LeverALB.
-func runALB(ctx context.Context, cfg Config) (*Result, error) {
+// runALB is Run for LeverALB, in dir, its goroutines owned by wg and stopped by cancel.
+func runALB(ctx context.Context, cancel context.CancelFunc, wg *sync.WaitGroup, dir string, cfg Config) (*Result, error) {
 	out, log := cfg.Out, cfg.Logger
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var wg sync.WaitGroup // every goroutine the demo starts; waited for before returning
-	defer wg.Wait()
-	defer cancel()
-
-	dir, err := os.MkdirTemp("", "crossfade-demo-")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(dir)
-
 	quiet := slog.New(slog.DiscardHandler) // the sandbox logs every call
 	sb, err := sandbox.Start(ctx, sandbox.Config{APIAddr: "127.0.0.1:0", DNSAddr: "127.0.0.1:0", Logger: quiet})
 	if err != nil {
@@ -438,51 +416,28 @@ func runALB(ctx context.Context, cfg Config) (*Result, error) {
 
 	rec := dashboard.NewRecorder(albPlanName, "blue", "green")
 	rec.SetLever(cutover.LeverALB)
-	url, waitUI, err := dashboard.Serve(ctx, cfg.UI, rec.Handler())
+	url, stopUI, err := serveDashboard(ctx, cancel, wg, cfg.UI, lg, rec, out)
 	if err != nil {
 		return nil, err
 	}
-	defer func() {
-		cancel() // the server stops on cancel; wait for it before the sandbox goes
-		_ = waitUI()
-	}()
-	wg.Go(func() { observe(ctx, lg, rec) })
-	fmt.Fprintf(out, "dashboard: %s\n\n", url)
+	defer stopUI()
 
 	planFile := filepath.Join(dir, "demo-alb-cutover.yaml")
 	r := strings.NewReplacer("{{PAUSE}}", cfg.Pause.String(), "{{RULE}}", alb.rule, "{{LISTENER}}", alb.listener)
-	if err := os.WriteFile(planFile, []byte(r.Replace(albPlanTemplate)), 0o644); err != nil {
+	p, err := loadPlan(planFile, r.Replace(albPlanTemplate))
+	if err != nil {
 		return nil, err
 	}
-	p, err := spec.Load(planFile)
-	if err != nil {
-		return nil, fmt.Errorf("demo plan: %w", err)
-	}
-	progress := cfg.Progress
-	if progress == nil {
-		progress = render.NewProgress(out, false)
-	}
-	tracker := &stepTracker{lg: lg}
-	ccfg := cutover.Config{Plan: p, Levers: levers.New(levers.Env{AWS: func() (aws.Config, error) { return awsCfg, nil }, ELBv2: sb.APIURL(), CloudWatch: sb.APIURL()}),
-		StateDir: filepath.Join(dir, "state"), By: "demo", CheckInterval: time.Second, PollInterval: 100 * time.Millisecond,
-		Progress: render.MultiProgress(progress, rec, tracker), Logger: log}
-	rep, runErr := cutover.Run(ctx, ccfg, false)
-	tracker.Event(cutover.Event{Phase: cutover.PhaseDone})
-
-	res := &Result{Report: rep, PerStep: tracker.steps, Dashboard: rec.State()}
-	res.Requests, res.Failures, _ = lg.snapshot()
+	ccfg := cutover.Config{Plan: p, Levers: levers.New(levers.Env{AWS: func() (aws.Config, error) { return awsCfg, nil }, ELBv2: sb.APIURL(), CloudWatch: sb.APIURL()})}
+	res, runErr := runCutover(ctx, cfg, dir, ccfg, lg, rec)
 	rule, listener, err := alb.weights(ctx, api)
 	if err != nil {
 		return res, err
 	}
 	res.FinalWeights = rule
-	if rep != nil {
-		fmt.Fprintln(out)
-		if err := render.Report(out, rep); err != nil {
-			return res, err
-		}
+	if err := res.report(out); err != nil {
+		return res, err
 	}
-	writeTraffic(out, res)
 	err = errors.Join(runErr, res.check())
 	if got, want := cutover.FormatWeights(listener), cutover.FormatWeights(rule); got != want {
 		err = errors.Join(err, fmt.Errorf("demo: the listener's default action weighs %s, its rule %s: both should have moved", got, want))

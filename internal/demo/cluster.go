@@ -156,21 +156,14 @@ func (c *cluster) publish(ctx context.Context) (*controller.Report, error) {
 
 // publishLoop syncs every interval until ctx is done, logging when the publisher starts
 // or stops being held back by the cutover's weight authority.
-func (c *cluster) publishLoop(ctx context.Context, every time.Duration) {
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+func (c *cluster) publishLoop(ctx context.Context, interval time.Duration) {
+	every(ctx, interval, interval, func() {
 		rep, err := c.publish(ctx)
 		if err != nil {
 			if ctx.Err() == nil {
 				c.log.Warn("publish", "err", err)
 			}
-			continue
+			return
 		}
 		conflicts := rep.Conflicts()
 		if len(conflicts) != c.conflicts && len(conflicts) > 0 {
@@ -182,5 +175,5 @@ func (c *cluster) publishLoop(ctx context.Context, every time.Duration) {
 			fmt.Fprintf(c.out, "%s publisher (owner %s): %s\n", time.Now().UTC().Format("15:04:05"), c.id, strings.Join(reasons, "; "))
 		}
 		c.conflicts = len(conflicts)
-	}
+	})
 }

@@ -125,11 +125,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		if cfg.Kube != nil {
 			return nil, errors.New("demo: --kube runs real clusters whose controllers publish DNS records: it goes with --lever dns only")
 		}
-		return runALB(ctx, cfg)
 	default:
 		return nil, fmt.Errorf("demo: lever %q: want %s or %s", cfg.Lever, LeverDNS, LeverALB)
 	}
-	out, log := cfg.Out, cfg.Logger
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup // every goroutine the demo starts; waited for before returning
@@ -141,6 +139,16 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
+	if cfg.Lever == LeverALB {
+		return runALB(ctx, cancel, &wg, dir, cfg)
+	}
+	return runDNS(ctx, cancel, &wg, dir, cfg)
+}
+
+// runDNS is Run for LeverDNS, in dir, its goroutines owned by wg and stopped by cancel.
+func runDNS(ctx context.Context, cancel context.CancelFunc, wg *sync.WaitGroup, dir string, cfg Config) (*Result, error) {
+	out, log := cfg.Out, cfg.Logger
+	var err error
 
 	// The API servers come first: without their binaries the demo stops here, saying how
 	// to build them, before anything else starts.
@@ -211,55 +219,33 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	fmt.Fprintf(out, "traffic: %d clients, each resolving %s (honouring the TTL) and sending %s requests/s\n", cfg.Clients, appName, fmt.Sprint(int(time.Second/cfg.Interval)))
 
 	rec := dashboard.NewRecorder("demo", "blue", "green")
-	url, waitUI, err := dashboard.Serve(ctx, cfg.UI, rec.Handler())
+	url, stopUI, err := serveDashboard(ctx, cancel, wg, cfg.UI, lg, rec, out)
 	if err != nil {
 		return nil, err
 	}
-	defer func() {
-		cancel() // the server stops on cancel; wait for it before the sandbox goes
-		_ = waitUI()
-	}()
-	wg.Go(func() { observe(ctx, lg, rec) })
-	fmt.Fprintf(out, "dashboard: %s\n\n", url)
+	defer stopUI()
 
 	planFile := filepath.Join(dir, "demo-cutover.yaml")
 	r := strings.NewReplacer("{{PAUSE}}", cfg.Pause.String(), "{{PORT}}", fmt.Sprint(blue.port), "{{DNS}}", sb.DNSAddr(),
 		"{{BLUE}}", blue.url("/"), "{{GREEN}}", green.url("/"))
-	if err := os.WriteFile(planFile, []byte(r.Replace(planTemplate)), 0o644); err != nil {
-		return nil, err
-	}
-	p, err := spec.Load(planFile)
+	p, err := loadPlan(planFile, r.Replace(planTemplate))
 	if err != nil {
-		return nil, fmt.Errorf("demo plan: %w", err)
+		return nil, err
 	}
 	reg, err := registry.New(registry.Config{OwnerID: "crossfade-cutover"})
 	if err != nil {
 		return nil, err
 	}
-	progress := cfg.Progress
-	if progress == nil {
-		progress = render.NewProgress(out, false)
-	}
-	tracker := &stepTracker{lg: lg}
-	ccfg := cutover.Config{Plan: p, Levers: levers.New(levers.Env{DNS: func() (lr53.DNS, error) { return dns, nil }, Registry: reg}), StateDir: filepath.Join(dir, "state"), By: "demo",
-		DNSServers: []string{sb.DNSAddr()}, CheckInterval: time.Second, PollInterval: 100 * time.Millisecond,
-		Progress: render.MultiProgress(progress, rec, tracker), Logger: log}
-	rep, runErr := cutover.Run(ctx, ccfg, false)
-	tracker.Event(cutover.Event{Phase: cutover.PhaseDone})
-
-	res := &Result{Report: rep, PerStep: tracker.steps, Dashboard: rec.State()}
-	res.Requests, res.Failures, _ = lg.snapshot()
+	ccfg := cutover.Config{Plan: p, Levers: levers.New(levers.Env{DNS: func() (lr53.DNS, error) { return dns, nil }, Registry: reg}),
+		DNSServers: []string{sb.DNSAddr()}}
+	res, runErr := runCutover(ctx, cfg, dir, ccfg, lg, rec)
 	res.FinalWeights, err = weights(ctx, dns)
 	if err != nil {
 		return res, err
 	}
-	if rep != nil {
-		fmt.Fprintln(out)
-		if err := render.Report(out, rep); err != nil {
-			return res, err
-		}
+	if err := res.report(out); err != nil {
+		return res, err
 	}
-	writeTraffic(out, res)
 	err = errors.Join(runErr, res.check())
 	if err == nil {
 		fmt.Fprintf(out, "\ndemo: OK — every step passed, the final split is %s, %d requests served, 0 failed\n", cutover.FormatWeights(res.FinalWeights), total(res.Requests))
@@ -323,6 +309,69 @@ func (r *Result) check() error {
 	if len(problems) > 0 {
 		return fmt.Errorf("demo: %s", strings.Join(problems, "; "))
 	}
+	return nil
+}
+
+// serveDashboard serves rec at ui and feeds it lg's counts each second (a goroutine of
+// wg). The caller defers stop: it cancels the demo's context, which stops the server, and
+// waits for the server, so that it is gone before the sandbox goes.
+func serveDashboard(ctx context.Context, cancel context.CancelFunc, wg *sync.WaitGroup, ui string, lg *loadgen, rec *dashboard.Recorder, out io.Writer) (url string, stop func(), err error) {
+	url, waitUI, err := dashboard.Serve(ctx, ui, rec.Handler())
+	if err != nil {
+		return "", nil, err
+	}
+	wg.Go(func() { observe(ctx, lg, rec) })
+	fmt.Fprintf(out, "dashboard: %s\n\n", url)
+	return url, func() {
+		cancel()
+		_ = waitUI()
+	}, nil
+}
+
+// loadPlan writes text, the demo's plan with its placeholders filled, to path (where
+// --keep points) and loads it from there as `cutover run` would.
+func loadPlan(path, text string) (*spec.Plan, error) {
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		return nil, err
+	}
+	p, err := spec.Load(path)
+	if err != nil {
+		return nil, fmt.Errorf("demo plan: %w", err)
+	}
+	return p, nil
+}
+
+// runCutover runs ccfg (its plan, levers and lever-specific settings; the demo's state
+// dir, pace, progress and logger are set here) while lg's clients send traffic. Its
+// progress goes to cfg.Progress (else a plain one on cfg.Out), the dashboard and a step
+// tracker; the Result holds the report and what the clients saw. The error is the run's.
+func runCutover(ctx context.Context, cfg Config, dir string, ccfg cutover.Config, lg *loadgen, rec *dashboard.Recorder) (*Result, error) {
+	progress := cfg.Progress
+	if progress == nil {
+		progress = render.NewProgress(cfg.Out, false)
+	}
+	tracker := &stepTracker{lg: lg}
+	ccfg.StateDir, ccfg.By = filepath.Join(dir, "state"), "demo"
+	ccfg.CheckInterval, ccfg.PollInterval = time.Second, 100*time.Millisecond
+	ccfg.Progress, ccfg.Logger = render.MultiProgress(progress, rec, tracker), cfg.Logger
+	rep, err := cutover.Run(ctx, ccfg, false)
+	tracker.Event(cutover.Event{Phase: cutover.PhaseDone})
+
+	res := &Result{Report: rep, PerStep: tracker.steps, Dashboard: rec.State()}
+	res.Requests, res.Failures, _ = lg.snapshot()
+	return res, err
+}
+
+// report prints the run's report and the traffic the clients saw to out; the error is
+// the report's, failing to render.
+func (r *Result) report(out io.Writer) error {
+	if r.Report != nil {
+		fmt.Fprintln(out)
+		if err := render.Report(out, r.Report); err != nil {
+			return err
+		}
+	}
+	writeTraffic(out, r)
 	return nil
 }
 

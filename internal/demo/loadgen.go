@@ -75,18 +75,10 @@ func (l *loadgen) client(ctx context.Context, i int) {
 	var ip string
 	var expires time.Time
 	// Spread the clients over the interval.
-	t := time.NewTimer(time.Duration(i) * l.interval / time.Duration(max(l.clients, 1)))
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		t.Reset(l.interval)
+	every(ctx, time.Duration(i)*l.interval/time.Duration(max(l.clients, 1)), l.interval, func() {
 		if l.listener != "" {
 			l.request(ctx, hc, l.listener)
-			continue
+			return
 		}
 		if time.Now().After(expires) {
 			addr, ttl, err := l.resolve(ctx, dc)
@@ -94,12 +86,12 @@ func (l *loadgen) client(ctx context.Context, i int) {
 				if ctx.Err() == nil {
 					l.fail(err)
 				}
-				continue
+				return
 			}
 			ip, expires = addr, time.Now().Add(ttl)
 		}
 		l.request(ctx, hc, net.JoinHostPort(ip, strconv.Itoa(l.port)))
-	}
+	})
 }
 
 // resolve asks the authoritative server for the name's address and its TTL.

@@ -440,16 +440,7 @@ func (a *ALBTraffic) judge(r Result, s Step, groups []TargetGroup, counts []grou
 			}
 		}
 	}
-	r.Detail = shares + "; " + strings.Join(notes, "; ")
-	switch {
-	case len(problems) > 0:
-		r.Detail = strings.Join(problems, "; ") + " — " + r.Detail
-	case len(pending) > 0:
-		r.Pass, r.Pending = true, true
-		r.Detail = "not judged yet: " + strings.Join(pending, "; ") + " — " + r.Detail
-	default:
-		r.Pass = true
-	}
+	r.judge(problems, pending, shares+"; "+strings.Join(notes, "; "))
 	return r
 }
 

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/crossfade-io/crossfade/internal/cutover/spec"
 	"github.com/crossfade-io/crossfade/internal/sandbox/zones"
 )
 
@@ -63,11 +62,7 @@ func (z testZone) setAliasesOf(t *testing.T, name, typ string, weights map[strin
 // resolved, cannot be judged: the check fails with Err, never passes.
 func TestDNSGateAliasMembers(t *testing.T) {
 	z := startZone(t)
-	tol := 0.1
-	d, err := NewDNS("dns-1", spec.DNSGate{Servers: []string{z.sb.DNSAddr()}, Samples: 400, Tolerance: &tol})
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := z.dnsGate(t)
 	check := func(rec Record, w map[string]int64) Result {
 		return d.Check(context.Background(), Step{Weights: w, Records: []Record{rec}})
 	}

@@ -23,11 +23,7 @@ const purpleLB = "k8s-shop-purple-0123456789-333333333.us-west-2.elb.amazonaws.c
 // told apart (an error); a target that does not resolve stays an error.
 func TestDNSGateAliasNoAddressOfType(t *testing.T) {
 	z := startZone(t)
-	tol := 0.1
-	d, err := NewDNS("dns-1", spec.DNSGate{Servers: []string{z.sb.DNSAddr()}, Samples: 400, Tolerance: &tol})
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := z.dnsGate(t)
 	check := func(w map[string]int64, recs ...Record) Result {
 		return d.Check(context.Background(), Step{Weights: w, Records: recs})
 	}
@@ -98,11 +94,7 @@ func TestDNSGateAliasNoAddressOfType(t *testing.T) {
 // member make the gate resolve the targets once more and attribute them again.
 func TestDNSGateAliasTargetsResolvedAgain(t *testing.T) {
 	z := startZone(t)
-	tol := 0.1
-	d, err := NewDNS("dns-1", spec.DNSGate{Servers: []string{z.sb.DNSAddr()}, Samples: 400, Tolerance: &tol})
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := z.dnsGate(t)
 	z.setLB(t, blueLB, "192.0.2.10", "192.0.2.11")
 	z.setLB(t, greenLB, "192.0.2.20")
 	w := map[string]int64{"blue": 1, "green": 3}

@@ -439,16 +439,7 @@ func (h *HTTP) judge(r *Result, probes []*probe) {
 		p, w := h.compare(r, probes, lat, pname, &summary)
 		problems, pending = append(problems, p...), append(pending, w...)
 	}
-	r.Detail = strings.Join(summary, "; ")
-	switch {
-	case len(problems) > 0:
-		r.Detail = strings.Join(problems, "; ") + " — " + r.Detail
-	case len(pending) > 0:
-		r.Pass, r.Pending = true, true
-		r.Detail = "not judged yet: " + strings.Join(pending, "; ") + " — " + r.Detail
-	default:
-		r.Pass = true
-	}
+	r.judge(problems, pending, strings.Join(summary, "; "))
 }
 
 // compare judges NoWorseThanFrom: the to cluster must succeed at least as often as the

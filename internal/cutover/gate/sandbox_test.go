@@ -42,6 +42,17 @@ func startZone(t *testing.T) testZone {
 	return testZone{sb: sb, zoneID: z.ID}
 }
 
+// dnsGate is a DNS gate dns-1 asking z's server 400 samples, judged to a tolerance of 0.1.
+func (z testZone) dnsGate(t *testing.T) *DNS {
+	t.Helper()
+	tol := 0.1
+	d, err := NewDNS("dns-1", spec.DNSGate{Servers: []string{z.sb.DNSAddr()}, Samples: 400, Tolerance: &tol})
+	if err != nil {
+		t.Fatalf("dns gate on %s: %v", z.sb.DNSAddr(), err)
+	}
+	return d
+}
+
 // setWeighted writes name's weighted members in one batch, as the engine's lever would,
 // and returns the gate's view of the record.
 func (z testZone) setWeighted(t *testing.T, name, typ string, ms ...member) Record {

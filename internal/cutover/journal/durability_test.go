@@ -76,15 +76,7 @@ func TestTornTailIsReported(t *testing.T) {
 // bytes read. Before, ReadTail took the file's size afterwards and reported the new
 // entry as torn bytes.
 func TestReadTailWhileARunnerAppends(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "c.journal")
-	j, _, err := Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer j.Close()
-	if _, err := j.Append(Entry{Kind: "start"}); err != nil {
-		t.Fatal(err)
-	}
+	j, path := openStarted(t)
 	old := readFile
 	t.Cleanup(func() { readFile = old })
 	readFile = func(p string) ([]byte, error) {

@@ -81,18 +81,26 @@ func TestLockExclusive(t *testing.T) {
 	l2.Release()
 }
 
-// TestAppendFailureLeavesJournalWhole: an append that fails takes no sequence number and
-// leaves nothing behind, so the next one follows the last entry on disk.
-func TestAppendFailureLeavesJournalWhole(t *testing.T) {
+// openStarted opens a new journal in a temporary directory, closed when the test ends, with
+// a start entry appended; it returns the journal and its path.
+func openStarted(t *testing.T) (*Journal, string) {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "c.journal")
 	j, _, err := Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer j.Close()
+	t.Cleanup(func() { j.Close() })
 	if _, err := j.Append(Entry{Kind: "start"}); err != nil {
 		t.Fatal(err)
 	}
+	return j, path
+}
+
+// TestAppendFailureLeavesJournalWhole: an append that fails takes no sequence number and
+// leaves nothing behind, so the next one follows the last entry on disk.
+func TestAppendFailureLeavesJournalWhole(t *testing.T) {
+	j, path := openStarted(t)
 	good := j.f
 	ro, err := os.Open(path)
 	if err != nil {

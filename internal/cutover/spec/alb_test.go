@@ -165,14 +165,7 @@ func TestALBProblems(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Parse([]byte(planYAML(nil, tc.over)), "plan.yaml")
-			if err == nil {
-				t.Fatalf("no error, want %q", tc.want)
-			}
-			for _, w := range tc.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("error lacks %q:\n%v", w, err)
-				}
-			}
+			wantErrs(t, err, tc.want)
 		})
 	}
 	// Weights up to 999 are fine with alb, and both 0 is a warning there too.
@@ -234,14 +227,7 @@ func TestALBCloudWatchDelay(t *testing.T) {
 			}
 			p, err := Parse([]byte(planYAML(nil, over)), "plan.yaml")
 			if len(tc.errs) > 0 {
-				if err == nil {
-					t.Fatalf("parsed, want %q", tc.errs)
-				}
-				for _, w := range tc.errs {
-					if !strings.Contains(err.Error(), w) {
-						t.Errorf("error lacks %q:\n%v", w, err)
-					}
-				}
+				wantErrs(t, err, tc.errs)
 				return
 			}
 			if err != nil {

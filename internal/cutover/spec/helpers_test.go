@@ -3,6 +3,7 @@ package spec
 import (
 	"slices"
 	"strings"
+	"testing"
 )
 
 // kv overrides keys of a test plan: each value is YAML flow text; del removes the key.
@@ -74,4 +75,17 @@ func planYAML(top, spec kv) string {
 	b.WriteString("spec:\n")
 	render(&b, "  ", baseSpec, spec)
 	return b.String()
+}
+
+// wantErrs fails unless err is an error whose text holds each of wants.
+func wantErrs(t *testing.T, err error, wants []string) {
+	t.Helper()
+	if err == nil {
+		t.Fatalf("no error, want %q", wants)
+	}
+	for _, w := range wants {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("error lacks %q:\n%v", w, err)
+		}
+	}
 }

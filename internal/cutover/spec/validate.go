@@ -359,19 +359,7 @@ func (v validator) alb(sp *field.Path) (errs field.ErrorList) {
 	} else if len(a.ListenerRules) == 0 {
 		errs = append(errs, v.ps.required(rp, "want at least one listener rule ARN (or listener ARN, for its default action)"))
 	}
-	seen := map[string]int{}
-	for i, arn := range a.ListenerRules {
-		p := rp.Index(i)
-		if why := checkRuleARN(arn); why != "" {
-			errs = append(errs, v.ps.invalid(p, arn, why))
-			continue
-		}
-		if j, dup := seen[arn]; dup {
-			errs = append(errs, v.ps.duplicate(p, arn, fmt.Sprintf("duplicate of spec.alb.listenerRules[%d]: want each rule once", j)))
-			continue
-		}
-		seen[arn] = i
-	}
+	errs = append(errs, v.arnList(rp, a.ListenerRules, checkRuleARN, "rule")...)
 	for _, f := range []struct{ key, ref, role string }{{"from", a.From, "losing"}, {"to", a.To, "gaining"}} {
 		p := ap.Child(f.key)
 		switch {
@@ -510,15 +498,31 @@ func (v validator) albSelect(ap *field.Path) (errs field.ErrorList) {
 	if len(a.Select.LoadBalancers) == 0 {
 		errs = append(errs, v.ps.required(lp, wantLoadBalancerARN+", whose rules forwarding to from and to are selected"))
 	}
+	return append(errs, v.arnList(lp, a.Select.LoadBalancers, checkLoadBalancerARN, "load balancer")...)
+}
+
+// checkLoadBalancerARN says what is wrong with arn as an Application Load Balancer's ARN,
+// or "".
+func checkLoadBalancerARN(arn string) string {
+	if !IsLoadBalancerARN(arn) || slices.Contains(strings.Split(arn, "/"), "") {
+		return wantLoadBalancerARN
+	}
+	return ""
+}
+
+// arnList checks the ARNs listed at lp: check says what is wrong with one ("" when
+// nothing), and one listed again is refused naming the index it repeats, item saying what
+// each is ("rule"): a rule listed twice would be moved twice.
+func (v validator) arnList(lp *field.Path, arns []string, check func(string) string, item string) (errs field.ErrorList) {
 	seen := map[string]int{}
-	for i, arn := range a.Select.LoadBalancers {
+	for i, arn := range arns {
 		p := lp.Index(i)
-		if !IsLoadBalancerARN(arn) || slices.Contains(strings.Split(arn, "/"), "") {
-			errs = append(errs, v.ps.invalid(p, arn, wantLoadBalancerARN))
+		if why := check(arn); why != "" {
+			errs = append(errs, v.ps.invalid(p, arn, why))
 			continue
 		}
 		if j, dup := seen[arn]; dup {
-			errs = append(errs, v.ps.duplicate(p, arn, fmt.Sprintf("duplicate of spec.alb.select.loadBalancers[%d]: want each load balancer once", j)))
+			errs = append(errs, v.ps.duplicate(p, arn, fmt.Sprintf("duplicate of %s[%d]: want each %s once", pathString(lp), j, item)))
 			continue
 		}
 		seen[arn] = i

@@ -2,7 +2,7 @@ package levertest
 
 import (
 	"context"
-	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/crossfade-io/crossfade/internal/changes"
@@ -40,21 +40,34 @@ func NewZone(t *testing.T, cfg sandbox.Config, blue, green int64) *Zone {
 	if _, _, err := sb.Store().CreateZone("example.com", "ref", "", false); err != nil {
 		t.Fatalf("levertest: create zone example.com: %v", err)
 	}
-	dns := route53test.New(t, sb)
-	for _, m := range []struct {
-		owner, ip string
-		w         int64
-	}{{"blue", "127.0.0.10", blue}, {"green", "127.0.0.20", green}} {
-		rep, err := Publish(dns, m.owner, m.ip, m.w)
-		if err != nil || rep.Err() != nil {
-			t.Fatalf("levertest: publish %s: %v", m.owner, errors.Join(err, rep.Err()))
-		}
-	}
 	reg, err := registry.New(registry.Config{OwnerID: "cutover"})
 	if err != nil {
 		t.Fatalf("levertest: registry: %v", err)
 	}
-	return &Zone{SB: sb, DNS: dns, Registry: reg}
+	z := &Zone{SB: sb, DNS: route53test.New(t, sb), Registry: reg}
+	if err := z.PublishBoth(blue, green); err != nil {
+		t.Fatalf("levertest: %v", err)
+	}
+	return z
+}
+
+// PublishBoth syncs blue's member of app.example.com at weight blue and green's at green,
+// each by its own owner as `crossfade sync` would; it stops at the first that fails,
+// naming it.
+func (z *Zone) PublishBoth(blue, green int64) error {
+	for _, m := range []struct {
+		owner, ip string
+		w         int64
+	}{{"blue", "127.0.0.10", blue}, {"green", "127.0.0.20", green}} {
+		rep, err := Publish(z.DNS, m.owner, m.ip, m.w)
+		if err == nil {
+			err = rep.Err()
+		}
+		if err != nil {
+			return fmt.Errorf("%s's sync of app.example.com at weight %d: %w", m.owner, m.w, err)
+		}
+	}
+	return nil
 }
 
 // Publish syncs owner's weighted member of app.example.com as `crossfade sync` would.
