@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"maps"
 	"math"
-	"math/rand/v2"
 	"slices"
 	"strings"
 	"time"
@@ -402,14 +401,6 @@ func (r *runner) noteTakeover(l Snapshot) error {
 // sleep waits for d, or until ctx ends (its error): lever.Sleep, the one wait the engine
 // and its levers share.
 func sleep(ctx context.Context, d time.Duration) error { return lever.Sleep(ctx, d) }
-
-// backoff waits before attempt+1 of a refused write: growing, with jitter, so that two
-// writers racing for the same sets do not keep meeting.
-func backoff(ctx context.Context, attempt int) error {
-	d := time.Duration(attempt) * 25 * time.Millisecond
-	d += rand.N(d)
-	return sleep(ctx, d)
-}
 
 // waitInEffect polls the lever until w is in effect (Route 53: INSYNC), for at most the
 // plan's inSync timeout.

@@ -2,7 +2,6 @@ package cloudmapstore
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/crossfade-io/crossfade/internal/sandbox/awsapi"
 )
@@ -46,40 +45,22 @@ func errorf(code, format string, args ...any) *Error { return awsapi.Errorf(code
 // The front end's schema checks, worded as AWS words them for every JSON API
 // ("1 validation error detected: Value null at 'id' failed to satisfy constraint: Member
 // must not be null" is Cloud Map's answer to a GetService without Id, quoted in
-// github.com/aws/aws-sdk-java#1973).
+// github.com/aws/aws-sdk-java#1973), under Cloud Map's code.
+var schema = awsapi.Schema{Code: CodeInvalidInput}
 
-func notNull(member string) *Error {
-	return errorf(CodeInvalidInput, "1 validation error detected: Value null at '%s' failed to satisfy constraint: Member must not be null", member)
-}
-
-func constraint(value any, member, rule string) *Error {
-	return errorf(CodeInvalidInput, "1 validation error detected: Value '%v' at '%s' failed to satisfy constraint: %s", value, member, rule)
-}
+// The checks by the names the operations call them.
+var (
+	constraint = schema.Constraint
+	notNull    = schema.NotNull
+	enumCheck  = schema.Enum
+	rangeCheck = schema.Range
+)
 
 func maxLen(value, member string, n int) *Error {
 	if len(value) <= n {
 		return nil
 	}
 	return constraint(value, member, fmt.Sprintf("Member must have length less than or equal to %d", n))
-}
-
-func enumCheck(v, member string, allowed ...string) *Error {
-	for _, a := range allowed {
-		if v == a {
-			return nil
-		}
-	}
-	return constraint(v, member, "Member must satisfy enum value set: ["+strings.Join(allowed, ", ")+"]")
-}
-
-func rangeCheck(v int64, member string, lo, hi int64) *Error {
-	switch {
-	case v < lo:
-		return constraint(v, member, fmt.Sprintf("Member must have value greater than or equal to %d", lo))
-	case v > hi:
-		return constraint(v, member, fmt.Sprintf("Member must have value less than or equal to %d", hi))
-	}
-	return nil
 }
 
 func invalidf(format string, args ...any) *Error { return errorf(CodeInvalidInput, format, args...) }

@@ -13,6 +13,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/crossfade-io/crossfade/internal/sandbox/awsapi"
 	"github.com/crossfade-io/crossfade/internal/sandbox/zones"
 )
 

@@ -20,6 +20,24 @@ func (s *Store) taggedLocked(arn string, c *change) ([]Tag, func([]Tag), *Error)
 	return nil, nil, errorf(CodeResourceNotFound, "The operation can't be completed because the resource was not found: %s", arn)
 }
 
+// retag writes the tags edit makes of the current tags of the namespace or service arn
+// names; an error from edit changes nothing.
+func (s *Store) retag(arn string, edit func(have []Tag) ([]Tag, *Error)) error {
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	c := newChange()
+	have, set, err := s.taggedLocked(arn, c)
+	if err != nil {
+		return err
+	}
+	n, err := edit(have)
+	if err != nil {
+		return err
+	}
+	set(n)
+	return s.commit(c)
+}
+
 func checkARN(arn string) *Error {
 	if arn == "" {
 		return notNull("resourceARN")
@@ -41,19 +59,13 @@ func (s *Store) TagResource(arn string, tags []Tag) error {
 	if err := checkTags(tags, "tags"); err != nil {
 		return err
 	}
-	s.writeMu.Lock()
-	defer s.writeMu.Unlock()
-	c := newChange()
-	have, set, err := s.taggedLocked(arn, c)
-	if err != nil {
-		return err
-	}
-	n := mergeTags(have, tags)
-	if len(n) > maxTagsPerResource {
-		return tooManyTags(arn)
-	}
-	set(n)
-	return s.commit(c)
+	return s.retag(arn, func(have []Tag) ([]Tag, *Error) {
+		n := mergeTags(have, tags)
+		if len(n) > maxTagsPerResource {
+			return nil, tooManyTags(arn)
+		}
+		return n, nil
+	})
 }
 
 // UntagResource removes tag keys from a namespace or service; a key it lacks is ignored.
@@ -64,15 +76,9 @@ func (s *Store) UntagResource(arn string, keys []string) error {
 	if keys == nil {
 		return notNull("tagKeys")
 	}
-	s.writeMu.Lock()
-	defer s.writeMu.Unlock()
-	c := newChange()
-	have, set, err := s.taggedLocked(arn, c)
-	if err != nil {
-		return err
-	}
-	set(slices.DeleteFunc(slices.Clone(have), func(t Tag) bool { return slices.Contains(keys, t.Key) }))
-	return s.commit(c)
+	return s.retag(arn, func(have []Tag) ([]Tag, *Error) {
+		return slices.DeleteFunc(slices.Clone(have), func(t Tag) bool { return slices.Contains(keys, t.Key) }), nil
+	})
 }
 
 // ListTagsForResource returns a namespace's or service's tags.

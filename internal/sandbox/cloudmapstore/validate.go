@@ -7,6 +7,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/crossfade-io/crossfade/internal/sandbox/awsapi"
 )
 
 // Patterns and lengths of the service model (servicediscovery 2017-03-14).
@@ -119,18 +121,10 @@ func tooManyTags(resource string) *Error {
 	return e
 }
 
-// mergeTags returns have with tags added, a key given again replacing its value.
-func mergeTags(have, tags []Tag) []Tag {
-	out := slices.Clone(have)
-	for _, t := range tags {
-		if i := slices.IndexFunc(out, func(o Tag) bool { return o.Key == t.Key }); i >= 0 {
-			out[i] = t
-		} else {
-			out = append(out, t)
-		}
-	}
-	return out
-}
+// mergeTags adds or replaces tags, keeping the existing order.
+func mergeTags(have, add []Tag) []Tag { return awsapi.MergeTags(have, add, tagKey) }
+
+func tagKey(t Tag) string { return t.Key }
 
 // sortedAttributeString renders attributes as the front end quotes a map: {k=v, …}.
 func sortedAttributeString(attrs map[string]string) string {

@@ -277,35 +277,36 @@ func withOwner(rr dns.RR, name string) dns.RR {
 	var c dns.RR
 	switch v := rr.(type) {
 	case *dns.A:
-		x := *v
-		c = &x
+		c = shallow(v)
 	case *dns.AAAA:
-		x := *v
-		c = &x
+		c = shallow(v)
 	case *dns.CNAME:
-		x := *v
-		c = &x
+		c = shallow(v)
 	case *dns.TXT:
-		x := *v
-		c = &x
+		c = shallow(v)
 	case *dns.MX:
-		x := *v
-		c = &x
+		c = shallow(v)
 	case *dns.SRV:
-		x := *v
-		c = &x
+		c = shallow(v)
 	case *dns.NS:
-		x := *v
-		c = &x
+		c = shallow(v)
 	case *dns.PTR:
-		x := *v
-		c = &x
+		c = shallow(v)
 	case *dns.CAA:
-		x := *v
-		c = &x
+		c = shallow(v)
 	default:
 		c = dns.Copy(rr)
 	}
 	c.Header().Name = name
 	return c
+}
+
+// shallow copies the record p points at: one generic copy serves every common type, so
+// that a new type is a case line in withOwner and no copy of its own.
+func shallow[T any, P interface {
+	*T
+	dns.RR
+}](p P) dns.RR {
+	x := *p
+	return P(&x)
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math/big"
 	"strings"
+
+	"github.com/crossfade-io/crossfade/internal/sandbox/awsapi"
 )
 
 // DefaultAccountID is the account the sandbox's ARNs name unless Options say otherwise:

@@ -1,9 +1,6 @@
 package elb
 
 import (
-	"fmt"
-	"strings"
-
 	"github.com/crossfade-io/crossfade/internal/sandbox/awsapi"
 )
 
@@ -50,6 +47,7 @@ func validationf(format string, args ...any) *Error {
 // 'priority' failed to satisfy constraint: ...") with ELBv2's code.
 var schema = awsapi.Schema{Code: CodeValidation}
 
+// The checks by the names the operations call them.
 var (
 	constraint = schema.Constraint
 	notNull    = schema.NotNull

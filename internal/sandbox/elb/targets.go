@@ -121,25 +121,41 @@ func checkTargetID(tg *TargetGroup, id string) *Error {
 	return validationf("Instance ID '%s' is not valid", id)
 }
 
+// editTargets begins a change to the targets of the group arn: the group as stored, a copy
+// of it whose Targets (a copy too) the caller changes and stores, and the keys of targets
+// checked against the group as register says.
+func (t *txn) editTargets(region, arn string, targets []TargetInput, register bool) (*TargetGroup, *TargetGroup, []TargetKey, *Error) {
+	tg, err := t.getTG(region, arn)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	keys, err := checkTargets(tg, targets, register)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	n := *tg
+	n.Targets = slices.Clone(tg.Targets)
+	return tg, &n, keys, nil
+}
+
+// indexTarget is the index of the target k names (id and port) in ts, or -1.
+func indexTarget(ts []Target, k TargetKey) int {
+	return slices.IndexFunc(ts, func(tr Target) bool { return tr.Key() == k })
+}
+
 // RegisterTargets registers targets; registering a registered one changes nothing, and
 // registering a draining one takes it back into service.
 func (s *Store) RegisterTargets(region, arn string, targets []TargetInput) error {
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
 	t := s.begin()
-	tg, err := t.getTG(region, arn)
+	_, n, keys, err := t.editTargets(region, arn, targets, true)
 	if err != nil {
 		return err
 	}
-	keys, err := checkTargets(tg, targets, true)
-	if err != nil {
-		return err
-	}
-	n := *tg
-	n.Targets = slices.Clone(tg.Targets)
 	now := s.now().UTC()
 	for i, k := range keys {
-		j := slices.IndexFunc(n.Targets, func(tr Target) bool { return tr.Key() == k })
+		j := indexTarget(n.Targets, k)
 		switch {
 		case j < 0:
 			n.Targets = append(n.Targets, Target{ID: k.ID, Port: k.Port, AvailabilityZone: targets[i].AvailabilityZone, RegisteredAt: now})
@@ -150,7 +166,7 @@ func (s *Store) RegisterTargets(region, arn string, targets []TargetInput) error
 	if len(n.Targets) > maxTargetsPerTargetGroup {
 		return errorf(CodeTooManyTargets, "You've reached the limit on the number of targets: a target group can have at most %d", maxTargetsPerTargetGroup)
 	}
-	t.tgs[arn] = &n
+	t.tgs[arn] = n
 	return s.commit(t)
 }
 
@@ -161,20 +177,14 @@ func (s *Store) DeregisterTargets(region, arn string, targets []TargetInput) err
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
 	t := s.begin()
-	tg, err := t.getTG(region, arn)
+	tg, n, keys, err := t.editTargets(region, arn, targets, false)
 	if err != nil {
 		return err
 	}
-	keys, err := checkTargets(tg, targets, false)
-	if err != nil {
-		return err
-	}
-	n := *tg
-	n.Targets = slices.Clone(tg.Targets)
 	inUse := len(t.targetGroupUsers()[arn]) > 0
 	until := s.now().UTC().Add(tg.DeregistrationDelay())
 	for _, k := range keys {
-		j := slices.IndexFunc(n.Targets, func(tr Target) bool { return tr.Key() == k })
+		j := indexTarget(n.Targets, k)
 		switch {
 		case j < 0 || n.Targets[j].Draining():
 		case inUse && tg.DeregistrationDelay() > 0:
@@ -183,7 +193,7 @@ func (s *Store) DeregisterTargets(region, arn string, targets []TargetInput) err
 			n.Targets = slices.Delete(n.Targets, j, j+1)
 		}
 	}
-	t.tgs[arn] = &n
+	t.tgs[arn] = n
 	return s.commit(t)
 }
 
@@ -207,7 +217,7 @@ func (s *Store) DescribeTargetHealth(region, arn string, targets []TargetInput) 
 		}
 		want = nil
 		for i, k := range keys {
-			j := slices.IndexFunc(tg.Targets, func(tr Target) bool { return tr.Key() == k })
+			j := indexTarget(tg.Targets, k)
 			if j < 0 {
 				want = append(want, Target{ID: k.ID, Port: k.Port, AvailabilityZone: targets[i].AvailabilityZone})
 			} else {

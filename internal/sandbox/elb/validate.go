@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/crossfade-io/crossfade/internal/sandbox/awsapi"
 )
 
 // checkName applies ELBv2's rule for load balancer and target group names: 1–32
@@ -77,17 +79,9 @@ func checkTags(tags []Tag, path string) *Error {
 }
 
 // mergeTags adds or replaces tags, keeping the existing order.
-func mergeTags(have, add []Tag) []Tag {
-	out := slices.Clone(have)
-	for _, a := range add {
-		if i := slices.IndexFunc(out, func(t Tag) bool { return t.Key == a.Key }); i >= 0 {
-			out[i] = a
-		} else {
-			out = append(out, a)
-		}
-	}
-	return out
-}
+func mergeTags(have, add []Tag) []Tag { return awsapi.MergeTags(have, add, tagKey) }
+
+func tagKey(t Tag) string { return t.Key }
 
 // HealthCheckInput is a request's health-check settings; nil fields are not given.
 type HealthCheckInput struct {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/crossfade-io/crossfade/internal/sandbox/awsapi"
 	"github.com/crossfade-io/crossfade/internal/sandbox/elb"
 )
 
@@ -58,13 +59,14 @@ func wirePath(key string) string {
 	return strings.Join(out, ".")
 }
 
+// schema words the front end's checks of a parameter with ELBv2's code.
+var schema = awsapi.Schema{Code: elb.CodeValidation}
+
 func invalidValue(key, v, want string) *elb.Error {
-	return &elb.Error{Code: elb.CodeValidation, Message: "1 validation error detected: Value '" + v + "' at '" + wirePath(key) + "' failed to satisfy constraint: Member must be " + want}
+	return schema.Constraint(v, wirePath(key), "Member must be "+want)
 }
 
-func missing(key string) *elb.Error {
-	return &elb.Error{Code: elb.CodeValidation, Message: "1 validation error detected: Value null at '" + wirePath(key) + "' failed to satisfy constraint: Member must not be null"}
-}
+func missing(key string) *elb.Error { return schema.NotNull(wirePath(key)) }
 
 // required returns the value of a required scalar.
 func (p params) required(key string) (string, error) {
@@ -149,7 +151,7 @@ func (p params) pageSize() (int, error) {
 		return 0, err
 	}
 	if *n < 1 || *n > 400 {
-		return 0, &elb.Error{Code: elb.CodeValidation, Message: "1 validation error detected: Value '" + strconv.Itoa(*n) + "' at 'pageSize' failed to satisfy constraint: Member must have value between 1 and 400"}
+		return 0, schema.Constraint(*n, "pageSize", "Member must have value between 1 and 400")
 	}
 	return *n, nil
 }

@@ -568,8 +568,10 @@ func TestFaultsAndWire(t *testing.T) {
 		{"unknown action", "Action=Frobnicate&Version=2015-12-01", 400, []string{
 			`<ErrorResponse xmlns="http://elasticloadbalancing.amazonaws.com/doc/2015-12-01/"><Error><Type>Sender</Type><Code>InvalidAction</Code><Message>The action Frobnicate is not valid for this web service.</Message></Error><RequestId>`}},
 		{"unserved action", "Action=SetSubnets&Version=2015-12-01", 400, []string{"<Code>InvalidAction</Code>", "not supported by the crossfade sandbox"}},
-		{"missing member", "Action=CreateRule&Version=2015-12-01", 400, []string{"Value null at &#39;listenerArn&#39; failed to satisfy constraint: Member must not be null"}},
-		{"not a number", "Action=DescribeTargetGroups&Version=2015-12-01&PageSize=ten", 400, []string{"Value &#39;ten&#39; at &#39;pageSize&#39;"}},
+		{"missing member", "Action=CreateRule&Version=2015-12-01", 400, []string{"<Code>ValidationError</Code><Message>1 validation error detected: Value null at &#39;listenerArn&#39; failed to satisfy constraint: Member must not be null</Message>"}},
+		{"not a number", "Action=DescribeTargetGroups&Version=2015-12-01&PageSize=ten", 400, []string{"<Code>ValidationError</Code><Message>1 validation error detected: Value &#39;ten&#39; at &#39;pageSize&#39; failed to satisfy constraint: Member must be an integer</Message>"}},
+		{"page size out of range", "Action=DescribeTargetGroups&Version=2015-12-01&PageSize=401", 400, []string{"<Code>ValidationError</Code><Message>1 validation error detected: Value &#39;401&#39; at &#39;pageSize&#39; failed to satisfy constraint: Member must have value between 1 and 400</Message>"}},
+		{"not a bool", "Action=CreateRule&Version=2015-12-01&ListenerArn=x&ResetTransforms=yes", 400, []string{"<Code>ValidationError</Code><Message>1 validation error detected: Value &#39;yes&#39; at &#39;resetTransforms&#39; failed to satisfy constraint: Member must be true or false</Message>"}},
 		{"nested member", "Action=CreateListener&Version=2015-12-01&LoadBalancerArn=x&Port=80&DefaultActions.member.1.Order=first", 400, []string{"at &#39;defaultActions.1.member.order&#39;"}},
 		{"other version", "Action=DescribeLoadBalancers&Version=2012-06-01", 400, []string{"serves ELBv2 version 2015-12-01 only"}},
 	} {

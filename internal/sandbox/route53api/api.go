@@ -109,6 +109,9 @@ func invalidInput(format string, args ...any) *awsapi.Error {
 	return awsapi.Errorf(zones.CodeInvalidInput, format, args...)
 }
 
+// schema words the front end's checks of a request member with Route 53's code.
+var schema = awsapi.Schema{Code: zones.CodeInvalidInput}
+
 // unsupported refuses what Route 53 would accept but the sandbox deliberately does not
 // implement. The message must say so in the sandbox's own words: one that imitated a
 // Route 53 validation error would send the reader hunting for a mistake in a valid request.

@@ -44,7 +44,7 @@ func (a *API) createHostedZone(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if req.Name == "" {
-		return invalidInput("1 validation error detected: Value null at 'name' failed to satisfy constraint: Member must not be null")
+		return schema.NotNull("name")
 	}
 	if req.DelegationSetID != "" {
 		return unsupported("CreateHostedZone %s: reusable delegation sets (DelegationSetId %s) are not supported by the crossfade sandbox; every zone gets its own name servers", req.Name, req.DelegationSetID)
@@ -98,7 +98,7 @@ func maxItems(r *http.Request, def, limit int) (int, error) {
 	}
 	n, err := strconv.Atoi(s)
 	if err != nil || n < 1 {
-		return 0, invalidInput("1 validation error detected: Value '%s' at 'maxItems' failed to satisfy constraint: Member must be a positive integer", s)
+		return 0, schema.Constraint(s, "maxItems", "Member must be a positive integer")
 	}
 	return min(n, limit), nil
 }
@@ -114,7 +114,7 @@ func (a *API) listHostedZones(w http.ResponseWriter, r *http.Request) error {
 	}
 	all := a.cfg.Store.Zones()
 	if t := q.Get("hostedzonetype"); t != "" && t != "PrivateHostedZone" {
-		return invalidInput("1 validation error detected: Value '%s' at 'hostedZoneType' failed to satisfy constraint: Member must satisfy enum value set: [PrivateHostedZone]", t)
+		return schema.Constraint(t, "hostedZoneType", "Member must satisfy enum value set: [PrivateHostedZone]")
 	} else if t != "" {
 		all = slices.DeleteFunc(all, func(z zones.Zone) bool { return !z.Private })
 	}
@@ -228,7 +228,7 @@ func (a *API) tagsOf(typ, id string) (map[string]string, error) {
 	case "healthcheck":
 		return nil, nil
 	default:
-		return nil, invalidInput("1 validation error detected: Value '%s' at 'resourceType' failed to satisfy constraint: Member must satisfy enum value set: [healthcheck, hostedzone]", typ)
+		return nil, schema.Constraint(typ, "resourceType", "Member must satisfy enum value set: [healthcheck, hostedzone]")
 	}
 }
 

@@ -143,7 +143,7 @@ func parseInt(s *string, field string) (*int64, error) {
 	}
 	v, err := strconv.ParseInt(strings.TrimSpace(*s), 10, 64)
 	if err != nil {
-		return nil, invalidInput("1 validation error detected: Value '%s' at '%s' failed to satisfy constraint: Member must be an integer", *s, field)
+		return nil, schema.Constraint(*s, field, "Member must be an integer")
 	}
 	return &v, nil
 }
@@ -155,5 +155,5 @@ func parseBool(s, field string) (bool, error) {
 	case "false":
 		return false, nil
 	}
-	return false, invalidInput("1 validation error detected: Value '%s' at '%s' failed to satisfy constraint: Member must be true or false", s, field)
+	return false, schema.Constraint(s, field, "Member must be true or false")
 }

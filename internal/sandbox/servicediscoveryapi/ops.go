@@ -3,6 +3,7 @@ package servicediscoveryapi
 import (
 	"fmt"
 
+	"github.com/crossfade-io/crossfade/internal/sandbox/awsapi"
 	"github.com/crossfade-io/crossfade/internal/sandbox/cloudmapstore"
 )
 
@@ -37,8 +38,7 @@ func (a *API) operations() map[string]handler {
 }
 
 func notNull(member string) error {
-	return &cloudmapstore.Error{Code: cloudmapstore.CodeInvalidInput,
-		Message: fmt.Sprintf("1 validation error detected: Value null at '%s' failed to satisfy constraint: Member must not be null", member)}
+	return awsapi.Schema{Code: cloudmapstore.CodeInvalidInput}.NotNull(member)
 }
 
 // checkTagValues refuses a tag without a Value: the model requires it (it may be empty).

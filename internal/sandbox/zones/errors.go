@@ -25,6 +25,10 @@ type Error = awsapi.Error
 
 func errorf(code, format string, args ...any) *Error { return awsapi.Errorf(code, format, args...) }
 
+// schema words the front end's schema checks ("1 validation error detected: …") with
+// Route 53's code.
+var schema = awsapi.Schema{Code: CodeInvalidInput}
+
 // batchError builds InvalidChangeBatch the way Route 53 prints it: every message, comma
 // separated, inside one pair of brackets.
 func batchError(msgs []string) *Error {

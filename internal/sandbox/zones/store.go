@@ -107,7 +107,7 @@ func (s *Store) addZoneLocked(zs *zoneState) {
 // CreateZone creates a hosted zone with Route 53's SOA and NS records.
 func (s *Store) CreateZone(name, callerRef, comment string, private bool) (Zone, ChangeInfo, error) {
 	if callerRef == "" {
-		return Zone{}, ChangeInfo{}, errorf(CodeInvalidInput, "1 validation error detected: Value null at 'callerReference' failed to satisfy constraint: Member must not be null")
+		return Zone{}, ChangeInfo{}, schema.NotNull("callerReference")
 	}
 	apex := CanonicalName(name)
 	if _, ok := dns.IsDomainName(apex); !ok || apex == "." || strings.Contains(apex, "*") {

@@ -45,32 +45,32 @@ func checkInput(i int, c Change) *Error {
 	switch c.Action {
 	case Create, Delete, Upsert:
 	default:
-		return errorf(CodeInvalidInput, "1 validation error detected: Value '%s' at '%s' failed to satisfy constraint: Member must satisfy enum value set: [DELETE, CREATE, UPSERT]", c.Action, at("action"))
+		return schema.Constraint(c.Action, at("action"), "Member must satisfy enum value set: [DELETE, CREATE, UPSERT]")
 	}
 	if s.Name == "" || s.Name == "." {
-		return errorf(CodeInvalidInput, "1 validation error detected: Value null at '%s' failed to satisfy constraint: Member must not be null", at("resourceRecordSet.name"))
+		return schema.NotNull(at("resourceRecordSet.name"))
 	}
 	if len(s.Name) > 1024 {
 		return errorf(CodeInvalidInput, "1 validation error detected: Value at '%s' failed to satisfy constraint: Member must have length less than or equal to 1024", at("resourceRecordSet.name"))
 	}
 	if _, ok := supportedTypes[s.Type]; !ok {
-		return errorf(CodeInvalidInput, "1 validation error detected: Value '%s' at '%s' failed to satisfy constraint: Member must satisfy enum value set: %s", s.Type, at("resourceRecordSet.type"), typeEnum)
+		return schema.Constraint(s.Type, at("resourceRecordSet.type"), "Member must satisfy enum value set: "+typeEnum)
 	}
-	if s.Weight != nil && (*s.Weight < 0 || *s.Weight > MaxWeight) {
-		bound := "less than or equal to 255"
-		if *s.Weight < 0 {
-			bound = "greater than or equal to 0"
+	if s.Weight != nil {
+		if err := schema.Range(*s.Weight, at("resourceRecordSet.weight"), 0, MaxWeight); err != nil {
+			return err
 		}
-		return errorf(CodeInvalidInput, "1 validation error detected: Value '%d' at '%s' failed to satisfy constraint: Member must have value %s", *s.Weight, at("resourceRecordSet.weight"), bound)
 	}
 	if s.TTL != nil && (*s.TTL < 0 || *s.TTL > MaxTTL) {
-		return errorf(CodeInvalidInput, "1 validation error detected: Value '%d' at '%s' failed to satisfy constraint: Member must have value between 0 and 2147483647", *s.TTL, at("resourceRecordSet.TTL"))
+		return schema.Constraint(*s.TTL, at("resourceRecordSet.TTL"), "Member must have value between 0 and 2147483647")
 	}
 	if len(s.SetIdentifier) > MaxSetIdentifierLen {
-		return errorf(CodeInvalidInput, "1 validation error detected: Value '%s' at '%s' failed to satisfy constraint: Member must have length less than or equal to 128", s.SetIdentifier, at("resourceRecordSet.setIdentifier"))
+		return schema.Constraint(s.SetIdentifier, at("resourceRecordSet.setIdentifier"), "Member must have length less than or equal to 128")
 	}
-	if s.Failover != "" && s.Failover != Primary && s.Failover != Secondary {
-		return errorf(CodeInvalidInput, "1 validation error detected: Value '%s' at '%s' failed to satisfy constraint: Member must satisfy enum value set: [PRIMARY, SECONDARY]", s.Failover, at("resourceRecordSet.failover"))
+	if s.Failover != "" {
+		if err := schema.Enum(s.Failover, at("resourceRecordSet.failover"), Primary, Secondary); err != nil {
+			return err
+		}
 	}
 	policies := 0
 	if s.Weight != nil {
