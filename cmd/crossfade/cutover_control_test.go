@@ -2,18 +2,14 @@ package main
 
 import (
 	"bytes"
-	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/crossfade-io/crossfade/internal/cli"
 	"github.com/crossfade-io/crossfade/internal/cutover"
-	"github.com/crossfade-io/crossfade/internal/cutover/journal"
+	"github.com/crossfade-io/crossfade/internal/cutover/controltest"
 )
 
 // controlPlan writes a plan file of the cutover "app".
@@ -55,73 +51,12 @@ func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	return code, out.String(), errOut.String()
 }
 
-// stubRunner holds a started cutover's lock as its runner does, and journals each command
-// that arrives with the detail answer gives it (none: it never reads them), as the
-// runner's poll would. It stands in for the runner's side of the protocol only.
-type stubRunner struct {
-	paths  cutover.Paths
-	lock   *journal.Lock
-	j      *journal.Journal
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
-}
-
-func startStubRunner(t *testing.T, state string, answer func(command string) string) *stubRunner {
+// startStubRunner starts a cutover "app" in state (blue 100, green 0) and holds it with a
+// controltest.Runner that journals each command with answer's detail (nil: never reads them).
+func startStubRunner(t *testing.T, state string, answer func(command string) string) *controltest.Runner {
 	t.Helper()
-	paths := cutover.PathsFor(state, "app")
-	lock, err := journal.Acquire(paths.Lock, journal.Holder{By: "runner@test", Cutover: "app"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	j, _, err := journal.Open(paths.Journal)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := j.Append(journal.Entry{Kind: "start", Step: -1, Weights: map[string]int64{"blue": 100, "green": 0}}); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	s := &stubRunner{paths: paths, lock: lock, j: j, cancel: cancel}
-	t.Cleanup(s.stop)
-	if answer == nil {
-		return s
-	}
-	s.wg.Go(func() {
-		for ctx.Err() == nil {
-			des, _ := os.ReadDir(paths.Control)
-			for _, de := range des {
-				if !strings.HasSuffix(de.Name(), ".json") || strings.HasPrefix(de.Name(), ".") {
-					continue
-				}
-				file := filepath.Join(paths.Control, de.Name())
-				data, err := os.ReadFile(file)
-				var c cutover.Command
-				if err != nil || json.Unmarshal(data, &c) != nil {
-					continue
-				}
-				if _, err := j.Append(journal.Entry{Kind: "control", Step: -1, By: c.By, Detail: answer(c.Command), ID: c.ID}); err != nil {
-					t.Error(err)
-				}
-				os.Remove(file)
-			}
-			select {
-			case <-ctx.Done():
-			case <-time.After(10 * time.Millisecond):
-			}
-		}
-	})
-	return s
-}
-
-// stop ends the stub runner and lets go of the lock, as a runner that exits.
-func (s *stubRunner) stop() {
-	s.cancel()
-	s.wg.Wait()
-	if s.j != nil {
-		s.j.Close()
-		s.lock.Release()
-		s.j = nil
-	}
+	p := cutover.PathsFor(state, "app")
+	return controltest.Start(t, controltest.Cutover{Name: "app", Lock: p.Lock, Journal: p.Journal, Control: p.Control}, answer)
 }
 
 // TestControlCommandsWaitForTheRunner (H1): the wiring of pause, resume, promote and
@@ -149,7 +84,7 @@ func TestControlCommandsWaitForTheRunner(t *testing.T) {
 			state := t.TempDir()
 			r := startStubRunner(t, state, tc.answer)
 			if tc.noRunner {
-				r.stop()
+				r.Stop()
 			}
 			code, out, errOut := runCLI(t, "cutover", tc.command, plan, "--state-dir", state, "--ack-timeout", tc.timeout)
 			if code != tc.wantCode {
@@ -176,26 +111,8 @@ func TestControlCommandsWaitForTheRunner(t *testing.T) {
 // one (stopping at once raced that look, and the CLI rightly said no runner held it).
 func runCLIRunnerStops(t *testing.T, state string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
-	r := startStubRunner(t, state, nil)
-	ctx, cancel := context.WithCancel(t.Context())
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		for ctx.Err() == nil {
-			if des, _ := os.ReadDir(r.paths.Control); len(des) > 0 {
-				select {
-				case <-ctx.Done():
-				case <-time.After(time.Second):
-				}
-				r.stop()
-				return
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	})
-	code, stdout, stderr = runCLI(t, args...)
-	cancel()
-	wg.Wait()
-	return code, stdout, stderr
+	startStubRunner(t, state, nil).StopOnceSent(t)
+	return runCLI(t, args...)
 }
 
 // TestAbortRollsBackHereWhenTheRunnerStops (L2): an abort sent to a runner that stops

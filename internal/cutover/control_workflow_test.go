@@ -2,125 +2,40 @@ package cutover
 
 import (
 	"bytes"
-	"context"
-	"encoding/json"
 	"errors"
 	"os"
-	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/crossfade-io/crossfade/internal/cutover/journal"
+	"github.com/crossfade-io/crossfade/internal/cutover/controltest"
 	"github.com/crossfade-io/crossfade/internal/cutover/spec"
 )
 
-// stubRunner holds a started cutover's lock as its runner does, and journals each command
-// that arrives with the detail answer gives it (none: it never reads them), as the
-// runner's poll would. It stands in for the runner's side of the protocol only.
-type stubRunner struct {
-	paths  Paths
-	lock   *journal.Lock
-	j      *journal.Journal
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
-	mu     sync.Mutex
-}
-
-// startStubRunner starts a cutover "app" in state (blue 100, green 0) and holds it.
-func startStubRunner(t *testing.T, state string, answer func(command string) string) *stubRunner {
+// startStubRunner starts a cutover "app" in state (blue 100, green 0) and holds it with a
+// controltest.Runner that journals each command with answer's detail (nil: never reads them).
+func startStubRunner(t *testing.T, state string, answer func(command string) string) *controltest.Runner {
 	t.Helper()
-	paths := PathsFor(state, "app")
-	lock, err := journal.Acquire(paths.Lock, journal.Holder{By: "runner@test", Cutover: "app"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	j, _, err := journal.Open(paths.Journal)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := j.Append(journal.Entry{Kind: kindStart, Step: stepNone, Weights: map[string]int64{"blue": 100, "green": 0}}); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	s := &stubRunner{paths: paths, lock: lock, j: j, cancel: cancel}
-	t.Cleanup(s.stop)
-	if answer == nil {
-		return s
-	}
-	s.wg.Go(func() {
-		for ctx.Err() == nil {
-			s.answer(t, answer)
-			select {
-			case <-ctx.Done():
-			case <-time.After(10 * time.Millisecond):
-			}
-		}
-	})
-	return s
+	p := PathsFor(state, "app")
+	return controltest.Start(t, controltest.Cutover{Name: "app", Lock: p.Lock, Journal: p.Journal, Control: p.Control}, answer)
 }
 
-// answer journals each command in the control directory with answer's detail, and
-// removes its file, as a runner's poll does.
-func (s *stubRunner) answer(t *testing.T, answer func(string) string) {
-	des, _ := os.ReadDir(s.paths.Control)
-	for _, de := range des {
-		if !strings.HasSuffix(de.Name(), ".json") || strings.HasPrefix(de.Name(), ".") {
-			continue
+// TestControlStubRunnerSpeaksTheJournal: the entries controltest's runner stand-in
+// journals are the ones a runner writes and Control reads (it spells them, as it cannot
+// import this package).
+func TestControlStubRunnerSpeaksTheJournal(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		got, want any
+	}{
+		{"start kind", controltest.KindStart, kindStart},
+		{"control kind", controltest.KindControl, kindControl},
+		{"no step", controltest.StepNone, stepNone},
+	} {
+		if tc.got != tc.want {
+			t.Errorf("controltest %s = %v, want %v", tc.name, tc.got, tc.want)
 		}
-		file := filepath.Join(s.paths.Control, de.Name())
-		data, err := os.ReadFile(file)
-		var c Command
-		if err != nil || json.Unmarshal(data, &c) != nil {
-			continue
-		}
-		if _, err := s.j.Append(journal.Entry{Kind: kindControl, Step: stepNone, By: c.By, Detail: answer(c.Command), ID: c.ID}); err != nil {
-			t.Error(err)
-		}
-		os.Remove(file)
 	}
-}
-
-// stop ends the stub runner and lets go of the lock, as a runner that exits.
-func (s *stubRunner) stop() {
-	s.cancel()
-	s.wg.Wait()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.j != nil {
-		s.j.Close()
-		s.lock.Release()
-		s.j = nil
-	}
-}
-
-// stopOnceSent stops r (lets go of the lock) a second after a command has landed in its
-// control directory, without reading it: long after Control, which looks for a runner
-// right after sending, found this one (stopping at once would race that look).
-func stopOnceSent(t *testing.T, r *stubRunner) {
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		for ctx.Err() == nil {
-			if des, _ := os.ReadDir(r.paths.Control); len(des) > 0 {
-				select {
-				case <-ctx.Done():
-				case <-time.After(time.Second):
-				}
-				r.stop()
-				return
-			}
-			select {
-			case <-ctx.Done():
-			case <-time.After(10 * time.Millisecond):
-			}
-		}
-	})
-	t.Cleanup(func() {
-		cancel()
-		wg.Wait()
-	})
 }
 
 // TestControl: Control sends a command to the cutover's runner and waits for the runner
@@ -177,9 +92,9 @@ func TestControl(t *testing.T) {
 			r := startStubRunner(t, eng.StateDir, tc.answer)
 			switch tc.runner {
 			case "none":
-				r.stop()
+				r.Stop()
 			case "stops":
-				stopOnceSent(t, r)
+				r.StopOnceSent(t)
 			}
 			var out bytes.Buffer
 			rep, err := Control(t.Context(), ControlConfig{Command: tc.command, Plan: p, PlanFile: planFile, StateDir: eng.StateDir,
