@@ -5,7 +5,7 @@ BIN   := $(CACHE)/bin
 GO    ?= go
 # Fuzz targets run briefly in `make test`: package:target.
 FUZZ_TARGETS := ./internal/sandbox/route53api:FuzzChangeBatchXML ./internal/sandbox/dnsserver:FuzzServeDNS ./internal/registry:FuzzReadTXT ./internal/source:FuzzParseAnnotations ./internal/source/manifest:FuzzDecode ./internal/cutover/spec:FuzzParse \
-	./internal/cloudmap:FuzzDesire ./internal/cutover:FuzzAuthorityTags ./internal/sandbox/servicediscoveryapi:FuzzJSONBodies ./internal/sandbox/elbv2api:FuzzQueryForms
+	./internal/cloudmap:FuzzDesire ./internal/cutover/lever/authority:FuzzAuthorityTags ./internal/registry:FuzzPlanHandover ./internal/sandbox/servicediscoveryapi:FuzzJSONBodies ./internal/sandbox/elbv2api:FuzzQueryForms
 # A count, not a duration: Go 1.26's fuzz coordinator can report a spurious "context
 # deadline exceeded" when a duration budget expires mid-run (golang/go#75804).
 FUZZTIME ?= 50000x
@@ -52,6 +52,7 @@ lint:
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \
 	  pkg=$${t%%:*}; name=$${t##*:}; \
+	  $(GO) test -list "^$$name$$" $$pkg | grep -qx "$$name" || { echo "fuzz target $$name is not in $$pkg"; exit 1; }; \
 	  echo "fuzz $$name ($$pkg, $(FUZZTIME))"; \
 	  $(GO) test -run='^$$' -fuzz="^$$name$$" -fuzztime=$(FUZZTIME) $$pkg || exit 1; \
 	done
