@@ -14,8 +14,14 @@ FUZZTIME ?= 50000x
 
 all: build
 
+# What `crossfade version` prints (internal/cli/version.go), linked in by build and image.
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+COMMIT  ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+# $(call version_ldflags,VERSION): the -X flags that set them.
+version_ldflags = -X github.com/crossfade-io/crossfade/internal/cli.version=$(1) -X github.com/crossfade-io/crossfade/internal/cli.commit=$(COMMIT)
+
 build:
-	$(GO) build -o bin/crossfade ./cmd/crossfade
+	$(GO) build -ldflags "$(call version_ldflags,$(VERSION))" -o bin/crossfade ./cmd/crossfade
 
 demo:
 	@scripts/deps.sh demo
@@ -93,7 +99,7 @@ image:
 	@command -v $(BUILDAH) >/dev/null || { echo "make image: $(BUILDAH) not found: install the Debian package buildah" >&2; exit 1; }
 	@test -r $(CA_BUNDLE) || { echo "make image: no CA bundle at $(CA_BUNDLE): install the Debian package ca-certificates" >&2; exit 1; }
 	@mkdir -p bin/image
-	CGO_ENABLED=0 GOOS=linux GOARCH=$(IMAGE_ARCH) $(GO) build -trimpath -ldflags "-s -w" -o bin/image/crossfade-linux-$(IMAGE_ARCH) ./cmd/crossfade
+	CGO_ENABLED=0 GOOS=linux GOARCH=$(IMAGE_ARCH) $(GO) build -trimpath -ldflags "-s -w $(call version_ldflags,$(IMAGE_TAG))" -o bin/image/crossfade-linux-$(IMAGE_ARCH) ./cmd/crossfade
 	cp $(CA_BUNDLE) bin/image/ca-certificates.crt
 	$(BUILDAH) bud --isolation chroot --os linux --arch $(IMAGE_ARCH) \
 	  --build-arg TARGETARCH=$(IMAGE_ARCH) --build-arg VERSION=$(IMAGE_TAG) \

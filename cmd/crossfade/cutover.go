@@ -41,9 +41,9 @@ type cutoverFlags struct {
 	// cloudWatchEndpoint is the CloudWatch API URL for a plan with spec.alb (its
 	// albTraffic gates and retire.cloudWatch); "" uses route53's.
 	cloudWatchEndpoint string
-	// serviceDiscoveryEndpoint is the Cloud Map API URL for a plan with spec.cloudMap
+	// cloudMapEndpoint is the Cloud Map API URL for a plan with spec.cloudMap
 	// (its lever and cloudMapDiscovery gates); "" uses the Route 53 endpoint's.
-	serviceDiscoveryEndpoint string
+	cloudMapEndpoint string
 	// ackTimeout is how long pause, resume, promote and abort wait for the runner to
 	// journal what it did with the command; 0 does not wait.
 	ackTimeout time.Duration
@@ -71,10 +71,12 @@ holds for its pause.`,
 	pf.StringVar(&f.txtSuffix, "txt-suffix", "", "suffix of the ownership TXT names, as the publishers write them")
 	cli.Route53Flags(pf, &f.route53)
 	pf.StringVar(&f.elbv2Endpoint, "elbv2-endpoint", "", "ELBv2 API URL for a plan with spec.alb (default: --aws-endpoint's, e.g. the sandbox's)")
-	pf.StringVar(&f.serviceDiscoveryEndpoint, "servicediscovery-endpoint", "", "Cloud Map (servicediscovery) API URL for a plan with spec.cloudMap (default: --aws-endpoint's, e.g. the sandbox's)")
+	pf.StringVar(&f.cloudMapEndpoint, "cloudmap-endpoint", "", "Cloud Map (servicediscovery) API URL for a plan with spec.cloudMap (default: --aws-endpoint's, e.g. the sandbox's)")
+	cli.DeprecatedAlias(&g.Checks, cmd, pf, cli.OldServiceDiscoveryEndpoint, "cloudmap-endpoint")
 	pf.StringVar(&f.cloudWatchEndpoint, "cloudwatch-endpoint", "", "CloudWatch API URL for a plan with spec.alb, read by albTraffic gates and retire.cloudWatch (default: --aws-endpoint's, e.g. the sandbox's)")
 	cmd.AddCommand(f.planCmd(g), f.runCmd(g), f.statusCmd(), f.releaseCmd(g))
 	cmd.AddCommand(f.controlCmds(g)...)
+	cmd.AddCommand(explainCmd(g))
 	return cmd
 }
 
@@ -339,7 +341,7 @@ func (f *cutoverFlags) config(cmd *cobra.Command, g *globalFlags, file string) (
 		AWS:              func() (aws.Config, error) { return f.awsConfig(cmd) },
 		ELBv2:            cmp.Or(f.elbv2Endpoint, f.route53.Endpoint),
 		CloudWatch:       cmp.Or(f.cloudWatchEndpoint, f.route53.Endpoint),
-		ServiceDiscovery: cmp.Or(f.serviceDiscoveryEndpoint, f.route53.Endpoint),
+		ServiceDiscovery: cmp.Or(f.cloudMapEndpoint, f.route53.Endpoint),
 		// The Route 53 lever: the provider, built with the plan's lever.
 		DNS: func() (lrroute53.DNS, error) {
 			r53 := f.route53

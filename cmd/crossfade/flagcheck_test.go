@@ -17,7 +17,7 @@ var (
 	ctlLine      = []string{"controller", "--txt-owner-id=blue", "--source=service"}
 	handoverLine = []string{"handover", "--zone=example.com", "--from=blue", "--to=green"}
 	verifyLine   = []string{"verify", "--dns-server=127.0.0.1:53", "app.example.com"}
-	verifyCMLine = []string{"verify", "--cloudmap=apps.local/api"}
+	verifyCMLine = []string{"verify", "--cloudmap-service=apps.local/api"}
 )
 
 // line is base with extra after it.
@@ -148,10 +148,15 @@ func badValues() []badValue {
 		{line(verifyLine, "--tolerance=7"), "tolerance", `--tolerance "7": want a number 0..1`},
 		{line(verifyLine, "--aws-endpoint=example.com"), "aws-endpoint", `want an http:// or https:// URL`},
 		{line(verifyLine, "--aws-region=a/b"), "aws-region", `want an AWS region`},
+		{[]string{"verify", "--cloudmap-service=api"}, "cloudmap-service", `--cloudmap-service "api": want NAMESPACE/SERVICE`},
+		// The old names (cli.DeprecatedAlias) are checked as the new ones, and named as given.
 		{[]string{"verify", "--cloudmap=api"}, "cloudmap", `--cloudmap "api": want NAMESPACE/SERVICE`},
+		{[]string{"verify", "--cloudmap=apps.local/api", "--cloudmap-service=apps.local/web"}, "cloudmap-service", `--cloudmap-service: not with --cloudmap, its old name`},
 		{line(verifyCMLine, "--health-status=healthy"), "health-status", `--health-status "healthy": want HEALTHY_OR_ELSE_ALL, HEALTHY, ALL or UNHEALTHY`},
 		{line(verifyCMLine, "--cluster-attribute=AWS_INSTANCE_IPV4"), "cluster-attribute", `want an instance attribute key`},
-		{line(verifyCMLine, "--servicediscovery-endpoint=x"), "servicediscovery-endpoint", `want an http:// or https:// URL`},
+		{line(verifyCMLine, "--cloudmap-endpoint=x"), "cloudmap-endpoint", `--cloudmap-endpoint "x": want an http:// or https:// URL`},
+		{line(verifyCMLine, "--servicediscovery-endpoint=x"), "servicediscovery-endpoint", `--servicediscovery-endpoint "x": want an http:// or https:// URL`},
+		{line(verifyLine, "--servicediscovery-endpoint=http://127.0.0.1:1"), "servicediscovery-endpoint", `not with NAME`},
 		{line(verifyCMLine, "--expect=blue=90"), "expect", `--expect "[blue=90]": want two clusters' weights`},
 		{line(verifyCMLine, "--expect=blue=900,green=10"), "expect", `--expect blue=900: want a weight 0..255`},
 		{line(verifyCMLine, "--expect=blue=0,green=0"), "expect", `want a weight above 0`},
@@ -167,7 +172,9 @@ func badValues() []badValue {
 		{cutoverLine("abort", "--aws-endpoint=localhost:10080"), "aws-endpoint", `want an http:// or https:// URL`},
 		{cutoverLine("pause", "--aws-region=Us East"), "aws-region", `want an AWS region`},
 		{cutoverLine("resume", "--elbv2-endpoint=x"), "elbv2-endpoint", `want an http:// or https:// URL`},
-		{cutoverLine("promote", "--servicediscovery-endpoint=x"), "servicediscovery-endpoint", `want an http:// or https:// URL`},
+		{cutoverLine("promote", "--cloudmap-endpoint=x"), "cloudmap-endpoint", `--cloudmap-endpoint "x": want an http:// or https:// URL`},
+		{cutoverLine("promote", "--servicediscovery-endpoint=x"), "servicediscovery-endpoint", `--servicediscovery-endpoint "x": want an http:// or https:// URL`},
+		{cutoverLine("plan", "--servicediscovery-endpoint=http://127.0.0.1:1", "--cloudmap-endpoint=http://127.0.0.1:2"), "cloudmap-endpoint", `--cloudmap-endpoint: not with --servicediscovery-endpoint, its old name`},
 		{cutoverLine("plan", "--cloudwatch-endpoint=x"), "cloudwatch-endpoint", `want an http:// or https:// URL`},
 		{cutoverLine("run", "--write-retry-for=-1s"), "write-retry-for", `--write-retry-for "-1s": want a duration of 0s or more (0 retries nothing)`},
 		{cutoverLine("run", "--ui=192.0.2.1:8080"), "ui", `--ui "192.0.2.1:8080": want a loopback listen address`},
@@ -228,9 +235,9 @@ var freeFlags = map[string]string{
 	"crossfade controller --kubeconfig": "a file path: reading it is the controller's first read",
 	"crossfade cutover run --log-file":  "a file path: opened (created) when the run starts",
 	"crossfade sync --dry-run-dir":      "a directory, written with --dry-run only (syncFlags.check)",
-	"crossfade verify --query":          "a map, checked as a whole with --cloudmap (verifyFlagsTogether)",
-	"crossfade verify --optional":       "a map, checked as a whole with --cloudmap (verifyFlagsTogether)",
-	"crossfade verify --expect":         "a map, checked as a whole with --cloudmap (verifyFlagsTogether)",
+	"crossfade verify --query":          "a map, checked as a whole with --cloudmap-service (verifyFlagsTogether)",
+	"crossfade verify --optional":       "a map, checked as a whole with --cloudmap-service (verifyFlagsTogether)",
+	"crossfade verify --expect":         "a map, checked as a whole with --cloudmap-service (verifyFlagsTogether)",
 }
 
 // TestEveryFlagValueChecked is the audit of the flags: every flag of every command that

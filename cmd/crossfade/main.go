@@ -34,10 +34,16 @@ func newRootCmd() *cobra.Command {
 		Short:         "Move production traffic between Kubernetes clusters with no downtime",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		// --version prints what `crossfade version` does.
+		Version: cli.BuildVersion().String(),
 	}
+	root.SetVersionTemplate("{{.Version}}\n")
+	// Defined here so that cobra uses it instead of its own: no -v, which reads as
+	// "verbose", and a usage that says what it prints.
+	root.Flags().Bool("version", false, "print the version, commit and Go version, as 'crossfade version' does")
 	g.AddFlags(root)
 	controller, cutover := newControllerCmd(g), newCutoverCmd(g)
-	root.AddCommand(newSandboxCmd(g), newDemoCmd(g), newSyncCmd(g), controller, newHandoverCmd(g), cutover, newVerifyCmd(g))
+	root.AddCommand(newSandboxCmd(g), newDemoCmd(g), newSyncCmd(g), controller, newHandoverCmd(g), cutover, newVerifyCmd(g), newVersionCmd())
 	// Declared here, not beside their flags: see internal/cli/checks_cmds.go.
 	cli.CheckControllerFlags(&g.Checks, controller)
 	cli.CheckCutoverFlags(&g.Checks, cutover)

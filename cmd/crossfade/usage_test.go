@@ -43,6 +43,7 @@ var cmdSpecs = map[string]cmdSpec{
 	"crossfade handover":        {},
 	"crossfade cutover":         {group: true},
 	"crossfade cutover plan":    {args: []string{"plan.yaml"}},
+	"crossfade cutover explain": {refused: [][]string{{"spec.stepz"}, {"spec", "spec.steps"}}}, // FIELD is optional
 	"crossfade cutover run":     {args: []string{"plan.yaml"}},
 	"crossfade cutover status":  {args: []string{"plan.yaml"}},
 	"crossfade cutover release": {args: []string{"plan.yaml"}},
@@ -50,7 +51,8 @@ var cmdSpecs = map[string]cmdSpec{
 	"crossfade cutover resume":  {args: []string{"plan.yaml"}},
 	"crossfade cutover promote": {args: []string{"plan.yaml"}},
 	"crossfade cutover abort":   {args: []string{"plan.yaml"}},
-	"crossfade verify":          {args: []string{"--dns-server=127.0.0.1:53", "app.example.com"}, refused: [][]string{{"--cloudmap", "ns/svc", "app.example.com"}}},
+	"crossfade version":         {},
+	"crossfade verify":          {args: []string{"--dns-server=127.0.0.1:53", "app.example.com"}, refused: [][]string{{"--cloudmap-service", "ns/svc", "app.example.com"}, {"--cloudmap", "ns/svc", "app.example.com"}}},
 }
 
 // errRan is what every command's RunE returns in TestUsageErrors: a call that gets past

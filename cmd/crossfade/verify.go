@@ -31,8 +31,8 @@ matches no member; an error when members cannot be told apart (the same addresse
 two aliases whose targets both have no address of --type) or an alias with weight cannot
 be resolved.
 
-With --cloudmap NAMESPACE/SERVICE it calls Cloud Map's DiscoverInstances as the clients do
-(--query, --optional, --health-status) and at every health, and prints each cluster's
+With --cloudmap-service NAMESPACE/SERVICE it calls Cloud Map's DiscoverInstances as the
+clients do (--query, --optional, --health-status) and at every health, and prints each cluster's
 instances (by --cluster-attribute) selected and answered; with --expect (two clusters'
 weights, as a Cloud Map cutover plan writes them) it checks that the answer gives the
 clusters the share the cutover's health assignment gives them. Exit status 1 when the
@@ -41,13 +41,13 @@ answer is empty or off by more than --tolerance.`
 func newVerifyCmd(g *globalFlags) *cobra.Command {
 	o := &cli.VerifyOptions{}
 	cmd := &cobra.Command{
-		Use:   "verify NAME | verify --cloudmap NAMESPACE/SERVICE",
+		Use:   "verify NAME | verify --cloudmap-service NAMESPACE/SERVICE",
 		Short: "Sample the authoritative answers for a weighted name and compare them with the weights written",
 		Long:  verifyLong,
 		Args:  o.Args(),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, r53, cm, cloudMap, sdEndpoint := o.Verify, o.Route53, o.CloudMap, o.CloudMapService, o.ServiceDiscoveryEndpoint
-			// VerifyOptions.Args took NAME or --cloudmap, one of them, before the command ran.
+			cfg, r53, cm, cloudMap, sdEndpoint := o.Verify, o.Route53, o.CloudMap, o.CloudMapService, o.CloudMapEndpoint
+			// VerifyOptions.Args took NAME or --cloudmap-service, one of them, before the command ran.
 			if cloudMap != "" {
 				// cloudMapService checked the form before the command ran.
 				ns, svc, _ := strings.Cut(cloudMap, "/")

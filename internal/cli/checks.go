@@ -32,6 +32,9 @@ import (
 type FlagChecks struct {
 	rules  map[*pflag.Flag][]ValueRule
 	checks map[*cobra.Command][]func() error
+	// aliases are the deprecated old names of flags (DeprecatedAlias), by the flag: a
+	// refusal names the one the command line gave.
+	aliases map[*pflag.Flag]*pflag.Flag
 }
 
 // ValueRule judges one value of a flag (each element of a list flag) as pflag holds it
@@ -80,7 +83,11 @@ func (fc *FlagChecks) Run(c *cobra.Command) error {
 		for _, rule := range fc.rules[f] {
 			for _, v := range flagValues(f) {
 				if rerr := rule(v); rerr != nil {
-					err = fmt.Errorf("--%s %q: %w", f.Name, v, rerr)
+					name := f.Name
+					if a := fc.aliases[f]; a != nil && a.Changed && !f.Changed {
+						name = a.Name
+					}
+					err = fmt.Errorf("--%s %q: %w", name, v, rerr)
 					return
 				}
 			}

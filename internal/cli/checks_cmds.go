@@ -100,7 +100,7 @@ func CheckCutoverFlags(fc *FlagChecks, c *cobra.Command) {
 	fc.Want(pf, "dns-server", DNSServer)
 	CheckTXTFlags(fc, c, pf)
 	CheckRoute53Flags(fc, pf)
-	for _, name := range []string{"elbv2-endpoint", "servicediscovery-endpoint", "cloudwatch-endpoint"} {
+	for _, name := range []string{"elbv2-endpoint", "cloudmap-endpoint", "cloudwatch-endpoint"} {
 		fc.Want(pf, name, Optional(HTTPURL))
 	}
 	sub := func(name string) *cobra.Command {

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"errors"
+	"fmt"
 	"strconv"
 
 	"github.com/spf13/cobra"
@@ -17,6 +18,45 @@ import (
 func Route53Flags(fs *pflag.FlagSet, c *route53.Config) {
 	fs.StringVar(&c.Endpoint, "aws-endpoint", "", "Route 53 API URL, e.g. the sandbox's http://"+sandbox.DefaultAPIAddr)
 	fs.StringVar(&c.Region, "aws-region", "", "AWS region for signing (default: from the environment, else us-east-1)")
+}
+
+// Renamed flags: each old name is a hidden, deprecated alias of its new one for one
+// minor version, so that a script written for the old name keeps working and is told the
+// new one. DeprecatedAlias defines them.
+const (
+	// OldServiceDiscoveryEndpoint is cutover's and verify's old --cloudmap-endpoint: the
+	// controller, the plan (spec.cloudMap) and the docs say Cloud Map.
+	OldServiceDiscoveryEndpoint = "servicediscovery-endpoint"
+	// OldVerifyCloudMap is verify's old --cloudmap-service: on the controller --cloudmap
+	// is a switch, and the Service annotation is crossfade.io/cloudmap-service.
+	OldVerifyCloudMap = "cloudmap"
+)
+
+// DeprecatedAlias defines old on fs as a hidden, deprecated name of fs's flag name, for
+// command c: the two share one value (and so name's rule checks it), giving old prints
+// "Flag --old has been deprecated, use --name", and giving both is a usage error, as the
+// last one would otherwise win unseen.
+func DeprecatedAlias(fc *FlagChecks, c *cobra.Command, fs *pflag.FlagSet, old, name string) {
+	f := fs.Lookup(name)
+	if f == nil {
+		panic(fmt.Sprintf("alias --%s of --%s, which is not defined", old, name))
+	}
+	alias := &pflag.Flag{Name: old, Usage: f.Usage, Value: f.Value, DefValue: f.DefValue, NoOptDefVal: f.NoOptDefVal,
+		// Its value is name's, which name's rules check.
+		Annotations: map[string][]string{CheckedAnnotation: {"true"}}}
+	fs.AddFlag(alias)
+	// MarkDeprecated hides it too.
+	_ = fs.MarkDeprecated(old, "use --"+name)
+	if fc.aliases == nil {
+		fc.aliases = map[*pflag.Flag]*pflag.Flag{}
+	}
+	fc.aliases[f] = alias
+	fc.Check(c, func() error {
+		if fs.Changed(old) && fs.Changed(name) {
+			return fmt.Errorf("--%s: not with --%s, its old name; give --%s only", name, old, name)
+		}
+		return nil
+	})
 }
 
 // CheckPublishFlags declares what the values of the flags PublishOptions.AddFlags defined

@@ -175,7 +175,7 @@ func helpTopicArgs(c *cobra.Command, args []string) error {
 	return &UsageError{path: c.CommandPath(), err: fmt.Errorf("unknown help topic %q", strings.Join(args, " "))}
 }
 
-// VerifyArgs wants verify's NAME, or --cloudmap (whose value *cloudMap holds once the
+// VerifyArgs wants verify's NAME, or --cloudmap-service (whose value *cloudMap holds once the
 // flags are parsed) and no NAME.
 func VerifyArgs(cloudMap *string) cobra.PositionalArgs {
 	return func(c *cobra.Command, args []string) error {
@@ -186,13 +186,13 @@ func VerifyArgs(cloudMap *string) cobra.PositionalArgs {
 	}
 }
 
-// VerifyArgCount is verifyArgs' check, with cloudMap the value of --cloudmap.
+// VerifyArgCount is verifyArgs' check, with cloudMap the value of --cloudmap-service.
 func VerifyArgCount(cloudMap string, args []string) error {
 	switch {
 	case cloudMap != "" && len(args) > 0:
-		return fmt.Errorf("give a NAME or --cloudmap, not both (got NAME %q and --cloudmap %q)", args[0], cloudMap)
+		return fmt.Errorf("give a NAME or --cloudmap-service, not both (got NAME %q and --cloudmap-service %q)", args[0], cloudMap)
 	case cloudMap == "" && len(args) == 0:
-		return errors.New("missing the weighted NAME to verify, or --cloudmap NAMESPACE/SERVICE")
+		return errors.New("missing the weighted NAME to verify, or --cloudmap-service NAMESPACE/SERVICE")
 	case len(args) > 1:
 		return fmt.Errorf("unexpected argument %q (verify takes one NAME)", args[1])
 	}

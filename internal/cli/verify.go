@@ -20,12 +20,12 @@ type VerifyOptions struct {
 	Verify verify.Config
 	// Route53 points at the Route 53 API (and its region at the Cloud Map API's).
 	Route53 route53.Config
-	// CloudMap is verify --cloudmap's configuration, but for the service's names.
+	// CloudMap is verify --cloudmap-service's configuration, but for the service's names.
 	CloudMap verify.CloudMapConfig
-	// CloudMapService is --cloudmap NAMESPACE/SERVICE; "" verifies a NAME.
+	// CloudMapService is --cloudmap-service NAMESPACE/SERVICE; "" verifies a NAME.
 	CloudMapService string
-	// ServiceDiscoveryEndpoint is the Cloud Map API URL; "" means Route53's.
-	ServiceDiscoveryEndpoint string
+	// CloudMapEndpoint is the Cloud Map API URL; "" means Route53's.
+	CloudMapEndpoint string
 }
 
 // AddFlags defines the flags on c and declares their checks in fc.
@@ -36,30 +36,32 @@ func (o *VerifyOptions) AddFlags(c *cobra.Command, fc *FlagChecks) {
 	f.IntVar(&o.Verify.Queries, "queries", 1000, "queries to send")
 	f.Float64Var(&o.Verify.Tolerance, "tolerance", 0.05, "largest allowed difference between a member's answered and written share, 0..1")
 	Route53Flags(f, &o.Route53)
-	f.StringVar(&o.CloudMapService, "cloudmap", "", "verify a Cloud Map service, NAMESPACE/SERVICE, instead of a weighted NAME")
-	f.StringToStringVar(&o.CloudMap.Service.QueryParameters, "query", nil, "with --cloudmap: the clients' QueryParameters, k=v,…")
-	f.StringToStringVar(&o.CloudMap.Service.OptionalParameters, "optional", nil, "with --cloudmap: the clients' OptionalParameters, k=v,…")
-	f.StringVar(&o.CloudMap.Service.HealthStatus, "health-status", spec.HealthHealthyOrElseAll, "with --cloudmap: the clients' HealthStatus")
-	f.StringVar(&o.CloudMap.Service.ClusterAttribute, "cluster-attribute", spec.DefaultClusterAttribute, "with --cloudmap: the instance attribute naming the cluster")
-	f.StringToInt64Var(&o.CloudMap.Expect, "expect", nil, "with --cloudmap: two clusters' weights as the cutover plan writes them, e.g. blue=90,green=10")
-	f.StringVar(&o.ServiceDiscoveryEndpoint, "servicediscovery-endpoint", "", "with --cloudmap: Cloud Map API URL (default: --aws-endpoint's)")
+	f.StringVar(&o.CloudMapService, "cloudmap-service", "", "verify a Cloud Map service, NAMESPACE/SERVICE, instead of a weighted NAME")
+	f.StringToStringVar(&o.CloudMap.Service.QueryParameters, "query", nil, "with --cloudmap-service: the clients' QueryParameters, k=v,…")
+	f.StringToStringVar(&o.CloudMap.Service.OptionalParameters, "optional", nil, "with --cloudmap-service: the clients' OptionalParameters, k=v,…")
+	f.StringVar(&o.CloudMap.Service.HealthStatus, "health-status", spec.HealthHealthyOrElseAll, "with --cloudmap-service: the clients' HealthStatus")
+	f.StringVar(&o.CloudMap.Service.ClusterAttribute, "cluster-attribute", spec.DefaultClusterAttribute, "with --cloudmap-service: the instance attribute naming the cluster")
+	f.StringToInt64Var(&o.CloudMap.Expect, "expect", nil, "with --cloudmap-service: two clusters' weights as the cutover plan writes them, e.g. blue=90,green=10")
+	f.StringVar(&o.CloudMapEndpoint, "cloudmap-endpoint", "", "with --cloudmap-service: Cloud Map API URL (default: --aws-endpoint's)")
+	DeprecatedAlias(fc, c, f, OldVerifyCloudMap, "cloudmap-service")
+	DeprecatedAlias(fc, c, f, OldServiceDiscoveryEndpoint, "cloudmap-endpoint")
 	fc.Want(f, "type", OneOfFold(endpoint.TypeA, endpoint.TypeAAAA, endpoint.TypeCNAME))
 	fc.Want(f, "dns-server", DNSServer)
 	// As a plan's dns gate's samples: 0 would be the gate's default, not "none".
 	fc.Want(f, "queries", IntRange(1, 100000))
 	fc.Want(f, "tolerance", Ratio)
 	CheckRoute53Flags(fc, f)
-	fc.Want(f, "cloudmap", Optional(cloudMapService))
+	fc.Want(f, "cloudmap-service", Optional(cloudMapService))
 	fc.Want(f, "health-status", OneOf(spec.HealthHealthyOrElseAll, spec.HealthHealthy, "ALL", "UNHEALTHY"))
 	fc.Want(f, "cluster-attribute", CloudMapAttributeKey)
-	fc.Want(f, "servicediscovery-endpoint", Optional(HTTPURL))
+	fc.Want(f, "cloudmap-endpoint", Optional(HTTPURL))
 	fc.Check(c, func() error { return verifyFlagsTogether(f, o.CloudMapService != "", o.CloudMap) })
 }
 
-// Args wants verify's NAME, or --cloudmap and no NAME.
+// Args wants verify's NAME, or --cloudmap-service and no NAME.
 func (o *VerifyOptions) Args() cobra.PositionalArgs { return VerifyArgs(&o.CloudMapService) }
 
-// cloudMapService wants verify's --cloudmap NAMESPACE/SERVICE.
+// cloudMapService wants verify's --cloudmap-service NAMESPACE/SERVICE.
 func cloudMapService(v string) error {
 	if ns, svc, ok := strings.Cut(v, "/"); ok && ns != "" && svc != "" {
 		return nil
@@ -71,9 +73,9 @@ func cloudMapService(v string) error {
 // ignored), a NAME without --dns-server, and an --expect, --query or --optional that
 // cannot be what the clients send.
 func verifyFlagsTogether(f *pflag.FlagSet, cloudMap bool, cm verify.CloudMapConfig) error {
-	form, other := "NAME", []string{"query", "optional", "health-status", "cluster-attribute", "expect", "servicediscovery-endpoint"}
+	form, other := "NAME", []string{"query", "optional", "health-status", "cluster-attribute", "expect", "cloudmap-endpoint", OldServiceDiscoveryEndpoint}
 	if cloudMap {
-		form, other = "--cloudmap", []string{"type", "dns-server", "queries"}
+		form, other = "--cloudmap-service", []string{"type", "dns-server", "queries"}
 	}
 	for _, name := range other {
 		if f.Changed(name) {

@@ -48,6 +48,14 @@ type Report struct {
 	// RollingBack is set while a rollback is due or under way and the cutover has not
 	// ended: it runs to its end, which only its runner (or `run --resume`) brings.
 	RollingBack bool `json:"rollingBack,omitempty"`
+	// Paused is set while an unfinished cutover is paused (a pause command, or drift).
+	Paused bool `json:"paused,omitempty"`
+	// Weights are, for an unfinished cutover, the weights its last acknowledged write set
+	// (StartWeights before any): where traffic was left. Nil once it ended.
+	Weights map[string]int64 `json:"weights,omitempty"`
+	// Unconfirmed names, for an unfinished cutover, a write begun after the last
+	// acknowledged one (e.g. "step 2 of 2"): it may have landed, so Weights may be stale.
+	Unconfirmed string `json:"unconfirmed,omitempty"`
 	// Rules are, for the ALB lever, every listener rule's forward action as last written
 	// (as found at the start, before the first write): the weights the rules hold, which
 	// render.Report prints as Terraform's forward block for the module that owns the rules.
@@ -196,7 +204,30 @@ func BuildReport(name string, entries []journal.Entry) *Report {
 	if r.RollingBack && r.Rollback == "" {
 		r.Rollback = st.rollback.reason
 	}
+	if r.Outcome == "" && !r.NotStarted {
+		r.Paused = st.paused
+		r.Weights, r.Unconfirmed = r.leftAt()
+	}
 	return r
+}
+
+// leftAt is where an unfinished cutover left the weights: those of its last acknowledged
+// write (the starting weights before any), and the name of a write begun after it, which
+// may have landed too.
+func (r *Report) leftAt() (map[string]int64, string) {
+	w, unconfirmed := r.StartWeights, ""
+	for _, s := range r.Steps {
+		switch {
+		case len(s.Weights) == 0:
+			// A TTL write moves no weight.
+		case !s.Written.IsZero() || s.ChangeID != "":
+			w, unconfirmed = s.Weights, ""
+		case s.Outcome == "written":
+			// Journaled, not acknowledged: it may or may not have landed.
+			unconfirmed = s.Name
+		}
+	}
+	return w, unconfirmed
 }
 
 // resumed describes the resume entry e against the writes folded so far: the last of

@@ -69,11 +69,7 @@ func (r *runner) prepare(ctx context.Context, st state, rollingBack bool) error 
 		for _, g := range s.Gates {
 			built, err := r.cfg.NewGate(g)
 			if err != nil {
-				// NewGate's errors name the gate already; an embedder's may not.
-				if !strings.HasPrefix(err.Error(), "gate "+g.Name+": ") {
-					err = fmt.Errorf("gate %s: %w", g.Name, err)
-				}
-				return err
+				return gateError(g.Name, err)
 			}
 			gs = append(gs, built)
 		}
@@ -1175,4 +1171,13 @@ func fmtRate(v retireVerdict, err error) string {
 		return "no current rate (" + err.Error() + ")"
 	}
 	return "no current rate (the counter's first read or a restart: a new baseline, rated at the next check)"
+}
+
+// gateError names gate name in err once: NewGate's errors name the gate already; an
+// embedder's may not.
+func gateError(name string, err error) error {
+	if strings.HasPrefix(err.Error(), "gate "+name+": ") {
+		return err
+	}
+	return fmt.Errorf("gate %s: %w", name, err)
 }

@@ -447,7 +447,7 @@ func runALB(ctx context.Context, cancel context.CancelFunc, wg *sync.WaitGroup, 
 			cutover.FormatWeights(res.FinalWeights), total(res.Requests))
 	}
 	if cfg.Keep && ctx.Err() == nil {
-		fmt.Fprint(out, albKeepHint(url, sb.APIURL(), alb, planFile))
+		fmt.Fprint(out, albKeepHint(url, sb.APIURL(), alb, planFile, stateDir(dir)))
 		<-ctx.Done()
 	}
 	return res, err
@@ -455,7 +455,7 @@ func runALB(ctx context.Context, cancel context.CancelFunc, wg *sync.WaitGroup, 
 
 // albKeepHint is what --keep prints in the ALB demo: where everything is, and commands
 // that explore the ALB as printed, from any shell.
-func albKeepHint(dashboardURL, apiURL string, a *albSetup, planFile string) string {
+func albKeepHint(dashboardURL, apiURL string, a *albSetup, planFile, stateDir string) string {
 	cli := fmt.Sprintf("AWS_ACCESS_KEY_ID=%s AWS_SECRET_ACCESS_KEY=%s AWS_DEFAULT_REGION=%s %s --endpoint-url %s elbv2",
 		accessKey, secretKey, region, awsCLI(), apiURL)
 	return fmt.Sprintf("\n--keep: everything stays up until Ctrl-C:\n"+
@@ -463,6 +463,6 @@ func albKeepHint(dashboardURL, apiURL string, a *albSetup, planFile string) stri
 		"  ALB         curl -s -H 'Host: %s' http://%s/\n"+
 		"  weights     %s describe-rules --rule-arns %s\n"+
 		"  health      %s describe-target-health --target-group-arn %s\n"+
-		"  plan file   %s\n",
-		dashboardURL, appName, a.addr, cli, a.rule, cli, a.groups["green"], planFile)
+		"%s",
+		dashboardURL, appName, a.addr, cli, a.rule, cli, a.groups["green"], runHint(planFile, stateDir))
 }

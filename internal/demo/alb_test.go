@@ -75,6 +75,9 @@ func TestALBDemo(t *testing.T) {
 			t.Errorf("curl through the listener: %q, want green's app", body)
 		}
 	})
+	t.Run("status", func(t *testing.T) {
+		checkStatusAsPrinted(t, hint["status"], "demo-alb", hint["plan file"], hint["state dir"])
+	})
 	t.Run("aws", func(t *testing.T) {
 		testenv.File(t, debianAWS, "the AWS CLI is not installed: install the Debian package awscli (scripts/deps.sh test does)")
 		var rules struct {
@@ -184,13 +187,14 @@ func TestRunRefuses(t *testing.T) {
 func TestALBKeepHint(t *testing.T) {
 	a := &albSetup{addr: "127.0.0.1:41234", rule: "arn:aws:elasticloadbalancing:us-east-1:123456789012:listener-rule/app/demo/1/2/3",
 		groups: map[string]string{"green": "arn:aws:elasticloadbalancing:us-east-1:123456789012:targetgroup/app-green/9"}}
-	got := albKeepHint("http://127.0.0.1:8080/", "http://127.0.0.1:10080", a, "/tmp/plan.yaml")
+	got := albKeepHint("http://127.0.0.1:8080/", "http://127.0.0.1:10080", a, "/tmp/plan.yaml", "/tmp/crossfade-demo-1/state")
 	for _, want := range []string{
 		"  dashboard   http://127.0.0.1:8080/\n",
 		"  ALB         curl -s -H 'Host: app.demo.crossfade.test' http://127.0.0.1:41234/\n",
 		"  weights     AWS_ACCESS_KEY_ID=demo AWS_SECRET_ACCESS_KEY=demo AWS_DEFAULT_REGION=us-east-1 " + awsCLI() +
 			" --endpoint-url http://127.0.0.1:10080 elbv2 describe-rules --rule-arns " + a.rule + "\n",
 		" elbv2 describe-target-health --target-group-arn " + a.groups["green"] + "\n",
+		"  status      crossfade cutover status /tmp/plan.yaml --state-dir /tmp/crossfade-demo-1/state\n",
 		"  plan file   /tmp/plan.yaml\n",
 	} {
 		if !strings.Contains(got, want) {

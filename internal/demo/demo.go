@@ -251,7 +251,7 @@ func runDNS(ctx context.Context, cancel context.CancelFunc, wg *sync.WaitGroup, 
 		fmt.Fprintf(out, "\ndemo: OK — every step passed, the final split is %s, %d requests served, 0 failed\n", cutover.FormatWeights(res.FinalWeights), total(res.Requests))
 	}
 	if cfg.Keep && ctx.Err() == nil {
-		fmt.Fprint(out, keepHint(url, sb.APIURL(), zone.ID, sb.DNSAddr(), planFile))
+		fmt.Fprint(out, keepHint(url, sb.APIURL(), zone.ID, sb.DNSAddr(), planFile, stateDir(dir)))
 		if k != nil {
 			fmt.Fprint(out, k.hint())
 		}
@@ -262,7 +262,7 @@ func runDNS(ctx context.Context, cancel context.CancelFunc, wg *sync.WaitGroup, 
 
 // keepHint is what --keep prints: where everything is, and commands that explore the
 // zone as printed, from any shell (the environment they need is on the line).
-func keepHint(dashboardURL, apiURL, zoneID, dnsAddr, planFile string) string {
+func keepHint(dashboardURL, apiURL, zoneID, dnsAddr, planFile, stateDir string) string {
 	digAt := "@" + dnsAddr
 	if host, port, err := net.SplitHostPort(dnsAddr); err == nil {
 		digAt = "@" + host + " -p " + port
@@ -271,9 +271,34 @@ func keepHint(dashboardURL, apiURL, zoneID, dnsAddr, planFile string) string {
 		"  dashboard   %s\n"+
 		"  Route 53    AWS_ACCESS_KEY_ID=%s AWS_SECRET_ACCESS_KEY=%s AWS_DEFAULT_REGION=%s %s --endpoint-url %s route53 list-resource-record-sets --hosted-zone-id %s\n"+
 		"  DNS         dig %s %s\n"+
-		"  plan file   %s\n",
-		dashboardURL, accessKey, secretKey, region, awsCLI(), apiURL, zoneID, digAt, appName, planFile)
+		"%s",
+		dashboardURL, accessKey, secretKey, region, awsCLI(), apiURL, zoneID, digAt, appName, runHint(planFile, stateDir))
 }
+
+// runHint is the end of every --keep hint: where the cutover's plan and state are, and
+// the `cutover status` command that finds its run there (the default --state-dir is
+// another directory, where the demo's run is not).
+func runHint(planFile, stateDir string) string {
+	return fmt.Sprintf("  state dir   %s\n"+
+		"  status      crossfade cutover status %s --state-dir %s\n"+
+		"  plan file   %s\n",
+		stateDir, shellQuote(planFile), shellQuote(stateDir), planFile)
+}
+
+// shellQuote quotes s for a POSIX shell when it holds anything but the characters of an
+// ordinary path (a temp dir under a home with a space), so the hint runs as pasted.
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("/._-+:,@", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// stateDir is where the demo in dir runs its cutover: its journal, lock, control and
+// report files, as `cutover run --state-dir` keeps them.
+func stateDir(dir string) string { return filepath.Join(dir, "state") }
 
 // debianAWS is Debian's AWS CLI (package awscli, version 2).
 const debianAWS = "/usr/bin/aws"
@@ -351,7 +376,7 @@ func runCutover(ctx context.Context, cfg Config, dir string, ccfg cutover.Config
 		progress = render.NewProgress(cfg.Out, false)
 	}
 	tracker := &stepTracker{lg: lg}
-	ccfg.StateDir, ccfg.By = filepath.Join(dir, "state"), "demo"
+	ccfg.StateDir, ccfg.By = stateDir(dir), "demo"
 	ccfg.CheckInterval, ccfg.PollInterval = time.Second, 100*time.Millisecond
 	ccfg.Progress, ccfg.Logger = render.MultiProgress(progress, rec, tracker), cfg.Logger
 	rep, err := cutover.Run(ctx, ccfg, false)

@@ -16,6 +16,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	r53 "github.com/aws/aws-sdk-go-v2/service/route53"
 
+	"github.com/crossfade-io/crossfade/internal/cutover"
+	"github.com/crossfade-io/crossfade/internal/cutover/render"
+	"github.com/crossfade-io/crossfade/internal/cutover/spec"
 	"github.com/crossfade-io/crossfade/internal/testenv"
 )
 
@@ -31,12 +34,14 @@ func TestKeepHint(t *testing.T) {
 			" --endpoint-url http://127.0.0.1:10080 route53 list-resource-record-sets --hosted-zone-id ZDEMO123\n",
 			"AWS_ACCESS_KEY_ID=demo AWS_SECRET_ACCESS_KEY=demo AWS_DEFAULT_REGION=us-east-1 " + awsCLI() + " --endpoint-url",
 			"  DNS         dig @127.0.0.1 -p 10053 app.demo.crossfade.test\n",
+			"  state dir   /tmp/crossfade-demo-1/state\n",
+			"  status      crossfade cutover status /tmp/plan.yaml --state-dir /tmp/crossfade-demo-1/state\n",
 			"  plan file   /tmp/plan.yaml\n",
 		}},
 		{"ipv6", "[::1]:10053", []string{"dig @::1 -p 10053 app.demo.crossfade.test\n"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := keepHint("http://127.0.0.1:8080/", "http://127.0.0.1:10080", "ZDEMO123", tc.dnsAddr, "/tmp/plan.yaml")
+			got := keepHint("http://127.0.0.1:8080/", "http://127.0.0.1:10080", "ZDEMO123", tc.dnsAddr, "/tmp/plan.yaml", "/tmp/crossfade-demo-1/state")
 			for _, w := range tc.want {
 				if !strings.Contains(got, w) {
 					t.Errorf("hint lacks %q:\n%s", w, got)
@@ -129,6 +134,9 @@ func TestKeepHintWorksAsPrinted(t *testing.T) {
 			t.Errorf("the aws command lists %s A weights %v, want blue 0 and green 100", appName, got)
 		}
 	})
+	t.Run("status", func(t *testing.T) {
+		checkStatusAsPrinted(t, hint["status"], "demo", hint["plan file"], hint["state dir"])
+	})
 	t.Run("dig", func(t *testing.T) {
 		testenv.LookPath(t, "dig", "bind9-dnsutils")
 		if answer := string(runPrinted(t, ctx, digCmd)); !regexp.MustCompile(`(?m)^app\.demo\.crossfade\.test\.\s+\d+\s+IN\s+A\s+127\.0\.0\.3$`).MatchString(answer) {
@@ -181,5 +189,35 @@ func (l *lines) Write(p []byte) (int, error) {
 		}
 		l.ch <- string(l.partial[:i])
 		l.partial = l.partial[i+1:]
+	}
+}
+
+// checkStatusAsPrinted runs the --keep hint's `cutover status` line as the command does
+// (cmd/crossfade's statusCmd: load the plan file, read the status under --state-dir,
+// render it) and wants it to find the demo's completed run, not "has not run here".
+func checkStatusAsPrinted(t *testing.T, line, cutoverName, planFile, stateDir string) {
+	t.Helper()
+	args := strings.Fields(line)
+	if len(args) != 6 || strings.Join(args[:3], " ") != "crossfade cutover status" || args[4] != "--state-dir" {
+		t.Fatalf("the status hint is not `crossfade cutover status FILE --state-dir DIR`: %q", line)
+	}
+	if args[3] != planFile || args[5] != stateDir {
+		t.Errorf("the status hint names %s and %s, the hint's plan file and state dir are %s and %s", args[3], args[5], planFile, stateDir)
+	}
+	p, err := spec.Load(args[3])
+	if err != nil {
+		t.Fatalf("the printed plan file: %v", err)
+	}
+	st, err := cutover.ReadStatus(args[5], p.Name)
+	if err != nil {
+		t.Fatalf("cutover status as printed: %v", err)
+	}
+	var out bytes.Buffer
+	st.PlanFile = args[3]
+	if err := render.Status(&out, st); err != nil {
+		t.Fatal(err)
+	}
+	if p.Name != cutoverName || st.Outcome != "completed" || !strings.Contains(out.String(), "cutover "+cutoverName) {
+		t.Errorf("cutover status as printed: plan %s, outcome %q, want %s completed:\n%s", p.Name, st.Outcome, cutoverName, out.String())
 	}
 }

@@ -20,7 +20,10 @@ type ZoneLookupError struct {
 
 // Error says which zones matched.
 func (e *ZoneLookupError) Error() string {
-	ref := strings.TrimSpace(e.Name + " " + e.ID)
+	ref := e.Name + e.ID
+	if e.Name != "" && e.ID != "" {
+		ref = e.Name + " (" + e.ID + ")" // as Zone.String renders a zone
+	}
 	if len(e.Matches) == 0 {
 		return fmt.Sprintf("zone %s: not found among the %d zones the provider manages", ref, e.Of)
 	}

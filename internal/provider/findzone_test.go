@@ -42,6 +42,9 @@ func TestFindZone(t *testing.T) {
 			if len(le.Matches) != tt.matches || le.Of != len(zones) {
 				t.Fatalf("error %+v: want %d matches of %d", le, tt.matches, len(zones))
 			}
+			if tt.name == "name and id disagree" && le.Error() != "zone example.org (Z2): not found among the 3 zones the provider manages" {
+				t.Errorf("message %q: want the name and the id apart", le.Error())
+			}
 		})
 	}
 }

@@ -63,6 +63,30 @@ func TestNothingPointsOutsideTheRepository(t *testing.T) {
 	})
 }
 
+// citingDocs lists the documents whose citations are checked: README.md, BENCHMARKS.md
+// and every guide under docs/ (a guide added later is checked without being listed here).
+func citingDocs(t *testing.T) []string {
+	t.Helper()
+	docs := []string{"README.md", "BENCHMARKS.md"}
+	err := filepath.WalkDir(filepath.Join(root, "docs"), func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() && strings.HasSuffix(p, ".md") {
+			rel, err := filepath.Rel(root, p)
+			if err != nil {
+				return err
+			}
+			docs = append(docs, rel)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("list docs/: %v", err)
+	}
+	return docs
+}
+
 // TestCitedTestsExist: docs/architecture.md names, for each safety rule, the tests that
 // prove it; a test renamed or deleted must take its citation with it.
 func TestCitedTestsExist(t *testing.T) {
@@ -74,7 +98,7 @@ func TestCitedTestsExist(t *testing.T) {
 		}
 	})
 	cited := regexp.MustCompile(`\b((?:Test|Fuzz|Benchmark)[A-Z][A-Za-z0-9_]*)\b`)
-	for _, doc := range []string{"README.md", "docs/architecture.md", "BENCHMARKS.md"} {
+	for _, doc := range citingDocs(t) {
 		b, err := os.ReadFile(filepath.Join(root, doc))
 		if err != nil {
 			t.Fatal(err)
@@ -113,7 +137,7 @@ func TestRelativeLinksResolve(t *testing.T) {
 // behind by a move sends a reader to nothing.
 func TestCitedPathsExist(t *testing.T) {
 	path := regexp.MustCompile("`((?:internal|cmd|test|bench|scripts|deploy|charts?)/[A-Za-z0-9_./-]*)(?::[0-9-]+)?`")
-	for _, doc := range []string{"README.md", "docs/architecture.md", "BENCHMARKS.md"} {
+	for _, doc := range citingDocs(t) {
 		b, err := os.ReadFile(filepath.Join(root, doc))
 		if err != nil {
 			t.Fatal(err)
@@ -129,4 +153,40 @@ func TestCitedPathsExist(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestReadmeIsTheFrontPage: README.md is the front page, short enough to read in one sitting
+// (at most 250 lines), and every guide under docs/ is reachable from it; the rest lives in
+// docs/, organised by what a user is doing.
+func TestReadmeIsTheFrontPage(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(b)
+	if n := strings.Count(readme, "\n"); n > 250 {
+		t.Errorf("README.md has %d lines, want at most 250: move sections into docs/", n)
+	}
+	for _, doc := range citingDocs(t) {
+		if !strings.HasPrefix(doc, "docs"+string(filepath.Separator)) {
+			continue
+		}
+		if !strings.Contains(readme, "]("+filepath.ToSlash(doc)) {
+			t.Errorf("README.md does not link %s: a guide no one can find from the front page", doc)
+		}
+	}
+}
+
+// TestHelmSetKeysAreQuoted: a `--set` key with an escaped dot (eks\.amazonaws\.com) loses its
+// backslashes in the shell unless it is quoted, and helm then refuses the command as pasted
+// ("serviceAccount.annotations.eks: Invalid type").
+func TestHelmSetKeysAreQuoted(t *testing.T) {
+	unquoted := regexp.MustCompile(`--set(?:-string)?[ =][^"' ]*\\\.`)
+	walkFiles(t, []string{".md"}, func(p, body string) {
+		for i, line := range strings.Split(body, "\n") {
+			if unquoted.MatchString(line) {
+				t.Errorf("%s:%d has a --set key with an unquoted \\. (the shell drops the backslash): %s", p, i+1, strings.TrimSpace(line))
+			}
+		}
+	})
 }

@@ -306,7 +306,7 @@ func TestCloudMapCutover(t *testing.T) {
 
 	// verify reads the same: green's 9 answer, blue's 9 do not, the staging one is not selected.
 	verifyCM := func(expect string) (string, int) {
-		r := runCrossfade(t, "verify", "--cloudmap", "apps/orders", "--query", "env=prod", "--expect", expect,
+		r := runCrossfade(t, "verify", "--cloudmap-service", "apps/orders", "--query", "env=prod", "--expect", expect,
 			"--aws-endpoint", m.sb.APIURL(), "--log-level", "warn")
 		return r.out, r.exit
 	}

@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// TestReadmeSyncExample runs the README's sync walkthrough as written: each cluster's
+// TestReadmeSyncExample runs the sync walkthrough of docs/publishing.md as written: each cluster's
 // manifests in examples/, each synced under its own owner id. Both members stand side by
 // side as aliases to their load balancers, each with its own owner's TXT record, and a
 // second run of either changes nothing.

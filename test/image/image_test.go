@@ -171,12 +171,13 @@ func TestDockerfile(t *testing.T) {
 // Dockerfile copies, built static, and builds with buildah under chroot isolation.
 func TestMakeImageRecipe(t *testing.T) {
 	testenv.LookPath(t, "make", "make")
-	out, err := makeCmd("-n", "image", "IMAGE_ARCH=amd64", "IMAGE_TAG=recipe").CombinedOutput()
+	out, err := makeCmd("-n", "image", "IMAGE_ARCH=amd64", "IMAGE_TAG=recipe", "COMMIT=c0ffee").CombinedOutput()
 	if err != nil {
 		t.Fatalf("make -n image: %v\n%s", err, out)
 	}
 	for _, want := range []string{
-		`CGO_ENABLED=0 GOOS=linux GOARCH=amd64 go build -trimpath -ldflags "-s -w" -o bin/image/crossfade-linux-amd64 ./cmd/crossfade`,
+		// The image's `crossfade version` names its tag and commit.
+		`CGO_ENABLED=0 GOOS=linux GOARCH=amd64 go build -trimpath -ldflags "-s -w -X github.com/crossfade-io/crossfade/internal/cli.version=recipe -X github.com/crossfade-io/crossfade/internal/cli.commit=c0ffee" -o bin/image/crossfade-linux-amd64 ./cmd/crossfade`,
 		"bin/image/ca-certificates.crt",
 		"bud --isolation chroot",
 		"--build-arg TARGETARCH=amd64",

@@ -26,6 +26,15 @@ func Report(w io.Writer, r *cutover.Report) error {
 		outcome = "not started"
 	case r.Outcome == "" && r.RollingBack:
 		outcome = "unfinished, rolling back"
+	case r.Outcome == "" && r.Paused:
+		outcome = "unfinished, paused"
+	}
+	if r.Outcome == "" && len(r.Weights) > 0 {
+		// Where traffic was left, never what a finished run would say.
+		outcome += " at " + cutover.FormatWeights(r.Weights)
+		if r.Unconfirmed != "" {
+			outcome += " (" + r.Unconfirmed + " was begun and may have landed)"
+		}
 	}
 	fmt.Fprintf(&b, "cutover %s: %s\n", r.Cutover, outcome)
 	if r.NotStarted {
@@ -80,15 +89,30 @@ func Report(w io.Writer, r *cutover.Report) error {
 	case r.RollingBack:
 		fmt.Fprintf(&b, "  rolling back (not finished): %s; it goes on to the starting weights whatever comes (pause, resume and promote are ignored); "+
 			"if no runner holds it, `crossfade cutover run --resume` finishes it\n", r.Rollback)
-	case r.Rollback != "":
+	case r.Rollback != "" && r.Outcome != "":
 		fmt.Fprintf(&b, "  rolled back: %s\n", r.Rollback)
+	case r.Rollback != "":
+		// Unfinished and not rolling back: never "rolled back" for a run that has not.
+		fmt.Fprintf(&b, "  rollback due, not begun: %s\n", r.Rollback)
 	}
 	if r.Retire != nil {
 		fmt.Fprintf(&b, "  retire: %s\n", r.Retire.Detail)
 	}
-	if r.Lever == cutover.LeverALB && len(r.Rules) > 0 {
+	// A forward block with no target group would be empty; it is never printed.
+	var rules []alb.RuleWeights
+	for _, rw := range r.Rules {
+		if len(rw.TargetGroups) > 0 {
+			rules = append(rules, rw)
+		}
+	}
+	switch {
+	case r.Lever != cutover.LeverALB:
+	case r.Outcome == "":
+		// Weights copied into Terraform mid-run would fight the cutover when applied.
+		b.WriteString("  Terraform forward blocks: none yet: the cutover is unfinished; its report prints them once it ends\n")
+	case len(rules) > 0:
 		b.WriteString("  the listener rules' weights now, as Terraform's forward block (for the module that owns the rules):\n")
-		for _, line := range strings.Split(strings.TrimRight(alb.TerraformForward(r.Rules), "\n"), "\n") {
+		for _, line := range strings.Split(strings.TrimRight(alb.TerraformForward(rules), "\n"), "\n") {
 			if line != "" {
 				line = "    " + line
 			}

@@ -131,6 +131,27 @@ func TestReport(t *testing.T) {
   starting weights: blue=100 green=0
   rolling back (not finished): aborted by carol@desk; it goes on to the starting weights whatever comes (pause, resume and promote are ignored); if no runner holds it, ` + "`crossfade cutover run --resume`" + ` finishes it
 `},
+		// A rule without target groups would print an empty forward block: none is printed.
+		{"alb, no target groups", &cutover.Report{Cutover: "web", Lever: cutover.LeverALB, Outcome: "completed", By: "alice@laptop",
+			Started: t0, Ended: at(30), StartWeights: start, Rules: []alb.RuleWeights{{Rule: "arn:rule/1"}}}, `cutover web: completed
+  run by alice@laptop, started 2026-03-01T12:00:00Z, ended 2026-03-01T12:00:30Z (30s)
+  starting weights: blue=100 green=0
+`},
+		{"alb, unfinished", &cutover.Report{Cutover: "web", Lever: cutover.LeverALB, By: "alice@laptop", Started: t0, StartWeights: start, Weights: w50,
+			Rules: []alb.RuleWeights{{Rule: "arn:rule/1", TargetGroups: []alb.TargetGroupWeight{{ARN: "arn:tg/blue", Weight: 50}, {ARN: "arn:tg/green", Weight: 50}}}}},
+			`cutover web: unfinished at blue=50 green=50
+  run by alice@laptop, started 2026-03-01T12:00:00Z
+  starting weights: blue=100 green=0
+  Terraform forward blocks: none yet: the cutover is unfinished; its report prints them once it ends
+`},
+		// Unfinished: the header says where traffic was left; a rollback not begun is not
+		// "rolled back".
+		{"unfinished, paused", &cutover.Report{Cutover: "app", Lever: cutover.LeverRoute53, By: "alice@laptop", Started: t0, StartWeights: start,
+			Paused: true, Weights: w50, Rollback: "gate errors: 0.2 > 0.1"}, `cutover app: unfinished, paused at blue=50 green=50
+  run by alice@laptop, started 2026-03-01T12:00:00Z
+  starting weights: blue=100 green=0
+  rollback due, not begun: gate errors: 0.2 > 0.1
+`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

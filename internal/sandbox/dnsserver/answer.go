@@ -26,6 +26,9 @@ type resolver struct {
 	typ   string // qtype as RRSet.Type spells it; empty for a type the store cannot hold
 	// budget is what is left of healthBudget; at zero every further target counts as unhealthy.
 	budget int
+	// unknownLB, when set, is told of an alias target in an Elastic Load Balancing zone that
+	// the store holds nothing for (the sandbox was never given the load balancer's addresses).
+	unknownLB func(zoneID, name string)
 }
 
 // resolve fills m's sections and rcode for the canonical query name qname.
@@ -164,7 +167,11 @@ func (r *resolver) emit(out []dns.RR, set *zones.RRSet, owner string, depth int)
 		if depth >= maxHops {
 			return out, ""
 		}
-		return r.answerAt(out, r.recs.LookupIn(a.HostedZoneID, a.DNSName), set.Type, owner, depth+1)
+		n := r.recs.LookupIn(a.HostedZoneID, a.DNSName)
+		if n == nil && r.unknownLB != nil && elbzone.IsCanonicalZone(a.HostedZoneID) {
+			r.unknownLB(a.HostedZoneID, a.DNSName)
+		}
+		return r.answerAt(out, n, set.Type, owner, depth+1)
 	}
 	target := ""
 	for _, rr := range set.DNSRecords() {

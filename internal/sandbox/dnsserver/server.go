@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"strings"
+	"sync"
 
 	"github.com/miekg/dns"
 
@@ -33,6 +34,9 @@ const advertisedUDPSize = 1232
 type Server struct {
 	recs Records
 	log  *slog.Logger
+	// unknownLB holds the load balancer names an alias pointed at that the sandbox did not
+	// know, so that each is explained in the log once, not once per query.
+	unknownLB sync.Map
 }
 
 // New returns a server answering from recs; a nil logger discards logs.
@@ -144,7 +148,7 @@ func (s *Server) respond(rp *reply, req *dns.Msg, udp bool) (limit int) {
 		// Route 53 does not offer zone transfers.
 		m.Rcode = dns.RcodeRefused
 	default:
-		r := resolver{recs: s.recs, qtype: q.Qtype, typ: dns.TypeToString[q.Qtype], budget: healthBudget}
+		r := resolver{recs: s.recs, qtype: q.Qtype, typ: dns.TypeToString[q.Qtype], budget: healthBudget, unknownLB: s.unknownLoadBalancer}
 		r.resolve(m, strings.ToLower(q.Name))
 	}
 	return limit
@@ -175,4 +179,18 @@ func questionName(m *dns.Msg) string {
 		return ""
 	}
 	return m.Question[0].Name
+}
+
+// unknownLoadBalancer explains, once per name, why an alias to a load balancer answers
+// NODATA: the sandbox stands in for Elastic Load Balancing's name servers only for the load
+// balancers it was told about, and a user reading `dig` output cannot tell that from a
+// broken record.
+func (s *Server) unknownLoadBalancer(zoneID, name string) {
+	// ELB answers "dualstack.NAME" for NAME: one load balancer, one line, one path.
+	lb := strings.TrimPrefix(strings.TrimSuffix(strings.ToLower(name), "."), "dualstack.")
+	if _, seen := s.unknownLB.LoadOrStore(lb, struct{}{}); seen {
+		return
+	}
+	s.log.Warn(`alias to a load balancer the sandbox does not know answers NODATA; set its addresses with PUT /_sandbox/loadbalancers/`+lb+` {"addresses": ["192.0.2.10"]}`,
+		"load_balancer", lb, "zone_id", zoneID)
 }

@@ -27,9 +27,17 @@ var (
 
 type boltState struct{ db *bolt.DB }
 
+// lockTimeout is how long opening the state file waits for bbolt's file lock, which
+// another process holding the file (a second sandbox given the same --state) keeps.
+var lockTimeout = 2 * time.Second
+
 func openBolt(path string) (*boltState, error) {
 	_, statErr := os.Stat(path)
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: 2 * time.Second})
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: lockTimeout})
+	if errors.Is(err, berrors.ErrTimeout) {
+		// bbolt says only "timeout": say who holds the lock and what to do.
+		return nil, fmt.Errorf("open state %s: another sandbox (or another process) holds this file: stop it, or give this sandbox another --state file", path)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("open state %s: %w", path, err)
 	}

@@ -151,11 +151,23 @@ func findZone(ctx context.Context, dns DNS, p *spec.Plan) (provider.Zone, error)
 	}
 	switch len(found) {
 	case 0:
-		return provider.Zone{}, fmt.Errorf("zone %s%s: not found among the %d zones the provider manages", p.Zone, p.ZoneID, len(zones))
+		return provider.Zone{}, fmt.Errorf("zone %s: not found among the %d zones the provider manages", planZone(p), len(zones))
 	case 1:
 		return found[0], nil
 	}
 	return provider.Zone{}, fmt.Errorf("zone %s: %d zones have this name: set spec.zoneID", p.Zone, len(found))
+}
+
+// planZone names the plan's zone as the plan gives it: its name, its id, or both as
+// "example.com (Z0123)", so a name and an id never run together.
+func planZone(p *spec.Plan) string {
+	switch {
+	case p.Zone != "" && p.ZoneID != "":
+		return fmt.Sprintf("%s (%s)", p.Zone, p.ZoneID)
+	case p.ZoneID != "":
+		return p.ZoneID
+	}
+	return p.Zone
 }
 
 // readLive reads the plan's members from the zone and checks that the cutover can move
