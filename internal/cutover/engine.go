@@ -592,12 +592,11 @@ func replay(entries []journal.Entry) state {
 // nil once rolled back, and *journal.LockedError when a runner holds the cutover.
 func Abort(ctx context.Context, cfg Config) (*Report, error) {
 	store := cfg.journalStore(cfg.Plan.Name)
-	if _, _, err := store.Read(); errors.Is(err, os.ErrNotExist) {
+	if entries, torn, err := store.Read(); errors.Is(err, os.ErrNotExist) {
 		if err := store.Held(); err != nil {
 			return nil, err
 		}
-		// CheckCommandable, on the store's journal.
-		entries, torn, err := store.Read()
+		// CheckCommandable, on the journal as just read.
 		_, err = commandable(cfg.Plan.Name, store.Where(), CommandAbort, entries, torn, err)
 		return nil, err
 	}
