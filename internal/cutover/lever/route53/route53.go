@@ -143,31 +143,12 @@ func findZone(ctx context.Context, dns DNS, p *spec.Plan) (provider.Zone, error)
 	if err != nil {
 		return provider.Zone{}, fmt.Errorf("list zones: %w", err)
 	}
-	var found []provider.Zone
-	for _, z := range zones {
-		if (p.ZoneID == "" || strings.TrimPrefix(p.ZoneID, "/hostedzone/") == z.ID) && (p.Zone == "" || endpoint.NormalizeName(p.Zone) == z.Name) {
-			found = append(found, z)
-		}
+	z, err := provider.FindZone(zones, p.Zone, p.ZoneID)
+	var le *provider.ZoneLookupError
+	if errors.As(err, &le) && len(le.Matches) > 1 {
+		return provider.Zone{}, fmt.Errorf("zone %s: %d zones have this name: set spec.zoneID", p.Zone, len(le.Matches))
 	}
-	switch len(found) {
-	case 0:
-		return provider.Zone{}, fmt.Errorf("zone %s: not found among the %d zones the provider manages", planZone(p), len(zones))
-	case 1:
-		return found[0], nil
-	}
-	return provider.Zone{}, fmt.Errorf("zone %s: %d zones have this name: set spec.zoneID", p.Zone, len(found))
-}
-
-// planZone names the plan's zone as the plan gives it: its name, its id, or both as
-// "example.com (Z0123)", so a name and an id never run together.
-func planZone(p *spec.Plan) string {
-	switch {
-	case p.Zone != "" && p.ZoneID != "":
-		return fmt.Sprintf("%s (%s)", p.Zone, p.ZoneID)
-	case p.ZoneID != "":
-		return p.ZoneID
-	}
-	return p.Zone
+	return z, err
 }
 
 // readLive reads the plan's members from the zone and checks that the cutover can move
