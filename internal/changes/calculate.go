@@ -290,8 +290,9 @@ type planner struct {
 	// keep and keepAll are Input.Keep and Input.KeepAll.
 	keep    []string
 	keepAll bool
-	// ttlBuf is groupTTLs' buffer.
+	// ttlBuf and askBuf are groupTTLs' buffers.
 	ttlBuf []groupTTL
+	askBuf []memberAsk
 	// atName indexes every record of the zone, of any type and owner, by name: Route 53
 	// refuses a CNAME beside any of them, and the owned-or-absent check must see a user's
 	// TXT record where an ownership record would go.
@@ -485,6 +486,7 @@ func (pl *planner) unit(g *group) Unit {
 			// member's ownership record the weight its source asks for now and the hold
 			// it has seen (or, the hold over, neither).
 			if (pl.legacy[cur.Key()] || cur.Labels[endpoint.WantsWeightLabel] != d.Labels[endpoint.WantsWeightLabel] ||
+				cur.Labels[WantsTTLLabel] != d.Labels[WantsTTLLabel] ||
 				cur.Labels[endpoint.ConfirmsHoldLabel] != d.Labels[endpoint.ConfirmsHoldLabel]) && pl.policy != CreateOnly {
 				m := b.mark()
 				if c := pl.ownership(&b, pl.owned(d), false); c != nil {
@@ -573,6 +575,7 @@ func (pl *planner) unit(g *group) Unit {
 		pl.deleteWithTXT(&b, cur, nil)
 		pl.plan.Summary.Delete++
 	}
+	pl.moveOthers(&b, g, ttls)
 	u := Unit{Name: g.name(), Changes: slices.Concat(b.dels, b.creates)}
 	if len(u.Changes) > 0 {
 		u.Resources = g.resources(pl.owner)
@@ -823,22 +826,60 @@ func txtOwnerText(t *endpoint.Endpoint) string {
 	return fmt.Sprintf("a TXT record that is not an ownership record (%s)", strings.Join(t.Targets, " "))
 }
 
+// WantsTTLLabel holds, in a weighted member's ownership record, the TTL its source asks
+// for while the member carries its group's other TTL (written as
+// "external-dns/crossfade-wants-ttl=60"). Route 53 keeps one TTL per weighted group, so
+// members published by different owners can only move together, in one batch: the label
+// is how each publisher tells the others what it asks for. Absent whenever the member
+// carries what its source asks.
+const WantsTTLLabel = "crossfade-wants-ttl"
+
 // groupTTL is the one TTL every weighted member of a name and type must carry.
 type groupTTL struct {
 	typ string
 	ttl endpoint.TTL
+	// others is set when the group moves to ttl because every member asks for it, other
+	// owners' members included (WantsTTLLabel): this publisher rewrites their sets' TTL
+	// in the same batch as its own, as nothing else can change a shared group's TTL.
+	others bool
+	// why says, when members ask for different TTLs, who asks for what; for the note.
+	why string
+	// shared is set when another owner publishes a member: only then is what this
+	// owner's sources ask recorded (WantsTTLLabel), for that owner to read.
+	shared bool
+}
+
+// askedTTL returns the TTL another owner's member asks for, as its ownership record says
+// (WantsTTLLabel), or the TTL it carries when it says nothing; ok is false when the
+// record states no owner or an unreadable ask: nobody's ask to follow.
+func askedTTL(c *endpoint.Endpoint) (ttl endpoint.TTL, recorded, ok bool) {
+	v, has := c.Labels[WantsTTLLabel]
+	if c.Owner() == "" {
+		return c.TTL, false, false
+	}
+	if !has {
+		return c.TTL, false, true
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 {
+		return c.TTL, false, false
+	}
+	return endpoint.NewTTL(n), true, true
 }
 
 // groupTTLs returns, per record type, the one TTL every weighted member of the name
 // must carry (Route 53 refuses a weighted set whose TTL differs from its group's), for
 // the types whose group TTL is fixed or agreed; absent types keep what their sources ask.
 //
-// Sets this owner cannot rewrite fix the TTL: another owner's members, or every member
-// while a cutover holds the weights (it may have lowered the TTL for its duration).
-// Otherwise the members' sources decide when they agree; when they disagree, the TTL
-// the members carry now stays, else the first member's (by set identifier) is taken.
-// The result lives in a buffer the next call reuses: planning 100,000 names allocates
-// nothing here.
+// The TTL the members carry is fixed while a cutover holds the weights (it may have
+// lowered the TTL for its duration); a member of another owner whose ownership record
+// records no TTL it asks for (WantsTTLLabel), or of no owner, asks for the TTL it
+// carries, and nothing moves it. Otherwise the
+// members decide when they agree, this owner's by their sources, another owner's by its
+// record: the group moves to the TTL they all ask for, other owners' sets included. When
+// they disagree, the TTL the members carry now stays, else the first member's (by set
+// identifier) is taken. The result lives in a buffer the next call reuses: planning
+// 100,000 names allocates nothing here but a disagreement's description.
 func (pl *planner) groupTTLs(g *group) []groupTTL {
 	out := pl.ttlBuf[:0]
 	defer func() { pl.ttlBuf = out[:0] }()
@@ -856,47 +897,90 @@ func (pl *planner) groupTTLs(g *group) []groupTTL {
 			continue
 		}
 		var fixed, now endpoint.TTL
+		asks := pl.askBuf[:0]
+		shared := false
 		_, held := pl.held[endpoint.Key{Name: d.Name, Type: typ}]
 		for _, c := range g.current {
 			if c.Type != typ || c.Policy.Kind != endpoint.Weighted || c.IsAlias() || !c.TTL.IsConfigured() {
 				continue
 			}
 			now = c.TTL
-			if held || c.Owner() != pl.owner {
+			switch {
+			case held:
 				fixed = c.TTL
+			case c.Owner() != pl.owner:
+				shared = true
+				ttl, recorded, ok := askedTTL(c)
+				if !ok || !recorded {
+					fixed = c.TTL
+				}
+				asks = append(asks, memberAsk{e: c, ttl: ttl, recorded: recorded})
 			}
 		}
-		if fixed != 0 {
-			out = append(out, groupTTL{typ, fixed})
+		if fixed != 0 && held {
+			out = append(out, groupTTL{typ: typ, ttl: fixed})
 			continue
 		}
-		var asked endpoint.TTL
-		agree := true
 		for _, o := range g.desired[i:] {
 			if o.Type != typ || o.Policy.Kind != endpoint.Weighted || o.IsAlias() || !o.TTL.IsConfigured() {
 				continue
 			}
-			if asked == 0 {
-				asked = o.TTL
-			} else if o.TTL != asked {
-				agree = false
-			}
+			asks = append(asks, memberAsk{e: o, ttl: o.TTL, recorded: true, ours: true})
 		}
+		pl.askBuf = asks[:0]
+		agree := len(asks) > 0 && !slices.ContainsFunc(asks, func(a memberAsk) bool { return a.ttl != asks[0].ttl })
 		switch {
-		case asked != 0 && agree:
-			out = append(out, groupTTL{typ, asked})
+		case agree:
+			// The other owners' sets move too only when one of them must.
+			others := slices.ContainsFunc(asks, func(a memberAsk) bool { return !a.ours && a.e.TTL != a.ttl })
+			out = append(out, groupTTL{typ: typ, ttl: asks[0].ttl, others: others, shared: shared})
+		case fixed != 0:
+			out = append(out, groupTTL{typ: typ, ttl: fixed, why: pl.describeAsks(asks), shared: shared})
 		case now != 0:
-			out = append(out, groupTTL{typ, now})
-		case asked != 0:
-			out = append(out, groupTTL{typ, asked})
+			out = append(out, groupTTL{typ: typ, ttl: now, why: pl.describeAsks(asks), shared: shared})
+		case len(asks) > 0:
+			out = append(out, groupTTL{typ: typ, ttl: asks[0].ttl, why: pl.describeAsks(asks), shared: shared})
 		}
 	}
 	return out
 }
 
+// memberAsk is the TTL one weighted member asks for: its source's, for this owner's;
+// its ownership record's, or what it carries when that records none (recorded false),
+// for another owner's.
+type memberAsk struct {
+	e        *endpoint.Endpoint
+	ttl      endpoint.TTL
+	recorded bool
+	// ours marks a member this owner publishes (its source's ask).
+	ours bool
+}
+
+// describeAsks says what each member of a disagreeing group asks for, other owners'
+// members by their owner, so that the note names whose publisher must change.
+func (pl *planner) describeAsks(asks []memberAsk) string {
+	parts := make([]string, 0, len(asks))
+	for _, a := range asks {
+		switch o := a.e.Owner(); {
+		case a.ours:
+			parts = append(parts, fmt.Sprintf("%s asks %d", a.e.SetIdentifier, a.ttl.Seconds()))
+		case o == "":
+			parts = append(parts, fmt.Sprintf("%s (no owner) carries %d", a.e.SetIdentifier, a.ttl.Seconds()))
+		case a.recorded:
+			parts = append(parts, fmt.Sprintf("%s (owner %q) asks %d", a.e.SetIdentifier, o, a.ttl.Seconds()))
+		default:
+			parts = append(parts, fmt.Sprintf("%s (owner %q) carries %d and records no TTL it asks for (external-dns never records one: "+
+				"then change the TTL of every member by hand, in one batch)", a.e.SetIdentifier, o, a.ttl.Seconds()))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
 // fitTTL gives a weighted member its group's TTL, with a note when its source asked for
 // another: writing what it asked would be refused by Route 53, and writing it every sync
-// would be a write loop.
+// would be a write loop. What it asked is recorded in its ownership record
+// (WantsTTLLabel), so that the group moves once every other member's publisher asks
+// for the same.
 func (pl *planner) fitTTL(d *endpoint.Endpoint, ttls []groupTTL) *endpoint.Endpoint {
 	i := slices.IndexFunc(ttls, func(t groupTTL) bool { return t.typ == d.Type })
 	if i < 0 {
@@ -906,16 +990,62 @@ func (pl *planner) fitTTL(d *endpoint.Endpoint, ttls []groupTTL) *endpoint.Endpo
 	if d.Policy.Kind != endpoint.Weighted || d.IsAlias() || d.TTL == ttl {
 		return d
 	}
+	c := d.Clone()
 	if d.TTL.IsConfigured() {
+		advice := "the group moves to one TTL, all members in one batch, once every member's publisher asks for it; they ask: " + ttls[i].why
+		if _, held := pl.held[endpoint.Key{Name: d.Name, Type: d.Type}]; held {
+			advice = "a cutover holds the weights and the TTL of this group; its TTL follows the sources again after `crossfade cutover release`"
+		} else if ttls[i].why == "" {
+			advice = "the group's TTL is set by a record this publisher cannot change; " + advice
+		}
 		pl.plan.Notes = append(pl.plan.Notes, Conflict{
 			Key:    d.Key(),
 			Reason: fmt.Sprintf("the source asks for TTL %d, but the weighted sets of %s %s carry TTL %d and Route 53 requires one TTL per weighted group; published with TTL %d%s", d.TTL.Seconds(), d.Name, d.Type, ttl.Seconds(), ttl.Seconds(), wantedBy(d)),
-			Advice: "give every member the same ttl annotation; a group's TTL changes only for all members in one batch (as a cutover lowers it)",
+			Advice: advice,
 		})
+		if ttls[i].shared {
+			if c.Labels == nil {
+				c.Labels = endpoint.Labels{}
+			}
+			c.Labels[WantsTTLLabel] = strconv.FormatInt(d.TTL.Seconds(), 10)
+		}
 	}
-	c := d.Clone()
 	c.TTL = ttl
 	return c
+}
+
+// moveOthers rewrites, in b, the TTL of other owners' members of the groups that move
+// because every member asks for the new TTL (groupTTL.others), each set deleted exactly
+// as read and created again with nothing but its TTL changed; their ownership records
+// stay as they are. It does so only when every member of this owner is rewritten in the
+// same batch: a batch that moved some members would be refused by Route 53.
+func (pl *planner) moveOthers(b *builder, g *group, ttls []groupTTL) {
+	if pl.policy == CreateOnly {
+		return
+	}
+	for _, t := range ttls {
+		if !t.others {
+			continue
+		}
+		member := func(c *endpoint.Endpoint) bool {
+			return c.Type == t.typ && c.Policy.Kind == endpoint.Weighted && !c.IsAlias() && c.TTL.IsConfigured() && c.TTL != t.ttl
+		}
+		if slices.ContainsFunc(g.current, func(c *endpoint.Endpoint) bool {
+			return member(c) && c.Owner() == pl.owner && !b.gone.has(c.Key())
+		}) {
+			continue
+		}
+		for _, c := range g.current {
+			if !member(c) || c.Owner() == pl.owner || b.gone.has(c.Key()) {
+				continue
+			}
+			moved := c.Clone()
+			moved.TTL = t.ttl
+			b.delete(c)
+			b.create(moved)
+			pl.plan.Summary.Update++
+		}
+	}
 }
 
 // name is the group's DNS name.

@@ -135,9 +135,62 @@ func TestRefusedBeforeSending(t *testing.T) {
 			desired: []*endpoint.Endpoint{from(withTTL(weighted(rec("app.example.com", "A", "192.0.2.1"), "blue", 1), 60), "service/default/app")},
 			want: []string{
 				"0 CREATE app.example.com A blue weighted(1) 192.0.2.1 ttl=300",
-				"0 CREATE a-app.example.com TXT blue weighted(1) " + payloadBlue + " ttl=0",
+				// What blue asks is recorded, for green's publisher to read.
+				`0 CREATE a-app.example.com TXT blue weighted(1) "heritage=external-dns,external-dns/crossfade-wants-ttl=60,external-dns/owner=blue,external-dns/resource=service/default/app" ttl=0`,
 			},
-			notes: []string{"the source asks for TTL 60, but the weighted sets of app.example.com A carry TTL 300"},
+			notes: []string{`the source asks for TTL 60, but the weighted sets of app.example.com A carry TTL 300 and Route 53 requires one TTL per weighted group; published with TTL 300 (wanted by service/default/app); ` +
+				`the group moves to one TTL, all members in one batch, once every member's publisher asks for it; they ask: green (owner "green") carries 300 and records no TTL it asks for ` +
+				`(external-dns never records one: then change the TTL of every member by hand, in one batch), blue asks 60`},
+		},
+		{
+			name: "every member's publisher asks the same new TTL: the whole group moves in one batch, another owner's set too",
+			current: func(t *testing.T) []*endpoint.Endpoint {
+				return slices.Concat(
+					owned(t, withTTL(weighted(rec("app.example.com", "A", "192.0.2.1"), "blue", 1), 30), "blue", "service/default/app"),
+					ownedAsking(t, withTTL(weighted(rec("app.example.com", "A", "192.0.2.2"), "green", 1), 30), "green", "service/default/g", "1"))
+			},
+			desired: []*endpoint.Endpoint{from(withTTL(weighted(rec("app.example.com", "A", "192.0.2.1"), "blue", 1), 1), "service/default/app")},
+			want: []string{
+				"0 DELETE app.example.com A blue weighted(1) 192.0.2.1 ttl=30",
+				"0 DELETE a-app.example.com TXT blue weighted(1) " + payloadBlue + " ttl=0",
+				// green's set exactly as read: the batch fails if green changed it since.
+				"0 DELETE app.example.com A green weighted(1) 192.0.2.2 ttl=30",
+				"0 CREATE app.example.com A blue weighted(1) 192.0.2.1 ttl=1",
+				"0 CREATE a-app.example.com TXT blue weighted(1) " + payloadBlue + " ttl=0",
+				// Only its TTL changes; its ownership record stays green's to rewrite.
+				"0 CREATE app.example.com A green weighted(1) 192.0.2.2 ttl=1",
+			},
+		},
+		{
+			name: "another owner's publisher asks another TTL: the group stays, and the note says who asks what",
+			current: func(t *testing.T) []*endpoint.Endpoint {
+				return slices.Concat(
+					owned(t, withTTL(weighted(rec("app.example.com", "A", "192.0.2.1"), "blue", 1), 30), "blue", "service/default/app"),
+					ownedAsking(t, withTTL(weighted(rec("app.example.com", "A", "192.0.2.2"), "green", 1), 30), "green", "service/default/g", "5"))
+			},
+			desired: []*endpoint.Endpoint{from(withTTL(weighted(rec("app.example.com", "A", "192.0.2.1"), "blue", 1), 1), "service/default/app")},
+			want: []string{
+				"0 DELETE a-app.example.com TXT blue weighted(1) " + payloadBlue + " ttl=0",
+				`0 CREATE a-app.example.com TXT blue weighted(1) "heritage=external-dns,external-dns/crossfade-wants-ttl=1,external-dns/owner=blue,external-dns/resource=service/default/app" ttl=0`,
+			},
+			notes: []string{`published with TTL 30 (wanted by service/default/app); the group moves to one TTL, all members in one batch, once every member's publisher asks for it; they ask: green (owner "green") asks 5, blue asks 1`},
+		},
+		{
+			name: "another owner's record says nothing of a TTL: its set is not touched",
+			current: func(t *testing.T) []*endpoint.Endpoint {
+				return slices.Concat(
+					owned(t, withTTL(weighted(rec("app.example.com", "A", "192.0.2.1"), "blue", 1), 1), "blue", "service/default/app"),
+					owned(t, withTTL(weighted(rec("app.example.com", "A", "192.0.2.2"), "green", 1), 30), "green", "service/default/g"))
+			},
+			desired: []*endpoint.Endpoint{from(withTTL(weighted(rec("app.example.com", "A", "192.0.2.1"), "blue", 1), 1), "service/default/app")},
+			// Route 53 would not hold such a zone; the planner still writes only blue's.
+			want: []string{
+				"0 DELETE app.example.com A blue weighted(1) 192.0.2.1 ttl=1",
+				"0 DELETE a-app.example.com TXT blue weighted(1) " + payloadBlue + " ttl=0",
+				"0 CREATE app.example.com A blue weighted(1) 192.0.2.1 ttl=30",
+				`0 CREATE a-app.example.com TXT blue weighted(1) "heritage=external-dns,external-dns/crossfade-wants-ttl=1,external-dns/owner=blue,external-dns/resource=service/default/app" ttl=0`,
+			},
+			notes: []string{`they ask: green (owner "green") carries 30 and records no TTL it asks for (external-dns never records one`},
 		},
 		{
 			name: "a new member with no TTL of its own takes its group's",
@@ -213,6 +266,19 @@ func TestRefusedBeforeSending(t *testing.T) {
 			}
 		})
 	}
+}
+
+// ownedAsking is owned with the TTL the owner's source asks for recorded in its
+// ownership record (WantsTTLLabel), as a crossfade publisher records it.
+func ownedAsking(t *testing.T, e *endpoint.Endpoint, owner, resource, ttl string) []*endpoint.Endpoint {
+	t.Helper()
+	reg, err := registry.New(registry.Config{OwnerID: owner})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := e.Clone()
+	l.Labels = endpoint.Labels{endpoint.OwnerLabel: owner, endpoint.ResourceLabel: resource, WantsTTLLabel: ttl}
+	return append([]*endpoint.Endpoint{e}, reg.For(l)...)
 }
 
 func checkFindings(t *testing.T, what string, got []Conflict, want []string) {

@@ -681,12 +681,17 @@ func (r *propRun) checkOwner(i int, op propOp, before, after zoneSets, rep *Repo
 			verb = "deleted"
 		}
 		if a := r.author[k]; a != acting {
+			if verb == "changed" && r.ttlMovedAsAsked(before, after, k) {
+				// A shared weighted group every member asks to move: the one change
+				// of another's set a publisher makes (changes.WantsTTLLabel).
+				continue
+			}
 			violation(verb+" a set of another writer", k, "%s %s %s, written by %s", acting, verb, k, a)
 			continue
 		}
 		if owner, ok := ownershipOwner(before[k]); ok && owner == acting {
 			name, _, isOwnership := r.claimedName(k.Name)
-			if isOwnership && !slices.ContainsFunc(changed, func(c endpoint.Key) bool {
+			if isOwnership && !onlyTTLAskChanged(before[k], after[k]) && !slices.ContainsFunc(changed, func(c endpoint.Key) bool {
 				return c.Type != endpoint.TypeTXT && c.Name == name && c.SetIdentifier == k.SetIdentifier
 			}) {
 				violation("own ownership TXT changed without its record", k, "%s %s its ownership record %s, but no record set at %s [%s] changed", acting, verb, k, name, k.SetIdentifier)
@@ -723,6 +728,55 @@ func (r *propRun) checkOwner(i int, op propOp, before, after zoneSets, rep *Repo
 func (r *propRun) claimedName(txt string) (string, []string, bool) {
 	c, ok := r.claims[txt]
 	return c.name, c.types, ok
+}
+
+// ttlMovedAsAsked reports whether k, another writer's set, changed in nothing but its TTL,
+// to the TTL its writer's ownership record (before the sync) asks for.
+func (r *propRun) ttlMovedAsAsked(before, after zoneSets, k endpoint.Key) bool {
+	var b, a zones.RRSet
+	if json.Unmarshal([]byte(before[k]), &b) != nil || json.Unmarshal([]byte(after[k]), &a) != nil || a.TTL == nil || b.TTL == nil {
+		return false
+	}
+	asked := strconv.FormatInt(*a.TTL, 10)
+	b.TTL = a.TTL
+	bj, _ := json.Marshal(b)
+	if aj, _ := json.Marshal(a); string(bj) != string(aj) {
+		return false
+	}
+	for tk, v := range before {
+		if tk.Type != endpoint.TypeTXT || tk.SetIdentifier != k.SetIdentifier {
+			continue
+		}
+		if name, _, ok := r.claimedName(tk.Name); !ok || name != k.Name {
+			continue
+		}
+		var t zones.RRSet
+		if json.Unmarshal([]byte(v), &t) != nil || len(t.Records) == 0 {
+			continue
+		}
+		if l, err := registry.ParsePayload(t.Records[0]); err == nil && l[changes.WantsTTLLabel] == asked {
+			return true
+		}
+	}
+	return false
+}
+
+// onlyTTLAskChanged reports whether an ownership record changed in nothing but the TTL
+// its source asks for (changes.WantsTTLLabel): recorded while the member carries its
+// group's other TTL, for the group's other publishers to read, with no change to the set.
+func onlyTTLAskChanged(before, after string) bool {
+	var b, a zones.RRSet
+	if json.Unmarshal([]byte(before), &b) != nil || json.Unmarshal([]byte(after), &a) != nil || len(b.Records) == 0 || len(a.Records) == 0 {
+		return false
+	}
+	lb, errB := registry.ParsePayload(b.Records[0])
+	la, errA := registry.ParsePayload(a.Records[0])
+	if errB != nil || errA != nil || lb[changes.WantsTTLLabel] == la[changes.WantsTTLLabel] {
+		return false
+	}
+	delete(lb, changes.WantsTTLLabel)
+	delete(la, changes.WantsTTLLabel)
+	return maps.Equal(lb, la)
 }
 
 // ownershipOwner returns the owner an ownership TXT set names; ok is false for any other set.
