@@ -51,6 +51,10 @@ type Input struct {
 	// KeepAll keeps every owned record this run would delete: some input could not be
 	// read at all, so a record missing from the rest may only be unread.
 	KeepAll bool
+	// KeepNames keeps the owned records at these names (normalised), each with why: their
+	// records move to a more specific zone that could not take them this time, and a name
+	// must keep its answer here until its new zone holds it.
+	KeepNames map[string]string
 }
 
 // Summary counts record changes (ownership records not included).
@@ -124,7 +128,7 @@ func Calculate(in Input) *Set {
 
 	pl := planner{owner: in.Registry.OwnerID(), policy: in.Policy, reg: in.Registry, legacy: zone.LegacyOnly,
 		held: registry.Holds(in.Current), plan: p, managed: managed, apex: endpoint.NormalizeName(in.Zone),
-		atName: newNameIndex(in.Current, managed), keep: in.Keep, keepAll: in.KeepAll, other: zone.Other}
+		atName: newNameIndex(in.Current, managed), keep: in.Keep, keepAll: in.KeepAll, keepNames: in.KeepNames, other: zone.Other}
 	var units []Unit
 	// Both lists are sorted by name: walk them together, one name at a time.
 	for i, j := 0, 0; i < len(current) || j < len(desired); {
@@ -288,8 +292,9 @@ type planner struct {
 	// (registry.Zone.Other): deleted with their record.
 	other map[endpoint.Key]*endpoint.Endpoint
 	// keep and keepAll are Input.Keep and Input.KeepAll.
-	keep    []string
-	keepAll bool
+	keep      []string
+	keepAll   bool
+	keepNames map[string]string
 	// ttlBuf and askBuf are groupTTLs' buffers.
 	ttlBuf []groupTTL
 	askBuf []memberAsk
@@ -564,6 +569,12 @@ func (pl *planner) unit(g *group) Unit {
 		}
 		if pl.policy != Sync {
 			pl.plan.Summary.Held++
+			continue
+		}
+		if why, moving := pl.keepNames[cur.Name]; moving {
+			pl.plan.Summary.Kept++
+			pl.plan.Kept = append(pl.plan.Kept, Conflict{Key: key, Reason: "not deleted: " + why,
+				Advice: "fix what keeps the name from its new zone; it is deleted here once that zone holds it"})
 			continue
 		}
 		if why := pl.kept(cur); why != "" {

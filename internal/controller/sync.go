@@ -78,6 +78,8 @@ type ZoneReport struct {
 	// heldUntil says, by the key of a Refused entry, when its name is sent again; absent
 	// when the next sync sends it.
 	heldUntil map[endpoint.Key]time.Time
+	// failed are the names of the units whose write failed (they may not have landed).
+	failed []string
 }
 
 // Report is the outcome of one sync.
@@ -183,58 +185,15 @@ func (s *Syncer) SyncKeeping(ctx context.Context, desired []*endpoint.Endpoint, 
 	// alias A), so that planning compares like with like.
 	desired = s.Provider.AdjustEndpoints(desired)
 	byZone, unzoned := assign(desired, zones, s.DomainFilter)
-	rep := &Report{Unzoned: unzoned, KeptAll: keep.All}
-	for _, z := range zones {
-		zr := ZoneReport{Zone: z, Desired: len(byZone[z.ID])}
-		current, err := s.Provider.Records(ctx, z)
-		if err != nil {
-			zr.Err = fmt.Errorf("zone %s: list records: %w", z, err)
-			rep.Zones = append(rep.Zones, zr)
-			rep.Unplanned = append(rep.Unplanned, z.ID)
-			log.Error("list records", "zone", z.Name, "zone_id", z.ID, "err", err)
-			continue
-		}
-		in := changes.Input{
-			Desired:      byZone[z.ID],
-			Current:      current,
-			Registry:     s.Registry,
-			Policy:       s.Policy,
-			ManagedTypes: s.ManagedTypes,
-			Limits:       s.Provider.Limits(),
-			DomainFilter: s.DomainFilter,
-			Zone:         z.Name,
-			Keep:         keep.Resources,
-			KeepAll:      keep.All,
-		}
-		zr.Changes = changes.Calculate(in)
-		s.guard(ctx, &zr, in, current, log)
-		// Calculate has labelled current with its owners.
-		zr.Weighted, zr.NameServers = weightedNames(byZone[z.ID], current, s.Registry.OwnerID()), apexNS(current, z.Name)
-		conflictLevel := slog.LevelWarn
-		if s.QuietConflicts {
-			conflictLevel = slog.LevelDebug
-		}
-		for _, c := range zr.Changes.Conflicts {
-			log.Log(ctx, conflictLevel, "conflict", "zone", z.Name, "record", c.Key.String(), "reason", c.Reason, "advice", c.Advice)
-		}
-		// Notes stand as long as their object asks for what cannot be written: a controller
-		// reports them once, as conflicts, through its EventReporter.
-		for _, c := range zr.Changes.Notes {
-			log.Log(ctx, conflictLevel, "written otherwise than asked", "zone", z.Name, "record", c.Key.String(), "reason", c.Reason, "advice", c.Advice)
-		}
-		if s.DryRun {
-			if err := s.render(ctx, &zr); err != nil {
-				zr.Err = err
-			}
-		} else {
-			// Every batch goes through holdBack even once ctx is done (WriteUnits then
-			// sends nothing): a held name not looked at would be forgotten by prune.
-			for i, units := range zr.Changes.Units {
-				units = s.holdBack(&zr, units)
-				s.apply(ctx, &zr, units, log.With("zone", z.Name, "zone_id", z.ID, "batch", i))
-			}
-		}
-		rep.Zones = append(rep.Zones, zr)
+	rep := &Report{Unzoned: unzoned, KeptAll: keep.All, Zones: make([]ZoneReport, len(zones))}
+	// A name that moves into a more specific zone (one created since it was published)
+	// is deleted from the zone it leaves only once its new zone holds it: the deepest
+	// zones are synced first, and what they could not take stays where it answers now.
+	moving := map[string]string{}
+	for _, i := range deepestFirst(zones) {
+		z := zones[i]
+		rep.Zones[i] = s.syncZone(ctx, z, byZone[z.ID], keep, moving, rep, log)
+		notTaken(rep.Zones[i], byZone[z.ID], moving)
 	}
 	unplanned := make(map[string]bool, len(rep.Unplanned))
 	for _, id := range rep.Unplanned {
@@ -242,6 +201,112 @@ func (s *Syncer) SyncKeeping(ctx context.Context, desired []*endpoint.Endpoint, 
 	}
 	s.Refusals.prune(unplanned)
 	return rep, nil
+}
+
+// deepestFirst returns the indexes of zones, the zones with the most labels first, in
+// their order otherwise.
+func deepestFirst(zones []provider.Zone) []int {
+	order := make([]int, len(zones))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int {
+		return strings.Count(zones[b].Name, ".") - strings.Count(zones[a].Name, ".")
+	})
+	return order
+}
+
+// notTaken records in moving, for each name assigned to the zone of zr, why that zone
+// does not hold it after the sync, if it does not: the zone could not be listed, or the
+// name's records were refused (before sending or by the provider) or their write failed.
+func notTaken(zr ZoneReport, assigned []*endpoint.Endpoint, moving map[string]string) {
+	names := make(map[string]bool, len(assigned))
+	for _, d := range assigned {
+		names[d.Name] = true
+	}
+	add := func(name, why string) {
+		if names[name] {
+			if _, seen := moving[name]; !seen {
+				moving[name] = fmt.Sprintf("its records move to zone %s, %s", zr.Zone, why)
+			}
+		}
+	}
+	if zr.Changes == nil {
+		for name := range names {
+			add(name, "whose records could not be listed")
+		}
+		return
+	}
+	for _, c := range slices.Concat(zr.Changes.Conflicts, zr.Refused) {
+		add(c.Key.Name, "which refused them: "+c.Reason)
+	}
+	for _, name := range zr.failed {
+		add(name, "where writing them failed")
+	}
+}
+
+// syncZone plans zone z and applies its batches; moving names the owned records kept
+// because their name moves to a more specific zone that has not taken it.
+func (s *Syncer) syncZone(ctx context.Context, z provider.Zone, desired []*endpoint.Endpoint, keep Keep, moving map[string]string, rep *Report, log *slog.Logger) ZoneReport {
+	zr := ZoneReport{Zone: z, Desired: len(desired)}
+	current, err := s.Provider.Records(ctx, z)
+	if err != nil {
+		zr.Err = fmt.Errorf("zone %s: list records: %w", z, err)
+		rep.Unplanned = append(rep.Unplanned, z.ID)
+		log.Error("list records", "zone", z.Name, "zone_id", z.ID, "err", err)
+		return zr
+	}
+	var keepNames map[string]string
+	for name, why := range moving {
+		if name != z.Name && endpoint.InDomain(name, z.Name) {
+			if keepNames == nil {
+				keepNames = map[string]string{}
+			}
+			keepNames[name] = why
+		}
+	}
+	in := changes.Input{
+		Desired:      desired,
+		Current:      current,
+		Registry:     s.Registry,
+		Policy:       s.Policy,
+		ManagedTypes: s.ManagedTypes,
+		Limits:       s.Provider.Limits(),
+		DomainFilter: s.DomainFilter,
+		Zone:         z.Name,
+		Keep:         keep.Resources,
+		KeepAll:      keep.All,
+		KeepNames:    keepNames,
+	}
+	zr.Changes = changes.Calculate(in)
+	s.guard(ctx, &zr, in, current, log)
+	// Calculate has labelled current with its owners.
+	zr.Weighted, zr.NameServers = weightedNames(desired, current, s.Registry.OwnerID()), apexNS(current, z.Name)
+	conflictLevel := slog.LevelWarn
+	if s.QuietConflicts {
+		conflictLevel = slog.LevelDebug
+	}
+	for _, c := range zr.Changes.Conflicts {
+		log.Log(ctx, conflictLevel, "conflict", "zone", z.Name, "record", c.Key.String(), "reason", c.Reason, "advice", c.Advice)
+	}
+	// Notes stand as long as their object asks for what cannot be written: a controller
+	// reports them once, as conflicts, through its EventReporter.
+	for _, c := range zr.Changes.Notes {
+		log.Log(ctx, conflictLevel, "written otherwise than asked", "zone", z.Name, "record", c.Key.String(), "reason", c.Reason, "advice", c.Advice)
+	}
+	if s.DryRun {
+		if err := s.render(ctx, &zr); err != nil {
+			zr.Err = err
+		}
+	} else {
+		// Every batch goes through holdBack even once ctx is done (WriteUnits then
+		// sends nothing): a held name not looked at would be forgotten by prune.
+		for i, units := range zr.Changes.Units {
+			units = s.holdBack(&zr, units)
+			s.apply(ctx, &zr, units, log.With("zone", z.Name, "zone_id", z.ID, "batch", i))
+		}
+	}
+	return zr
 }
 
 // holdBack returns the units not held back by an earlier refusal; the held ones are
@@ -279,6 +344,9 @@ func (s *Syncer) apply(ctx context.Context, zr *ZoneReport, units []changes.Unit
 			zr.refuse(u, reason, s.Refusals.refused(zr.Zone.ID, u, reason), log)
 		},
 		Failed: func(units []changes.Unit, batch changes.Batch, err error) {
+			for _, u := range units {
+				zr.failed = append(zr.failed, u.Name)
+			}
 			if zr.Err == nil {
 				zr.Err = fmt.Errorf("zone %s: %d changes of %d names: %w", zr.Zone, len(batch), len(units), err)
 			}
