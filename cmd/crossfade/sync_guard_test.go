@@ -101,7 +101,7 @@ func TestSyncDeletionGuardCLI(t *testing.T) {
 			wantErr: []string{"holds no manifest", "app.yaml.bak"}, wantAfter: published},
 		{name: "dry run: no record wanted", files: map[string]string{"deploy.yaml": guardDeployment}, extra: []string{"--dry-run"}, wantCode: 1,
 			wantErr:   []string{"the deletion guard would hold 1 deletion (", "zone example.com", "1 of the 1 records of owner blue", "--allow-mass-delete"},
-			wantOut:   []string{"1 delete held by the deletion guard", "dry run: nothing was sent"},
+			wantOut:   []string{"1 delete held by the deletion guard", "the deletion guard would hold 1 deletion of the 1 record owner blue", "those records would stay, creates and updates would be written;", "dry run: nothing was sent"},
 			wantAfter: published},
 		{name: "no record wanted", files: map[string]string{"deploy.yaml": guardDeployment}, wantCode: 1,
 			wantErr: []string{"the deletion guard held 1 deletion (", "zone example.com", "1 of the 1 records of owner blue", "--allow-mass-delete"},

@@ -93,6 +93,9 @@ type HeldDeletions struct {
 	// owner's deletions in the zone (its marker record), not the count now: see
 	// Syncer.guard.
 	Since bool
+	// DryRun is true when the sync sent nothing: the message then says what a real sync
+	// would hold and write, not what was.
+	DryRun bool
 }
 
 // Message says, in one sentence, what was held in zone, the limit, and the way through.
@@ -100,9 +103,13 @@ func (h *HeldDeletions) Message(zone string) string {
 	// One wording for the first hold and the later ones (Since): a controller reports
 	// a hold once, as long as its message stands.
 	owns := "owned there before the guard first held them (a count the zone keeps in a " + markerPrefix + " TXT record until a sync holds nothing)"
-	return fmt.Sprintf("zone %s: the deletion guard held %d %s of the %d %s owner %s %s (it holds deleting all of them, or more than %s and at least %d): "+
-		"those records stay, creates and updates were written; if the sources are right, pass --allow-mass-delete (sync: run again with it; controller: restart with it, and its first reconcile lets through what was held)",
-		zone, h.Deletes, plural(h.Deletes, "deletion", "deletions"), h.Owned, plural(h.Owned, "record", "records"), h.Owner, owns, percent(h.MaxRatio), h.Min)
+	held, stay := "held", "those records stay, creates and updates were written"
+	if h.DryRun {
+		held, stay = "would hold", "those records would stay, creates and updates would be written"
+	}
+	return fmt.Sprintf("zone %s: the deletion guard %s %d %s of the %d %s owner %s %s (it holds deleting all of them, or more than %s and at least %d): "+
+		"%s; if the sources are right, pass --allow-mass-delete (sync: run again with it; controller: restart with it, and its first reconcile lets through what was held)",
+		zone, held, h.Deletes, plural(h.Deletes, "deletion", "deletions"), h.Owned, plural(h.Owned, "record", "records"), h.Owner, owns, percent(h.MaxRatio), h.Min, stay)
 }
 
 // percent renders a ratio as a percentage: 0.5 is "50%".
@@ -188,7 +195,7 @@ func (s *Syncer) guard(ctx context.Context, zr *ZoneReport, in changes.Input, cu
 	for _, k := range orig.Kept {
 		wasKept[k.Key] = true
 	}
-	h := &HeldDeletions{Owner: owner, Owned: owned, Deletes: deletes, MaxRatio: ratio, Min: lo, Since: since}
+	h := &HeldDeletions{Owner: owner, Owned: owned, Deletes: deletes, MaxRatio: ratio, Min: lo, Since: since, DryRun: s.DryRun}
 	kept := re.Kept[:0]
 	for _, k := range re.Kept {
 		switch {

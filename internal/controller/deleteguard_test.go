@@ -63,6 +63,15 @@ func TestHeldDeletionsMessage(t *testing.T) {
 			t.Errorf("message lacks %q: %s", w, msg)
 		}
 	}
+	dry := (&HeldDeletions{Owner: "blue", Owned: 20, Deletes: 12, MaxRatio: 0.5, Min: 10, DryRun: true}).Message("example.com")
+	for _, w := range []string{"the deletion guard would hold 12 deletions", "those records would stay, creates and updates would be written;"} {
+		if !strings.Contains(dry, w) {
+			t.Errorf("dry-run message lacks %q: %s", w, dry)
+		}
+	}
+	if strings.Contains(dry, "were written") {
+		t.Errorf("dry-run message says something was written: %s", dry)
+	}
 	one := (&HeldDeletions{Owner: "blue", Owned: 1, Deletes: 1, MaxRatio: 0.25, Min: 3}).Message("example.com")
 	if !strings.Contains(one, "held 1 deletion of the 1 record owner blue") || !strings.Contains(one, "more than 25% and at least 3") {
 		t.Errorf("message: %s", one)
