@@ -59,7 +59,11 @@ func runSync(cmd *cobra.Command, f *cli.SyncOptions, log *slog.Logger) error {
 		return fmt.Errorf("the provider refused the changes of %d names (listed above); every other name was written", n)
 	}
 	if n := out.Findings(); f.Strict && n > 0 {
-		return fmt.Errorf("--strict: %d findings (listed above)", n)
+		findings := "findings"
+		if n == 1 {
+			findings = "finding"
+		}
+		return fmt.Errorf("--strict: %d %s (listed above)", n, findings)
 	}
 	return nil
 }

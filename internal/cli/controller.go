@@ -221,10 +221,18 @@ func (f *ControllerOptions) restConfig() (*rest.Config, error) {
 	}
 	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules,
 		&clientcmd.ConfigOverrides{ClusterInfo: clientcmdapi.Cluster{Server: f.master}}).ClientConfig()
-	if err != nil {
-		return nil, fmt.Errorf("--kubeconfig %q: %w", f.kubeconfig, err)
+	switch {
+	case err == nil:
+		return cfg, nil
+	case f.kubeconfig == "":
+		// The usual files ($KUBECONFIG, ~/.kube/config) were read: --kubeconfig "" named nothing.
+		return nil, fmt.Errorf("no --kubeconfig given and not in a cluster: %w", err)
+	case strings.Contains(err.Error(), f.kubeconfig):
+		// clientcmd's error names the file ("stat PATH: …", "error loading config file
+		// \"PATH\": …"): name it once.
+		return nil, fmt.Errorf("--kubeconfig: %w", err)
 	}
-	return cfg, nil
+	return nil, fmt.Errorf("--kubeconfig %q: %w", f.kubeconfig, err)
 }
 
 // NewControllerCommand is `crossfade controller` as its users see it: usage, help and

@@ -36,9 +36,11 @@ type NotRunHereError struct {
 	Err               error
 }
 
-// Error names the cutover and where it was looked for.
+// Error names the cutover and the journal looked for, once: Err (the open's error)
+// names the same file again and says only that it does not exist.
 func (e *NotRunHereError) Error() string {
-	return fmt.Sprintf("cutover %s has not run here (no journal under state dir %s): %v", e.Cutover, e.StateDir, e.Err)
+	return fmt.Sprintf("cutover %s has not run here: no journal at %s (is --state-dir the one its run used?)",
+		e.Cutover, PathsFor(e.StateDir, e.Cutover).Journal)
 }
 
 // Unwrap gives the underlying error (os.ErrNotExist).

@@ -217,7 +217,9 @@ func Start(ctx context.Context, cfg Config) (*Sandbox, error) {
 	ln, err := net.Listen("tcp", cfg.APIAddr)
 	if err != nil {
 		closeStores()
-		return nil, fmt.Errorf("api listen %s: %w", cfg.APIAddr, err)
+		// net's error names the address ("listen tcp ADDR: …"): name only the flag, as
+		// checkLoopback does.
+		return nil, fmt.Errorf("--api: %w", err)
 	}
 	s.apiAddr = ln.Addr()
 
@@ -382,6 +384,7 @@ func (s *Sandbox) startDNS(ctx context.Context, addr string) error {
 		return nil
 	case err := <-s.dnsDone:
 		cancel()
-		return fmt.Errorf("dns listen %s: %w", addr, err)
+		// The server's error names the address and protocol ("listen udp ADDR: …").
+		return fmt.Errorf("--dns: %w", err)
 	}
 }

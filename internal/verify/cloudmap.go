@@ -63,13 +63,15 @@ func RunCloudMap(ctx context.Context, api gate.DiscoveryAPI, cfg CloudMapConfig)
 	if len(cfg.Expect) != 0 && len(cfg.Expect) != 2 {
 		return nil, fmt.Errorf("verify %s: expect two clusters' weights (from and to), not %d", what, len(cfg.Expect))
 	}
+	// Discover's error names the service ("discover instances of NAMESPACE/SERVICE"): it
+	// is not named again.
 	all, err := gate.Discover(ctx, api, c, "ALL", false)
 	if err != nil {
-		return nil, fmt.Errorf("verify %s: %w", what, err)
+		return nil, fmt.Errorf("verify: %w", err)
 	}
 	got, err := gate.Discover(ctx, api, c, c.HealthStatus, true)
 	if err != nil {
-		return nil, fmt.Errorf("verify %s: %w", what, err)
+		return nil, fmt.Errorf("verify: %w", err)
 	}
 	out := &CloudMapResult{Service: c, Instances: slices.Sorted(slices.Values(got.Instances))}
 	clusters := map[string]bool{}
@@ -102,6 +104,10 @@ func RunCloudMap(ctx context.Context, api gate.DiscoveryAPI, cfg CloudMapConfig)
 	}
 	res := g.Check(ctx, gate.Step{Index: -1, From: names[0], To: names[1], Weights: cfg.Expect})
 	if res.Err != "" {
+		// The gate's failures are Discover's, which name the service.
+		if strings.Contains(res.Err, what) {
+			return nil, fmt.Errorf("verify: %s", res.Err)
+		}
 		return nil, fmt.Errorf("verify %s: %s", what, res.Err)
 	}
 	out.Pass, out.Detail = res.Pass, res.Detail

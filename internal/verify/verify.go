@@ -115,10 +115,14 @@ func Run(ctx context.Context, z Zones, cfg Config) (*Result, error) {
 		return nil, fmt.Errorf("verify %s: %w", name, err)
 	}
 	res := g.Check(ctx, gate.Step{Index: -1, Weights: weights, Records: []gate.Record{{Name: name, Type: typ, Members: targets}}})
-	if res.Err != "" {
-		return nil, fmt.Errorf("verify %s: %s", name, res.Err)
-	}
 	key := name + "/" + typ
+	if res.Err != "" {
+		// The gate names the record set (NAME/TYPE) in what it could not measure: name it once.
+		if strings.HasPrefix(res.Err, key+": ") {
+			return nil, fmt.Errorf("verify %s", res.Err)
+		}
+		return nil, fmt.Errorf("verify %s: %s", key, res.Err)
+	}
 	out := &Result{Zone: zone, Name: name, Type: typ, Pass: res.Pass, Detail: res.Detail,
 		NotApplicable: res.Values[key+".notApplicable"] == 1,
 		Queries:       int(res.Values[key+".samples"]), Empty: int(res.Values[key+".empty"]), Other: int(res.Values[key+".other"])}

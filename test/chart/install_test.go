@@ -103,10 +103,11 @@ func installUpgradeUninstall(t *testing.T, h *helm, kc *kubetest.Cluster, client
 		values []string
 		want   []string
 	}{
-		{[]string{"--set", "txtOwnerId=" + owner, "--set-json", `domainFilter=["example.com"]`},
+		{append(required(), "--set-json", `domainFilter=["example.com"]`),
 			[]string{"INSTALLATION FAILED: values don't meet the specifications", "- (root): Additional property domainFilter is not allowed"}},
 		{[]string{"--set-string", "replicas=two"},
-			[]string{"INSTALLATION FAILED", "- (root): txtOwnerId is required", "- replicas: Invalid type. Expected: integer, given: string"}},
+			[]string{"INSTALLATION FAILED", "- (root): txtOwnerId is required", "- image: repository is required",
+				"- replicas: Invalid type. Expected: integer, given: string"}},
 	}
 	for _, r := range refused {
 		args := append([]string{"install", releaseName, chartDir, "--kubeconfig", kc.Kubeconfig, "--namespace", namespace}, r.values...)
@@ -122,9 +123,9 @@ func installUpgradeUninstall(t *testing.T, h *helm, kc *kubetest.Cluster, client
 	}
 
 	began := time.Now()
-	out := helmAt("install", releaseName, chartDir, "--set", "txtOwnerId="+owner, "--set", "replicas=2",
+	out := helmAt(slices.Concat([]string{"install", releaseName, chartDir}, required(), []string{"--set", "replicas=2",
 		"--set", "serviceMonitor.enabled=true", "--set-json", `sources=["service","crd"]`,
-		"--set-json", `domainFilters=["example.com"]`)
+		"--set-json", `domainFilters=["example.com"]`})...)
 	t.Logf("helm install: %s\n%s", time.Since(began).Round(time.Millisecond), out)
 	for _, want := range []string{"publishes service, crd to route53 as owner \"blue\" with policy upsert-only, for example.com.",
 		"Lease " + namespace + "/" + fullname, "Uninstalling the chart leaves every DNS record in place"} {

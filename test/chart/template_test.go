@@ -24,11 +24,15 @@ import (
 // owner is the txtOwnerId every case sets: the chart requires one.
 const owner = "blue"
 
+// repository is the image.repository every case sets: no image is published, so the
+// chart has no default and requires one.
+const repository = "registry.example/crossfade"
+
 // chartCase is one set of values and what its rendering must hold beyond the invariants
 // every rendering keeps (checkInvariants).
 type chartCase struct {
 	name string
-	// values are helm's value flags, after --set txtOwnerId=blue.
+	// values are helm's value flags, after --set txtOwnerId=blue and image.repository.
 	values []string
 	// fullname is the objects' name when the values change it (default cf-crossfade).
 	fullname string
@@ -55,8 +59,8 @@ var cases = []chartCase{
 			if got := container(t, d).Args; !slices.Equal(got, wantArgs) {
 				t.Errorf("args = %q\nwant %q", got, wantArgs)
 			}
-			if got := container(t, d).Image; got != "ghcr.io/crossfade-io/crossfade:0.1.0" {
-				t.Errorf("image = %q, want the chart's appVersion as tag", got)
+			if got := container(t, d).Image; got != repository+":0.1.0" {
+				t.Errorf("image = %q, want image.repository with the chart's appVersion as tag", got)
 			}
 			checkPodEnv(t, container(t, d).Env)
 			if env := container(t, d).Env; len(env) != 3 {
@@ -363,9 +367,15 @@ var cases = []chartCase{
 	},
 }
 
-// flags returns the case's helm value flags, the owner id first.
+// flags returns the case's helm value flags, the owner id and the image repository first.
 func (c chartCase) flags() []string {
-	return append([]string{"--set", "txtOwnerId=" + owner}, c.values...)
+	return append(required(), c.values...)
+}
+
+// required are the value flags of what the chart requires: the owner id and the image
+// repository.
+func required() []string {
+	return []string{"--set", "txtOwnerId=" + owner, "--set", "image.repository=" + repository}
 }
 
 // objectName returns the name of the case's objects.
@@ -517,7 +527,7 @@ func TestControllerAcceptsRenderedArgs(t *testing.T) {
 			if err == nil {
 				t.Fatalf("exited 0 without a kubeconfig:\n%s", out)
 			}
-			if !strings.Contains(string(out), `--kubeconfig "`+missing+`"`) {
+			if !strings.Contains(string(out), "--kubeconfig: stat "+missing+": no such file or directory") {
 				t.Errorf("did not get as far as the kubeconfig:\n%s", out)
 			}
 			if s := string(out); strings.Contains(s, "unknown flag") || strings.Contains(s, "not supported") {
@@ -535,14 +545,23 @@ func TestSchemaRejects(t *testing.T) {
 	h := newHelm(t)
 	bad := []struct {
 		name   string
-		values []string // helm's value flags; the owner id is set unless noOwner
+		values []string // helm's value flags, after the required ones (required()) unless noRequired
 		want   []string // fragments of helm's error, in order
 		// templateOnly marks a check made by a template (required, fail), not the schema:
 		// `helm lint` only logs those, and so accepts the values.
 		templateOnly bool
-		noOwner      bool
+		noRequired   bool
 	}{
-		{name: "no owner id", noOwner: true, want: []string{"(root): txtOwnerId is required"}},
+		{name: "no owner id", noRequired: true, values: []string{"--set", "image.repository=" + repository},
+			want: []string{"(root): txtOwnerId is required"}},
+		// No image is published: a default would pull a name no one publishes to (or
+		// anyone could), so the chart wants the one the user pushed.
+		{name: "no image repository", noRequired: true, values: []string{"--set", "txtOwnerId=" + owner},
+			want: []string{"image: repository is required"}},
+		{name: "empty image repository", values: []string{"--set", "image.repository="},
+			want: []string{"image.repository", "String length must be greater than or equal to 1"}},
+		{name: "neither owner id nor image", noRequired: true,
+			want: []string{"(root): txtOwnerId is required", "image: repository is required"}},
 		{name: "empty owner id", values: []string{"--set", "txtOwnerId="},
 			want: []string{"txtOwnerId", "String length must be greater than or equal to 1"}},
 		{name: "misspelled top-level key", values: []string{"--set-json", `domainFilter=["example.com"]`},
@@ -613,8 +632,8 @@ func TestSchemaRejects(t *testing.T) {
 	for _, b := range bad {
 		t.Run(b.name, func(t *testing.T) {
 			values := b.values
-			if !b.noOwner {
-				values = append([]string{"--set", "txtOwnerId=" + owner}, values...)
+			if !b.noRequired {
+				values = append(required(), values...)
 			}
 			cmds := [][]string{{"template", releaseName, chartDir}, {"lint", chartDir}}
 			if b.templateOnly {

@@ -52,7 +52,7 @@ func renderWith(t *testing.T, helm, ns string, sources []string, values ...strin
 	args := []string{"template", "crossfade", chartDir, "--namespace", ns, "--kube-version", kubeVersion,
 		// Two replicas: leader election, and with it the Lease's Role, is on only then.
 		"--set", "rbac.create=true", "--set", "serviceAccount.create=true", "--set", "replicas=2",
-		"--set", "txtOwnerId=rbac-test", "--set-json", "sources=" + list}
+		"--set", "txtOwnerId=rbac-test", "--set", "image.repository=crossfade", "--set-json", "sources=" + list}
 	cmd := exec.Command(helm, append(args, values...)...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

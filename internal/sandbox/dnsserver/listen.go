@@ -166,7 +166,7 @@ func (s *sockets) close() {
 func bind(ctx context.Context, addr string, n int) (*sockets, error) {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
-		return nil, fmt.Errorf("dns listen address %q: %w", addr, err)
+		return nil, fmt.Errorf("listen address %q: %w", addr, err)
 	}
 	attempts := 1
 	if port == "" || port == "0" {
@@ -195,7 +195,8 @@ func bindOnce(ctx context.Context, host, port string, n int) (*sockets, error) {
 	socks.tcp, err = (&net.ListenConfig{}).Listen(ctx, "tcp", at)
 	if err != nil {
 		socks.close()
-		return nil, fmt.Errorf("dns listen tcp %s: %w", at, err)
+		// net's error names the protocol and address: "listen tcp ADDR: …".
+		return nil, err
 	}
 	for range n - 1 {
 		c, err := listenUDP(ctx, &lc, at)
@@ -211,12 +212,13 @@ func bindOnce(ctx context.Context, host, port string, n int) (*sockets, error) {
 func listenUDP(ctx context.Context, lc *net.ListenConfig, at string) (*net.UDPConn, error) {
 	pc, err := lc.ListenPacket(ctx, "udp", at)
 	if err != nil {
-		return nil, fmt.Errorf("dns listen udp %s: %w", at, err)
+		// net's error names the protocol and address: "listen udp ADDR: …".
+		return nil, err
 	}
 	c, ok := pc.(*net.UDPConn)
 	if !ok {
 		pc.Close()
-		return nil, fmt.Errorf("dns listen udp %s: got a %T", at, pc)
+		return nil, fmt.Errorf("listen udp %s: got a %T", at, pc)
 	}
 	// Best effort: a smaller buffer only means drops under bursts, not failure.
 	_ = c.SetReadBuffer(socketBuffer)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
@@ -39,7 +40,13 @@ func openBolt(path string) (*boltState, error) {
 		return nil, fmt.Errorf("open state %s: another sandbox (or another process) holds this file: stop it, or give this sandbox another --state file", path)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("open state %s: %w", path, err)
+		// An os error names the file already ("open PATH: …"); bbolt's own ("invalid
+		// database") do not.
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			return nil, fmt.Errorf("state file: %w", err)
+		}
+		return nil, fmt.Errorf("state file %s: %w", path, err)
 	}
 	// bbolt fsyncs the file it creates and every commit, not the directory entry that
 	// names a new file: without this sync a power loss can lose the whole state file.

@@ -29,9 +29,11 @@ type Loaded struct {
 // deletion guard stands behind it). Bad documents are in Loaded.Errors.
 func Load(path string) (*Loaded, error) {
 	l := &Loaded{Snapshot: &source.Snapshot{}}
+	// The errors name the file (the os errors do) and no more: the caller names what
+	// the path is (sync: --manifests), and "manifest:" on top said it twice.
 	info, err := os.Stat(path)
 	if err != nil {
-		return nil, fmt.Errorf("manifest: %w", err)
+		return nil, err
 	}
 	if !info.IsDir() {
 		return l, l.readFile(path)
@@ -54,7 +56,7 @@ func Load(path string) (*Loaded, error) {
 		return l.readFile(p)
 	})
 	if err != nil {
-		return nil, fmt.Errorf("manifest: %w", err)
+		return nil, err
 	}
 	if len(l.Files) == 0 {
 		return nil, noManifests(path, others)
@@ -77,7 +79,7 @@ func noManifests(dir string, others []string) error {
 			held += ", …"
 		}
 	}
-	return fmt.Errorf("manifest: directory %s holds no manifest: no *.yaml, *.yml or *.json file below it (%s); "+
+	return fmt.Errorf("directory %s holds no manifest: no *.yaml, *.yml or *.json file below it (%s); "+
 		"an empty directory would read as a cluster without objects and delete every record the owner published", dir, held)
 }
 
@@ -92,7 +94,7 @@ func isManifest(p string) bool {
 func (l *Loaded) readFile(path string) error {
 	f, err := os.Open(path)
 	if err != nil {
-		return fmt.Errorf("manifest: %w", err)
+		return err
 	}
 	defer f.Close()
 	l.Files = append(l.Files, path)
