@@ -97,6 +97,7 @@ var fieldDocs = map[string]string{
 	"Spec.Gates":                         "Gates are checked at every step, in addition to the step's own.",
 	"Spec.OnDrift":                       "OnDrift is what the runner does when the zone's weights differ from those it last wrote (another writer, one that ignores crossfade's authority record, moved them): \"pause\" (default: hold, and wait for `cutover resume` or `abort`) or \"rollback\".",
 	"Spec.Pause":                         "Pause is how long each step holds, with every gate passing, unless the step says otherwise. Never less than the records' TTL.",
+	"Spec.Paused":                        "Paused, in a Cutover object, holds the run at the step it has reached (true) and lets it go on (false): the one field of a started Cutover's spec that can still change. A plan file for `cutover run` leaves it out; there `crossfade cutover pause` and `resume` do this.",
 	"Spec.Records":                       "Records are the weighted record sets shifted together, in one change batch per step.",
 	"Spec.Retire":                        "Retire optionally waits, after the last step, until the from cluster's observed request rate has stayed low for a window, and then declares it retirable.",
 	"Spec.Rollback":                      "Rollback says how to return to the starting weights when a gate fails or on abort.",

@@ -32,6 +32,7 @@ func Parse(data []byte, file string) (*Plan, error) {
 	c := decode(data, ps)
 	if c != nil {
 		validate(c, ps)
+		planFileRules(c, ps)
 	}
 	if len(ps.errs) > 0 {
 		list := sorted(ps.errs)

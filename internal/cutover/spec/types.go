@@ -9,6 +9,12 @@
 // unknown, duplicate or mistyped field by its path, with the key a misspelt one
 // probably means and YAML 1.1's quoting surprises, and lists the problems in the
 // order of the plan's fields.
+//
+// The Cutover resource (internal/cutover/api/v1alpha1) embeds Spec, and controller-gen
+// writes its CRD schema from these types. Its markers (+optional,
+// +kubebuilder:validation:…) sit in a comment block of their own, a blank line above a
+// field's or type's doc comment: controller-gen reads that block, and the doc comments
+// that `cutover explain` and docs/plan-reference.md show stay free of them.
 package spec
 
 import (
@@ -41,6 +47,8 @@ type Spec struct {
 	// when a public and a private zone share the name.
 	Zone   string `json:"zone,omitempty"`
 	ZoneID string `json:"zoneID,omitempty"`
+	// +optional
+
 	// Records are the weighted record sets shifted together, in one change batch per step.
 	Records []Record `json:"records"`
 	// Select, in place of Records, selects a whole cluster: every weighted record set of
@@ -58,24 +66,52 @@ type Spec struct {
 	// healthy ones is the step's. With it, from and to are the values of the instances'
 	// cluster attribute, and zone, zoneID, records, select, alb and ttl are not set.
 	CloudMap *CloudMap `json:"cloudMap,omitempty"`
+	// +optional
+	// +kubebuilder:validation:MaxLength=128
+
 	// From and To are the set identifiers (cluster ids) losing and gaining traffic. With
 	// alb they are optional names for the clusters behind alb.from and alb.to (default:
 	// the target groups' names), used in weights, gates, the journal and the report.
 	From string `json:"from"`
-	To   string `json:"to"`
+	// +optional
+	// +kubebuilder:validation:MaxLength=128
+
+	To string `json:"to"`
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=256
+
 	// Steps are the stops on the way, in order.
 	Steps []Step `json:"steps"`
+	// +optional
+
 	// Pause is how long each step holds, with every gate passing, unless the step says
 	// otherwise. Never less than the records' TTL.
 	Pause Duration `json:"pause,omitzero"`
+	// Paused, in a Cutover object, holds the run at the step it has reached (true) and
+	// lets it go on (false): the one field of a started Cutover's spec that can still
+	// change. A plan file for `cutover run` leaves it out; there `crossfade cutover pause`
+	// and `resume` do this.
+	Paused bool `json:"paused,omitempty"`
+	// A gate of no kind or of two is refused by the schema too; a step's gates only by the
+	// plan's decoder (a step has no CEL type). The bound keeps the rule's cost within the
+	// API server's budget.
+	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:items:XValidation:rule="[has(self.http), has(self.prometheus), has(self.dns), has(self.targetHealth), has(self.albTraffic), has(self.cloudMapDiscovery)].filter(k, k).size() == 1",message="want exactly one of http, prometheus, dns, targetHealth, albTraffic, cloudMapDiscovery"
+
 	// Gates are checked at every step, in addition to the step's own.
 	Gates []Gate `json:"gates,omitempty"`
+	// +optional
+
 	// Rollback says how to return to the starting weights when a gate fails or on abort.
 	Rollback Rollback `json:"rollback,omitzero"`
+	// +kubebuilder:validation:Enum=pause;rollback
+
 	// OnDrift is what the runner does when the zone's weights differ from those it last
 	// wrote (another writer, one that ignores crossfade's authority record, moved them):
 	// "pause" (default: hold, and wait for `cutover resume` or `abort`) or "rollback".
 	OnDrift string `json:"onDrift,omitempty"`
+	// +optional
+
 	// Timeouts bound the waits.
 	Timeouts Timeouts `json:"timeouts,omitzero"`
 	// TTL optionally lowers the records' TTL before the first step.
@@ -99,10 +135,14 @@ type Retire struct {
 	// CloudWatch reads, with spec.alb, the from target group's RequestCount
 	// (AWS/ApplicationELB, by TargetGroup and LoadBalancer) instead of Metrics.
 	CloudWatch *RetireCloudWatch `json:"cloudWatch,omitempty"`
+	// +kubebuilder:validation:Minimum=0
+
 	// MaxRate is the most requests per second counted as drained; default 0.
 	MaxRate float64 `json:"maxRate,omitempty"`
 	// Window is how long the rate must stay at or below MaxRate.
 	Window Duration `json:"window"`
+	// +optional
+
 	// Timeout bounds the wait; past it the cutover completes with the cluster declared
 	// not retirable (traffic is not moved back: the new cluster serves). Default 10m.
 	Timeout Duration `json:"timeout,omitzero"`
@@ -111,6 +151,8 @@ type Retire struct {
 // RetireCloudWatch reads the from target group's request rate from CloudWatch: its
 // RequestCount over the last period (and what has come of the current one).
 type RetireCloudWatch struct {
+	// +kubebuilder:validation:Minimum=1
+
 	// Period is the CloudWatch period asked for, in seconds: 1, 5, 10, 20, 30 or a
 	// multiple of 60; default 60.
 	Period int `json:"period,omitempty"`
@@ -127,6 +169,8 @@ type RetireQuery struct {
 // ModifyRule (or, for a listener, ModifyListener) call each: ELBv2 has no multi-rule
 // transaction.
 type ALB struct {
+	// +optional
+
 	// ListenerRules are listener-rule ARNs (the rule's forward action), or listener ARNs
 	// (the listener's default action), of Application Load Balancers: e.g. the HTTP and
 	// the HTTPS listener's rule for one host, shifted together.
@@ -209,13 +253,24 @@ func IsListenerARN(arn string) bool {
 // Record is one record set name and type whose members are shifted.
 type Record struct {
 	Name string `json:"name"`
+	// +kubebuilder:validation:Enum=A;AAAA;CNAME
+
 	// Type is A, AAAA or CNAME; default A.
 	Type string `json:"type,omitempty"`
 }
 
+// A bare number or a mapping: no one OpenAPI type, so the schema keeps the value as
+// written and bounds a mapping's fields; the plan's decoder reads it (a bare number's
+// range too).
+// +kubebuilder:validation:Type=""
+// +kubebuilder:pruning:PreserveUnknownFields
+
 // Step is one stop. In YAML it is either a bare number, the percent of traffic to `to`
 // (`- 10`), or a mapping with exactly one of percent or weights.
 type Step struct {
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=100
+
 	// Percent to `to`: weights become from=100-p, to=p.
 	Percent *int64 `json:"percent,omitempty"`
 	// Weights sets both members' Route 53 weights (0..255), or with alb both target
@@ -229,8 +284,14 @@ type Step struct {
 
 // Weights is an explicit weight pair.
 type Weights struct {
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=999
+
 	From int64 `json:"from"`
-	To   int64 `json:"to"`
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=999
+
+	To int64 `json:"to"`
 }
 
 // Gate is one check; exactly one of its kinds is set.
@@ -256,6 +317,9 @@ type Gate struct {
 // the step's weights are written, so that a step never shifts traffic onto a group with
 // no healthy target, and at every check while the step holds.
 type TargetHealthGate struct {
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000
+
 	// MinHealthy is the least number of healthy targets per group; default 1.
 	MinHealthy int `json:"minHealthy,omitempty"`
 }
@@ -267,24 +331,37 @@ type TargetHealthGate struct {
 // It also bounds each group's target 5xx rate (HTTPCode_Target_5XX_Count /
 // RequestCount) and its average TargetResponseTime.
 type ALBTrafficGate struct {
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1
+
 	// Tolerance is the largest absolute difference allowed between to's measured and
 	// written share of from's and to's requests, 0..1; default 0.1.
 	Tolerance *float64 `json:"tolerance,omitempty"`
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000000000
+
 	// MinRequests is the fewest requests a number is judged on: the share on from's and
 	// to's together, an error rate on the group's own requests, a response time on its own
 	// target responses; default 100. Until every bound set has them (for a group the step
 	// gives weight 0: unless it gets them anyway), the gate says pending and the step holds
 	// on, failing at its time limit: it never passes on a bound not judged.
 	MinRequests int `json:"minRequests,omitempty"`
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1
+
 	// MaxErrorRate bounds each group's HTTPCode_Target_5XX_Count / RequestCount, 0..1;
 	// default none.
 	MaxErrorRate *float64 `json:"maxErrorRate,omitempty"`
 	// MaxResponseTime bounds each group's average TargetResponseTime; default none.
 	MaxResponseTime *Duration `json:"maxResponseTime,omitempty"`
+	// +kubebuilder:validation:Minimum=1
+
 	// Period is the CloudWatch period asked for, in seconds: 1, 5, 10, 20, 30 or a
 	// multiple of 60; default 60, the resolution at which an ALB publishes its metrics.
 	// The window starts at the first whole period after the step's weights took effect.
 	Period int `json:"period,omitempty"`
+	// +optional
+
 	// Window, when set, reads only the last Window of the hold (a sliding window);
 	// default the whole hold so far.
 	Window Duration `json:"window,omitzero"`
@@ -300,12 +377,23 @@ type HTTPGate struct {
 	Clusters map[string]string `json:"clusters,omitempty"`
 	// Resolver is a DNS server (host:port) to resolve URL's host with.
 	Resolver string `json:"resolver,omitempty"`
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=10000
+
 	// Requests per check and per URL; default 20.
 	Requests int `json:"requests,omitempty"`
+	// +optional
+
 	// Timeout per request; default 2s.
 	Timeout Duration `json:"timeout,omitzero"`
+	// +kubebuilder:validation:items:Minimum=100
+	// +kubebuilder:validation:items:Maximum=599
+
 	// ExpectStatus lists the status codes counted as success; default 200..399.
 	ExpectStatus []int `json:"expectStatus,omitempty"`
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1
+
 	// MinSuccessRatio is the least share of successful requests, 0..1; default 1.
 	MinSuccessRatio *float64 `json:"minSuccessRatio,omitempty"`
 	// Latency bounds a percentile of request latency; optional.
@@ -314,12 +402,18 @@ type HTTPGate struct {
 	// latency percentile at most (1+LatencySlack) times, the `from` cluster's. Needs
 	// Clusters for both members.
 	NoWorseThanFrom bool `json:"noWorseThanFrom,omitempty"`
+	// +kubebuilder:validation:Minimum=0
+
 	// LatencySlack is the relative latency allowance for NoWorseThanFrom; default 0.2.
 	LatencySlack *float64 `json:"latencySlack,omitempty"`
 }
 
 // Latency bounds one percentile.
 type Latency struct {
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:ExclusiveMinimum=true
+	// +kubebuilder:validation:Maximum=100
+
 	// Percentile is 1..100; default 99.
 	Percentile float64 `json:"percentile,omitempty"`
 	// Max is the bound.
@@ -335,6 +429,8 @@ type PrometheusGate struct {
 	// Max and Min bound the value; at least one is set.
 	Max *float64 `json:"max,omitempty"`
 	Min *float64 `json:"min,omitempty"`
+	// +kubebuilder:validation:Enum=fail
+
 	// NoData says what an empty result means: "fail" (the default). "pass" is refused when
 	// the gate is built (a step never passes on no measurement): a query whose empty
 	// result means a value says so itself, e.g. `… or vector(0)`.
@@ -347,8 +443,14 @@ type DNSGate struct {
 	// Servers are the authoritative servers (host:port) asked; default: the zone's name
 	// servers as the provider lists them.
 	Servers []string `json:"servers,omitempty"`
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100000
+
 	// Samples is the queries per check and record; default 200.
 	Samples int `json:"samples,omitempty"`
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1
+
 	// Tolerance is the largest absolute difference allowed between a member's measured
 	// and written share, 0..1; default 0.1.
 	Tolerance *float64 `json:"tolerance,omitempty"`
@@ -356,22 +458,35 @@ type DNSGate struct {
 
 // Rollback is how a failed or aborted cutover returns to its starting weights.
 type Rollback struct {
+	// +kubebuilder:validation:Enum=immediate;gradual
+
 	// Mode is "immediate" (default: one batch back to the starting weights) or "gradual"
 	// (through Steps, each held for Pause, without gates).
 	Mode string `json:"mode,omitempty"`
+	// +kubebuilder:validation:items:Minimum=0
+	// +kubebuilder:validation:items:Maximum=100
+
 	// Steps are the stops of a gradual rollback, in percent to `to` (descending).
 	Steps []int64 `json:"steps,omitempty"`
+	// +optional
+
 	// Pause per rollback step; default: the records' TTL.
 	Pause Duration `json:"pause,omitzero"`
 }
 
 // Timeouts bound the waits; zero means the default.
 type Timeouts struct {
+	// +optional
+
 	// InSync bounds the wait for a change to reach INSYNC; default 5m.
 	InSync Duration `json:"inSync,omitzero"`
+	// +optional
+
 	// Step bounds how far a step may overrun its hold (slow gate checks); default 10m. A
 	// step over time rolls back. (A failing gate rolls back at once: it is not retried.)
 	Step Duration `json:"step,omitzero"`
+	// +optional
+
 	// Total bounds the whole cutover; default none.
 	Total Duration `json:"total,omitzero"`
 }
@@ -382,8 +497,15 @@ type Timeouts struct {
 // whose aliases' targets answer with a TTL above Lower is refused when it is checked
 // against the zone.
 type TTL struct {
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=2147483647
+
 	Lower int64 `json:"lower"`
 }
+
+// A Go duration string ≥ 0 (time.ParseDuration's syntax without a sign; "0" too).
+// +kubebuilder:validation:Type=string
+// +kubebuilder:validation:Pattern=`^(\+?(([0-9]+(\.[0-9]*)?|\.[0-9]+)(ns|us|µs|μs|ms|s|m|h))+|[+-]?0)$`
 
 // Duration is a time.Duration written as a Go duration string ("90s", "5m").
 type Duration struct {

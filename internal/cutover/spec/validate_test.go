@@ -245,7 +245,7 @@ func TestValidationRules(t *testing.T) {
 		{"unknown field in wrong case", nil, kv{"zoneId": "Z1"},
 			[]string{`spec.zoneId: unknown field; did you mean "zoneID"?`}},
 		{"unknown field with odd characters", nil, kv{`"a b"`: "1"},
-			[]string{`spec["a b"]: unknown field; want one of zone, zoneID, records, select, alb, cloudMap, from, to, steps, pause, gates, rollback, onDrift, timeouts, ttl, retire`}},
+			[]string{`spec["a b"]: unknown field; want one of zone, zoneID, records, select, alb, cloudMap, from, to, steps, pause, paused, gates, rollback, onDrift, timeouts, ttl, retire`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			doc := planYAML(tc.top, tc.spec)
