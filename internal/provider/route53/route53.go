@@ -218,6 +218,11 @@ func (p *Provider) listZones(ctx context.Context) ([]provider.Zone, error) {
 	for pages.HasMorePages() {
 		page, err := pages.NextPage(ctx)
 		if err != nil {
+			// The SDK's error names the operation ("operation error Route 53:
+			// ListHostedZones"); a second name for it reads as a second failure.
+			if _, named := errors.AsType[*smithy.OperationError](err); named {
+				return nil, fmt.Errorf("route53: %w", err)
+			}
 			return nil, fmt.Errorf("route53: list hosted zones: %w", err)
 		}
 		for _, hz := range page.HostedZones {
