@@ -31,7 +31,7 @@ HELM_KUBE_MINOR=31
 
 case $what in
   demo)  pkgs=() ;;  # the demo needs nothing but Go
-  test)  pkgs=(awscli bind9-dnsutils prometheus chromium buildah curl nginx wrk) ;;
+  test)  pkgs=(awscli bind9-dnsutils prometheus chromium buildah curl nginx wrk python3) ;;
   bench) pkgs=(awscli bind9-dnsutils dnsperf knot nginx wrk) ;;
   *) echo "deps.sh: unknown target '$what' (want demo, test or bench)" >&2; exit 2 ;;
 esac
