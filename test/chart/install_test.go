@@ -1,6 +1,8 @@
 package chart_test
 
 import (
+	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -13,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
@@ -20,8 +23,10 @@ import (
 	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"sigs.k8s.io/yaml"
 
 	"github.com/crossfade-io/crossfade/internal/controllertest"
+	"github.com/crossfade-io/crossfade/internal/cutover/api/v1alpha1"
 	"github.com/crossfade-io/crossfade/internal/kubetest"
 	"github.com/crossfade-io/crossfade/internal/provider/route53/route53test"
 	"github.com/crossfade-io/crossfade/internal/sandbox/sandboxtest"
@@ -52,6 +57,81 @@ func TestOnAPIServer(t *testing.T) {
 
 	t.Run("dry-run", func(t *testing.T) { dryRunMatrix(t, h, client, dyn) })
 	t.Run("install, upgrade, uninstall", func(t *testing.T) { installUpgradeUninstall(t, h, kc, client, dyn) })
+	t.Run("Cutover CRD kept", func(t *testing.T) { cutoverCRDKept(t, h, kc, dyn) })
+}
+
+// cutoverPlan is a valid plan file: as a Cutover object, what the CRD must accept.
+const cutoverPlan = "../../internal/cutover/spec/testdata/minimal.yaml"
+
+// cutoverCRDKept installs the chart with cutovers.enabled, creates a Cutover from a plan
+// file, then turns cutovers.enabled off and uninstalls: the CRD, and so the Cutover,
+// outlive both (helm.sh/resource-policy: keep), and the same release installed again
+// takes the CRD back while another release is refused it.
+func cutoverCRDKept(t *testing.T, h *helm, kc *kubetest.Cluster, dyn dynamic.Interface) {
+	ctx := t.Context()
+	const release = "cutovers"
+	helmAt := func(args ...string) string {
+		t.Helper()
+		return h.must(t, append(args, "--kubeconfig", kc.Kubeconfig, "--namespace", namespace)...)
+	}
+	crds := dyn.Resource(schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"})
+	const crdName = "cutovers.crossfade.io"
+	if _, err := crds.Get(ctx, crdName, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("CRD %s before the install: %v, want none", crdName, err)
+	}
+	helmAt(slices.Concat([]string{"install", release, chartDir}, required(), []string{"--set", "cutovers.enabled=true"})...)
+
+	doc, err := os.ReadFile(cutoverPlan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, err := yaml.YAMLToJSON(doc)
+	if err != nil {
+		t.Fatalf("%s: %v", cutoverPlan, err)
+	}
+	plan := &unstructured.Unstructured{}
+	if err := plan.UnmarshalJSON(js); err != nil {
+		t.Fatalf("%s as an object: %v", cutoverPlan, err)
+	}
+	plan.SetNamespace(namespace)
+	cutovers := dyn.Resource(v1alpha1.GroupVersionResource).Namespace(namespace)
+	// Helm does not wait for a templated CRD to be established before it returns.
+	controllertest.Eventually(t, 30*time.Second, "Cutover "+plan.GetName()+" created", func() (bool, string) {
+		_, err := cutovers.Create(ctx, plan, metav1.CreateOptions{FieldValidation: metav1.FieldValidationStrict})
+		return err == nil, fmt.Sprint(err)
+	})
+
+	kept := func(after string) {
+		t.Helper()
+		crd, err := crds.Get(ctx, crdName, metav1.GetOptions{})
+		if err != nil {
+			t.Fatalf("after %s, CRD %s: %v", after, crdName, err)
+		}
+		if crd.GetDeletionTimestamp() != nil {
+			t.Errorf("after %s, CRD %s is being deleted", after, crdName)
+		}
+		if _, err := cutovers.Get(ctx, plan.GetName(), metav1.GetOptions{}); err != nil {
+			t.Errorf("after %s, Cutover %s/%s: %v", after, namespace, plan.GetName(), err)
+		}
+	}
+	kept("install")
+	helmAt("upgrade", release, chartDir, "--reuse-values", "--set", "cutovers.enabled=false")
+	kept("an upgrade to cutovers.enabled=false")
+	helmAt("uninstall", release)
+	kept("uninstall")
+
+	// The kept CRD still carries this release's ownership: another release may not take
+	// it (Helm refuses before creating anything), the same one may again.
+	args := slices.Concat([]string{"install", "other", chartDir, "--kubeconfig", kc.Kubeconfig, "--namespace", namespace},
+		required(), []string{"--set", "cutovers.enabled=true"})
+	want := []string{"CustomResourceDefinition", crdName, "invalid ownership metadata"}
+	if out, err := h.run(args...); err == nil || !inOrder(err.Error(), want) {
+		t.Errorf("helm install of another release with cutovers.enabled: %v\n%s\nwant an error with %q", err, out, want)
+	}
+	helmAt(slices.Concat([]string{"install", release, chartDir}, required(), []string{"--set", "cutovers.enabled=true"})...)
+	kept("installing the release again")
+	helmAt("uninstall", release)
+	kept("the second uninstall")
 }
 
 // dryRunMatrix creates every object of every rendering on the API server with
@@ -105,8 +185,10 @@ func installUpgradeUninstall(t *testing.T, h *helm, kc *kubetest.Cluster, client
 	}{
 		{append(required(), "--set-json", `domainFilter=["example.com"]`),
 			[]string{"INSTALLATION FAILED: values don't meet the specifications", "- (root): Additional property domainFilter is not allowed"}},
-		{[]string{"--set-string", "replicas=two"},
-			[]string{"INSTALLATION FAILED", "- (root): txtOwnerId is required", "- image: repository is required",
+		// image.repository given: helm lists a nested key's error and a top-level one in
+		// no fixed order (TestSchemaRejects covers the image alone).
+		{[]string{"--set-string", "replicas=two", "--set", "image.repository=crossfade"},
+			[]string{"INSTALLATION FAILED", "- (root): txtOwnerId is required",
 				"- replicas: Invalid type. Expected: integer, given: string"}},
 	}
 	for _, r := range refused {

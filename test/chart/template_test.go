@@ -15,6 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/crossfade-io/crossfade/internal/controller"
@@ -356,6 +357,14 @@ var cases = []chartCase{
 		},
 	},
 	{
+		// The Cutover CRD, on the API server's dry-run with the rest of the matrix.
+		name:   "cutovers.enabled: the Cutover CRD",
+		values: []string{"--set", "cutovers.enabled=true"},
+		check: func(t *testing.T, r rendered, d *appsv1.Deployment) {
+			checkCutoverCRD(t, r.objs, true)
+		},
+	},
+	{
 		name:     "fullnameOverride",
 		values:   []string{"--set", "fullnameOverride=dns", "--set", "replicas=2"},
 		fullname: "dns",
@@ -421,6 +430,11 @@ func TestTemplate(t *testing.T) {
 func checkInvariants(t *testing.T, r rendered, d *appsv1.Deployment, name string) {
 	t.Helper()
 	for _, o := range r.objs {
+		if o.GetKind() == "CustomResourceDefinition" {
+			// deploy/crds's file as generated, with no chart label: checkCutoverCRD
+			// compares it whole.
+			continue
+		}
 		l := o.GetLabels()
 		if l["app.kubernetes.io/name"] != "crossfade" || l["app.kubernetes.io/instance"] != releaseName ||
 			l["app.kubernetes.io/managed-by"] != "Helm" || l["helm.sh/chart"] != "crossfade-0.1.0" {
@@ -620,6 +634,12 @@ func TestSchemaRejects(t *testing.T) {
 			want: []string{"cloudMap.endpoint", "Does not match pattern"}},
 		{name: "cloudMap operation timeout not a duration", values: []string{"--set", "cloudMap.operationTimeout=soon"},
 			want: []string{"cloudMap.operationTimeout", "Does not match pattern"}},
+		{name: "cutovers.enabled a string", values: []string{"--set-string", "cutovers.enabled=yes"},
+			want: []string{"cutovers.enabled", "Invalid type. Expected: boolean, given: string"}},
+		{name: "cutovers key unknown", values: []string{"--set", "cutovers.foo=true"},
+			want: []string{"cutovers", "Additional property foo is not allowed"}},
+		{name: "cutovers as a boolean", values: []string{"--set", "cutovers=true"},
+			want: []string{"cutovers", "Invalid type. Expected: object, given: boolean"}},
 		{name: "cloudMap as a boolean", values: []string{"--set", "cloudMap=true"},
 			want: []string{"cloudMap", "Invalid type. Expected: object, given: boolean"}},
 		{name: "--cloudmap in extraArgs", values: []string{"--set-json", `extraArgs=["--debounce=2s","--cloudmap"]`},
@@ -666,6 +686,73 @@ func TestChartCRDIsDeployCRD(t *testing.T) {
 	}
 	if string(a) != string(b) {
 		t.Errorf("deploy/chart/crossfade/crds/%s differs from deploy/crds/%s: copy it again", name, name)
+	}
+}
+
+// cutoverCRDFile is the Cutover CRD as deploy/crds ships it.
+const cutoverCRDFile = "../../deploy/crds/cutovers.crossfade.io.yaml"
+
+// TestCutoverCRD: cutovers.enabled renders the Cutover CRD, exactly deploy/crds's file
+// plus helm.sh/resource-policy: keep (so that no uninstall or upgrade deletes it, and
+// every Cutover with it); without it, no CRD at all.
+func TestCutoverCRD(t *testing.T) {
+	h := newHelm(t)
+	for _, tt := range []struct {
+		name   string
+		values []string
+		want   bool
+	}{
+		{name: "default", want: false},
+		{name: "false", values: []string{"--set", "cutovers.enabled=false"}, want: false},
+		{name: "true", values: []string{"--set", "cutovers.enabled=true"}, want: true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			objs, err := h.template(append(required(), tt.values...)...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkCutoverCRD(t, objs, tt.want)
+		})
+	}
+}
+
+// checkCutoverCRD checks that objs hold no CustomResourceDefinition, or (want) exactly
+// one: deploy/crds/cutovers.crossfade.io.yaml's, with helm.sh/resource-policy: keep
+// added to its annotations and nothing else changed.
+func checkCutoverCRD(t *testing.T, objs []*unstructured.Unstructured, want bool) {
+	t.Helper()
+	var crds []*unstructured.Unstructured
+	for _, o := range objs {
+		if o.GetKind() == "CustomResourceDefinition" {
+			crds = append(crds, o)
+		}
+	}
+	if !want {
+		if len(crds) != 0 {
+			t.Errorf("rendered %d CRDs without cutovers.enabled, want none", len(crds))
+		}
+		return
+	}
+	if len(crds) != 1 {
+		t.Fatalf("rendered %d CRDs with cutovers.enabled, want 1 (the Cutover CRD)", len(crds))
+	}
+	b, err := os.ReadFile(cutoverCRDFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file, err := decode(string(b))
+	if err != nil || len(file) != 1 {
+		t.Fatalf("%s: %d objects, %v: want one CRD", cutoverCRDFile, len(file), err)
+	}
+	wantCRD := file[0]
+	ann := wantCRD.GetAnnotations()
+	ann["helm.sh/resource-policy"] = "keep"
+	wantCRD.SetAnnotations(ann)
+	if !equality.Semantic.DeepEqual(crds[0].Object, wantCRD.Object) {
+		got, _ := crds[0].MarshalJSON()
+		w, _ := wantCRD.MarshalJSON()
+		t.Errorf("the chart's Cutover CRD is not %s with helm.sh/resource-policy: keep: run `go generate ./internal/cutover/api/...`\n got %.600s\nwant %.600s",
+			cutoverCRDFile, got, w)
 	}
 }
 
