@@ -227,7 +227,7 @@ func DryRun(ctx context.Context, cfg Config) (*Preview, error) {
 			seen[g.Name] = true
 			built, err := newGate(g)
 			if err != nil {
-				return nil, &NotReadyError{Problems: []string{gateError(g.Name, err).Error()}, Lever: lv.Kind()}
+				return nil, &NotReadyError{Problems: []string{gateError(g.Name, err).Error()}, Lever: lv.Kind(), Unmeasured: true}
 			}
 			in := l.GateInput(nil)
 			s := gate.Step{Index: -1, From: p.From, To: p.To, Weights: pv.Current, TargetGroups: in.TargetGroups}
@@ -251,7 +251,7 @@ func DryRun(ctx context.Context, cfg Config) (*Preview, error) {
 		}
 	}
 	if len(unreachable) > 0 {
-		return pv, &NotReadyError{Problems: unreachable, Lever: lv.Kind()}
+		return pv, &NotReadyError{Problems: unreachable, Lever: lv.Kind(), Unmeasured: true}
 	}
 	return pv, nil
 }

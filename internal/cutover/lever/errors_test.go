@@ -32,3 +32,23 @@ func TestDriftMessagesSayWhatWasSeen(t *testing.T) {
 		})
 	}
 }
+
+// TestNotReadyHeading: the heading names what is not ready — the zone, the listener
+// rules, the Cloud Map service — or, when only measurements cannot be taken now, says
+// so: a gate that cannot be reached is no fault of the zone.
+func TestNotReadyHeading(t *testing.T) {
+	for _, tc := range []struct {
+		err  NotReadyError
+		want string
+	}{
+		{NotReadyError{Problems: []string{"a", "b"}}, "the zone is not ready for this cutover:\n  a\n  b"},
+		{NotReadyError{Problems: []string{"a"}, Lever: ALB}, "the listener rules are not ready for this cutover:\n  a"},
+		{NotReadyError{Problems: []string{"a"}, Lever: CloudMap}, "the Cloud Map service is not ready for this cutover:\n  a"},
+		{NotReadyError{Problems: []string{"gate dns-1: cannot check: refused"}, Lever: ALB, Unmeasured: true},
+			"what this cutover measures cannot be read now:\n  gate dns-1: cannot check: refused"},
+	} {
+		if got := tc.err.Error(); got != tc.want {
+			t.Errorf("%+v:\n got %q\nwant %q", tc.err, got, tc.want)
+		}
+	}
+}

@@ -426,10 +426,17 @@ type NotReadyError struct {
 	// Lever is the lever whose state refuses the cutover ("" is Route53): it names
 	// what is not ready.
 	Lever string
+	// Unmeasured is set when the problems are measurements that cannot be taken now (a
+	// gate, the retire rate), not the state the lever moves: the heading then names
+	// those, not the zone, which may be fine.
+	Unmeasured bool
 }
 
 // Error lists the problems, one per line.
 func (e *NotReadyError) Error() string {
+	if e.Unmeasured {
+		return "what this cutover measures cannot be read now:\n  " + strings.Join(e.Problems, "\n  ")
+	}
 	what := "the zone"
 	switch e.Lever {
 	case ALB:
