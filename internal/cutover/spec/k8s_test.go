@@ -12,6 +12,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/yaml"
+
+	"github.com/crossfade-io/crossfade/internal/deepcopytest"
 )
 
 // cutoverObject is how a Cutover custom resource would embed the plan's spec.
@@ -146,78 +148,14 @@ func TestErrorList(t *testing.T) {
 // equal the original and share no pointer, list or mapping with it.
 func TestDeepCopy(t *testing.T) {
 	var c Cutover
-	fill(reflect.ValueOf(&c).Elem())
+	deepcopytest.Fill(reflect.ValueOf(&c).Elem())
 	got := c.DeepCopy()
 	if !reflect.DeepEqual(*got, c) {
 		t.Fatalf("DeepCopy =\n%s\nwant\n%s", dump(got), dump(c))
 	}
-	shared(t, "Cutover", reflect.ValueOf(c), reflect.ValueOf(*got))
+	deepcopytest.Shared(t, "Cutover", reflect.ValueOf(c), reflect.ValueOf(*got))
 	if (*Cutover)(nil).DeepCopy() != nil || (*Spec)(nil).DeepCopy() != nil || (*ALB)(nil).DeepCopy() != nil {
 		t.Error("DeepCopy of nil is not nil")
-	}
-}
-
-// fill sets every field below v to a non-zero value.
-func fill(v reflect.Value) {
-	switch v.Kind() {
-	case reflect.Pointer:
-		v.Set(reflect.New(v.Type().Elem()))
-		fill(v.Elem())
-	case reflect.Struct:
-		for i := range v.NumField() {
-			if v.Type().Field(i).IsExported() {
-				fill(v.Field(i))
-			}
-		}
-	case reflect.Slice:
-		v.Set(reflect.MakeSlice(v.Type(), 1, 1))
-		fill(v.Index(0))
-	case reflect.Map:
-		v.Set(reflect.MakeMap(v.Type()))
-		k, e := reflect.New(v.Type().Key()).Elem(), reflect.New(v.Type().Elem()).Elem()
-		fill(k)
-		fill(e)
-		v.SetMapIndex(k, e)
-	case reflect.String:
-		v.SetString("x")
-	case reflect.Bool:
-		v.SetBool(true)
-	case reflect.Int, reflect.Int64:
-		v.SetInt(1)
-	case reflect.Float64:
-		v.SetFloat(1)
-	}
-}
-
-// shared fails for every pointer, slice or map that a and b hold in common.
-func shared(t *testing.T, at string, a, b reflect.Value) {
-	t.Helper()
-	switch a.Kind() {
-	case reflect.Pointer:
-		if a.IsNil() {
-			return
-		}
-		if a.Pointer() == b.Pointer() {
-			t.Errorf("%s: the copy shares the pointer", at)
-		}
-		shared(t, at, a.Elem(), b.Elem())
-	case reflect.Struct:
-		for i := range a.NumField() {
-			if a.Type().Field(i).IsExported() {
-				shared(t, at+"."+a.Type().Field(i).Name, a.Field(i), b.Field(i))
-			}
-		}
-	case reflect.Slice:
-		if a.Len() > 0 && a.Pointer() == b.Pointer() {
-			t.Errorf("%s: the copy shares the list", at)
-		}
-		for i := range min(a.Len(), b.Len()) {
-			shared(t, at+"[]", a.Index(i), b.Index(i))
-		}
-	case reflect.Map:
-		if a.Len() > 0 && a.Pointer() == b.Pointer() {
-			t.Errorf("%s: the copy shares the mapping", at)
-		}
 	}
 }
 
