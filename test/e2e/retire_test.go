@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -119,93 +118,47 @@ func diffSnapshots(want, got map[string]string) []string {
 // answerProbe asks the sandbox's DNS server for name's A and AAAA in turn, back to back,
 // until halted, and keeps every answer that is not exactly green's address.
 type answerProbe struct {
-	stop    chan struct{}
-	done    chan struct{}
-	mu      sync.Mutex
-	queries int
-	wrong   []string
+	queryLoop
+	wrong []string
 }
 
 // startAnswerProbe starts the probe; the test's cleanup halts it.
 func startAnswerProbe(t *testing.T, sb *sandbox.Sandbox, name string) *answerProbe {
 	t.Helper()
-	p := &answerProbe{stop: make(chan struct{}), done: make(chan struct{})}
+	p := &answerProbe{}
 	green := retireIPs["eks-green"]
 	c := &dns.Client{Timeout: 2 * time.Second}
-	go func() {
-		defer close(p.done)
-		for i := 0; ; i++ {
-			// A pause between queries leaves the machine's two cores to the processes
-			// under test.
-			select {
-			case <-p.stop:
-				return
-			case <-time.After(500 * time.Microsecond):
-			}
-			qtype, want := dns.TypeA, green[0]
-			if i%2 == 1 {
-				qtype, want = dns.TypeAAAA, green[1]
-			}
-			m := new(dns.Msg)
-			m.SetQuestion(dns.Fqdn(name), qtype)
-			r, _, err := c.Exchange(m, sb.DNSAddr())
-			got := ""
-			switch {
-			case err != nil:
-				got = err.Error()
-			case r.Rcode != dns.RcodeSuccess || len(r.Answer) != 1:
-				got = fmt.Sprintf("rcode %s, %d answers %v", dns.RcodeToString[r.Rcode], len(r.Answer), r.Answer)
+	p.start(t, 500*time.Microsecond, func(i int) {
+		qtype, want := dns.TypeA, green[0]
+		if i%2 == 1 {
+			qtype, want = dns.TypeAAAA, green[1]
+		}
+		m := new(dns.Msg)
+		m.SetQuestion(dns.Fqdn(name), qtype)
+		r, _, err := c.Exchange(m, sb.DNSAddr())
+		got := ""
+		switch {
+		case err != nil:
+			got = err.Error()
+		case r.Rcode != dns.RcodeSuccess || len(r.Answer) != 1:
+			got = fmt.Sprintf("rcode %s, %d answers %v", dns.RcodeToString[r.Rcode], len(r.Answer), r.Answer)
+		default:
+			switch rr := r.Answer[0].(type) {
+			case *dns.A:
+				got = rr.A.String()
+			case *dns.AAAA:
+				got = rr.AAAA.String()
 			default:
-				switch rr := r.Answer[0].(type) {
-				case *dns.A:
-					got = rr.A.String()
-				case *dns.AAAA:
-					got = rr.AAAA.String()
-				default:
-					got = rr.String()
-				}
+				got = rr.String()
 			}
+		}
+		if got != want {
 			p.mu.Lock()
-			p.queries++
-			if got != want {
-				p.wrong = append(p.wrong, fmt.Sprintf("%s %s: %s, want %s", name, dns.TypeToString[qtype], got, want))
-			}
+			p.wrong = append(p.wrong, fmt.Sprintf("%s %s: %s, want %s", name, dns.TypeToString[qtype], got, want))
 			p.mu.Unlock()
 		}
-	}()
-	t.Cleanup(p.halt)
+	})
 	return p
-}
-
-// halt stops the probe and waits until it has.
-func (p *answerProbe) halt() {
-	select {
-	case <-p.stop:
-	default:
-		close(p.stop)
-	}
-	<-p.done
-}
-
-// count returns the queries answered so far.
-func (p *answerProbe) count() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.queries
-}
-
-// waitQueries blocks until the probe has made n more queries, so that it provably asked
-// between two steps of the test; the bound is a failure bound, not a measurement.
-func (p *answerProbe) waitQueries(t *testing.T, n int) {
-	t.Helper()
-	target := p.count() + n
-	deadline := time.Now().Add(30 * time.Second)
-	for p.count() < target {
-		if time.Now().After(deadline) {
-			t.Fatalf("the DNS probe made %d queries in 30s, want %d", p.count(), target)
-		}
-		time.Sleep(time.Millisecond)
-	}
 }
 
 // TestRetireBlue (issue 28): the runbook's "Retiring blue". Blue and green publish their

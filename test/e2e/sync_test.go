@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -125,80 +124,36 @@ func (c *cli) zoneSets(zone string) []string {
 // resolverLoop queries name A against the sandbox's DNS server, back to back, until
 // stopped, and counts the queries that got no address.
 type resolverLoop struct {
-	stop    chan struct{}
-	done    chan struct{}
-	mu      sync.Mutex
-	queries int
-	misses  []string
-	seen    map[string]int
+	queryLoop
+	misses []string
+	seen   map[string]int
 }
 
 func startResolverLoop(t *testing.T, sb *sandbox.Sandbox, name string) *resolverLoop {
 	t.Helper()
-	l := &resolverLoop{stop: make(chan struct{}), done: make(chan struct{}), seen: map[string]int{}}
+	l := &resolverLoop{seen: map[string]int{}}
 	c := &dns.Client{Timeout: 2 * time.Second}
-	go func() {
-		defer close(l.done)
-		for {
-			// A query every 200 µs or so: thousands a second, without starving the
-			// processes under test of the machine's two cores.
-			select {
-			case <-l.stop:
-				return
-			case <-time.After(200 * time.Microsecond):
-			}
-			m := new(dns.Msg)
-			m.SetQuestion(dns.Fqdn(name), dns.TypeA)
-			r, _, err := c.Exchange(m, sb.DNSAddr())
-			l.mu.Lock()
-			l.queries++
-			switch {
-			case err != nil:
-				l.misses = append(l.misses, err.Error())
-			case r.Rcode != dns.RcodeSuccess || len(r.Answer) == 0:
-				l.misses = append(l.misses, fmt.Sprintf("rcode %s, %d answers", dns.RcodeToString[r.Rcode], len(r.Answer)))
-			default:
-				for _, rr := range r.Answer {
-					if a, ok := rr.(*dns.A); ok {
-						l.seen[a.A.String()]++
-					}
+	// A query every 200 µs or so: thousands a second.
+	l.start(t, 200*time.Microsecond, func(int) {
+		m := new(dns.Msg)
+		m.SetQuestion(dns.Fqdn(name), dns.TypeA)
+		r, _, err := c.Exchange(m, sb.DNSAddr())
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		switch {
+		case err != nil:
+			l.misses = append(l.misses, err.Error())
+		case r.Rcode != dns.RcodeSuccess || len(r.Answer) == 0:
+			l.misses = append(l.misses, fmt.Sprintf("rcode %s, %d answers", dns.RcodeToString[r.Rcode], len(r.Answer)))
+		default:
+			for _, rr := range r.Answer {
+				if a, ok := rr.(*dns.A); ok {
+					l.seen[a.A.String()]++
 				}
 			}
-			l.mu.Unlock()
 		}
-	}()
-	t.Cleanup(l.halt)
+	})
 	return l
-}
-
-func (l *resolverLoop) halt() {
-	select {
-	case <-l.stop:
-	default:
-		close(l.stop)
-	}
-	<-l.done
-}
-
-// count returns the queries made so far.
-func (l *resolverLoop) count() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.queries
-}
-
-// waitQueries blocks until the loop has made n more queries, so that it provably ran
-// before and after a change.
-func (l *resolverLoop) waitQueries(t *testing.T, n int) {
-	t.Helper()
-	target := l.count() + n
-	deadline := time.Now().Add(10 * time.Second)
-	for l.count() < target {
-		if time.Now().After(deadline) {
-			t.Fatalf("resolver loop made %d queries in 10s, want %d", l.count(), target)
-		}
-		time.Sleep(time.Millisecond)
-	}
 }
 
 // TestSyncIssue1411 is external-dns issue 1411 end to end: a simple A record and its
@@ -273,7 +228,7 @@ func TestSyncIssue1411Unowned(t *testing.T) {
 	if n := apiCalls(t, sb, "ChangeResourceRecordSets") - calls; n != 0 {
 		t.Errorf("%v ChangeResourceRecordSets calls, want 0", n)
 	}
-	if r := crossfadeSync(t, sb, dir, "blue", "--strict"); r.exit == 0 || !strings.Contains(r.out, "--strict: 1 findings") {
+	if r := crossfadeSync(t, sb, dir, "blue", "--strict"); r.exit == 0 || !strings.Contains(r.out, "--strict: 1 finding (listed above)") {
 		t.Errorf("with --strict: exit %d, want non-zero naming the finding:\n%s", r.exit, r.out)
 	}
 }
