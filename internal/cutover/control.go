@@ -145,6 +145,13 @@ func SendCommand(paths Paths, c Command) error {
 // Send is SendCommand, returning the command as sent: with its ID (for WaitAck), its
 // time and the run it is for.
 func Send(paths Paths, c Command) (Command, error) {
+	return SendTo(paths.store(), paths, c)
+}
+
+// SendTo is Send for a cutover whose journal is kept in store rather than in the journal
+// file under paths (a Cutover object's status): the command is judged against that
+// journal, and left, as Send leaves it, in paths.Control.
+func SendTo(store journal.Store, paths Paths, c Command) (Command, error) {
 	switch c.Command {
 	case CommandPause, CommandResume, CommandPromote, CommandAbort:
 	default:
@@ -156,7 +163,8 @@ func Send(paths Paths, c Command) (Command, error) {
 	if c.At.IsZero() {
 		c.At = time.Now().UTC()
 	}
-	st, err := checkCommandable(paths, c.Command)
+	entries, torn, err := store.Read()
+	st, err := commandable(strings.TrimSuffix(filepath.Base(paths.Journal), ".journal"), store.Where(), c.Command, entries, torn, err)
 	if err != nil {
 		return Command{}, err
 	}

@@ -232,8 +232,9 @@ type JournalEntry struct {
 	// Kind is what happened, e.g. "start", "intent", "written", "insync", "step-passed".
 	// +kubebuilder:validation:MinLength=1
 	Kind string `json:"kind"`
-	// Step is the step index the entry is about; -1 for none.
-	// +kubebuilder:validation:Minimum=-1
+	// Step is the step index the entry is about: -1 for none, below that the writes that
+	// are not steps (a rollback's stops, lowering and restoring the TTL), as the engine
+	// numbers them. No bound: a refused entry would leave traffic where the run stopped.
 	Step int `json:"step"`
 	// Weights are cluster → weight, for entries that write or record weights.
 	// +optional

@@ -1,0 +1,343 @@
+package reconciler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+
+	"github.com/crossfade-io/crossfade/internal/cutover"
+	"github.com/crossfade-io/crossfade/internal/cutover/api/v1alpha1"
+	"github.com/crossfade-io/crossfade/internal/cutover/journal"
+	"github.com/crossfade-io/crossfade/internal/cutover/journal/statusstore"
+	"github.com/crossfade-io/crossfade/internal/cutover/lever"
+	"github.com/crossfade-io/crossfade/internal/cutover/objectstatus"
+	"github.com/crossfade-io/crossfade/internal/cutover/spec"
+)
+
+// PausedBy is who a pause or resume the reconciler sends for spec.paused is journaled as.
+const PausedBy = "kubectl (spec.paused)"
+
+// Backoff of a run that ended with an error the next run may get past (the API server or
+// AWS unreachable for longer than the engine retries, a zone not ready yet): doubled from
+// retryMin at each failure in a row up to retryMax.
+const (
+	retryMin = 5 * time.Second
+	retryMax = 5 * time.Minute
+)
+
+// idle is the delay of a worker with nothing to do until its object changes.
+const idle time.Duration = -1
+
+// loop looks at the object until ctx ends, waiting between looks as each look says.
+func (w *worker) loop(ctx context.Context) {
+	w.log.Info("cutover seen: worker started")
+	defer w.log.Info("worker stopped")
+	failures := 0
+	for ctx.Err() == nil {
+		delay, err := w.once(ctx)
+		switch {
+		case ctx.Err() != nil:
+			return
+		case err != nil:
+			failures++
+			delay = min(retryMin<<min(failures-1, 10), retryMax)
+			w.log.Error("cutover run stopped; trying again", "err", err, "retryIn", delay, "failuresInARow", failures)
+		default:
+			failures = 0
+		}
+		if delay == 0 {
+			continue
+		}
+		var timer <-chan time.Time
+		t := time.NewTimer(max(delay, 0))
+		if delay > 0 {
+			timer = t.C
+		}
+		select {
+		case <-ctx.Done():
+		case <-w.pokes:
+		case <-timer:
+		}
+		t.Stop()
+	}
+}
+
+// final reports whether phase ends a cutover: nothing is left to run.
+func final(phase v1alpha1.Phase) bool {
+	switch phase {
+	case v1alpha1.PhaseCompleted, v1alpha1.PhaseRolledBack, v1alpha1.PhaseFailed:
+		return true
+	}
+	return false
+}
+
+// entries is the object's journal, as the journal store reads it.
+func entries(c *v1alpha1.Cutover) []journal.Entry {
+	out := make([]journal.Entry, 0, len(c.Status.Journal))
+	for _, e := range c.Status.Journal {
+		out = append(out, e.Entry())
+	}
+	return out
+}
+
+// planOf validates the object's spec into the plan the engine runs.
+func planOf(c *v1alpha1.Cutover) (*spec.Plan, error) {
+	return spec.PlanOf(&spec.Cutover{APIVersion: v1alpha1.GroupVersion.String(), Kind: "Cutover", Metadata: spec.Metadata{Name: c.Name}, Spec: *c.Spec.DeepCopy()})
+}
+
+// once looks at the object and does what it says: nothing for an ended cutover, a
+// Pending or Failed status for one that has not started, a run for one to run. It returns
+// how long to wait before the next look (idle: until the object changes), or the error a
+// failed run ended with (the loop backs off).
+func (w *worker) once(ctx context.Context) (time.Duration, error) {
+	c, err := w.get(ctx)
+	if errors.Is(err, fs.ErrNotExist) {
+		return idle, nil // deleted: Run stops this worker
+	}
+	if err != nil {
+		return 0, err
+	}
+	if final(c.Status.Phase) {
+		return idle, nil
+	}
+	plan, perr := planOf(c)
+	en := entries(c)
+	if perr != nil {
+		// An invalid spec does not get better by retrying: Failed, naming the fields,
+		// until a person deletes the object and applies a valid one.
+		w.log.Error("invalid cutover spec: not run", "err", perr)
+		return again(idle, w.writeStatus(ctx, c, en, nil, perr))
+	}
+	if cutover.BuildReport(c.Name, en).NotStarted {
+		// Nothing journaled yet: status says Pending (paused before its start when
+		// spec.paused), for this generation.
+		if err := w.writeStatus(ctx, c, en, plan, nil); err != nil {
+			return again(0, err)
+		}
+		if c.Spec.Paused {
+			w.log.Info("cutover paused before its first step (spec.paused): waiting")
+			return idle, nil
+		}
+	}
+	return w.run(ctx, c, plan)
+}
+
+// writeStatus projects c's status from its journal (with failure, when not nil) and
+// writes it through the status subresource, unless it is already what status says. A
+// conflict means the object changed: the caller looks again.
+func (w *worker) writeStatus(ctx context.Context, c *v1alpha1.Cutover, en []journal.Entry, plan *spec.Plan, failure error) error {
+	next := c.DeepCopy()
+	objectstatus.Project(next, en, plan, time.Now(), failure)
+	if equality.Semantic.DeepEqual(next.Status, c.Status) {
+		return nil
+	}
+	err := w.r.client.Cutovers.Put().Namespace(w.namespace).Resource(v1alpha1.Resource).Name(w.name).SubResource("status").Body(next).Do(ctx).Error()
+	switch {
+	case apierrors.IsConflict(err):
+		w.log.Info("cutover changed while its status was written: looking again")
+		return errChanged
+	case err != nil:
+		return fmt.Errorf("cutover %s/%s: write status (phase %s): %w", w.namespace, w.name, next.Status.Phase, err)
+	}
+	w.log.Info("cutover status", "phase", next.Status.Phase)
+	return nil
+}
+
+// errChanged is a status write refused because the object changed since it was read:
+// the worker looks again at once.
+var errChanged = errors.New("cutover changed since read")
+
+// get reads the object from the API server (not the cache: what to run is decided on
+// the object as it is); a missing one wraps fs.ErrNotExist.
+func (w *worker) get(ctx context.Context) (*v1alpha1.Cutover, error) {
+	c := &v1alpha1.Cutover{}
+	err := w.r.client.Cutovers.Get().Namespace(w.namespace).Resource(v1alpha1.Resource).Name(w.name).Do(ctx).Into(c)
+	if apierrors.IsNotFound(err) {
+		return nil, fmt.Errorf("cutover %s/%s: %w", w.namespace, w.name, fs.ErrNotExist)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("cutover %s/%s: read: %w", w.namespace, w.name, err)
+	}
+	if c.UID != w.uid {
+		// Deleted and created again: this worker's object is gone; Run starts another.
+		return nil, fmt.Errorf("cutover %s/%s: uid %s, not %s: %w", w.namespace, w.name, c.UID, w.uid, fs.ErrNotExist)
+	}
+	return c, nil
+}
+
+// again is (d, err), but for a status write that lost to a change of the object: the
+// worker looks again at once.
+func again(d time.Duration, err error) (time.Duration, error) {
+	if errors.Is(err, errChanged) {
+		return 0, nil
+	}
+	return d, err
+}
+
+// standby reports whether err says another runner holds the cutover (its Lease, or it
+// appended to the journal first): this replica waits and tries again, and takes the run
+// over once the holder's Lease expires.
+func standby(err error) bool {
+	var locked *journal.LockedError
+	var lost *statusstore.LostError
+	var conflict *journal.ConflictError
+	return errors.As(err, &locked) || errors.As(err, &lost) || errors.As(err, &conflict)
+}
+
+// stuck reports whether err stops the run for good, for a person to decide: the journal
+// is full, the API server refuses the entry as invalid (it would refuse it again: the
+// status says so, Stalled, rather than Reconciling for ever), or the weights are held by
+// another runner of the cutover (a `cutover run` elsewhere: starting once it ends would
+// run the cutover a second time over what it left).
+func stuck(err error) bool {
+	var full *statusstore.FullError
+	var held *lever.HeldError
+	var invalid *spec.Error
+	return errors.As(err, &full) || errors.As(err, &held) || errors.As(err, &invalid) || apierrors.IsInvalid(err)
+}
+
+// run runs the cutover with the engine until it ends, ctx ends, or it fails; a pause
+// follower keeps the run's pause in line with spec.paused meanwhile.
+func (w *worker) run(ctx context.Context, c *v1alpha1.Cutover, plan *spec.Plan) (time.Duration, error) {
+	r := w.r
+	resume := len(c.Status.Journal) > 0
+	hook := func(obj *v1alpha1.Cutover) {
+		objectstatus.Project(obj, entries(obj), plan, time.Now(), nil)
+	}
+	cfg := cutover.Config{
+		Plan: plan, Levers: r.cfg.Levers, StateDir: w.stateDir, By: "controller/" + r.cfg.Identity,
+		DNSServers: r.cfg.DNSServers, CheckInterval: r.checkInterval, PollInterval: r.pollInterval,
+		Logger: w.log,
+		Journals: func(name string) journal.Store {
+			return statusstore.New(r.client, w.namespace, name, statusstore.WithIdentity(r.cfg.Identity),
+				statusstore.WithLeaseDuration(r.cfg.LeaseDuration), statusstore.WithStatus(hook),
+				statusstore.WithContext(ctx), statusstore.WithLogger(w.log))
+		},
+	}
+	fctx, stopFollower := context.WithCancel(ctx)
+	followed := make(chan struct{})
+	go func() {
+		defer close(followed)
+		w.followPause(fctx, cutover.PathsFor(w.stateDir, c.Name))
+	}()
+	w.log.Info("running cutover", "resume", resume, "steps", len(plan.Steps))
+	_, runErr := cutover.Run(ctx, cfg, resume)
+	stopFollower()
+	<-followed
+	if ctx.Err() != nil {
+		return idle, nil
+	}
+	if runErr != nil && standby(runErr) {
+		// Another replica (or, through the journal, another writer) runs it.
+		w.log.Info("cutover run by another holder: standing by", "err", runErr)
+		return r.cfg.LeaseDuration / 2, nil
+	}
+	// The journal, through the hook, already says how it ended; read it back.
+	after, err := w.get(ctx)
+	if err != nil {
+		return 0, errors.Join(runErr, err)
+	}
+	if final(after.Status.Phase) {
+		w.log.Info("cutover ended", "phase", after.Status.Phase, "err", runErr)
+		return idle, nil
+	}
+	if runErr != nil && stuck(runErr) {
+		w.log.Error("cutover cannot go on by itself: Failed", "err", runErr)
+		return again(idle, w.writeStatus(ctx, after, entries(after), plan, runErr))
+	}
+	if runErr == nil {
+		// The engine returned without an end in status (it cannot, but a lost write of
+		// the last entry would look so): look again.
+		return 0, nil
+	}
+	return 0, runErr
+}
+
+// followPause keeps the run's pause as spec.paused says, until ctx ends: on each change
+// of the object, and every pauseEvery besides.
+func (w *worker) followPause(ctx context.Context, paths cutover.Paths) {
+	t := time.NewTicker(w.r.pauseEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-w.pokes:
+		case <-t.C:
+		}
+		if err := w.levelPause(ctx, paths); err != nil && ctx.Err() == nil {
+			w.log.Error("spec.paused", "err", err)
+		}
+	}
+}
+
+// levelPause sends the run a pause when spec.paused is set and the run is not paused,
+// and a resume when spec.paused is clear and the run is paused by a person. A run paused
+// by drift is not resumed by it: the zone holds weights nobody here wrote, and a person
+// decides (resume or abort). It sends nothing while a command it sent is still waiting
+// for the runner, or before the run's start entry or after its end.
+func (w *worker) levelPause(ctx context.Context, paths cutover.Paths) error {
+	// The control directory first, then the object: the runner journals a command before
+	// it removes its file, so an object read after the directory showed none waiting
+	// holds every command sent so far, and none is sent twice.
+	waiting, err := commandWaiting(paths.Control)
+	if err != nil || waiting {
+		return err
+	}
+	c, err := w.get(ctx)
+	if err != nil {
+		return err
+	}
+	en := entries(c)
+	rep := cutover.BuildReport(c.Name, en)
+	if rep.NotStarted || rep.Outcome != "" || rep.RollingBack {
+		return nil
+	}
+	view := c.DeepCopy()
+	objectstatus.Project(view, en, nil, time.Now(), nil)
+	byPerson := view.Status.Phase == v1alpha1.PhasePaused && meta.IsStatusConditionFalse(view.Status.Conditions, v1alpha1.ConditionStalled)
+	var command string
+	switch {
+	case c.Spec.Paused && !rep.Paused:
+		command = cutover.CommandPause
+	case !c.Spec.Paused && byPerson:
+		command = cutover.CommandResume
+	default:
+		return nil
+	}
+	// SendTo judges the command against the journal in status, as Send judges it against
+	// a journal file, and stamps it with the run it is for.
+	store := statusstore.New(w.r.client, w.namespace, w.name, statusstore.WithContext(ctx), statusstore.WithLogger(w.log))
+	sent, err := cutover.SendTo(store, paths, cutover.Command{Command: command, By: PausedBy})
+	if err != nil {
+		return fmt.Errorf("cutover %s/%s: spec.paused is %t: send %s: %w", w.namespace, w.name, c.Spec.Paused, command, err)
+	}
+	w.log.Info("spec.paused: command sent to the run", "command", command, "paused", c.Spec.Paused, "id", sent.ID)
+	return nil
+}
+
+// commandWaiting reports whether a command is still waiting in the control directory
+// for the runner to journal it.
+func commandWaiting(dir string) (bool, error) {
+	des, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("control %s: %w", dir, err)
+	}
+	for _, de := range des {
+		if n := de.Name(); filepath.Ext(n) == ".json" && n[0] != '.' {
+			return true, nil
+		}
+	}
+	return false, nil
+}
