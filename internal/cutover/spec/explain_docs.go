@@ -102,7 +102,7 @@ var fieldDocs = map[string]string{
 	"Spec.Retire":                        "Retire optionally waits, after the last step, until the from cluster's observed request rate has stayed low for a window, and then declares it retirable.",
 	"Spec.Rollback":                      "Rollback says how to return to the starting weights when a gate fails or on abort.",
 	"Spec.Select":                        "Select, in place of Records, selects a whole cluster: every weighted record set of the zone with members for both from and to. The selection is made once, when the cutover starts, and kept in its journal: a resume moves what was selected then.",
-	"Spec.Steps":                         "Steps are the stops on the way, in order.",
+	"Spec.Steps":                         "Steps are the stops on the way, in order; at most 64.",
 	"Spec.TTL":                           "TTL optionally lowers the records' TTL before the first step.",
 	"Spec.Timeouts":                      "Timeouts bound the waits.",
 	"Spec.To":                            "From and To are the set identifiers (cluster ids) losing and gaining traffic. With alb they are optional names for the clusters behind alb.from and alb.to (default: the target groups' names), used in weights, gates, the journal and the report.",

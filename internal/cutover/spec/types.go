@@ -78,9 +78,9 @@ type Spec struct {
 
 	To string `json:"to"`
 	// +kubebuilder:validation:MinItems=1
-	// +kubebuilder:validation:MaxItems=256
+	// +kubebuilder:validation:MaxItems=64
 
-	// Steps are the stops on the way, in order.
+	// Steps are the stops on the way, in order; at most 64.
 	Steps []Step `json:"steps"`
 	// +optional
 

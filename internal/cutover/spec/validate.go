@@ -552,12 +552,23 @@ func isTargetGroupName(s string) bool {
 	return true
 }
 
+// MaxSteps bounds spec.steps, in a plan file and (its MaxItems) in a Cutover object. The
+// journal numbers a gradual rollback's stops -2, -3, … and the TTL's writes -100 and
+// -101: a plan with 98 steps or more could journal a stop under a TTL write's number.
+// The bound also keeps a Cutover's journal (a handful of entries a step, in its status)
+// well inside its 2,048 entries. No real cutover comes near 64 steps.
+const MaxSteps = 64
+
 // steps checks every step and warns about steps that probably do not do what was meant.
 func (v validator) steps(sp *field.Path) (errs field.ErrorList) {
 	s := &v.c.Spec
 	stp := sp.Child("steps")
 	if len(s.Steps) == 0 {
 		errs = append(errs, v.ps.required(stp, "want at least one step, e.g. [10, 50, 100]"))
+		return errs
+	}
+	if len(s.Steps) > MaxSteps {
+		errs = append(errs, v.ps.invalid(stp, fmt.Sprintf("%d steps", len(s.Steps)), fmt.Sprintf("want at most %d steps", MaxSteps)))
 		return errs
 	}
 	var prev Weights

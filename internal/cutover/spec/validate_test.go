@@ -2,6 +2,8 @@ package spec
 
 import (
 	"errors"
+	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -457,5 +459,25 @@ func TestValidVariants(t *testing.T) {
 				t.Errorf("unexpected warnings: %v", p.Warnings)
 			}
 		})
+	}
+}
+
+// TestStepsBounded: more than MaxSteps steps is refused, naming the field and the bound;
+// MaxSteps itself is a plan. Past 97 steps a gradual rollback's stops would be journaled
+// under the TTL writes' step numbers.
+func TestStepsBounded(t *testing.T) {
+	steps := func(n int) string {
+		var p []string
+		for i := range n {
+			p = append(p, strconv.Itoa((i+1)*100/n))
+		}
+		return "[" + strings.Join(p, ", ") + "]"
+	}
+	if _, err := Parse([]byte(planYAML(nil, kv{"steps": steps(MaxSteps)})), "plan.yaml"); err != nil {
+		t.Errorf("%d steps: %v", MaxSteps, err)
+	}
+	_, err := Parse([]byte(planYAML(nil, kv{"steps": steps(MaxSteps + 1)})), "plan.yaml")
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("plan.yaml: spec.steps \"%d steps\": want at most %d steps", MaxSteps+1, MaxSteps)) {
+		t.Errorf("%d steps: %v, want spec.steps refused naming the bound", MaxSteps+1, err)
 	}
 }
