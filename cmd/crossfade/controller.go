@@ -19,6 +19,8 @@ import (
 func newControllerCmd(g *globalFlags) *cobra.Command {
 	f := &cli.ControllerOptions{}
 	cmd := cli.NewControllerCommand(f)
+	// Beside the command rather than in main's list: --cutovers and its runner flags.
+	cli.CheckControllerCutoverFlags(&g.Checks, cmd)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		log := g.logger()
 		cli.WarnIgnoredFlags(log, cmd.Flags())
@@ -41,7 +43,7 @@ func runController(ctx context.Context, f *cli.ControllerOptions, log *slog.Logg
 		debug.SetGCPercent(controllerGCPercent)
 	}
 	env := cli.ControllerEnv{PodNamespace: os.Getenv("POD_NAMESPACE"), PodName: os.Getenv("POD_NAME"), PodUID: os.Getenv("POD_UID"),
-		Identity: identity()}
+		Identity: identity(), Hostname: hostname()}
 	// The endpoint as the SDK picks it from the environment.
 	for _, name := range []string{"AWS_ENDPOINT_URL_ROUTE_53", "AWS_ENDPOINT_URL"} {
 		if env.AWSEndpoint == "" {
@@ -61,11 +63,16 @@ func runController(ctx context.Context, f *cli.ControllerOptions, log *slog.Logg
 // identity names this replica in the Lease: the pod's name (its host name in a pod) and
 // a random suffix, so a restarted pod never mistakes the old holder for itself.
 func identity() string {
-	host, err := os.Hostname()
-	if err != nil || host == "" {
-		host = "crossfade"
-	}
 	var b [4]byte
 	_, _ = rand.Read(b[:])
-	return host + "_" + hex.EncodeToString(b[:])
+	return hostname() + "_" + hex.EncodeToString(b[:])
+}
+
+// hostname is the machine's host name (the pod's name in a pod), else "crossfade".
+func hostname() string {
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		return "crossfade"
+	}
+	return host
 }

@@ -28,19 +28,16 @@ import (
 
 // cutoverFlags are shared by the cutover subcommands.
 type cutoverFlags struct {
-	stateDir   string
-	dnsServers []string
-	txtPrefix  string
-	txtSuffix  string
-	route53    route53.Config
+	stateDir  string
+	txtPrefix string
+	txtSuffix string
+	route53   route53.Config
+	// runner holds --dns-server, --elbv2-endpoint and --cloudwatch-endpoint, defined as
+	// `controller --cutovers` defines them.
+	runner cli.CutoverRunnerFlags
 	// logTo is where the logger writes (nil: stderr): run sends its logs away from the
 	// progress display.
 	logTo io.Writer
-	// elbv2Endpoint is the ELBv2 API URL for a plan with spec.alb; "" uses route53's.
-	elbv2Endpoint string
-	// cloudWatchEndpoint is the CloudWatch API URL for a plan with spec.alb (its
-	// albTraffic gates and retire.cloudWatch); "" uses route53's.
-	cloudWatchEndpoint string
 	// cloudMapEndpoint is the Cloud Map API URL for a plan with spec.cloudMap
 	// (its lever and cloudMapDiscovery gates); "" uses the Route 53 endpoint's.
 	cloudMapEndpoint string
@@ -66,14 +63,12 @@ holds for its pause.`,
 	}
 	pf := cmd.PersistentFlags()
 	pf.StringVar(&f.stateDir, "state-dir", defaultStateDir(), "directory of the journal, lock, control and report files")
-	pf.StringSliceVar(&f.dnsServers, "dns-server", nil, "authoritative DNS servers (host:port) for dns gates that list none")
+	f.runner.AddFlags(pf)
 	pf.StringVar(&f.txtPrefix, "txt-prefix", "", "prefix of the ownership TXT names, as the publishers write them")
 	pf.StringVar(&f.txtSuffix, "txt-suffix", "", "suffix of the ownership TXT names, as the publishers write them")
 	cli.Route53Flags(pf, &f.route53)
-	pf.StringVar(&f.elbv2Endpoint, "elbv2-endpoint", "", "ELBv2 API URL for a plan with spec.alb (default: --aws-endpoint's, e.g. the sandbox's)")
 	pf.StringVar(&f.cloudMapEndpoint, "cloudmap-endpoint", "", "Cloud Map (servicediscovery) API URL for a plan with spec.cloudMap (default: --aws-endpoint's, e.g. the sandbox's)")
 	cli.DeprecatedAlias(&g.Checks, cmd, pf, cli.OldServiceDiscoveryEndpoint, "cloudmap-endpoint")
-	pf.StringVar(&f.cloudWatchEndpoint, "cloudwatch-endpoint", "", "CloudWatch API URL for a plan with spec.alb, read by albTraffic gates and retire.cloudWatch (default: --aws-endpoint's, e.g. the sandbox's)")
 	cmd.AddCommand(f.planCmd(g), f.runCmd(g), f.statusCmd(), f.releaseCmd(g))
 	cmd.AddCommand(f.controlCmds(g)...)
 	cmd.AddCommand(explainCmd(g))
@@ -339,8 +334,8 @@ func (f *cutoverFlags) config(cmd *cobra.Command, g *globalFlags, file string) (
 		// loaded when the plan's lever is built; each API's endpoint defaults to
 		// --route53-endpoint (the sandbox serves them all).
 		AWS:              func() (aws.Config, error) { return f.awsConfig(cmd) },
-		ELBv2:            cmp.Or(f.elbv2Endpoint, f.route53.Endpoint),
-		CloudWatch:       cmp.Or(f.cloudWatchEndpoint, f.route53.Endpoint),
+		ELBv2:            cmp.Or(f.runner.ELBv2Endpoint, f.route53.Endpoint),
+		CloudWatch:       cmp.Or(f.runner.CloudWatchEndpoint, f.route53.Endpoint),
 		ServiceDiscovery: cmp.Or(f.cloudMapEndpoint, f.route53.Endpoint),
 		// The Route 53 lever: the provider, built with the plan's lever.
 		DNS: func() (lrroute53.DNS, error) {
@@ -348,7 +343,7 @@ func (f *cutoverFlags) config(cmd *cobra.Command, g *globalFlags, file string) (
 			r53.Logger = log
 			return route53.New(cmd.Context(), r53)
 		}}
-	return cutover.Config{Plan: p, Levers: levers.New(env), StateDir: f.stateDir, By: whoAmI(), DNSServers: f.dnsServers, Logger: log}, nil
+	return cutover.Config{Plan: p, Levers: levers.New(env), StateDir: f.stateDir, By: whoAmI(), DNSServers: f.runner.DNSServers, Logger: log}, nil
 }
 
 // awsConfig loads the AWS configuration (credentials, region, retries) of the ALB and

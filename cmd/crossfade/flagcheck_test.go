@@ -128,6 +128,12 @@ func badValues() []badValue {
 		{line(ctlLine, "--gateway-namespace=a.b"), "gateway-namespace", `want a namespace name`},
 		{line(ctlLine, "--gateway-name=-gw"), "gateway-name", `want a Gateway name`},
 		{line(ctlLine, "--gateway-label-filter=a in b"), "gateway-label-filter", `want a selector`},
+		{line(ctlLine, "--cutovers", "--dns-server=:53"), "dns-server", `--dns-server ":53": want host:port of a DNS server`},
+		{line(ctlLine, "--cutovers", "--elbv2-endpoint=x"), "elbv2-endpoint", `want an http:// or https:// URL`},
+		{line(ctlLine, "--cutovers", "--cloudwatch-endpoint=x"), "cloudwatch-endpoint", `want an http:// or https:// URL`},
+		{line(ctlLine, "--dns-server=192.0.2.53:53"), "dns-server", `--dns-server: only with --cutovers`},
+		{line(ctlLine, "--cutovers", "--once"), "cutovers", `--cutovers: not with --once`},
+		{line(ctlLine, "--cutovers", "--dry-run"), "cutovers", `--cutovers: not with --dry-run`},
 
 		{[]string{"handover", "--zone=", "--from=blue", "--to=green"}, "zone", `--zone "": want a hosted zone's name or id`},
 		{[]string{"handover", "--zone=example.com", "--from=a b", "--to=green"}, "from", `--from "a b": want an owner id without`},
@@ -275,6 +281,7 @@ func TestFlagValuesAccepted(t *testing.T) {
 		{"demo", "--lever=alb", "--pause=100ms", "--ui=localhost:0"},
 		{"demo", "--pause=1s", "--clients=1"},
 		line(syncLine, "--dry-run", "--dry-run-dir=out", "--aws-max-retries=0", "--zone-id-filter=/hostedzone/Z1D633PJN98FT9", "--domain-filter=.example.com.", "--managed-record-types=A,TXT", "--aws-zone-type=private", "--txt-prefix=%{record_type}-", "--annotation-filter=a in (b)"),
+		line(ctlLine, "--cutovers", "--dns-server=ns1.example.com", "--elbv2-endpoint=http://127.0.0.1:10080", "--cloudwatch-endpoint=https://monitoring.us-east-1.amazonaws.com"),
 		line(ctlLine, "--source=node", "--hold-probe-interval=0s", "--master=10.0.0.1:6443", "--metrics-address=127.0.0.1:0", "--hold-probe-servers=[::1]:53", "--aws-endpoint=http://127.0.0.1:10080"),
 		// An external-dns Deployment's arguments, as test/controller runs them.
 		{"controller", "--source=service", "--source=ingress", "--source=node", "--domain-filter=example.com", "--provider=aws",

@@ -97,12 +97,10 @@ func CheckControllerFlags(fc *FlagChecks, c *cobra.Command) {
 func CheckCutoverFlags(fc *FlagChecks, c *cobra.Command) {
 	pf := c.PersistentFlags()
 	fc.Want(pf, "state-dir", NotEmpty("a directory for the journal, lock, control and report files"))
-	fc.Want(pf, "dns-server", DNSServer)
+	CheckCutoverRunnerFlags(fc, pf)
 	CheckTXTFlags(fc, c, pf)
 	CheckRoute53Flags(fc, pf)
-	for _, name := range []string{"elbv2-endpoint", "cloudmap-endpoint", "cloudwatch-endpoint"} {
-		fc.Want(pf, name, Optional(HTTPURL))
-	}
+	fc.Want(pf, "cloudmap-endpoint", Optional(HTTPURL))
 	sub := func(name string) *cobra.Command {
 		for _, s := range c.Commands() {
 			if s.Name() == name {

@@ -1,12 +1,14 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
 	"strings"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/smithy-go/middleware"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -14,12 +16,17 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
+	"github.com/crossfade-io/crossfade/internal/awsconfig"
 	"github.com/crossfade-io/crossfade/internal/cloudmap"
 	"github.com/crossfade-io/crossfade/internal/controller"
+	lrroute53 "github.com/crossfade-io/crossfade/internal/cutover/lever/route53"
+	"github.com/crossfade-io/crossfade/internal/cutover/levers"
+	"github.com/crossfade-io/crossfade/internal/cutover/reconciler"
 	"github.com/crossfade-io/crossfade/internal/metrics"
 	"github.com/crossfade-io/crossfade/internal/provider"
 	"github.com/crossfade-io/crossfade/internal/provider/cache"
 	"github.com/crossfade-io/crossfade/internal/provider/route53"
+	"github.com/crossfade-io/crossfade/internal/registry"
 )
 
 // ControllerOptions are `crossfade controller`'s flags. Those external-dns also has keep
@@ -50,6 +57,11 @@ type ControllerOptions struct {
 	backoffBase, backoffMax time.Duration
 
 	cloudMap cloudMapFlags
+
+	// cutovers runs the cluster's Cutover objects (--cutovers), with cutover's runner
+	// flags.
+	cutovers bool
+	cutover  CutoverRunnerFlags
 
 	leaderElect    bool
 	leaseNamespace string
@@ -110,6 +122,60 @@ func (c *cloudMapFlags) publisher(ctx context.Context, f *ControllerOptions, m *
 	return p, nil
 }
 
+// CutoverRunnerFlags are the flags of what runs a cutover's steps that `crossfade cutover`
+// and `crossfade controller --cutovers` share, defined here once so that both name and
+// explain them alike. (The Cloud Map endpoint is each command's own --cloudmap-endpoint.)
+type CutoverRunnerFlags struct {
+	// DNSServers are the authoritative DNS servers (host:port) of dns gates that list none.
+	DNSServers []string
+	// ELBv2Endpoint and CloudWatchEndpoint are those APIs' URLs for a plan with spec.alb;
+	// "" is the Route 53 endpoint's.
+	ELBv2Endpoint, CloudWatchEndpoint string
+}
+
+// AddFlags defines --dns-server, --elbv2-endpoint and --cloudwatch-endpoint in fs.
+func (o *CutoverRunnerFlags) AddFlags(fs *pflag.FlagSet) {
+	fs.StringSliceVar(&o.DNSServers, "dns-server", nil, "authoritative DNS servers (host:port) for dns gates that list none")
+	fs.StringVar(&o.ELBv2Endpoint, "elbv2-endpoint", "", "ELBv2 API URL for a plan with spec.alb (default: --aws-endpoint's, e.g. the sandbox's)")
+	fs.StringVar(&o.CloudWatchEndpoint, "cloudwatch-endpoint", "", "CloudWatch API URL for a plan with spec.alb, read by albTraffic gates and retire.cloudWatch (default: --aws-endpoint's, e.g. the sandbox's)")
+}
+
+// CheckCutoverRunnerFlags declares what the values of the flags CutoverRunnerFlags.AddFlags
+// defined in fs must be.
+func CheckCutoverRunnerFlags(fc *FlagChecks, fs *pflag.FlagSet) {
+	fc.Want(fs, "dns-server", DNSServer)
+	for _, name := range []string{"elbv2-endpoint", "cloudwatch-endpoint"} {
+		fc.Want(fs, name, Optional(HTTPURL))
+	}
+}
+
+// CheckControllerCutoverFlags declares what `crossfade controller`'s --cutovers and the
+// runner flags that go with it must be: their values, and that they are given together.
+func CheckControllerCutoverFlags(fc *FlagChecks, c *cobra.Command) {
+	fl := c.Flags()
+	CheckCutoverRunnerFlags(fc, fl)
+	fc.Check(c, func() error {
+		on, _ := fl.GetBool("cutovers")
+		if !on {
+			// A flag that configures nothing would read as if it did.
+			for _, name := range []string{"dns-server", "elbv2-endpoint", "cloudwatch-endpoint"} {
+				if fl.Changed(name) {
+					return fmt.Errorf("--%s: only with --cutovers, whose cutovers it configures", name)
+				}
+			}
+			return nil
+		}
+		// A cutover runs for minutes to hours and moves traffic: neither one reconcile
+		// nor a dry run can hold it.
+		for _, name := range []string{"once", "dry-run"} {
+			if v, _ := fl.GetBool(name); v {
+				return fmt.Errorf("--cutovers: not with --%s: a cutover's steps are written and held for minutes to hours; run the controller without --%s", name, name)
+			}
+		}
+		return nil
+	})
+}
+
 // AddFlags defines `crossfade controller`'s flags in fl.
 func (f *ControllerOptions) AddFlags(fl *pflag.FlagSet) {
 	f.PublishOptions.AddFlags(fl)
@@ -131,6 +197,9 @@ func (f *ControllerOptions) AddFlags(fl *pflag.FlagSet) {
 	fl.DurationVar(&f.holdProbe, "hold-probe-interval", controller.DefaultHoldProbe, "how often each name where this controller publishes weighted records is asked (by DNS, from the zone's name servers: no Route 53 API call) whether a cutover holds it, so that the hold is confirmed for cutover release without waiting for --resync-interval; 0 turns probing off")
 	fl.StringSliceVar(&f.holdProbeServers, "hold-probe-servers", nil, "host:port of the DNS servers asked by --hold-probe-interval instead of each zone's own name servers (repeatable; needed for private zones, and for a sandbox: with --aws-endpoint on this machine and no --hold-probe-servers, nothing is probed)")
 	f.cloudMap.add(fl)
+	fl.BoolVar(&f.cutovers, "cutovers", false, "also run every Cutover object (cutovers.crossfade.io) in --namespace (default: all) with the engine, levers and gates of 'crossfade cutover run', journaled in the object's status; "+
+		"on every replica, without leader election: each Cutover has its own Lease, so one replica runs it and another resumes it from its status when that one dies")
+	f.cutover.AddFlags(fl)
 	fl.BoolVar(&f.leaderElect, "leader-elect", true, "elect one writing replica through a coordination.k8s.io Lease")
 	fl.StringVar(&f.leaseNamespace, "leader-election-namespace", "", "namespace of the Lease (default: the pod's, else default)")
 	fl.StringVar(&f.leaseName, "leader-election-id", "crossfade-controller", "name of the Lease")
@@ -161,6 +230,9 @@ type ControllerEnv struct {
 	AWSEndpoint string
 	// Identity names this replica in the Lease.
 	Identity string
+	// Hostname is the machine's host name (a pod's name in a pod): with --cutovers, the
+	// holder of the Cutovers' Leases when PodName is empty.
+	Hostname string
 }
 
 // Config builds what controller.RunApp runs from: the Kubernetes client configuration,
@@ -195,7 +267,15 @@ func (f *ControllerOptions) Config(ctx context.Context, env ControllerEnv, log *
 			leaseNamespace = ns
 		}
 	}
-	return controller.AppConfig{REST: restCfg, Sources: f.sources, Namespace: f.source.Namespace,
+	var cutovers controller.CutoverRunner
+	if f.cutovers {
+		rc, err := f.cutoverRunner(ctx, env, restCfg, log)
+		if err != nil {
+			return controller.AppConfig{}, err
+		}
+		cutovers = runCutovers(rc)
+	}
+	return controller.AppConfig{REST: restCfg, Sources: f.sources, Namespace: f.source.Namespace, Cutovers: cutovers,
 		Syncer: p.Syncer, Source: p.Source, Zones: zones, Metrics: m, MetricsAddress: f.metricsAddress, CloudMap: cm,
 		Debounce: f.debounce, MaxDelay: f.maxDelay, Interval: f.interval, CRDPoll: f.crdPoll,
 		BackoffBase: f.backoffBase, BackoffMax: f.backoffMax,
@@ -205,6 +285,47 @@ func (f *ControllerOptions) Config(ctx context.Context, env ControllerEnv, log *
 			LeaseDuration: f.leaseDuration, RenewDeadline: f.renewDeadline, RetryPeriod: f.retryPeriod},
 		Pod:   controller.PodReference(env.PodNamespace, env.PodName, env.PodUID),
 		Owner: f.registry.OwnerID, DryRun: f.DryRun, Logger: log}, nil
+}
+
+// cutoverRunner configures what runs the cluster's Cutover objects (--cutovers): the
+// levers and gate clients of `crossfade cutover run`, built from the controller's AWS
+// flags, and the replica's name as the holder of their Leases. Called after Build, so
+// that f.route53 holds the SDK's retries and the metrics' API option.
+func (f *ControllerOptions) cutoverRunner(ctx context.Context, env ControllerEnv, restCfg *rest.Config, log *slog.Logger) (reconciler.Config, error) {
+	// The members' ownership records are found with the TXT affixes this controller
+	// publishes with; no owner id is needed to read them.
+	reg, err := registry.New(f.registry)
+	if err != nil {
+		return reconciler.Config{}, fmt.Errorf("--cutovers: %w", err)
+	}
+	// The Route 53 lever reads the zone live (not the publisher's cache) and is not
+	// limited by --domain-filter, --zone-id-filter or --aws-zone-type: a plan names its
+	// zone, as for `cutover run`.
+	r53 := route53.Config{Endpoint: f.route53.Endpoint, Region: f.route53.Region, MaxRetries: f.route53.MaxRetries,
+		MaxBackoff: f.route53.MaxBackoff, APIOptions: f.route53.APIOptions, Logger: log}
+	leverEnv := levers.Env{Registry: reg,
+		AWS: func() (aws.Config, error) {
+			return awsconfig.Load(ctx, awsconfig.Options{Region: r53.Region, MaxRetries: r53.MaxRetries, MaxBackoff: r53.MaxBackoff})
+		},
+		ELBv2:            cmp.Or(f.cutover.ELBv2Endpoint, r53.Endpoint),
+		CloudWatch:       cmp.Or(f.cutover.CloudWatchEndpoint, r53.Endpoint),
+		ServiceDiscovery: cmp.Or(f.cloudMap.endpoint, r53.Endpoint),
+		DNS:              func() (lrroute53.DNS, error) { return route53.New(ctx, r53) }}
+	return reconciler.Config{REST: restCfg, Namespace: f.source.Namespace, Identity: cmp.Or(env.PodName, env.Hostname, "crossfade"),
+		Levers: levers.New(leverEnv), DNSServers: f.cutover.DNSServers, Logger: log}, nil
+}
+
+// runCutovers is the controller's CutoverRunner over rc: a reconciler with its state in
+// the directory the controller gives it.
+func runCutovers(rc reconciler.Config) controller.CutoverRunner {
+	return func(ctx context.Context, stateDir string) error {
+		rc.StateDir = stateDir
+		r, err := reconciler.New(rc)
+		if err != nil {
+			return err
+		}
+		return r.Run(ctx)
+	}
 }
 
 // restConfig builds the Kubernetes client configuration: --kubeconfig, else in-cluster,

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/spf13/cobra"
@@ -60,6 +61,57 @@ func TestControllerConfig(t *testing.T) {
 			if cfg.REST == nil || cfg.REST.Host != "https://127.0.0.1:6443" || cfg.Syncer == nil || cfg.Zones == nil || cfg.Metrics == nil || cfg.Owner != "blue" {
 				t.Errorf("Config = REST %v, syncer %v, zones %v, metrics %v, owner %q: want --master's client, the parts built, owner blue",
 					cfg.REST, cfg.Syncer, cfg.Zones, cfg.Metrics, cfg.Owner)
+			}
+		})
+	}
+}
+
+// TestControllerCutovers: --cutovers configures the Cutover runner from the controller's
+// own flags and environment: the --namespace scope, the pod's name as the holder of the
+// Leases (else the host name), --dns-server, the same Kubernetes client, the levers; and
+// without --cutovers there is none.
+func TestControllerCutovers(t *testing.T) {
+	base := []string{"--txt-owner-id=blue", "--source=service", "--master=https://127.0.0.1:6443", "--aws-region=us-east-1"}
+	cases := []struct {
+		name string
+		args []string
+		env  ControllerEnv
+		// on is whether a runner is configured; the others are its configuration.
+		on                      bool
+		wantNS, wantID, wantDNS string
+	}{
+		{name: "off by default", args: base},
+		{name: "in a pod, one namespace", args: append([]string{"--cutovers", "--namespace=shop", "--dns-server=192.0.2.53:53"}, base...),
+			env: ControllerEnv{PodName: "crossfade-0", Hostname: "node-1", Identity: "crossfade-0_ab"},
+			on:  true, wantNS: "shop", wantID: "crossfade-0", wantDNS: "192.0.2.53:53"},
+		{name: "outside a pod, every namespace", args: append([]string{"--cutovers"}, base...),
+			env: ControllerEnv{Hostname: "laptop", Identity: "laptop_ab"}, on: true, wantID: "laptop"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			o := &ControllerOptions{}
+			c := &cobra.Command{Use: "controller"}
+			o.AddFlags(c.Flags())
+			if err := c.Flags().Parse(tc.args); err != nil {
+				t.Fatal(err)
+			}
+			cfg, err := o.Config(t.Context(), tc.env, nil)
+			if err != nil {
+				t.Fatalf("Config: %v", err)
+			}
+			if got := cfg.Cutovers != nil; got != tc.on {
+				t.Fatalf("Config: cutover runner configured %v, want %v", got, tc.on)
+			}
+			if !tc.on {
+				return
+			}
+			rc, err := o.cutoverRunner(t.Context(), tc.env, cfg.REST, nil)
+			if err != nil {
+				t.Fatalf("cutoverRunner: %v", err)
+			}
+			if rc.REST != cfg.REST || rc.Namespace != tc.wantNS || rc.Identity != tc.wantID || strings.Join(rc.DNSServers, ",") != tc.wantDNS || rc.Levers == nil {
+				t.Errorf("cutover runner = REST %p, namespace %q, identity %q, DNS servers %v, levers %v; want REST %p, %q, %q, %q, levers set",
+					rc.REST, rc.Namespace, rc.Identity, rc.DNSServers, rc.Levers != nil, cfg.REST, tc.wantNS, tc.wantID, tc.wantDNS)
 			}
 		})
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"os"
 	"slices"
 	"time"
 
@@ -45,6 +46,9 @@ type AppConfig struct {
 	MetricsAddress string
 	// CloudMap publishes Services' endpoints as Cloud Map instances; nil when off.
 	CloudMap *cloudmap.Publisher
+	// Cutovers runs the Cutover objects (--cutovers) beside the publisher, on every
+	// replica (each Cutover has its own Lease); nil when off.
+	Cutovers CutoverRunner
 	// Debounce, MaxDelay, Interval, CRDPoll, BackoffBase and BackoffMax are Config's
 	// and WatchConfig's fields of those names.
 	Debounce, MaxDelay, Interval, CRDPoll time.Duration
@@ -68,6 +72,12 @@ type AppConfig struct {
 	Logger *slog.Logger
 }
 
+// CutoverRunner runs Cutover objects until ctx ends, keeping their control files and
+// reports in stateDir, a directory RunApp makes and removes; the caller builds it from
+// internal/cutover/reconciler. A function rather than the reconciler itself, so that this
+// package, which the cutover packages' tests import, imports none of them.
+type CutoverRunner func(ctx context.Context, stateDir string) error
+
 // app is a controller's parts, built by RunApp.
 type app struct {
 	cfg     AppConfig
@@ -83,6 +93,9 @@ type app struct {
 // events, metrics and health server, leader election. It returns when the loop has
 // stopped and the server has shut down.
 func RunApp(ctx context.Context, cfg AppConfig) error {
+	if cfg.Cutovers != nil && (cfg.Once || cfg.DryRun) {
+		return errors.New("--cutovers: not with --once or --dry-run: a cutover's steps are written and held for minutes to hours")
+	}
 	a := &app{cfg: cfg, log: cfg.Logger}
 	if a.log == nil {
 		a.log = slog.New(slog.DiscardHandler)
@@ -121,8 +134,54 @@ func RunApp(ctx context.Context, cfg AppConfig) error {
 		<-served
 	}()
 	a.log.Info("serving metrics", "addr", ln.Addr().String(), "paths", []string{metrics.PathMetrics, metrics.PathHealthz, metrics.PathReadyz})
-	a.log.Info("starting", "sources", a.sources, "owner", cfg.Owner, "cloudmap", cfg.CloudMap != nil, "dry_run", cfg.DryRun)
-	return a.run(ctx)
+	a.log.Info("starting", "sources", a.sources, "owner", cfg.Owner, "cloudmap", cfg.CloudMap != nil, "cutovers", cfg.Cutovers != nil, "dry_run", cfg.DryRun)
+	if cfg.Cutovers == nil {
+		return a.run(ctx)
+	}
+	return a.runWithCutovers(ctx)
+}
+
+// runWithCutovers runs the publisher (a.run) and the Cutover reconciler side by side
+// under one context, and returns once both have stopped. The reconciler runs whether or
+// not this replica leads: each Cutover has its own Lease. Should it stop on its own, the
+// publisher is stopped too and the error returned, so that the pod restarts rather than
+// keep running without its cutovers.
+func (a *app) runWithCutovers(ctx context.Context) error {
+	// Control commands and reports are files of the engine's; in a pod they are scratch,
+	// the journal being in each Cutover's status.
+	dir, err := os.MkdirTemp("", "crossfade-cutovers-")
+	if err != nil {
+		return fmt.Errorf("--cutovers: state directory: %w", err)
+	}
+	defer func() {
+		if err := os.RemoveAll(dir); err != nil {
+			a.log.Warn("cutovers: state directory not removed", "dir", dir, "err", err)
+		}
+	}()
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	stopped := make(chan error, 1)
+	go func() {
+		err := a.cfg.Cutovers(ctx, dir)
+		if ctx.Err() == nil {
+			// Stopped before it was asked to: the replica cannot run cutovers.
+			if err == nil {
+				err = errors.New("stopped")
+			}
+			err = fmt.Errorf("--cutovers: the cutover reconciler stopped: %w", err)
+			stop()
+		} else {
+			err = nil
+		}
+		stopped <- err
+	}()
+	a.log.Info("running cutovers", "state_dir", dir)
+	err = a.run(ctx)
+	stop()
+	if cerr := <-stopped; cerr != nil {
+		return cerr
+	}
+	return err
 }
 
 // clients builds the Kubernetes clients: the typed one (a.client) and the dynamic one.

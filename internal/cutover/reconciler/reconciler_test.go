@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -93,6 +94,8 @@ type fixture struct {
 	ns  string
 	z   *levertest.Zone
 	dns *countingDNS
+	// stateDir is the last reconciler's StateDir.
+	stateDir string
 }
 
 // fixture makes a namespace of its own (a reconciler of another subtest never sees its
@@ -110,8 +113,9 @@ func (e *env) fixture(t *testing.T, ns string) *fixture {
 // intervals so that a run takes seconds.
 func (f *fixture) reconciler(t *testing.T, identity string, lease time.Duration) *Reconciler {
 	t.Helper()
+	f.stateDir = t.TempDir()
 	r, err := New(Config{REST: f.kc.Config(), Namespace: f.ns, Identity: identity, Levers: f.z.Levers(f.dns),
-		StateDir: t.TempDir(), DNSServers: []string{f.z.SB.DNSAddr()}, LeaseDuration: lease,
+		StateDir: f.stateDir, DNSServers: []string{f.z.SB.DNSAddr()}, LeaseDuration: lease,
 		Logger: slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 	if err != nil {
 		t.Fatal(err)
@@ -284,8 +288,18 @@ func TestReconciler(t *testing.T) {
 			t.Errorf("observedGeneration %d, want %d", c.Status.ObservedGeneration, c.Generation)
 		}
 		f.wantWeights(t, 0, 100)
-		if err := statusstore.New(f.c, f.ns, "app").Held(); err != nil {
-			t.Errorf("lease after the run: %v, want released", err)
+		// The engine's report, as `cutover run` leaves it, and the Lease let go: both come
+		// once the journal has ended, so after the status said Completed.
+		report := cutover.PathsFor(filepath.Join(f.stateDir, f.ns), "app").Report
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+			_, err := os.Stat(report)
+			held := statusstore.New(f.c, f.ns, "app").Held()
+			if err == nil && held == nil {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("after the run: report %v, lease %v; want the report written and the lease released", err, held)
+			}
 		}
 	})
 

@@ -209,6 +209,11 @@ func stuck(err error) bool {
 func (w *worker) run(ctx context.Context, c *v1alpha1.Cutover, plan *spec.Plan) (time.Duration, error) {
 	r := w.r
 	resume := len(c.Status.Journal) > 0
+	// The journal is in status; the report and the control files stay files here, and
+	// with no journal file nothing else creates the directory the engine writes them to.
+	if err := os.MkdirAll(w.stateDir, 0o755); err != nil {
+		return 0, fmt.Errorf("cutover %s/%s: state dir: %w", w.namespace, w.name, err)
+	}
 	hook := func(obj *v1alpha1.Cutover) {
 		objectstatus.Project(obj, entries(obj), plan, time.Now(), nil)
 	}
