@@ -22,45 +22,19 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/yaml"
 
-	"github.com/crossfade-io/crossfade/internal/changes"
 	"github.com/crossfade-io/crossfade/internal/cutover"
 	"github.com/crossfade-io/crossfade/internal/cutover/api/v1alpha1"
 	"github.com/crossfade-io/crossfade/internal/cutover/journal"
 	"github.com/crossfade-io/crossfade/internal/cutover/journal/statusstore"
 	"github.com/crossfade-io/crossfade/internal/cutover/lever"
 	"github.com/crossfade-io/crossfade/internal/cutover/lever/levertest"
-	lr53 "github.com/crossfade-io/crossfade/internal/cutover/lever/route53"
 	"github.com/crossfade-io/crossfade/internal/kubetest"
-	"github.com/crossfade-io/crossfade/internal/provider"
 	"github.com/crossfade-io/crossfade/internal/sandbox"
 )
 
 // deadline bounds every wait of these tests: a failure deadline, far above what each
 // takes, not a timed assertion.
 const deadline = 120 * time.Second
-
-// countingDNS is the zone's Route 53 provider (the real SDK against the sandbox),
-// counting the change batches sent: each is one ChangeResourceRecordSets call.
-type countingDNS struct {
-	lr53.DNS
-	mu      sync.Mutex
-	applied int
-}
-
-// ApplyChange counts the batch and sends it.
-func (d *countingDNS) ApplyChange(ctx context.Context, zone provider.Zone, batch changes.Batch, comment string) (string, error) {
-	d.mu.Lock()
-	d.applied++
-	d.mu.Unlock()
-	return d.DNS.ApplyChange(ctx, zone, batch, comment)
-}
-
-// count is the number of batches sent so far.
-func (d *countingDNS) count() int {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.applied
-}
 
 // env is a real API server with the Cutover CRD installed.
 type env struct {
@@ -93,7 +67,7 @@ type fixture struct {
 	*env
 	ns  string
 	z   *levertest.Zone
-	dns *countingDNS
+	dns *levertest.CountingDNS
 	// stateDir is the last reconciler's StateDir.
 	stateDir string
 }
@@ -106,7 +80,7 @@ func (e *env) fixture(t *testing.T, ns string) *fixture {
 		t.Fatalf("create namespace %s: %v", ns, err)
 	}
 	z := levertest.NewZone(t, sandbox.Config{}, 100, 0)
-	return &fixture{env: e, ns: ns, z: z, dns: &countingDNS{DNS: z.DNS}}
+	return &fixture{env: e, ns: ns, z: z, dns: &levertest.CountingDNS{DNS: z.DNS}}
 }
 
 // reconciler builds a Reconciler of f's namespace named identity, with short engine
@@ -314,7 +288,7 @@ func TestReconciler(t *testing.T) {
 		if st == nil || st.Status != metav1.ConditionTrue || !strings.Contains(st.Message, "cutover/app: spec.to") {
 			t.Errorf("Stalled condition %+v: want True naming cutover/app: spec.to", st)
 		}
-		if n := f.dns.count(); n != 0 {
+		if n := f.dns.Count(); n != 0 {
 			t.Errorf("%d change batches sent for an invalid spec, want none", n)
 		}
 	})
@@ -330,8 +304,8 @@ func TestReconciler(t *testing.T) {
 		if rc == nil || rc.Status != metav1.ConditionFalse || rc.Reason != "PausedBeforeStart" {
 			t.Errorf("Reconciling condition %+v: want False, PausedBeforeStart", rc)
 		}
-		if len(c.Status.Journal) != 0 || f.dns.count() != 0 {
-			t.Errorf("a Cutover paused before its start journaled %d entries and sent %d change batches, want none", len(c.Status.Journal), f.dns.count())
+		if len(c.Status.Journal) != 0 || f.dns.Count() != 0 {
+			t.Errorf("a Cutover paused before its start journaled %d entries and sent %d change batches, want none", len(c.Status.Journal), f.dns.Count())
 		}
 		f.setPaused(t, "app", false)
 		f.waitFor(t, "app", "Completed", phase(v1alpha1.PhaseCompleted))
@@ -433,7 +407,7 @@ func TestReconciler(t *testing.T) {
 		for _, n := range count(en, "written") {
 			written += n
 		}
-		if sent := f.dns.count(); sent != written {
+		if sent := f.dns.Count(); sent != written {
 			t.Errorf("%d change batches sent to Route 53, %d journaled as written", sent, written)
 		}
 		if by := c.Status.Journal[len(c.Status.Journal)-1]; by.Seq != len(c.Status.Journal) {
@@ -453,7 +427,7 @@ func TestReconciler(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		cli := &countingDNS{DNS: f.z.DNS}
+		cli := &levertest.CountingDNS{DNS: f.z.DNS}
 		dir := t.TempDir()
 		_, err = cutover.Run(t.Context(), cutover.Config{Plan: plan, Levers: f.z.Levers(cli), StateDir: dir, By: "alice@laptop",
 			DNSServers: []string{f.z.SB.DNSAddr()}, CheckInterval: 100 * time.Millisecond, PollInterval: 20 * time.Millisecond}, false)
@@ -461,7 +435,7 @@ func TestReconciler(t *testing.T) {
 		if !errors.As(err, &held) {
 			t.Fatalf("CLI run while the controller runs it: %v, want refused by the authority record (*lever.HeldError)", err)
 		}
-		if n := cli.count(); n != 0 {
+		if n := cli.Count(); n != 0 {
 			t.Errorf("the refused CLI run sent %d change batches, want none", n)
 		}
 		paths := cutover.PathsFor(dir, "app")

@@ -6,42 +6,16 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/crossfade-io/crossfade/internal/changes"
 	"github.com/crossfade-io/crossfade/internal/cutover"
 	"github.com/crossfade-io/crossfade/internal/cutover/journal"
 	"github.com/crossfade-io/crossfade/internal/cutover/lever/levertest"
 	lr53 "github.com/crossfade-io/crossfade/internal/cutover/lever/route53"
 	"github.com/crossfade-io/crossfade/internal/cutover/spec"
-	"github.com/crossfade-io/crossfade/internal/provider"
 	"github.com/crossfade-io/crossfade/internal/sandbox"
 )
-
-// countingDNS is the zone's Route 53 provider (the real SDK against the sandbox),
-// counting the change batches sent: each is one ChangeResourceRecordSets call.
-type countingDNS struct {
-	lr53.DNS
-	mu      sync.Mutex
-	applied int
-}
-
-// ApplyChange counts the batch and sends it.
-func (d *countingDNS) ApplyChange(ctx context.Context, zone provider.Zone, batch changes.Batch, comment string) (string, error) {
-	d.mu.Lock()
-	d.applied++
-	d.mu.Unlock()
-	return d.DNS.ApplyChange(ctx, zone, batch, comment)
-}
-
-// count is the number of batches sent so far.
-func (d *countingDNS) count() int {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.applied
-}
 
 // progressFunc is a cutover.Progress from a function.
 type progressFunc func(cutover.Event)
@@ -208,7 +182,7 @@ func TestEngineOverStatus(t *testing.T) {
 func killAndResume(t *testing.T, name string, replica func(n int) func(string) journal.Store, dir string, read func() []journal.Entry) ([]journal.Entry, int) {
 	t.Helper()
 	z := levertest.NewZone(t, sandbox.Config{}, 100, 0)
-	dns := &countingDNS{DNS: z.DNS}
+	dns := &levertest.CountingDNS{DNS: z.DNS}
 	p := enginePlan(2 * time.Second)
 	p.Name = name
 	ctx, kill := context.WithCancel(context.Background())
@@ -241,5 +215,5 @@ func killAndResume(t *testing.T, name string, replica func(n int) func(string) j
 	if a, _ := z.Weights(t); a["green"] != 100 || a["blue"] != 0 {
 		t.Errorf("weights after the resume of %s: %v, want green 100", name, a)
 	}
-	return read(), dns.count()
+	return read(), dns.Count()
 }
