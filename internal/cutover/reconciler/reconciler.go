@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
@@ -100,6 +101,9 @@ func New(cfg Config) (*Reconciler, error) {
 // stopped this way keeps its Lease until it expires (LeaseDuration): a standby replica
 // then takes it over from status.
 func (r *Reconciler) Run(ctx context.Context) error {
+	if err := r.checkAccess(ctx); err != nil {
+		return err
+	}
 	lw := cache.NewListWatchFromClient(r.client.Cutovers, v1alpha1.Resource, r.cfg.Namespace, fields.Everything())
 	inf := cache.NewSharedIndexInformer(lw, &v1alpha1.Cutover{}, resyncPeriod, cache.Indexers{})
 
@@ -253,3 +257,23 @@ func (w *worker) poke() {
 
 // stop cancels the worker; its done channel closes once it has returned.
 func (w *worker) stop() { w.cancel() }
+
+// checkAccess lists one Cutover once, so that a cluster without the CRD, or a service
+// account without the right to read Cutovers, is an error naming the fix rather than an
+// informer that retries in silence while the controller reports ready. Other errors (the
+// API server not answering yet) are left to the informer, which retries them.
+func (r *Reconciler) checkAccess(ctx context.Context) error {
+	err := r.client.Cutovers.Get().NamespaceIfScoped(r.cfg.Namespace, r.cfg.Namespace != "").Resource(v1alpha1.Resource).
+		Param("limit", "1").Do(ctx).Error()
+	scope := "every namespace"
+	if r.cfg.Namespace != "" {
+		scope = "namespace " + r.cfg.Namespace
+	}
+	switch {
+	case apierrors.IsNotFound(err):
+		return fmt.Errorf("--cutovers: the Cutover CRD (cutovers.crossfade.io) is not installed: apply deploy/crds/cutovers.crossfade.io.yaml, or install the chart with cutovers.enabled=true: %w", err)
+	case apierrors.IsForbidden(err):
+		return fmt.Errorf("--cutovers: may not list cutovers.crossfade.io in %s: grant get, list and watch on cutovers, update on cutovers/status, and get, create and update on leases (coordination.k8s.io): %w", scope, err)
+	}
+	return nil
+}

@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/yaml"
 
 	"github.com/crossfade-io/crossfade/internal/cutover"
@@ -446,6 +447,43 @@ func TestReconciler(t *testing.T) {
 		f.wantWeights(t, 0, 100)
 		if passed := count(entriesOf(c), "step-passed"); len(passed) != 3 {
 			t.Errorf("steps passed %v, want each of 3 once", passed)
+		}
+	})
+}
+
+// TestRunRefusesWithoutAccess: a cluster without the Cutover CRD, or a service account
+// that may not list Cutovers, stops Run at once with an error that says what to install
+// or grant; an informer retrying in silence would leave the controller reporting ready
+// while no Cutover runs.
+func TestRunRefusesWithoutAccess(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts kube-apiserver")
+	}
+	run := func(t *testing.T, cfg *rest.Config, ns string) error {
+		t.Helper()
+		r, err := New(Config{REST: cfg, Namespace: ns, Identity: "replica-a", Levers: levertest.NewZone(t, sandbox.Config{}, 100, 0).Levers(nil), StateDir: t.TempDir()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Without the check Run would watch until this ends, and return nil.
+		ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+		defer cancel()
+		return r.Run(ctx)
+	}
+	t.Run("no CRD", func(t *testing.T) {
+		kc := kubetest.Start(t)
+		err := run(t, kc.Config(), "")
+		if err == nil || !strings.Contains(err.Error(), "--cutovers: the Cutover CRD (cutovers.crossfade.io) is not installed: apply deploy/crds/cutovers.crossfade.io.yaml") {
+			t.Errorf("Run without the CRD: %v", err)
+		}
+	})
+	t.Run("forbidden", func(t *testing.T) {
+		e := start(t)
+		cfg := rest.CopyConfig(e.kc.Config())
+		cfg.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:crossfade:crossfade"}
+		err := run(t, cfg, "shop")
+		if err == nil || !strings.Contains(err.Error(), "--cutovers: may not list cutovers.crossfade.io in namespace shop: grant get, list and watch on cutovers") {
+			t.Errorf("Run without the right to list Cutovers: %v", err)
 		}
 	})
 }
