@@ -202,15 +202,6 @@ func holding(i int32) func(*v1alpha1.Cutover) bool {
 	}
 }
 
-// entriesOf is the object's journal.
-func entriesOf(c *v1alpha1.Cutover) []journal.Entry {
-	var out []journal.Entry
-	for _, je := range c.Status.Journal {
-		out = append(out, je.Entry())
-	}
-	return out
-}
-
 // count counts the journal's entries of kind, by step.
 func count(en []journal.Entry, kind string) map[int]int {
 	out := map[int]int{}
@@ -360,7 +351,7 @@ func TestReconciler(t *testing.T) {
 		c = f.waitFor(t, "app", "Completed", phase(v1alpha1.PhaseCompleted))
 		f.wantWeights(t, 0, 100)
 		sent := map[string]int{}
-		for _, en := range entriesOf(c) {
+		for _, en := range c.Status.Entries() {
 			if en.Kind == "control" {
 				sent[en.Detail+" by "+en.By]++
 			}
@@ -385,7 +376,7 @@ func TestReconciler(t *testing.T) {
 		killA()
 		c := f.waitFor(t, "app", "Completed", phase(v1alpha1.PhaseCompleted))
 		f.wantWeights(t, 0, 100)
-		en := entriesOf(c)
+		en := c.Status.Entries()
 		passed := count(en, "step-passed")
 		for step := range 4 {
 			if passed[step] != 1 {
@@ -445,7 +436,7 @@ func TestReconciler(t *testing.T) {
 		}
 		c = f.waitFor(t, "app", "Completed", phase(v1alpha1.PhaseCompleted))
 		f.wantWeights(t, 0, 100)
-		if passed := count(entriesOf(c), "step-passed"); len(passed) != 3 {
+		if passed := count(c.Status.Entries(), "step-passed"); len(passed) != 3 {
 			t.Errorf("steps passed %v, want each of 3 once", passed)
 		}
 	})

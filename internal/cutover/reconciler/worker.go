@@ -79,15 +79,6 @@ func final(phase v1alpha1.Phase) bool {
 	return false
 }
 
-// entries is the object's journal, as the journal store reads it.
-func entries(c *v1alpha1.Cutover) []journal.Entry {
-	out := make([]journal.Entry, 0, len(c.Status.Journal))
-	for _, e := range c.Status.Journal {
-		out = append(out, e.Entry())
-	}
-	return out
-}
-
 // planOf validates the object's spec into the plan the engine runs.
 func planOf(c *v1alpha1.Cutover) (*spec.Plan, error) {
 	return spec.PlanOf(&spec.Cutover{APIVersion: v1alpha1.GroupVersion.String(), Kind: "Cutover", Metadata: spec.Metadata{Name: c.Name}, Spec: *c.Spec.DeepCopy()})
@@ -109,7 +100,7 @@ func (w *worker) once(ctx context.Context) (time.Duration, error) {
 		return idle, nil
 	}
 	plan, perr := planOf(c)
-	en := entries(c)
+	en := c.Status.Entries()
 	if perr != nil {
 		// An invalid spec does not get better by retrying: Failed, naming the fields,
 		// until a person deletes the object and applies a valid one.
@@ -215,7 +206,7 @@ func (w *worker) run(ctx context.Context, c *v1alpha1.Cutover, plan *spec.Plan) 
 		return 0, fmt.Errorf("cutover %s/%s: state dir: %w", w.namespace, w.name, err)
 	}
 	hook := func(obj *v1alpha1.Cutover) {
-		objectstatus.Project(obj, entries(obj), plan, time.Now(), nil)
+		objectstatus.Project(obj, obj.Status.Entries(), plan, time.Now(), nil)
 	}
 	cfg := cutover.Config{
 		Plan: plan, Levers: r.cfg.Levers, StateDir: w.stateDir, By: "controller/" + r.cfg.Identity,
@@ -256,7 +247,7 @@ func (w *worker) run(ctx context.Context, c *v1alpha1.Cutover, plan *spec.Plan) 
 	}
 	if runErr != nil && stuck(runErr) {
 		w.log.Error("cutover cannot go on by itself: Failed", "err", runErr)
-		return again(idle, w.writeStatus(ctx, after, entries(after), plan, runErr))
+		return again(idle, w.writeStatus(ctx, after, after.Status.Entries(), plan, runErr))
 	}
 	if runErr == nil {
 		// The engine returned without an end in status (it cannot, but a lost write of
@@ -301,7 +292,7 @@ func (w *worker) levelPause(ctx context.Context, paths cutover.Paths) error {
 	if err != nil {
 		return err
 	}
-	en := entries(c)
+	en := c.Status.Entries()
 	rep := cutover.BuildReport(c.Name, en)
 	if rep.NotStarted || rep.Outcome != "" || rep.RollingBack {
 		return nil

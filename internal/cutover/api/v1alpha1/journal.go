@@ -27,3 +27,13 @@ func (j JournalEntry) Entry() journal.Entry {
 		Data: slices.Clone(j.Data), TTL: j.TTL, PlanHash: j.PlanHash, ID: j.ID, Token: j.Token,
 	}
 }
+
+// Entries is the journal status keeps, as journal entries: what the engine, the journal
+// store and the status projection read.
+func (s CutoverStatus) Entries() []journal.Entry {
+	out := make([]journal.Entry, 0, len(s.Journal))
+	for _, e := range s.Journal {
+		out = append(out, e.Entry())
+	}
+	return out
+}

@@ -224,15 +224,6 @@ func (s *Store) updateStatus(c *v1alpha1.Cutover) (*v1alpha1.Cutover, error) {
 	return out, err
 }
 
-// entries converts status.journal.
-func entries(c *v1alpha1.Cutover) []journal.Entry {
-	out := make([]journal.Entry, 0, len(c.Status.Journal))
-	for _, e := range c.Status.Journal {
-		out = append(out, e.Entry())
-	}
-	return out
-}
-
 // lastSeq is the sequence number of the journal's last entry, 0 for none.
 func lastSeq(c *v1alpha1.Cutover) int {
 	if n := len(c.Status.Journal); n > 0 {
@@ -250,7 +241,7 @@ func (s *Store) Open() (journal.Writer, []journal.Entry, int64, error) {
 	if err != nil {
 		return nil, nil, 0, err
 	}
-	return &writer{s: s, obj: c}, entries(c), 0, nil
+	return &writer{s: s, obj: c}, c.Status.Entries(), 0, nil
 }
 
 // Read returns status.journal's entries; it takes nothing and writes nothing.
@@ -259,7 +250,7 @@ func (s *Store) Read() ([]journal.Entry, int64, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	return entries(c), 0, nil
+	return c.Status.Entries(), 0, nil
 }
 
 // writer appends to one Cutover's journal after the entries it last read or wrote.
