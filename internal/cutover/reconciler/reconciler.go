@@ -21,6 +21,9 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/crossfade-io/crossfade/internal/cutover/api/v1alpha1"
 	"github.com/crossfade-io/crossfade/internal/cutover/journal/statusstore"
@@ -53,6 +56,12 @@ type Config struct {
 	LeaseDuration time.Duration
 	// Logger receives structured logs; nil is slog.Default().
 	Logger *slog.Logger
+	// Events records Kubernetes Events on the Cutover objects (each step, gate
+	// failure, pause, rollback, command); nil records none.
+	Events record.EventRecorder
+	// Metrics is where crossfade_cutover_phase and crossfade_cutover_weight are
+	// registered; nil registers none.
+	Metrics prometheus.Registerer
 }
 
 // Reconciler runs every Cutover in its scope, one worker per live object.
