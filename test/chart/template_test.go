@@ -357,11 +357,68 @@ var cases = []chartCase{
 		},
 	},
 	{
-		// The Cutover CRD, on the API server's dry-run with the rest of the matrix.
-		name:   "cutovers.enabled: the Cutover CRD",
+		// The Cutover CRD, on the API server's dry-run with the rest of the matrix; the
+		// controller runs Cutovers, with their RBAC and scratch volume, and nothing more.
+		name:   "cutovers.enabled: the Cutover CRD, --cutovers, its RBAC and scratch",
 		values: []string{"--set", "cutovers.enabled=true"},
 		check: func(t *testing.T, r rendered, d *appsv1.Deployment) {
 			checkCutoverCRD(t, r.objs, true)
+			if got, want := cutoverArgs(container(t, d).Args), []string{"--cutovers"}; !slices.Equal(got, want) {
+				t.Errorf("cutover args = %q, want %q", got, want)
+			}
+			if got, want := ruleList(t, r), append([]string{"/events: create,patch", "/services: list,watch", "/nodes: list,watch",
+				"discovery.k8s.io/endpointslices: list,watch", "networking.k8s.io/ingresses: list,watch"}, cutoverRules...); !slices.Equal(got, want) {
+				t.Errorf("ClusterRole rules = %q\nwant %q", got, want)
+			}
+			checkCutoverScratch(t, d, true)
+		},
+	},
+	{
+		// Every cutover runner flag, and two replicas: the ClusterRole's Leases cover the
+		// leader-election Lease, and no Role is rendered for it.
+		name: "cutovers.enabled with its flags and two replicas",
+		values: []string{"--set", "cutovers.enabled=true", "--set", "replicas=2",
+			"--set-json", `cutovers.dnsServers=["ns-1.awsdns-01.com:53","192.0.2.53"]`,
+			"--set", "cutovers.elbv2Endpoint=https://elasticloadbalancing.eu-west-1.amazonaws.com",
+			"--set", "cutovers.cloudwatchEndpoint=https://monitoring.eu-west-1.amazonaws.com"},
+		check: func(t *testing.T, r rendered, d *appsv1.Deployment) {
+			want := []string{"--cutovers", "--dns-server=ns-1.awsdns-01.com:53", "--dns-server=192.0.2.53",
+				"--elbv2-endpoint=https://elasticloadbalancing.eu-west-1.amazonaws.com",
+				"--cloudwatch-endpoint=https://monitoring.eu-west-1.amazonaws.com"}
+			if got := cutoverArgs(container(t, d).Args); !slices.Equal(got, want) {
+				t.Errorf("cutover args = %q, want %q", got, want)
+			}
+			if !slices.Contains(container(t, d).Args, "--leader-elect=true") {
+				t.Errorf("args = %q, want leader election", container(t, d).Args)
+			}
+			if got := ruleList(t, r); !slices.Equal(got[len(got)-len(cutoverRules):], cutoverRules) {
+				t.Errorf("ClusterRole rules = %q, want the Cutovers' %q last", got, cutoverRules)
+			}
+			if r.find("Role", fullname+"-leader-election") != nil || r.find("RoleBinding", fullname+"-leader-election") != nil {
+				t.Errorf("objects %v: a leader-election Role beside the ClusterRole's Leases, a grant twice", r.kinds())
+			}
+			checkCutoverScratch(t, d, true)
+		},
+	},
+	{
+		// Off: the defaults' rules and args (the "defaults" case) say it too; here
+		// explicitly, with the runner values set, which configure nothing then.
+		name:   "cutovers off: no CRD, flag, rule or volume",
+		values: []string{"--set", "cutovers.enabled=false", "--set-json", `cutovers.dnsServers=["192.0.2.53"]`, "--set", "replicas=2"},
+		check: func(t *testing.T, r rendered, d *appsv1.Deployment) {
+			checkCutoverCRD(t, r.objs, false)
+			if got := cutoverArgs(container(t, d).Args); len(got) != 0 {
+				t.Errorf("cutover args = %q without cutovers.enabled, want none", got)
+			}
+			for _, rule := range ruleList(t, r) {
+				if slices.Contains(cutoverRules, rule) {
+					t.Errorf("ClusterRole rule %q without cutovers.enabled", rule)
+				}
+			}
+			if r.find("Role", fullname+"-leader-election") == nil {
+				t.Errorf("objects %v: want the leader-election Role (two replicas, no cutovers)", r.kinds())
+			}
+			checkCutoverScratch(t, d, false)
 		},
 	},
 	{
@@ -474,8 +531,8 @@ func checkInvariants(t *testing.T, r rendered, d *appsv1.Deployment, name string
 		sc.SeccompProfile == nil || sc.SeccompProfile.Type != corev1.SeccompProfileTypeRuntimeDefault {
 		t.Errorf("container securityContext = %+v", sc)
 	}
-	if len(pod.Volumes) != 0 || len(c.VolumeMounts) != 0 {
-		t.Errorf("volumes %v, mounts %v: want none, the controller writes no file", pod.Volumes, c.VolumeMounts)
+	if (len(pod.Volumes) != 0 || len(c.VolumeMounts) != 0) && !slices.Contains(c.Args, "--cutovers") {
+		t.Errorf("volumes %v, mounts %v: want none, the controller writes no file without --cutovers", pod.Volumes, c.VolumeMounts)
 	}
 	if len(c.Ports) != 1 || c.Ports[0].Name != "http" || c.Ports[0].ContainerPort != 7979 ||
 		!slices.Contains(c.Args, "--metrics-address=:7979") {
@@ -517,8 +574,52 @@ func checkInvariants(t *testing.T, r rendered, d *appsv1.Deployment, name string
 			t.Errorf("Role %v with replicas %d, args %q: want it only with leader election, for the Lease named in the args",
 				rl.Rules, *d.Spec.Replicas, c.Args)
 		}
-	} else if leader && r.find("ClusterRole", name) != nil {
+	} else if leader && r.find("ClusterRole", name) != nil && !slices.Contains(c.Args, "--cutovers") {
+		// With --cutovers, the ClusterRole's Leases grant it (the cutovers cases check).
 		t.Errorf("leader election with rbac.create but no Role for its Lease; got %v", r.kinds())
+	}
+}
+
+// cutoverRules are the ClusterRole's rules for `controller --cutovers`, as ruleList
+// renders them: what test/rbac proves sufficient and minimal.
+var cutoverRules = []string{"crossfade.io/cutovers: get,list,watch,patch", "crossfade.io/cutovers/status: update",
+	"coordination.k8s.io/leases: get,create,update"}
+
+// cutoverArgs returns the args that configure `controller --cutovers`, in order.
+func cutoverArgs(args []string) []string {
+	var out []string
+	for _, a := range args {
+		for _, f := range []string{"--cutovers", "--dns-server", "--elbv2-endpoint", "--cloudwatch-endpoint"} {
+			if a == f || strings.HasPrefix(a, f+"=") {
+				out = append(out, a)
+			}
+		}
+	}
+	return out
+}
+
+// checkCutoverScratch checks the Deployment's volumes: with cutovers, exactly one
+// emptyDir mounted writable at /tmp (the reconciler's state directory is made under
+// os.TempDir(); the image has no /tmp and the root filesystem is read-only), and the
+// root filesystem still read-only; without, no volume.
+func checkCutoverScratch(t *testing.T, d *appsv1.Deployment, want bool) {
+	t.Helper()
+	pod, c := d.Spec.Template.Spec, container(t, d)
+	if !want {
+		if len(pod.Volumes) != 0 || len(c.VolumeMounts) != 0 {
+			t.Errorf("volumes %+v, mounts %+v without cutovers.enabled, want none", pod.Volumes, c.VolumeMounts)
+		}
+		return
+	}
+	if len(pod.Volumes) != 1 || pod.Volumes[0].EmptyDir == nil || len(c.VolumeMounts) != 1 ||
+		c.VolumeMounts[0].Name != pod.Volumes[0].Name || c.VolumeMounts[0].MountPath != "/tmp" || c.VolumeMounts[0].ReadOnly {
+		t.Errorf("volumes %+v, mounts %+v: want one emptyDir mounted writable at /tmp", pod.Volumes, c.VolumeMounts)
+	}
+	if tmp := envValue(c, "TMPDIR"); tmp != "" && tmp != "/tmp" && !strings.HasPrefix(tmp, "/tmp/") {
+		t.Errorf("TMPDIR = %q: the state directory would be made outside the emptyDir", tmp)
+	}
+	if sc := c.SecurityContext; sc == nil || !isTrue(sc.ReadOnlyRootFilesystem) {
+		t.Errorf("container securityContext %+v: want the root filesystem read-only still", sc)
 	}
 }
 
@@ -640,6 +741,20 @@ func TestSchemaRejects(t *testing.T) {
 			want: []string{"cutovers", "Additional property foo is not allowed"}},
 		{name: "cutovers as a boolean", values: []string{"--set", "cutovers=true"},
 			want: []string{"cutovers", "Invalid type. Expected: object, given: boolean"}},
+		{name: "cutovers.dnsServers a string", values: []string{"--set", "cutovers.dnsServers=192.0.2.53"},
+			want: []string{"cutovers.dnsServers", "Invalid type. Expected: array, given: string"}},
+		{name: "cutovers DNS server with a comma", values: []string{"--set-json", `cutovers.dnsServers=["192.0.2.1,192.0.2.2"]`},
+			want: []string{"cutovers.dnsServers.0", "Does not match pattern"}},
+		{name: "cutovers ELBv2 endpoint not a URL", values: []string{"--set", "cutovers.elbv2Endpoint=elasticloadbalancing.amazonaws.com"},
+			want: []string{"cutovers.elbv2Endpoint", "Does not match pattern"}},
+		{name: "cutovers CloudWatch endpoint not a URL", values: []string{"--set", "cutovers.cloudwatchEndpoint=monitoring"},
+			want: []string{"cutovers.cloudwatchEndpoint", "Does not match pattern"}},
+		{name: "--cutovers in extraArgs", values: []string{"--set-json", `extraArgs=["--debounce=2s","--cutovers"]`},
+			want: []string{"extraArgs[1] --cutovers: set Cutovers through the cutovers value", "grants the RBAC Cutovers need"}, templateOnly: true},
+		{name: "--dns-server= in extraArgs", values: []string{"--set", "cutovers.enabled=true", "--set-json", `extraArgs=["--dns-server=192.0.2.53"]`},
+			want: []string{"extraArgs[0] --dns-server=192.0.2.53: set Cutovers through the cutovers value"}, templateOnly: true},
+		{name: "a cutover flag in the extraArgs map", values: []string{"--set-json", `extraArgs={"cutovers":null,"debounce":"2s"}`},
+			want: []string{"extraArgs.cutovers: set Cutovers through the cutovers value"}, templateOnly: true},
 		{name: "cloudMap as a boolean", values: []string{"--set", "cloudMap=true"},
 			want: []string{"cloudMap", "Invalid type. Expected: object, given: boolean"}},
 		{name: "--cloudmap in extraArgs", values: []string{"--set-json", `extraArgs=["--debounce=2s","--cloudmap"]`},

@@ -2,6 +2,7 @@ package rbac_test
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os/exec"
 	"slices"
@@ -27,13 +28,24 @@ type release struct {
 	serviceAccount *corev1.ServiceAccount
 	clusterRole    *rbacv1.ClusterRole
 	clusterBinding *rbacv1.ClusterRoleBinding
-	// role and roleBinding grant the leader-election Lease in the release namespace.
+	// role and roleBinding grant the leader-election Lease in the release namespace; nil
+	// with cutovers.enabled, whose ClusterRole grants every namespace's Leases.
 	role        *rbacv1.Role
 	roleBinding *rbacv1.RoleBinding
 	// leaseName is the Lease the rendered Deployment's controller contends for.
 	leaseName string
 	// cloudMapArgs are the rendered Deployment's Cloud Map flags (--cloudmap…), in order.
 	cloudMapArgs []string
+	// cutoverArgs are the rendered Deployment's --cutovers and its runner flags, in order.
+	cutoverArgs []string
+}
+
+// roleRules are the leader-election Role's rules; none when the chart renders no Role.
+func (r *release) roleRules() []rbacv1.PolicyRule {
+	if r.role == nil {
+		return nil
+	}
+	return r.role.Rules
 }
 
 // render runs `helm template` over the chart with sources enabled and two replicas, in
@@ -101,6 +113,10 @@ func decodeRelease(manifests []byte, ns string) (*release, error) {
 				if strings.HasPrefix(a, "--cloudmap") {
 					rel.cloudMapArgs = append(rel.cloudMapArgs, a)
 				}
+				if slices.ContainsFunc([]string{"--cutovers", "--dns-server=", "--elbv2-endpoint=", "--cloudwatch-endpoint="},
+					func(f string) bool { return a == f || (strings.HasSuffix(f, "=") && strings.HasPrefix(a, f)) }) {
+					rel.cutoverArgs = append(rel.cutoverArgs, a)
+				}
 			}
 			continue
 		default:
@@ -111,9 +127,12 @@ func decodeRelease(manifests []byte, ns string) (*release, error) {
 		}
 	}
 	var missing []string
+	// With --cutovers the ClusterRole grants every namespace's Leases, the leader
+	// election's among them: a Role for it would grant it twice.
+	leaseRole := len(rel.cutoverArgs) == 0
 	for name, ok := range map[string]bool{"ServiceAccount": rel.serviceAccount != nil, "ClusterRole": rel.clusterRole != nil,
-		"ClusterRoleBinding": rel.clusterBinding != nil, "Role (the leader-election Lease)": rel.role != nil,
-		"RoleBinding (the leader-election Lease)": rel.roleBinding != nil} {
+		"ClusterRoleBinding": rel.clusterBinding != nil, "Role (the leader-election Lease)": rel.role != nil || !leaseRole,
+		"RoleBinding (the leader-election Lease)": rel.roleBinding != nil || !leaseRole} {
 		if !ok {
 			missing = append(missing, name)
 		}
@@ -121,6 +140,9 @@ func decodeRelease(manifests []byte, ns string) (*release, error) {
 	if len(missing) > 0 {
 		slices.Sort(missing)
 		return nil, fmt.Errorf("the chart renders no %s", strings.Join(missing, ", no "))
+	}
+	if !leaseRole && (rel.role != nil || rel.roleBinding != nil) {
+		return nil, errors.New("the chart renders a leader-election Role beside --cutovers, whose ClusterRole grants every Lease already")
 	}
 	return rel, nil
 }

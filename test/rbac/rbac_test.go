@@ -21,6 +21,11 @@
 // annotated Service's ready endpoint as a Cloud Map instance in the sandbox, and publishes
 // the Ingress's record, without a refusal; without any grant it meets a refusal of it.
 //
+// Cutovers: with cutovers.enabled, the controller run with the rendered --cutovers and
+// rules runs a Cutover to Completed, takes and answers a release command, and lets the
+// deleted Cutover go (its finalizer removed), without a refusal; without any grant
+// cutovers.enabled adds, it meets a refusal of it (cutovers_test.go).
+//
 // The cases share one API server and sandbox; each has its own namespace, hosted zone,
 // owner id, label filter, ServiceAccount and roles, so they run side by side.
 package rbac_test
@@ -133,6 +138,7 @@ func TestChartRBAC(t *testing.T) {
 		}
 		runCases(t, cases)
 	})
+	t.Run("cutovers", func(t *testing.T) { runCases(t, cutoverCases(t, s, helm)) })
 	t.Logf("total: %s", time.Since(began).Round(100*time.Millisecond))
 }
 
@@ -140,7 +146,7 @@ func TestChartRBAC(t *testing.T) {
 func grants(rel *release, withRole bool) []atom {
 	out := atoms("ClusterRole", rel.clusterRole.Rules)
 	if withRole {
-		out = append(out, atoms("Role", rel.role.Rules)...)
+		out = append(out, atoms("Role", rel.roleRules())...)
 	}
 	return out
 }
@@ -159,7 +165,7 @@ func checkRules(t *testing.T, rel *release) {
 		}
 	}
 	check("ClusterRole", rel.clusterRole.Rules)
-	check("Role", rel.role.Rules)
+	check("Role", rel.roleRules())
 }
 
 // forbidden matches the API server's refusal, as client-go logs it (klog may escape the
@@ -203,7 +209,7 @@ func sufficient(t *testing.T, s *shared, rel *release) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := w.grant(ctx, rel, rel.clusterRole.Rules, rel.role.Rules, t.TempDir()); err != nil {
+	if err := w.grant(ctx, rel, rel.clusterRole.Rules, rel.roleRules(), t.TempDir()); err != nil {
 		t.Fatal(err)
 	}
 	// A Lease far longer than the test: the standby can only take over this soon if the
@@ -345,11 +351,12 @@ func sufficientCase(t *testing.T, s *shared, rel *release, sources []string, ns 
 		t.Fatal(err)
 	}
 	w.addCloudMap(t, rel)
-	if err := w.grant(ctx, rel, rel.clusterRole.Rules, rel.role.Rules, t.TempDir()); err != nil {
+	w.addCutover(t, rel)
+	if err := w.grant(ctx, rel, rel.clusterRole.Rules, rel.roleRules(), t.TempDir()); err != nil {
 		t.Fatal(err)
 	}
 	p := startController(t, ns, w, w.controllerArgs(sources))
-	err = w.run(ctx, sources, 45*time.Second, func() bool { return forbidden.MatchString(p.Log()) })
+	err = w.run(ctx, sources, scenarioTime(rel), func() bool { return forbidden.MatchString(p.Log()) })
 	took := time.Since(began)
 	p.Kill() // at once: the other cases need the cores
 	if lines := forbiddenLines(p.Log()); len(lines) > 0 {
@@ -359,6 +366,15 @@ func sufficientCase(t *testing.T, s *shared, rel *release, sources []string, ns 
 		t.Fatal(err)
 	}
 	return took
+}
+
+// scenarioTime is how long a case's scenario may take: a Cutover's steps, its release
+// and its deletion come on top of publishing with --cutovers.
+func scenarioTime(rel *release) time.Duration {
+	if len(rel.cutoverArgs) > 0 {
+		return 90 * time.Second
+	}
+	return 45 * time.Second
 }
 
 // minimalCase runs the scenario with sources without grant a and returns how long it
@@ -372,7 +388,8 @@ func minimalCase(t *testing.T, s *shared, rel *release, sources []string, a atom
 		t.Fatal(err)
 	}
 	w.addCloudMap(t, rel)
-	cluster, role := rel.clusterRole.Rules, rel.role.Rules
+	w.addCutover(t, rel)
+	cluster, role := rel.clusterRole.Rules, rel.roleRules()
 	if a.role == "Role" {
 		role = without(role, a)
 	} else {
@@ -383,7 +400,7 @@ func minimalCase(t *testing.T, s *shared, rel *release, sources []string, a atom
 	}
 	p := startController(t, a.String(), w, w.controllerArgs(sources))
 	want := refusal(a)
-	err = w.run(ctx, sources, 45*time.Second, func() bool { return want.MatchString(p.Log()) })
+	err = w.run(ctx, sources, scenarioTime(rel), func() bool { return want.MatchString(p.Log()) })
 	took := time.Since(began)
 	p.Kill() // at once: the other cases need the cores
 	switch {

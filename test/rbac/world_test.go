@@ -77,6 +77,9 @@ type world struct {
 	// controller's Cloud Map flags then.
 	cloudMapService string
 	cloudMapArgs    []string
+	// cutoverArgs are the controller's --cutovers flags, limited to the world's
+	// namespace, when rel's Deployment runs Cutovers (addCutover); nil otherwise.
+	cutoverArgs []string
 }
 
 // cloudMapAddr is the ready endpoint of the world's Service "api": its Cloud Map instance.
@@ -379,11 +382,6 @@ func (w *world) grant(ctx context.Context, rel *release, clusterRules, roleRules
 		crb.Name, crb.RoleRef.Name = cr.Name, cr.Name
 	}
 	rebind(crb.Subjects, rel, ns)
-	role := rel.role.DeepCopy()
-	role.Namespace, role.Rules = ns, roleRules
-	rb := rel.roleBinding.DeepCopy()
-	rb.Namespace = ns
-	rebind(rb.Subjects, rel, ns)
 	rbac := w.admin.RbacV1()
 	if _, err := rbac.ClusterRoles().Create(ctx, cr, metav1.CreateOptions{}); err != nil {
 		return fmt.Errorf("ClusterRole: %w", err)
@@ -391,11 +389,19 @@ func (w *world) grant(ctx context.Context, rel *release, clusterRules, roleRules
 	if _, err := rbac.ClusterRoleBindings().Create(ctx, crb, metav1.CreateOptions{}); err != nil {
 		return fmt.Errorf("ClusterRoleBinding: %w", err)
 	}
-	if _, err := rbac.Roles(ns).Create(ctx, role, metav1.CreateOptions{}); err != nil {
-		return fmt.Errorf("Role: %w", err)
-	}
-	if _, err := rbac.RoleBindings(ns).Create(ctx, rb, metav1.CreateOptions{}); err != nil {
-		return fmt.Errorf("RoleBinding: %w", err)
+	// No Role with --cutovers: the ClusterRole grants the Leases (decodeRelease).
+	if rel.role != nil {
+		role := rel.role.DeepCopy()
+		role.Namespace, role.Rules = ns, roleRules
+		rb := rel.roleBinding.DeepCopy()
+		rb.Namespace = ns
+		rebind(rb.Subjects, rel, ns)
+		if _, err := rbac.Roles(ns).Create(ctx, role, metav1.CreateOptions{}); err != nil {
+			return fmt.Errorf("Role: %w", err)
+		}
+		if _, err := rbac.RoleBindings(ns).Create(ctx, rb, metav1.CreateOptions{}); err != nil {
+			return fmt.Errorf("RoleBinding: %w", err)
+		}
 	}
 	hour := int64(3600)
 	tok, err := w.admin.CoreV1().ServiceAccounts(ns).CreateToken(ctx, sa.Name,
@@ -434,6 +440,7 @@ func (w *world) controllerArgs(sources []string, extra ...string) []string {
 		args = append(args, "--source", s)
 	}
 	args = append(args, w.cloudMapArgs...)
+	args = append(args, w.cutoverArgs...)
 	return append(args, extra...)
 }
 
@@ -566,6 +573,9 @@ func (w *world) run(ctx context.Context, sources []string, d time.Duration, abor
 			got, err := w.cloudMapInstances(ctx)
 			return slices.Contains(got, want), "want " + want + "; instances: " + strings.Join(got, ", "), err
 		}})
+	}
+	for _, c := range w.cutoverSteps(ctx) {
+		steps = append(steps, c)
 	}
 	if slices.Contains(sources, controller.SourceService) {
 		// The invalid and the conflicting objects are Services.

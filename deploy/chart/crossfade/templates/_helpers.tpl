@@ -99,3 +99,28 @@ never sync: nothing is published), or fight the value's flags (the last one wins
 {{- fail (printf "%s: set Cloud Map through the cloudMap value (cloudMap.enabled, .clusterId, .namespaces, .endpoint, .operationTimeout), not extraArgs: cloudMap.enabled also grants the RBAC the publisher needs (list and watch of Services and EndpointSlices)" (join ", " .)) }}
 {{- end }}
 {{- end }}
+
+{{/*
+Fails the render when extraArgs holds a flag of `controller --cutovers` (--cutovers,
+--dns-server, --elbv2-endpoint, --cloudwatch-endpoint, in the list or the map form):
+those belong in the cutovers value, which also renders the Cutover CRD, the RBAC Cutovers
+are run with and the scratch volume their runs write in. Passed through extraArgs they
+would run Cutovers without them (the controller stops at start: forbidden, or no
+directory to write in), or fight the value's flags (the last one wins).
+*/}}
+{{- define "crossfade.cutovers.checkExtraArgs" -}}
+{{- $flags := "cutovers|dns-server|elbv2-endpoint|cloudwatch-endpoint" }}
+{{- $found := list }}
+{{- if kindIs "map" .Values.extraArgs }}
+{{- range $key, $_ := .Values.extraArgs }}
+{{- if regexMatch (printf "^(--)?(%s)$" $flags) (toString $key) }}{{ $found = append $found (print "extraArgs." $key) }}{{ end }}
+{{- end }}
+{{- else }}
+{{- range $i, $arg := .Values.extraArgs }}
+{{- if regexMatch (printf "^--(%s)(=|$)" $flags) (toString $arg) }}{{ $found = append $found (printf "extraArgs[%d] %s" $i $arg) }}{{ end }}
+{{- end }}
+{{- end }}
+{{- with $found }}
+{{- fail (printf "%s: set Cutovers through the cutovers value (cutovers.enabled, .dnsServers, .elbv2Endpoint, .cloudwatchEndpoint), not extraArgs: cutovers.enabled also installs the Cutover CRD, grants the RBAC Cutovers need and mounts the scratch volume their runs write in" (join ", " .)) }}
+{{- end }}
+{{- end }}
