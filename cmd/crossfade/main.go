@@ -17,7 +17,12 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := cli.Execute(ctx, newRootCmd(), os.Stderr)
+	root := newRootCmd()
+	if isKubectlPlugin(os.Args[0]) {
+		// Run through a link named kubectl-crossfade: kubectl runs it as `kubectl crossfade`.
+		root = newPluginRootCmd()
+	}
+	code := cli.Execute(ctx, root, os.Stderr)
 	stop()
 	os.Exit(code)
 }
@@ -43,7 +48,8 @@ func newRootCmd() *cobra.Command {
 	root.Flags().Bool("version", false, "print the version, commit and Go version, as 'crossfade version' does")
 	g.AddFlags(root)
 	controller, cutover := newControllerCmd(g), newCutoverCmd(g)
-	root.AddCommand(newSandboxCmd(g), newDemoCmd(g), newSyncCmd(g), controller, newHandoverCmd(g), cutover, newVerifyCmd(g), newVersionCmd())
+	root.AddCommand(newSandboxCmd(g), newDemoCmd(g), newSyncCmd(g), controller, newHandoverCmd(g), cutover, newVerifyCmd(g), newVersionCmd(),
+		newKubectlCmd(g, "kubectl"))
 	// Declared here, not beside their flags: see internal/cli/checks_cmds.go.
 	cli.CheckControllerFlags(&g.Checks, controller)
 	cli.CheckCutoverFlags(&g.Checks, cutover)

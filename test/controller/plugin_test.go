@@ -1,0 +1,141 @@
+package controller_test
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/crossfade-io/crossfade/internal/controllertest"
+	"github.com/crossfade-io/crossfade/internal/cutover/api/v1alpha1"
+	"github.com/crossfade-io/crossfade/internal/kubetest"
+)
+
+// plugin is the crossfade binary as kubectl runs it as a plugin: through a link named
+// kubectl-crossfade.
+type plugin struct {
+	path, kubeconfig string
+}
+
+// newPlugin links kubectl-crossfade to the binary built from this checkout, in a
+// directory of t's.
+func (e *cutoverEnv) plugin(t *testing.T) *plugin {
+	t.Helper()
+	link := filepath.Join(t.TempDir(), "kubectl-crossfade")
+	if err := os.Symlink(controllertest.Binary(t), link); err != nil {
+		t.Fatal(err)
+	}
+	return &plugin{path: link, kubeconfig: e.kc.Kubeconfig}
+}
+
+// run runs `kubectl crossfade args…` against the test cluster and returns its exit
+// status and output (stdout and stderr).
+func (p *plugin) run(t *testing.T, args ...string) (int, string) {
+	t.Helper()
+	cmd := exec.Command(p.path, append(args, "--kubeconfig", p.kubeconfig)...)
+	out, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	switch {
+	case errors.As(err, &exit):
+		return exit.ExitCode(), string(out)
+	case err != nil:
+		t.Fatalf("kubectl-crossfade %s: %v", strings.Join(args, " "), err)
+	}
+	return 0, string(out)
+}
+
+// controls are the control entries of a journal as "detail by who".
+func controls(journal []v1alpha1.JournalEntry) []string {
+	var out []string
+	for _, je := range journal {
+		if je.Kind == "control" {
+			out = append(out, je.Detail+" by "+je.By)
+		}
+	}
+	return out
+}
+
+// TestKubectlPlugin runs `crossfade controller --cutovers` as a process and drives its
+// Cutovers through the binary run as kubectl-crossfade (a link in a temporary
+// directory): pause, resume and promote one to Completed, abort another to RolledBack;
+// each is journaled as the user the API server authenticated (SelfSubjectReview), and
+// `status --watch` ends with the phase: 0 for Completed, 1 for RolledBack.
+func TestKubectlPlugin(t *testing.T) {
+	e := startCutoverEnv(t)
+	e.controller(t, "crossfade-1")
+	p := e.plugin(t)
+	who := kubetest.AdminUser
+
+	// A pause of an hour at each step: only a promote moves the run past its first step.
+	e.apply(t, "app", "app.example.com", "[0, 50, 100]", "1h")
+	e.waitPhase(t, "app", v1alpha1.PhaseProgressing, 60*time.Second)
+
+	code, out := p.run(t, "pause", "app")
+	if code != 0 || !strings.Contains(out, "acting as "+who+" (authenticated by the API server (SelfSubjectReview))") || !strings.Contains(out, "Cutover default/app: Paused") {
+		t.Fatalf("kubectl crossfade pause app: exit %d, want 0, acting as %s, and the Paused status:\n%s", code, who, out)
+	}
+	c := e.get(t, "app")
+	if !c.Spec.Paused || c.Annotations[v1alpha1.PausedByAnnotation] != who {
+		t.Errorf("after pause: spec.paused %t, paused-by %q; want true, %s", c.Spec.Paused, c.Annotations[v1alpha1.PausedByAnnotation], who)
+	}
+
+	code, out = p.run(t, "resume", "app")
+	if code != 0 || strings.Contains(out, "Cutover default/app: Paused") {
+		t.Fatalf("kubectl crossfade resume app: exit %d, want 0 and a status that is not Paused:\n%s", code, out)
+	}
+
+	code, out = p.run(t, "promote", "app")
+	if code != 0 || !regexp.MustCompile(`promote default/app \(id k-[0-9a-f]{12}\): journaled as "promote" by `+who).MatchString(out) {
+		t.Fatalf("kubectl crossfade promote app: exit %d, want 0 and the journal entry of the promote by %s:\n%s", code, who, out)
+	}
+	if code, out = p.run(t, "status", "app", "--watch"); code != 0 || !strings.Contains(out, "Cutover default/app: Completed") {
+		t.Fatalf("kubectl crossfade status app --watch: exit %d, want 0 once Completed:\n%s", code, out)
+	}
+	c = e.get(t, "app")
+	got := strings.Join(controls(c.Status.Journal), ", ")
+	if want := "pause by " + who + ", resume by " + who + ", promote by " + who; got != want {
+		t.Errorf("Cutover app's control entries: %s; want %s", got, want)
+	}
+	if a := c.Status.LastAction; a == nil || a.Command != "promote" || a.By != who || !strings.HasPrefix(a.ID, "k-") {
+		t.Errorf("Cutover app's lastAction %+v: want promote by %s with the plugin's id", a, who)
+	}
+	if w := e.weights(t, "app.example.com"); w["blue"] != 0 || w["green"] != 100 {
+		t.Errorf("app.example.com after the promote: %v, want blue 0, green 100", w)
+	}
+
+	// Released: the controller answers with what it deleted, under the command's id.
+	code, out = p.run(t, "release", "app", "--force")
+	if code != 0 || !regexp.MustCompile(`release default/app \(id k-[0-9a-f]{12}\)`).MatchString(out) {
+		t.Fatalf("kubectl crossfade release app --force: exit %d, want 0 and what the controller did:\n%s", code, out)
+	}
+
+	// Aborted: rolled back to the start, and status --watch says so with exit 1.
+	e.apply(t, "web", "web.example.com", "[50, 100]", "1h")
+	e.waitPhase(t, "web", v1alpha1.PhaseProgressing, 60*time.Second)
+	code, out = p.run(t, "abort", "web")
+	if code != 0 || !strings.Contains(out, `journaled as "abort" by `+who) {
+		t.Fatalf("kubectl crossfade abort web: exit %d, want 0 and the journal entry of the abort by %s:\n%s", code, who, out)
+	}
+	if code, out = p.run(t, "status", "web", "--watch"); code != 1 || !strings.Contains(out, "ended RolledBack") {
+		t.Fatalf("kubectl crossfade status web --watch: exit %d, want 1 once RolledBack:\n%s", code, out)
+	}
+	if got := controls(e.get(t, "web").Status.Journal); len(got) != 1 || got[0] != "abort by "+who {
+		t.Errorf("Cutover web's control entries: %v; want one abort by %s", got, who)
+	}
+	if w := e.weights(t, "web.example.com"); w["blue"] != 100 || w["green"] != 0 {
+		t.Errorf("web.example.com after the abort: %v, want blue 100, green 0", w)
+	}
+
+	// The same binary as `crossfade kubectl`, and a Cutover that is not there.
+	code, out = e.cli(t, "kubectl", "get", "--kubeconfig", e.kc.Kubeconfig)
+	if code != 0 || !regexp.MustCompile(`(?m)^app\s+Completed\s+3/3\s+blue=0,green=100\s`).MatchString(out) || !regexp.MustCompile(`(?m)^web\s+RolledBack\s`).MatchString(out) {
+		t.Errorf("crossfade kubectl get: exit %d, want a table with app Completed and web RolledBack:\n%s", code, out)
+	}
+	if code, out = p.run(t, "abort", "nope"); code != 1 || !strings.Contains(out, "no Cutover nope in namespace default") {
+		t.Errorf("kubectl crossfade abort nope: exit %d, want 1 and `no Cutover nope in namespace default`:\n%s", code, out)
+	}
+}
