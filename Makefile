@@ -20,8 +20,10 @@ COMMIT  ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 # $(call version_ldflags,VERSION): the -X flags that set them.
 version_ldflags = -X github.com/crossfade-io/crossfade/internal/cli.version=$(1) -X github.com/crossfade-io/crossfade/internal/cli.commit=$(COMMIT)
 
+# bin/kubectl-crossfade links to it: on PATH, kubectl runs it as `kubectl crossfade` (docs/cli.md).
 build:
 	$(GO) build -ldflags "$(call version_ldflags,$(VERSION))" -o bin/crossfade ./cmd/crossfade
+	ln -sf crossfade bin/kubectl-crossfade
 
 demo:
 	@scripts/deps.sh demo
@@ -63,12 +65,15 @@ fuzz:
 	  $(GO) test -run='^$$' -fuzz="^$$name$$" -fuzztime=$(FUZZTIME) $$pkg || exit 1; \
 	done
 
-# The cutover crash test at length: SIGKILL at random moments, resume, check (20 trials
-# run in `make test`).
+# The cutover crash tests at length: SIGKILL at random moments, resume, check (20 trials
+# run in `make test`): `cutover run` resumed with --resume, and a `controller --cutovers`
+# replica replaced by another that resumes the Cutover object from its status (about 8 s
+# a trial).
 SOAK_TRIALS ?= 200
 soak:
 	@scripts/deps.sh test
 	CROSSFADE_CUTOVER_TRIALS=$(SOAK_TRIALS) $(GO) test -count=1 -timeout 180m -run '^TestCutoverKill9$$' -v ./test/e2e
+	CROSSFADE_CUTOVER_OBJECT_TRIALS=$(SOAK_TRIALS) $(GO) test -count=1 -timeout 180m -run '^TestCutoverObjectsKill9$$' -v ./test/controller
 
 bench:
 	@scripts/deps.sh bench
