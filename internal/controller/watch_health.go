@@ -109,6 +109,18 @@ func (l *listState) refused() bool {
 	return !l.inf.HasSynced() && (apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err) || apierrors.IsNotFound(err))
 }
 
+// notSyncedReasons joins why each of ls has no full list yet. ls was taken a moment
+// ago: an informer that has synced since has no reason, and is left out.
+func notSyncedReasons(ls []*listState) string {
+	var why []string
+	for _, l := range ls {
+		if err := l.notSynced(); err != nil {
+			why = append(why, err.Error())
+		}
+	}
+	return strings.Join(why, "; ")
+}
+
 // notSynced returns why the informer has no full list yet, nil when it has.
 func (l *listState) notSynced() error {
 	if l.inf.HasSynced() {
@@ -167,22 +179,14 @@ func (w *Watcher) waitTyped(ctx context.Context) error {
 		case since.IsZero():
 			since = time.Now()
 		case time.Since(since) >= listGrace:
-			var why []string
-			for _, l := range refused {
-				why = append(why, l.notSynced().Error())
-			}
-			msg := strings.Join(why, "; ")
+			msg := notSyncedReasons(refused)
 			w.log.Error("going on without kinds the API refuses to list: their records are published once they list, and no record is deleted until then", "why", msg)
 			w.warn(ReasonCannotList, msg+": no record is deleted until they list")
 			return nil
 		}
 		select {
 		case <-ctx.Done():
-			var why []string
-			for _, l := range pending {
-				why = append(why, l.notSynced().Error())
-			}
-			return fmt.Errorf("watch: caches not synced (%s): %w", strings.Join(why, "; "), context.Cause(ctx))
+			return fmt.Errorf("watch: caches not synced (%s): %w", notSyncedReasons(pending), context.Cause(ctx))
 		case <-t.C:
 		}
 	}

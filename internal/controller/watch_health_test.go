@@ -58,3 +58,21 @@ func TestListStateLogsOncePerClass(t *testing.T) {
 		})
 	}
 }
+
+// TestNotSyncedReasonsSkipsSynced: the informers found pending a moment ago may have
+// synced since; joining their reasons leaves those out rather than calling Error on nil
+// (which crashed a controller stopped just as its caches synced).
+func TestNotSyncedReasonsSkipsSynced(t *testing.T) {
+	w := &Watcher{log: slog.New(slog.DiscardHandler)}
+	never := cache.NewSharedIndexInformer(&cache.ListWatch{}, &corev1.Endpoints{}, 0, cache.Indexers{})
+	synced := syncedInformer{cache.NewSharedIndexInformer(&cache.ListWatch{}, &corev1.Service{}, 0, cache.Indexers{})}
+	ls := []*listState{w.track("services", "", synced), w.track("endpoints", "", never)}
+	if got := notSyncedReasons(ls); got != "endpoints not listed yet" {
+		t.Errorf("notSyncedReasons = %q, want only the unsynced informer's reason", got)
+	}
+}
+
+// syncedInformer is an informer that has synced.
+type syncedInformer struct{ cache.SharedIndexInformer }
+
+func (syncedInformer) HasSynced() bool { return true }
