@@ -60,7 +60,8 @@ func TestCompletionScripts(t *testing.T) {
 		want []string
 		not  []string
 	}{
-		{[]string{""}, []string{"completion", "controller", "cutover", "demo", "handover", "sandbox", "sync", "verify", "version"}, nil},
+		{[]string{""}, []string{"completion", "controller", "cutover", "demo", "handover", "kubectl", "sandbox", "sync", "verify", "version"}, nil},
+		{[]string{"kubectl", "pro"}, []string{"promote"}, nil},
 		{[]string{"cutover", "ab"}, []string{"abort"}, nil},
 		{[]string{"completion", ""}, []string{"bash", "fish", "powershell", "zsh"}, nil},
 		{[]string{"verify", "--cloud"}, []string{"--cloudmap-endpoint", "--cloudmap-service"}, []string{"--cloudmap"}},

@@ -72,6 +72,7 @@ holds for its pause.`,
 	cmd.AddCommand(f.planCmd(g), f.runCmd(g), f.statusCmd(), f.releaseCmd(g))
 	cmd.AddCommand(f.controlCmds(g)...)
 	cmd.AddCommand(explainCmd(g))
+	cmd.AddCommand(f.dashboardCmd(g))
 	return cmd
 }
 

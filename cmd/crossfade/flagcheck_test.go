@@ -70,6 +70,8 @@ func badValues() []badValue {
 	out := []badValue{
 		{[]string{"--log-level=bogus", "cutover", "status", "plan.yaml"}, "log-level", `--log-level "bogus": want debug, info, warn or error`},
 		{[]string{"sandbox", "--log-format=yaml"}, "log-format", `--log-format "yaml": want text or json`},
+		{[]string{"cutover", "dashboard", "app", "--ui=192.0.2.1:8080"}, "ui", `--ui "192.0.2.1:8080": want a loopback listen address`},
+		{[]string{"cutover", "dashboard", "app", "--namespace=Kube_System"}, "namespace", `--namespace "Kube_System": want a namespace name`},
 
 		{[]string{"sandbox", "--api=127.0.0.1"}, "api", `--api "127.0.0.1": want a listen address`},
 		{[]string{"sandbox", "--dns=127.0.0.1:99999"}, "dns", `--dns "127.0.0.1:99999": want a listen address`},
@@ -132,6 +134,8 @@ func badValues() []badValue {
 		{line(ctlLine, "--cutovers", "--elbv2-endpoint=x"), "elbv2-endpoint", `want an http:// or https:// URL`},
 		{line(ctlLine, "--cutovers", "--cloudwatch-endpoint=x"), "cloudwatch-endpoint", `want an http:// or https:// URL`},
 		{line(ctlLine, "--dns-server=192.0.2.53:53"), "dns-server", `--dns-server: only with --cutovers`},
+		{line(ctlLine, "--cutovers", "--cutover-lease-duration=0s"), "cutover-lease-duration", `--cutover-lease-duration "0s": want a duration above 0`},
+		{line(ctlLine, "--cutover-lease-duration=2s"), "cutover-lease-duration", `--cutover-lease-duration: only with --cutovers`},
 		{line(ctlLine, "--cutovers", "--once"), "cutovers", `--cutovers: not with --once`},
 		{line(ctlLine, "--cutovers", "--dry-run"), "cutovers", `--cutovers: not with --dry-run`},
 
@@ -189,6 +193,14 @@ func badValues() []badValue {
 		{cutoverLine("resume", "--ack-timeout=-1s"), "ack-timeout", `want a duration of 0s or more`},
 		{cutoverLine("promote", "--ack-timeout=-1s"), "ack-timeout", `want a duration of 0s or more`},
 		{cutoverLine("abort", "--ack-timeout=-1s"), "ack-timeout", `want a duration of 0s or more`},
+
+		{[]string{"kubectl", "get", "-o", "wide"}, "output", `--output "wide": want yaml or json`},
+		{[]string{"kubectl", "status", "app", "-n", "Shop_1"}, "namespace", `--namespace "Shop_1": want a namespace name`},
+		{[]string{"kubectl", "pause", "app", "--timeout=0s"}, "timeout", `--timeout "0s": want a duration above 0`},
+		{[]string{"kubectl", "resume", "app", "--timeout=-1s"}, "timeout", `--timeout "-1s": want a duration above 0`},
+		{[]string{"kubectl", "promote", "app", "--timeout=0s"}, "timeout", `want a duration above 0`},
+		{[]string{"kubectl", "abort", "app", "--timeout=-5m"}, "timeout", `want a duration above 0`},
+		{[]string{"kubectl", "release", "app", "--timeout=0s"}, "timeout", `want a duration above 0`},
 	}
 	out = append(out, publishBadValues(syncLine)...)
 	return append(out, publishBadValues(ctlLine)...)
@@ -237,13 +249,16 @@ func TestFlagValueErrors(t *testing.T) {
 // freeFlags are the flags that take any value, each with why; every other flag that is
 // not boolean has a rule (TestEveryFlagValueChecked).
 var freeFlags = map[string]string{
-	"crossfade sandbox --state":         "a file path: opening it is the sandbox's first read",
-	"crossfade controller --kubeconfig": "a file path: reading it is the controller's first read",
-	"crossfade cutover run --log-file":  "a file path: opened (created) when the run starts",
-	"crossfade sync --dry-run-dir":      "a directory, written with --dry-run only (syncFlags.check)",
-	"crossfade verify --query":          "a map, checked as a whole with --cloudmap-service (verifyFlagsTogether)",
-	"crossfade verify --optional":       "a map, checked as a whole with --cloudmap-service (verifyFlagsTogether)",
-	"crossfade verify --expect":         "a map, checked as a whole with --cloudmap-service (verifyFlagsTogether)",
+	"crossfade sandbox --state":                "a file path: opening it is the sandbox's first read",
+	"crossfade controller --kubeconfig":        "a file path: reading it is the controller's first read",
+	"crossfade cutover run --log-file":         "a file path: opened (created) when the run starts",
+	"crossfade sync --dry-run-dir":             "a directory, written with --dry-run only (syncFlags.check)",
+	"crossfade cutover dashboard --kubeconfig": "a file path: read as kubectl reads it, by the command",
+	"crossfade kubectl --kubeconfig":           "a file path: read as kubectl reads it, by the command",
+	"crossfade kubectl --context":              "a kubeconfig context's name, which may be any string (the kubeconfig says whether it exists)",
+	"crossfade verify --query":                 "a map, checked as a whole with --cloudmap-service (verifyFlagsTogether)",
+	"crossfade verify --optional":              "a map, checked as a whole with --cloudmap-service (verifyFlagsTogether)",
+	"crossfade verify --expect":                "a map, checked as a whole with --cloudmap-service (verifyFlagsTogether)",
 }
 
 // TestEveryFlagValueChecked is the audit of the flags: every flag of every command that

@@ -23,6 +23,9 @@ type cmdSpec struct {
 	refused [][]string
 	// unknownFlags says why the command accepts unknown flags; "" = it refuses them.
 	unknownFlags string
+	// optionalArgs: args may be left out (`kubectl get [NAME]`), so leaving them out is no
+	// usage error.
+	optionalArgs bool
 }
 
 // cmdSpecs covers every command of the tree: TestUsageErrors fails on a command it lacks,
@@ -39,20 +42,29 @@ var cmdSpecs = map[string]cmdSpec{
 	"crossfade demo":                  {},
 	"crossfade sync":                  {},
 	// External-dns's own flags are accepted (TestControllerExternalDNSFlags); a typo is not.
-	"crossfade controller":      {refused: [][]string{{"--dryrun"}, {"--no-dry-run"}}},
-	"crossfade handover":        {},
-	"crossfade cutover":         {group: true},
-	"crossfade cutover plan":    {args: []string{"plan.yaml"}},
-	"crossfade cutover explain": {refused: [][]string{{"spec.stepz"}, {"spec", "spec.steps"}}}, // FIELD is optional
-	"crossfade cutover run":     {args: []string{"plan.yaml"}},
-	"crossfade cutover status":  {args: []string{"plan.yaml"}},
-	"crossfade cutover release": {args: []string{"plan.yaml"}},
-	"crossfade cutover pause":   {args: []string{"plan.yaml"}},
-	"crossfade cutover resume":  {args: []string{"plan.yaml"}},
-	"crossfade cutover promote": {args: []string{"plan.yaml"}},
-	"crossfade cutover abort":   {args: []string{"plan.yaml"}},
-	"crossfade version":         {},
-	"crossfade verify":          {args: []string{"--dns-server=127.0.0.1:53", "app.example.com"}, refused: [][]string{{"--cloudmap-service", "ns/svc", "app.example.com"}, {"--cloudmap", "ns/svc", "app.example.com"}}},
+	"crossfade controller":        {refused: [][]string{{"--dryrun"}, {"--no-dry-run"}}},
+	"crossfade handover":          {},
+	"crossfade cutover":           {group: true},
+	"crossfade cutover plan":      {args: []string{"plan.yaml"}},
+	"crossfade cutover explain":   {refused: [][]string{{"spec.stepz"}, {"spec", "spec.steps"}}}, // FIELD is optional
+	"crossfade cutover run":       {args: []string{"plan.yaml"}},
+	"crossfade cutover status":    {args: []string{"plan.yaml"}},
+	"crossfade cutover release":   {args: []string{"plan.yaml"}},
+	"crossfade cutover pause":     {args: []string{"plan.yaml"}},
+	"crossfade cutover resume":    {args: []string{"plan.yaml"}},
+	"crossfade cutover promote":   {args: []string{"plan.yaml"}},
+	"crossfade cutover abort":     {args: []string{"plan.yaml"}},
+	"crossfade cutover dashboard": {args: []string{"app"}, refused: [][]string{{"app", "--ui=0.0.0.0:8080"}}},
+	"crossfade version":           {},
+	"crossfade kubectl":           {group: true},
+	"crossfade kubectl get":       {args: []string{"app"}, optionalArgs: true, refused: [][]string{{"-o", "table"}, {"app", "web"}}},
+	"crossfade kubectl status":    {args: []string{"app"}},
+	"crossfade kubectl pause":     {args: []string{"app"}, refused: [][]string{{"app", "--timeout=0s"}}},
+	"crossfade kubectl resume":    {args: []string{"app"}, refused: [][]string{{"app", "--timeout=-1s"}}},
+	"crossfade kubectl promote":   {args: []string{"app"}, refused: [][]string{{"app", "--force"}}},
+	"crossfade kubectl abort":     {args: []string{"app"}, refused: [][]string{{"app", "--skip-gates"}}},
+	"crossfade kubectl release":   {args: []string{"app"}, refused: [][]string{{"app", "--skip-gates"}}},
+	"crossfade verify":            {args: []string{"--dns-server=127.0.0.1:53", "app.example.com"}, refused: [][]string{{"--cloudmap-service", "ns/svc", "app.example.com"}, {"--cloudmap", "ns/svc", "app.example.com"}}},
 }
 
 // errRan is what every command's RunE returns in TestUsageErrors: a call that gets past
@@ -138,7 +150,7 @@ func TestUsageErrors(t *testing.T) {
 					refusal{"no subcommand", line(), "missing "})
 			} else {
 				refusals = append(refusals, refusal{"stray argument", line(spec.args, []string{"stray-argument"}, req), "stray-argument"})
-				if len(spec.args) > 0 {
+				if len(spec.args) > 0 && !spec.optionalArgs {
 					refusals = append(refusals, refusal{"missing argument", line(spec.args[:len(spec.args)-1], req), "missing "})
 				}
 				for i, f := range req {

@@ -82,7 +82,20 @@ func (r *Recorder) State() State { return r.snapshot() }
 func (r *Recorder) Event(e cutover.Event) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	now := r.now().UTC()
+	r.event(r.now().UTC(), e)
+}
+
+// EventAt records e as having happened at at: a Follower replays a journal written
+// earlier (a Cutover object's status), and the page's timeline shows when each step
+// happened, not when the follower read it.
+func (r *Recorder) EventAt(at time.Time, e cutover.Event) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.event(at.UTC(), e)
+}
+
+// event records e at now; r.mu is held.
+func (r *Recorder) event(now time.Time, e cutover.Event) {
 	r.current(e)
 	if e.Phase == cutover.PhaseDone && r.state.Ended.IsZero() {
 		r.state.Ended = now

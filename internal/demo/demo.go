@@ -2,9 +2,11 @@
 // simulated clusters each publishing its own member of a weighted name, real traffic from
 // clients that resolve the name like caching resolvers, and a gated cutover from one
 // cluster to the other, shown live on the dashboard. With Config.Kube each cluster is a
-// real kube-apiserver whose own `crossfade controller` publishes from a real Service. With
-// Config.Lever LeverALB the two clusters sit behind one sandbox ALB instead, and the
-// cutover moves its listener rule's target-group weights: no DNS change at all (alb.go).
+// real kube-apiserver whose own `crossfade controller` publishes from a real Service, and
+// the cutover is a Cutover object that green's controller runs, the dashboard following
+// its status (kubecutover.go). With Config.Lever LeverALB the two clusters sit behind one
+// sandbox ALB instead, and the cutover moves its listener rule's target-group weights: no
+// DNS change at all (alb.go).
 package demo
 
 import (
@@ -27,6 +29,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 
 	"github.com/crossfade-io/crossfade/internal/cutover"
+	"github.com/crossfade-io/crossfade/internal/cutover/api/v1alpha1"
 	"github.com/crossfade-io/crossfade/internal/cutover/gate"
 	lr53 "github.com/crossfade-io/crossfade/internal/cutover/lever/route53"
 	"github.com/crossfade-io/crossfade/internal/cutover/levers"
@@ -88,6 +91,9 @@ type Result struct {
 	PerStep []StepTraffic
 	// Dashboard is the dashboard's state when the cutover ended.
 	Dashboard dashboard.State
+	// Cutover is, in demo --kube, the Cutover object as it was when its run ended (or
+	// when the demo stopped following it); nil otherwise.
+	Cutover *v1alpha1.Cutover
 }
 
 // StepTraffic is where requests landed during one step's hold.
@@ -236,9 +242,17 @@ func runDNS(ctx context.Context, cancel context.CancelFunc, wg *sync.WaitGroup, 
 	if err != nil {
 		return nil, err
 	}
-	ccfg := cutover.Config{Plan: p, Levers: levers.New(levers.Env{DNS: func() (lr53.DNS, error) { return dns, nil }, Registry: reg}),
-		DNSServers: []string{sb.DNSAddr()}}
-	res, runErr := runCutover(ctx, cfg, dir, ccfg, lg, rec)
+	var res *Result
+	var runErr error
+	if k != nil {
+		// Declaratively, as in a cluster: the plan applied as a Cutover object, run by
+		// the cutover cluster's controller, followed through its status.
+		res, runErr = k.runKubeCutover(ctx, cfg, p, r.Replace(planTemplate), lg, rec)
+	} else {
+		ccfg := cutover.Config{Plan: p, Levers: levers.New(levers.Env{DNS: func() (lr53.DNS, error) { return dns, nil }, Registry: reg}),
+			DNSServers: []string{sb.DNSAddr()}}
+		res, runErr = runCutover(ctx, cfg, dir, ccfg, lg, rec)
+	}
 	res.FinalWeights, err = weights(ctx, dns)
 	if err != nil {
 		return res, err
@@ -251,7 +265,11 @@ func runDNS(ctx context.Context, cancel context.CancelFunc, wg *sync.WaitGroup, 
 		fmt.Fprintf(out, "\ndemo: OK — every step passed, the final split is %s, %d requests served, 0 failed\n", cutover.FormatWeights(res.FinalWeights), total(res.Requests))
 	}
 	if cfg.Keep && ctx.Err() == nil {
-		fmt.Fprint(out, keepHint(url, sb.APIURL(), zone.ID, sb.DNSAddr(), planFile, stateDir(dir)))
+		state := stateDir(dir)
+		if k != nil {
+			state = "" // the journal is the Cutover object's status: k.hint names it
+		}
+		fmt.Fprint(out, keepHint(url, sb.APIURL(), zone.ID, sb.DNSAddr(), planFile, state))
 		if k != nil {
 			fmt.Fprint(out, k.hint())
 		}
@@ -279,6 +297,10 @@ func keepHint(dashboardURL, apiURL, zoneID, dnsAddr, planFile, stateDir string) 
 // the `cutover status` command that finds its run there (the default --state-dir is
 // another directory, where the demo's run is not).
 func runHint(planFile, stateDir string) string {
+	if stateDir == "" {
+		// demo --kube: no state dir here; the controller keeps the journal in the object.
+		return fmt.Sprintf("  plan file   %s\n", planFile)
+	}
 	return fmt.Sprintf("  state dir   %s\n"+
 		"  status      crossfade cutover status %s --state-dir %s\n"+
 		"  plan file   %s\n",

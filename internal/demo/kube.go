@@ -30,7 +30,9 @@ import (
 // KubeConfig runs the demo's two clusters as real Kubernetes API servers (demo --kube):
 // each is an etcd + kube-apiserver pair from the binaries `make test` builds
 // (internal/kubetest), holding the app's LoadBalancer Service, with its own
-// `crossfade controller` publishing the cluster's member from that Service.
+// `crossfade controller` publishing the cluster's member from that Service. The cutover
+// is declarative there: green's controller also runs Cutover objects (--cutovers), and
+// the demo applies its plan as one and follows it (kubecutover.go).
 type KubeConfig struct {
 	// Crossfade is the crossfade binary that runs each cluster's controller; cmd passes
 	// its own executable, so the controllers are the very code the demo shows.
@@ -142,12 +144,20 @@ func (k *kube) publish(ctx context.Context, apps []*cluster, apiURL, dnsAddr str
 		fmt.Fprintf(out, "cluster %-5s app %s at %s, Service %s/%s: LoadBalancer %s, %sset-identifier %s, %saws-weight %d\n",
 			c.id, c.version, c.url("/"), serviceNamespace, serviceName, c.ip, annotationPrefix, c.id, annotationPrefix, c.weight)
 		logPath := filepath.Join(k.dir, c.id, "controller.log")
-		ctl, err := startController(k.cfg.Crossfade, controllerArgs(kc.api.Kubeconfig, apiURL, dnsAddr, c.id), controllerEnv(), logPath)
+		args, runs := controllerArgs(kc.api.Kubeconfig, apiURL, dnsAddr, c.id), ""
+		if c.id == cutoverCluster {
+			// The CRD first, so that the controller runs Cutovers from its start.
+			if err := kc.installCRD(ctx); err != nil {
+				return err
+			}
+			args, runs = append(args, cutoverArgs(dnsAddr)...), " --cutovers"
+		}
+		ctl, err := startController(k.cfg.Crossfade, args, controllerEnv(), logPath)
 		if err != nil {
 			return fmt.Errorf("cluster %s: %w", c.id, err)
 		}
 		kc.ctl = ctl
-		fmt.Fprintf(out, "cluster %-5s crossfade controller pid %d (owner %s, --source service), log %s\n", c.id, ctl.Pid(), c.id, logPath)
+		fmt.Fprintf(out, "cluster %-5s crossfade controller pid %d (owner %s, --source service%s), log %s\n", c.id, ctl.Pid(), c.id, runs, logPath)
 	}
 	members, err := k.waitPublished(ctx, dns)
 	if err != nil {
@@ -232,6 +242,13 @@ func controllerArgs(kubeconfig, apiURL, dnsAddr, owner string) []string {
 		"--interval", controllerInterval.String(),
 		"--resync-interval", controllerInterval.String(),
 	}
+}
+
+// cutoverArgs are what the cutover cluster's controller adds to controllerArgs: it also
+// runs the cluster's Cutover objects, its dns gates asking the sandbox's DNS server
+// (dnsAddr), the zone's name servers being AWS's, off this machine.
+func cutoverArgs(dnsAddr string) []string {
+	return []string{"--cutovers", "--dns-server", dnsAddr}
 }
 
 // waitPublished waits until the zone holds every cluster's member as its controller
@@ -358,6 +375,7 @@ func (k *kube) hint() string {
 	for _, kc := range k.clusters {
 		fmt.Fprintf(&b, "  %-12skubectl --kubeconfig %s --namespace %s describe service %s\n", kc.id, kc.api.Kubeconfig, serviceNamespace, serviceName)
 	}
+	k.kubeHint(&b, cutoverName)
 	for _, kc := range k.clusters {
 		if kc.ctl != nil {
 			fmt.Fprintf(&b, "  %-12s%s\n", kc.id+" log", kc.ctl.LogPath)
