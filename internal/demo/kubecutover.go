@@ -2,7 +2,6 @@ package demo
 
 import (
 	"context"
-	_ "embed"
 	"errors"
 	"fmt"
 	"io"
@@ -17,18 +16,13 @@ import (
 
 	"github.com/crossfade-io/crossfade/internal/child"
 	"github.com/crossfade-io/crossfade/internal/cutover"
+	"github.com/crossfade-io/crossfade/deploy/crds"
 	"github.com/crossfade-io/crossfade/internal/cutover/api/v1alpha1"
 	"github.com/crossfade-io/crossfade/internal/cutover/journal/statusstore"
 	"github.com/crossfade-io/crossfade/internal/cutover/render"
 	"github.com/crossfade-io/crossfade/internal/cutover/spec"
 	"github.com/crossfade-io/crossfade/internal/dashboard"
 )
-
-// cutoverCRD is deploy/crds/cutovers.crossfade.io.yaml, embedded so that the demo
-// binary installs it wherever it runs; TestEmbeddedCRDFresh keeps the copy the same.
-//
-//go:embed cutovers.crossfade.io.yaml
-var cutoverCRD []byte
 
 const (
 	// cutoverCluster is the cluster that holds the demo's Cutover object and whose
@@ -55,7 +49,7 @@ var crdResource = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Ver
 // demo's object can be created.
 func (kc *kubeCluster) installCRD(ctx context.Context) error {
 	var obj map[string]any
-	if err := yaml.Unmarshal(cutoverCRD, &obj); err != nil {
+	if err := yaml.Unmarshal(crds.Cutovers, &obj); err != nil {
 		return fmt.Errorf("cluster %s: the embedded Cutover CRD: %w", kc.id, err)
 	}
 	crd := &unstructured.Unstructured{Object: obj}
