@@ -226,6 +226,24 @@ for a cutover that has not started, paused before its start.`
 			if err != nil {
 				return err
 			}
+			if !paused {
+				cur, err := cl.Get(cmd.Context(), args[0])
+				if err != nil {
+					return err
+				}
+				if cutoverctl.DriftPaused(cur) {
+					// No level lifts a pause on drift: the resume command does, once a
+					// person has looked at the weights; spec.paused is cleared first, as
+					// the controller refuses the command while it is set.
+					if cur.Spec.Paused {
+						if _, err := cl.SetPaused(cmd.Context(), args[0], false, who); err != nil {
+							return err
+						}
+					}
+					fmt.Fprintf(cmd.OutOrStdout(), "cutover %s/%s is paused on drift: %s\n", cl.Namespace, args[0], cutoverctl.DriftMessage(cur))
+					return f.sendCommand(cmd, cl, args[0], v1alpha1.CommandRequest{Command: v1alpha1.RequestResume, ID: cutoverctl.NewID(), By: who, At: time.Now().UTC().Truncate(time.Second)})
+				}
+			}
 			c, err := cl.SetPaused(cmd.Context(), args[0], paused, who)
 			if err != nil {
 				return err
@@ -274,22 +292,7 @@ controller's reason; no answer in time exits 1, the command still waiting.`,
 			}
 			req := v1alpha1.CommandRequest{Command: command, ID: cutoverctl.NewID(), By: who, At: time.Now().UTC().Truncate(time.Second),
 				SkipGates: skipGates, Force: force}
-			if _, err := cl.Send(cmd.Context(), args[0], req); err != nil {
-				return err
-			}
-			ref := cl.Namespace + "/" + args[0]
-			fmt.Fprintf(cmd.OutOrStdout(), "cutover %s: %s (id %s) sent by %s; waiting up to %s for the controller\n", ref, command, req.ID, who, cutoverctl.Seconds(f.timeout))
-			out, _, err := cl.WaitCommand(cmd.Context(), args[0], req, f.timeout)
-			var nc *cutoverctl.NoControllerError
-			if errors.As(err, &nc) {
-				return err
-			}
-			if out.Entry != nil || out.Result != nil {
-				if werr := cutoverctl.Done(cmd.OutOrStdout(), ref, req, out); werr != nil {
-					return errors.Join(err, werr)
-				}
-			}
-			return err
+			return f.sendCommand(cmd, cl, args[0], req)
 		},
 	}
 	switch command {
@@ -300,6 +303,27 @@ controller's reason; no answer in time exits 1, the command still waiting.`,
 	}
 	f.addTimeout(g, c, "the controller to journal or answer the command")
 	return c
+}
+
+// sendCommand leaves req for the controller that runs the Cutover name, then waits
+// (--timeout) for its journal entry or its answer, and prints it.
+func (f *kubectlFlags) sendCommand(cmd *cobra.Command, cl *cutoverctl.Client, name string, req v1alpha1.CommandRequest) error {
+	if _, err := cl.Send(cmd.Context(), name, req); err != nil {
+		return err
+	}
+	ref := cl.Namespace + "/" + name
+	fmt.Fprintf(cmd.OutOrStdout(), "cutover %s: %s (id %s) sent by %s; waiting up to %s for the controller\n", ref, req.Command, req.ID, req.By, cutoverctl.Seconds(f.timeout))
+	out, _, err := cl.WaitCommand(cmd.Context(), name, req, f.timeout)
+	var nc *cutoverctl.NoControllerError
+	if errors.As(err, &nc) {
+		return err
+	}
+	if out.Entry != nil || out.Result != nil {
+		if werr := cutoverctl.Done(cmd.OutOrStdout(), ref, req, out); werr != nil {
+			return errors.Join(err, werr)
+		}
+	}
+	return err
 }
 
 // whoFor is who the commands are sent as; it says so on stderr, and where the name comes from.

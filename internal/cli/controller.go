@@ -19,6 +19,7 @@ import (
 	"github.com/crossfade-io/crossfade/internal/awsconfig"
 	"github.com/crossfade-io/crossfade/internal/cloudmap"
 	"github.com/crossfade-io/crossfade/internal/controller"
+	"github.com/crossfade-io/crossfade/internal/cutover/journal/statusstore"
 	lrroute53 "github.com/crossfade-io/crossfade/internal/cutover/lever/route53"
 	"github.com/crossfade-io/crossfade/internal/cutover/levers"
 	"github.com/crossfade-io/crossfade/internal/cutover/reconciler"
@@ -62,6 +63,9 @@ type ControllerOptions struct {
 	// flags.
 	cutovers bool
 	cutover  CutoverRunnerFlags
+	// cutoverLease is how long a dead replica keeps a Cutover's Lease
+	// (--cutover-lease-duration): how long its cutover waits for another replica.
+	cutoverLease time.Duration
 
 	leaderElect    bool
 	leaseNamespace string
@@ -154,11 +158,12 @@ func CheckCutoverRunnerFlags(fc *FlagChecks, fs *pflag.FlagSet) {
 func CheckControllerCutoverFlags(fc *FlagChecks, c *cobra.Command) {
 	fl := c.Flags()
 	CheckCutoverRunnerFlags(fc, fl)
+	fc.Want(fl, "cutover-lease-duration", PositiveDuration)
 	fc.Check(c, func() error {
 		on, _ := fl.GetBool("cutovers")
 		if !on {
 			// A flag that configures nothing would read as if it did.
-			for _, name := range []string{"dns-server", "elbv2-endpoint", "cloudwatch-endpoint"} {
+			for _, name := range []string{"dns-server", "elbv2-endpoint", "cloudwatch-endpoint", "cutover-lease-duration"} {
 				if fl.Changed(name) {
 					return fmt.Errorf("--%s: only with --cutovers, whose cutovers it configures", name)
 				}
@@ -200,6 +205,7 @@ func (f *ControllerOptions) AddFlags(fl *pflag.FlagSet) {
 	fl.BoolVar(&f.cutovers, "cutovers", false, "also run every Cutover object (cutovers.crossfade.io) in --namespace (default: all) with the engine, levers and gates of 'crossfade cutover run', journaled in the object's status; "+
 		"on every replica, without leader election: each Cutover has its own Lease, so one replica runs it and another resumes it from its status when that one dies")
 	f.cutover.AddFlags(fl)
+	fl.DurationVar(&f.cutoverLease, "cutover-lease-duration", statusstore.DefaultLeaseDuration, "with --cutovers: how long a Cutover's Lease stays its replica's without a renewal (renewed every third of it): a replica that dies mid-step holds its cutover this long before another resumes it from its status")
 	fl.BoolVar(&f.leaderElect, "leader-elect", true, "elect one writing replica through a coordination.k8s.io Lease")
 	fl.StringVar(&f.leaseNamespace, "leader-election-namespace", "", "namespace of the Lease (default: the pod's, else default)")
 	fl.StringVar(&f.leaseName, "leader-election-id", "crossfade-controller", "name of the Lease")
@@ -312,14 +318,15 @@ func (f *ControllerOptions) cutoverRunner(ctx context.Context, env ControllerEnv
 		ServiceDiscovery: cmp.Or(f.cloudMap.endpoint, r53.Endpoint),
 		DNS:              func() (lrroute53.DNS, error) { return route53.New(ctx, r53) }}
 	return reconciler.Config{REST: restCfg, Namespace: f.source.Namespace, Identity: cmp.Or(env.PodName, env.Hostname, "crossfade"),
-		Levers: levers.New(leverEnv), DNSServers: f.cutover.DNSServers, Logger: log}, nil
+		Levers: levers.New(leverEnv), DNSServers: f.cutover.DNSServers, LeaseDuration: f.cutoverLease, Logger: log}, nil
 }
 
 // runCutovers is the controller's CutoverRunner over rc: a reconciler with its state in
-// the directory the controller gives it.
+// the directory the controller gives it, its Events sent by the controller's recorder and
+// its series served on the controller's /metrics.
 func runCutovers(rc reconciler.Config) controller.CutoverRunner {
-	return func(ctx context.Context, stateDir string) error {
-		rc.StateDir = stateDir
+	return func(ctx context.Context, env controller.CutoverEnv) error {
+		rc.StateDir, rc.Events, rc.Metrics = env.StateDir, env.Events, env.Metrics
 		r, err := reconciler.New(rc)
 		if err != nil {
 			return err

@@ -72,11 +72,25 @@ type AppConfig struct {
 	Logger *slog.Logger
 }
 
-// CutoverRunner runs Cutover objects until ctx ends, keeping their control files and
-// reports in stateDir, a directory RunApp makes and removes; the caller builds it from
-// internal/cutover/reconciler. A function rather than the reconciler itself, so that this
-// package, which the cutover packages' tests import, imports none of them.
-type CutoverRunner func(ctx context.Context, stateDir string) error
+// CutoverRunner runs Cutover objects until ctx ends, with what env gives it; the caller
+// builds it from internal/cutover/reconciler. A function rather than the reconciler
+// itself, so that this package, which the cutover packages' tests import, imports none of
+// them.
+type CutoverRunner func(ctx context.Context, env CutoverEnv) error
+
+// CutoverEnv is what RunApp gives its CutoverRunner: the controller's own state
+// directory, event recorder and metrics registry, so that the Cutovers' events and series
+// go where the publisher's do.
+type CutoverEnv struct {
+	// StateDir keeps the runs' control files and reports: a directory RunApp makes and
+	// removes once the runner has returned.
+	StateDir string
+	// Events records Kubernetes Events through the controller's broadcaster (source
+	// component "crossfade"), running until RunApp returns.
+	Events record.EventRecorder
+	// Metrics is the controller's registry, served at /metrics.
+	Metrics prometheus.Registerer
+}
 
 // app is a controller's parts, built by RunApp.
 type app struct {
@@ -87,6 +101,8 @@ type app struct {
 	obs     *MetricsObserver
 	ctl     *Controller
 	sources []string
+	// recorder is the controller's event recorder, given to the cutover runner too.
+	recorder record.EventRecorder
 }
 
 // RunApp runs a controller until ctx ends (or, with Once, for one reconcile): informers,
@@ -115,6 +131,7 @@ func RunApp(ctx context.Context, cfg AppConfig) error {
 	defer broadcaster.Shutdown()
 	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: a.client.CoreV1().Events("")})
 	recorder := broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "crossfade"})
+	a.recorder = recorder
 	if err := a.build(dyn, recorder); err != nil {
 		return err
 	}
@@ -162,7 +179,7 @@ func (a *app) runWithCutovers(ctx context.Context) error {
 	defer stop()
 	stopped := make(chan error, 1)
 	go func() {
-		err := a.cfg.Cutovers(ctx, dir)
+		err := a.cfg.Cutovers(ctx, CutoverEnv{StateDir: dir, Events: a.recorder, Metrics: a.cfg.Metrics.Registry()})
 		if ctx.Err() == nil {
 			// Stopped before it was asked to: the replica cannot run cutovers.
 			if err == nil {

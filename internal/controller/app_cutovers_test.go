@@ -68,10 +68,20 @@ func TestRunAppCutovers(t *testing.T) {
 		var dir string
 		var returned atomic.Bool
 		started := make(chan struct{})
-		cfg := app(func(ctx context.Context, stateDir string) error {
+		var cfg AppConfig
+		cfg = app(func(ctx context.Context, env CutoverEnv) error {
+			stateDir := env.StateDir
 			dir = stateDir
 			if fi, err := os.Stat(stateDir); err != nil || !fi.IsDir() {
 				t.Errorf("state directory %q at start: %v, want a directory", stateDir, err)
+			}
+			// The controller's registry, served at /metrics, and its recorder (that its
+			// events reach the API server is TestRunAppCutoverMetrics's).
+			if env.Metrics != cfg.Metrics.Registry() {
+				t.Errorf("runner's Metrics %v, want the controller's registry", env.Metrics)
+			}
+			if env.Events == nil {
+				t.Error("runner given no event recorder")
 			}
 			close(started)
 			<-ctx.Done()
@@ -103,7 +113,7 @@ func TestRunAppCutovers(t *testing.T) {
 	})
 
 	t.Run("a runner that stops stops the controller", func(t *testing.T) {
-		cfg := app(func(context.Context, string) error { return errors.New("cutovers.crossfade.io: forbidden") })
+		cfg := app(func(context.Context, CutoverEnv) error { return errors.New("cutovers.crossfade.io: forbidden") })
 		err := run(t, cfg, t.Context())
 		if err == nil || !strings.Contains(err.Error(), "--cutovers: the cutover reconciler stopped: cutovers.crossfade.io: forbidden") {
 			t.Fatalf("RunApp: %v, want the runner's error", err)
@@ -119,7 +129,7 @@ func TestRunAppCutovers(t *testing.T) {
 	} {
 		t.Run("refused with "+tc.name, func(t *testing.T) {
 			var called atomic.Bool
-			cfg := app(func(context.Context, string) error { called.Store(true); return nil })
+			cfg := app(func(context.Context, CutoverEnv) error { called.Store(true); return nil })
 			tc.set(&cfg)
 			err := run(t, cfg, t.Context())
 			if err == nil || !strings.Contains(err.Error(), "--cutovers: not with --once or --dry-run") {

@@ -64,10 +64,10 @@ func TestListStateLogsOncePerClass(t *testing.T) {
 // (which crashed a controller stopped just as its caches synced).
 func TestNotSyncedReasonsSkipsSynced(t *testing.T) {
 	w := &Watcher{log: slog.New(slog.DiscardHandler)}
-	never := cache.NewSharedIndexInformer(&cache.ListWatch{}, &corev1.Endpoints{}, 0, cache.Indexers{})
+	never := cache.NewSharedIndexInformer(&cache.ListWatch{}, &corev1.Pod{}, 0, cache.Indexers{})
 	synced := syncedInformer{cache.NewSharedIndexInformer(&cache.ListWatch{}, &corev1.Service{}, 0, cache.Indexers{})}
-	ls := []*listState{w.track("services", "", synced), w.track("endpoints", "", never)}
-	if got := notSyncedReasons(ls); got != "endpoints not listed yet" {
+	ls := []*listState{w.track("services", "", synced), w.track("pods", "", never)}
+	if got := notSyncedReasons(ls); got != "pods not listed yet" {
 		t.Errorf("notSyncedReasons = %q, want only the unsynced informer's reason", got)
 	}
 }

@@ -150,7 +150,9 @@ func Send(paths Paths, c Command) (Command, error) {
 
 // SendTo is Send for a cutover whose journal is kept in store rather than in the journal
 // file under paths (a Cutover object's status): the command is judged against that
-// journal, and left, as Send leaves it, in paths.Control.
+// journal, and left, as Send leaves it, in paths.Control. A c.ID set by the caller is
+// kept (the ID a Cutover's command annotation carries, which its sender waits for in
+// the journal); an empty one is made up.
 func SendTo(store journal.Store, paths Paths, c Command) (Command, error) {
 	switch c.Command {
 	case CommandPause, CommandResume, CommandPromote, CommandAbort:
@@ -159,6 +161,11 @@ func SendTo(store journal.Store, paths Paths, c Command) (Command, error) {
 	}
 	if c.SkipGates && c.Command != CommandPromote {
 		return Command{}, fmt.Errorf("control command %s: skipGates is for promote only", c.Command)
+	}
+	if c.ID != "" && (strings.HasPrefix(c.ID, ".") || strings.ContainsAny(c.ID, `/\`) || filepath.Base(c.ID) != c.ID) {
+		// A sender's own ID (a Cutover object's command annotation) names the file: one
+		// that is not a plain file name would land elsewhere, or be skipped as temporary.
+		return Command{}, fmt.Errorf("control command %s: id %q: want a plain file name, not starting with '.'", c.Command, c.ID)
 	}
 	if c.At.IsZero() {
 		c.At = time.Now().UTC()
@@ -172,10 +179,12 @@ func SendTo(store journal.Store, paths Paths, c Command) (Command, error) {
 	// as the cutover ends, and lands after another run of it started, is for the run
 	// before, and that run discards it (poll), whenever its start entry was written.
 	c.Started = st.startedAt
-	var nonce [4]byte
-	_, _ = rand.Read(nonce[:])
-	// Names sort in the order the commands were sent.
-	c.ID = fmt.Sprintf("%020d-%d-%s", c.At.UnixNano(), os.Getpid(), hex.EncodeToString(nonce[:]))
+	if c.ID == "" {
+		var nonce [4]byte
+		_, _ = rand.Read(nonce[:])
+		// Names sort in the order the commands were sent.
+		c.ID = fmt.Sprintf("%020d-%d-%s", c.At.UnixNano(), os.Getpid(), hex.EncodeToString(nonce[:]))
+	}
 	data, err := json.Marshal(c)
 	if err != nil {
 		return Command{}, err

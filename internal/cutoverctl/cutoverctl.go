@@ -262,13 +262,21 @@ func PauseShown(o *v1alpha1.Cutover, paused bool, gen int64) (bool, error) {
 	if st.ObservedGeneration < gen {
 		return false, nil
 	}
-	if st.Phase == v1alpha1.PhasePaused && reconcilingReason(st) == reasonDriftPaused {
-		return false, fmt.Errorf("cutover %s/%s is paused by drift (the zone holds weights it did not write), which spec.paused does not lift: "+
-			"check the weights, then abort it (kubectl crossfade abort %s) or resume it with `crossfade cutover resume` where it runs: %s",
-			o.Namespace, o.Name, o.Name, readyMessage(st))
+	if DriftPaused(o) {
+		return false, fmt.Errorf("cutover %s/%s paused on drift (the zone holds weights it did not write), which spec.paused does not lift: "+
+			"check the weights (kubectl crossfade status %s), then run kubectl crossfade resume %s again, which sends the resume command, or abort it: %s",
+			o.Namespace, o.Name, o.Name, o.Name, DriftMessage(o))
 	}
 	return st.Phase != v1alpha1.PhasePaused && !beforeStart, nil
 }
+
+// DriftPaused reports whether o's run is paused on drift: only the resume command lifts it.
+func DriftPaused(o *v1alpha1.Cutover) bool {
+	return o.Status.Phase == v1alpha1.PhasePaused && reconcilingReason(o.Status) == reasonDriftPaused
+}
+
+// DriftMessage is what o's status says of its drift.
+func DriftMessage(o *v1alpha1.Cutover) string { return readyMessage(o.Status) }
 
 // The condition reasons PauseShown reads (objectstatus's, which imports the engine: the
 // plugin does not need it).

@@ -58,7 +58,7 @@ func TestPauseShown(t *testing.T) {
 		{"resume: progressing", withStatus(4, false, v1alpha1.CutoverStatus{Phase: v1alpha1.PhaseProgressing, ObservedGeneration: 4, Conditions: conds("Step2Of3", true, false)}), false, 4, true, ""},
 		{"resume: paused before start, at its generation", withStatus(4, false, v1alpha1.CutoverStatus{Phase: v1alpha1.PhasePending, ObservedGeneration: 4, Conditions: conds("PausedBeforeStart", false, false)}), false, 4, false, ""},
 		{"resume: pending, reconciling", withStatus(4, false, v1alpha1.CutoverStatus{Phase: v1alpha1.PhasePending, ObservedGeneration: 4, Conditions: conds("Pending", true, false)}), false, 4, true, ""},
-		{"resume: drift pause", withStatus(4, false, v1alpha1.CutoverStatus{Phase: v1alpha1.PhasePaused, ObservedGeneration: 4, Conditions: conds("DriftPaused", false, true)}), false, 4, false, "paused by drift"},
+		{"resume: drift pause", withStatus(4, false, v1alpha1.CutoverStatus{Phase: v1alpha1.PhasePaused, ObservedGeneration: 4, Conditions: conds("DriftPaused", false, true)}), false, 4, false, "paused on drift"},
 		{"resume: rolled back", withStatus(4, false, v1alpha1.CutoverStatus{Phase: v1alpha1.PhaseRolledBack, ObservedGeneration: 4, Conditions: conds("GateFailed", false, true)}), false, 4, false, "ended (RolledBack)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -115,6 +115,11 @@ func (r *Reconciler) Run(ctx context.Context) error {
 	}
 	lw := cache.NewListWatchFromClient(r.client.Cutovers, v1alpha1.Resource, r.cfg.Namespace, fields.Everything())
 	inf := cache.NewSharedIndexInformer(lw, &v1alpha1.Cutover{}, resyncPeriod, cache.Indexers{})
+	unregisterMetrics, err := r.registerMetrics(inf.GetIndexer())
+	if err != nil {
+		return err
+	}
+	defer unregisterMetrics()
 
 	q := newKeyQueue()
 	enqueue := func(obj any) {
@@ -254,6 +259,20 @@ type worker struct {
 	// pokes says the object changed: the worker (or, while a run goes, its pause
 	// follower) looks at it again.
 	pokes chan struct{}
+
+	// mu guards emitted, which the status hook reads and writes.
+	mu sync.Mutex
+	// emitted is the seq of the last journal entry whose status change this worker has
+	// recorded Events for: an append retried after a conflict projects the same change
+	// again, and must not record it twice.
+	emitted int
+	// startErr is why the last run could not start (the zone refused it), retried: the
+	// Pending status says so until a run starts.
+	startErr error
+	// abortFailures counts the failed aborts in a row of a deleted Cutover nobody runs;
+	// abortRetryAt is when to try again.
+	abortFailures int
+	abortRetryAt  time.Time
 }
 
 // poke tells the worker its object changed.
@@ -282,7 +301,7 @@ func (r *Reconciler) checkAccess(ctx context.Context) error {
 	case apierrors.IsNotFound(err):
 		return fmt.Errorf("--cutovers: the Cutover CRD (cutovers.crossfade.io) is not installed: apply deploy/crds/cutovers.crossfade.io.yaml, or install the chart with cutovers.enabled=true: %w", err)
 	case apierrors.IsForbidden(err):
-		return fmt.Errorf("--cutovers: may not list cutovers.crossfade.io in %s: grant get, list and watch on cutovers, update on cutovers/status, and get, create and update on leases (coordination.k8s.io): %w", scope, err)
+		return fmt.Errorf("--cutovers: may not list cutovers.crossfade.io in %s: grant get, list and watch on cutovers, patch on cutovers (commands, the finalizer), update on cutovers/status, get, create and update on leases (coordination.k8s.io), and create and patch on events: %w", scope, err)
 	}
 	return nil
 }

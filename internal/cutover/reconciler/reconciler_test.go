@@ -21,6 +21,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/record"
 	"sigs.k8s.io/yaml"
 
 	"github.com/crossfade-io/crossfade/internal/cutover"
@@ -71,6 +72,8 @@ type fixture struct {
 	dns *levertest.CountingDNS
 	// stateDir is the last reconciler's StateDir.
 	stateDir string
+	// events, when set, is the recorder the reconcilers built after it get.
+	events record.EventRecorder
 }
 
 // fixture makes a namespace of its own (a reconciler of another subtest never sees its
@@ -90,7 +93,7 @@ func (f *fixture) reconciler(t *testing.T, identity string, lease time.Duration)
 	t.Helper()
 	f.stateDir = t.TempDir()
 	r, err := New(Config{REST: f.kc.Config(), Namespace: f.ns, Identity: identity, Levers: f.z.Levers(f.dns),
-		StateDir: f.stateDir, DNSServers: []string{f.z.SB.DNSAddr()}, LeaseDuration: lease,
+		StateDir: f.stateDir, DNSServers: []string{f.z.SB.DNSAddr()}, LeaseDuration: lease, Events: f.events,
 		Logger: slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 	if err != nil {
 		t.Fatal(err)

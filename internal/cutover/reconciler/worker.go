@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -96,6 +97,17 @@ func (w *worker) once(ctx context.Context) (time.Duration, error) {
 	if err != nil {
 		return 0, err
 	}
+	if c.DeletionTimestamp != nil {
+		d, run, err := w.deleting(ctx, c)
+		if !run {
+			return again(d, err)
+		}
+	} else if held, err := w.idleCommand(ctx, c); err != nil {
+		return again(0, err)
+	} else if held && final(c.Status.Phase) {
+		// A command waits for a Lease someone holds: look again once it may have expired.
+		return w.r.cfg.LeaseDuration / 2, nil
+	}
 	if final(c.Status.Phase) {
 		return idle, nil
 	}
@@ -106,6 +118,14 @@ func (w *worker) once(ctx context.Context) (time.Duration, error) {
 		// until a person deletes the object and applies a valid one.
 		w.log.Error("invalid cutover spec: not run", "err", perr)
 		return again(idle, w.writeStatus(ctx, c, en, nil, perr))
+	}
+	if c.DeletionTimestamp == nil && !hasFinalizer(c) {
+		// Before the first step is written: a Cutover deleted mid-run is aborted before
+		// it goes.
+		if err := w.addFinalizer(ctx, c); err != nil {
+			return again(0, err)
+		}
+		return 0, nil
 	}
 	if cutover.BuildReport(c.Name, en).NotStarted {
 		// Nothing journaled yet: status says Pending (paused before its start when
@@ -127,6 +147,9 @@ func (w *worker) once(ctx context.Context) (time.Duration, error) {
 func (w *worker) writeStatus(ctx context.Context, c *v1alpha1.Cutover, en []journal.Entry, plan *spec.Plan, failure error) error {
 	next := c.DeepCopy()
 	objectstatus.Project(next, en, plan, time.Now(), failure)
+	if failure == nil && w.startErr != nil && next.Status.Phase == v1alpha1.PhasePending && !c.Spec.Paused {
+		refusedStart(&next.Status, w.startErr)
+	}
 	if equality.Semantic.DeepEqual(next.Status, c.Status) {
 		return nil
 	}
@@ -139,7 +162,22 @@ func (w *worker) writeStatus(ctx context.Context, c *v1alpha1.Cutover, en []jour
 		return fmt.Errorf("cutover %s/%s: write status (phase %s): %w", w.namespace, w.name, next.Status.Phase, err)
 	}
 	w.log.Info("cutover status", "phase", next.Status.Phase)
+	w.emit(&c.Status, &next.Status)
 	return nil
+}
+
+// refusedStart makes a Pending status say why its run could not start (err, retried):
+// Reconciling stays True (kstatus: still in progress, as a retried error is), with the
+// error as its message and reason StartRefused, and Ready False the same.
+func refusedStart(st *v1alpha1.CutoverStatus, err error) {
+	msg := fmt.Sprintf("pending: the start was refused, retrying: %v", err)
+	for _, t := range []string{v1alpha1.ConditionReady, v1alpha1.ConditionReconciling} {
+		cd := meta.FindStatusCondition(st.Conditions, t)
+		if cd == nil {
+			continue
+		}
+		cd.Reason, cd.Message = ReasonStartRefused, msg
+	}
 }
 
 // errChanged is a status write refused because the object changed since it was read:
@@ -200,24 +238,10 @@ func stuck(err error) bool {
 func (w *worker) run(ctx context.Context, c *v1alpha1.Cutover, plan *spec.Plan) (time.Duration, error) {
 	r := w.r
 	resume := len(c.Status.Journal) > 0
-	// The journal is in status; the report and the control files stay files here, and
-	// with no journal file nothing else creates the directory the engine writes them to.
-	if err := os.MkdirAll(w.stateDir, 0o755); err != nil {
-		return 0, fmt.Errorf("cutover %s/%s: state dir: %w", w.namespace, w.name, err)
+	if err := w.mkStateDir(); err != nil {
+		return 0, err
 	}
-	hook := func(obj *v1alpha1.Cutover) {
-		objectstatus.Project(obj, obj.Status.Entries(), plan, time.Now(), nil)
-	}
-	cfg := cutover.Config{
-		Plan: plan, Levers: r.cfg.Levers, StateDir: w.stateDir, By: "controller/" + r.cfg.Identity,
-		DNSServers: r.cfg.DNSServers, CheckInterval: r.checkInterval, PollInterval: r.pollInterval,
-		Logger: w.log,
-		Journals: func(name string) journal.Store {
-			return statusstore.New(r.client, w.namespace, name, statusstore.WithIdentity(r.cfg.Identity),
-				statusstore.WithLeaseDuration(r.cfg.LeaseDuration), statusstore.WithStatus(hook),
-				statusstore.WithContext(ctx), statusstore.WithLogger(w.log))
-		},
-	}
+	cfg := w.engineConfig(ctx, plan, w.runBy())
 	fctx, stopFollower := context.WithCancel(ctx)
 	followed := make(chan struct{})
 	go func() {
@@ -243,7 +267,24 @@ func (w *worker) run(ctx context.Context, c *v1alpha1.Cutover, plan *spec.Plan) 
 	}
 	if final(after.Status.Phase) {
 		w.log.Info("cutover ended", "phase", after.Status.Phase, "err", runErr)
+		if after.DeletionTimestamp != nil || after.Annotations[v1alpha1.CommandAnnotation] != "" {
+			// Deleted (the finalizer goes now), or a command came as it ended: look again.
+			return 0, nil
+		}
 		return idle, nil
+	}
+	notStarted := cutover.BuildReport(after.Name, after.Status.Entries()).NotStarted
+	if runErr != nil && notStarted {
+		// Refused before its start (the zone said no): the status says why, not only the
+		// log.
+		w.record(event{corev1.EventTypeWarning, ReasonStartRefused, fmt.Sprintf("the run could not start: %v", runErr)})
+	}
+	w.startErr = nil
+	if runErr != nil && notStarted && !stuck(runErr) {
+		w.startErr = runErr
+		if err := w.writeStatus(ctx, after, after.Status.Entries(), plan, nil); err != nil && !errors.Is(err, errChanged) {
+			return 0, errors.Join(runErr, err)
+		}
 	}
 	if runErr != nil && stuck(runErr) {
 		w.log.Error("cutover cannot go on by itself: Failed", "err", runErr)
@@ -269,8 +310,8 @@ func (w *worker) followPause(ctx context.Context, paths cutover.Paths) {
 		case <-w.pokes:
 		case <-t.C:
 		}
-		if err := w.levelPause(ctx, paths); err != nil && ctx.Err() == nil {
-			w.log.Error("spec.paused", "err", err)
+		if err := w.follow(ctx, paths); err != nil && ctx.Err() == nil {
+			w.log.Error("following the object", "err", err)
 		}
 	}
 }
@@ -280,18 +321,7 @@ func (w *worker) followPause(ctx context.Context, paths cutover.Paths) {
 // by drift is not resumed by it: the zone holds weights nobody here wrote, and a person
 // decides (resume or abort). It sends nothing while a command it sent is still waiting
 // for the runner, or before the run's start entry or after its end.
-func (w *worker) levelPause(ctx context.Context, paths cutover.Paths) error {
-	// The control directory first, then the object: the runner journals a command before
-	// it removes its file, so an object read after the directory showed none waiting
-	// holds every command sent so far, and none is sent twice.
-	waiting, err := commandWaiting(paths.Control)
-	if err != nil || waiting {
-		return err
-	}
-	c, err := w.get(ctx)
-	if err != nil {
-		return err
-	}
+func (w *worker) levelPause(ctx context.Context, store *statusstore.Store, paths cutover.Paths, c *v1alpha1.Cutover) error {
 	en := c.Status.Entries()
 	rep := cutover.BuildReport(c.Name, en)
 	if rep.NotStarted || rep.Outcome != "" || rep.RollingBack {
@@ -311,13 +341,88 @@ func (w *worker) levelPause(ctx context.Context, paths cutover.Paths) error {
 	}
 	// SendTo judges the command against the journal in status, as Send judges it against
 	// a journal file, and stamps it with the run it is for.
-	store := statusstore.New(w.r.client, w.namespace, w.name, statusstore.WithContext(ctx), statusstore.WithLogger(w.log))
-	sent, err := cutover.SendTo(store, paths, cutover.Command{Command: command, By: PausedBy})
+	by := PausedBy
+	if who := c.Annotations[v1alpha1.PausedByAnnotation]; who != "" {
+		by = who
+	}
+	sent, err := cutover.SendTo(store, paths, cutover.Command{Command: command, By: by})
 	if err != nil {
 		return fmt.Errorf("cutover %s/%s: spec.paused is %t: send %s: %w", w.namespace, w.name, c.Spec.Paused, command, err)
 	}
-	w.log.Info("spec.paused: command sent to the run", "command", command, "paused", c.Spec.Paused, "id", sent.ID)
+	w.log.Info("spec.paused: command sent to the run", "command", command, "paused", c.Spec.Paused, "id", sent.ID, "by", by)
 	return nil
+}
+
+// follow looks at the object for the run going: a command in crossfade.io/command, a
+// deletion (abort), spec.paused. Each sends at most one command to the run per look.
+func (w *worker) follow(ctx context.Context, paths cutover.Paths) error {
+	// The control directory first, then the object: the runner journals a command before
+	// it removes its file, so an object read after the directory showed none waiting
+	// holds every command sent so far, and none is sent twice.
+	waiting, err := commandWaiting(paths.Control)
+	if err != nil || waiting {
+		return err
+	}
+	c, err := w.get(ctx)
+	if err != nil {
+		return err
+	}
+	store := statusstore.New(w.r.client, w.namespace, w.name, statusstore.WithContext(ctx), statusstore.WithLogger(w.log))
+	if c.DeletionTimestamp != nil {
+		return w.followDelete(ctx, store, paths, c)
+	}
+	if c.Annotations[v1alpha1.CommandAnnotation] != "" {
+		err := w.runningCommand(ctx, store, paths, c)
+		if errors.Is(err, errChanged) {
+			return nil
+		}
+		return err
+	}
+	return w.levelPause(ctx, store, paths, c)
+}
+
+// mkStateDir creates the worker's state directory. The journal is in status; the report
+// and the control files stay files here, and with no journal file nothing else creates
+// the directory the engine writes them to.
+func (w *worker) mkStateDir() error {
+	if err := os.MkdirAll(w.stateDir, 0o755); err != nil {
+		return fmt.Errorf("cutover %s/%s: state dir: %w", w.namespace, w.name, err)
+	}
+	return nil
+}
+
+// engineConfig is the engine's configuration for plan, acting as by, with the journal in
+// the object's status (its projection, and the Events of each change, written with each
+// entry) and the lock in its Lease held as this replica.
+func (w *worker) engineConfig(ctx context.Context, plan *spec.Plan, by string) cutover.Config {
+	r := w.r
+	hook := func(obj *v1alpha1.Cutover) {
+		old := obj.Status.DeepCopy()
+		objectstatus.Project(obj, obj.Status.Entries(), plan, time.Now(), nil)
+		seq := 0
+		if n := len(obj.Status.Journal); n > 0 {
+			seq = obj.Status.Journal[n-1].Seq
+		}
+		w.mu.Lock()
+		emit := seq > w.emitted
+		if emit {
+			w.emitted = seq
+		}
+		w.mu.Unlock()
+		if emit {
+			w.emit(old, &obj.Status)
+		}
+	}
+	return cutover.Config{
+		Plan: plan, Levers: r.cfg.Levers, StateDir: w.stateDir, By: by,
+		DNSServers: r.cfg.DNSServers, CheckInterval: r.checkInterval, PollInterval: r.pollInterval,
+		Logger: w.log,
+		Journals: func(name string) journal.Store {
+			return statusstore.New(r.client, w.namespace, name, statusstore.WithIdentity(r.cfg.Identity),
+				statusstore.WithLeaseDuration(r.cfg.LeaseDuration), statusstore.WithStatus(hook),
+				statusstore.WithContext(ctx), statusstore.WithLogger(w.log))
+		},
+	}
 }
 
 // commandWaiting reports whether a command is still waiting in the control directory

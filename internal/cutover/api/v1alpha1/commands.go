@@ -9,8 +9,9 @@ import (
 )
 
 // How people, and `kubectl crossfade`, steer a Cutover the controller runs. A pause is
-// a level: spec.paused (with PausedByAnnotation naming who set it). Promote, abort and
-// release are one-off commands: a CommandRequest in CommandAnnotation, which the
+// a level: spec.paused (with PausedByAnnotation naming who set it). Promote, abort,
+// release, and the resume of a drift pause (which no level lifts: a person looks at the
+// weights first) are one-off commands: a CommandRequest in CommandAnnotation, which the
 // controller that runs the cutover takes (removes, in a patch that tests its value, so
 // that one replica takes it once), acts on, and journals with its ID; one it refuses
 // it answers in ResultAnnotation. A command is taken at most once: a controller killed
@@ -30,17 +31,24 @@ const (
 	Finalizer = "crossfade.io/rollback-on-delete"
 )
 
-// The commands CommandAnnotation may carry. Pause and resume are not among them:
-// spec.paused is their one way, so that a level and an edge never disagree.
+// The commands CommandAnnotation may carry. A pause is not among them, and a resume only
+// lifts a pause on drift: spec.paused is the one way to pause and resume otherwise, so
+// that a level and an edge never disagree.
 const (
+	// RequestPromote skips the remaining pauses (with SkipGates, the gates too).
 	RequestPromote = "promote"
-	RequestAbort   = "abort"
+	// RequestAbort rolls the run back per its plan.
+	RequestAbort = "abort"
+	// RequestRelease hands an ended cutover's weights back to the publishers.
 	RequestRelease = "release"
+	// RequestResume goes on after a pause on drift, once a person has looked at the
+	// weights the zone held; refused for any other pause (clear spec.paused instead).
+	RequestResume = "resume"
 )
 
 // CommandRequest is one command for a Cutover's run, as CommandAnnotation carries it.
 type CommandRequest struct {
-	// Command is promote, abort or release.
+	// Command is promote, abort, release or resume (of a pause on drift).
 	Command string `json:"command"`
 	// ID names the command in the journal and in ResultAnnotation, so that its sender
 	// can find what became of it; the controller makes one up when it is empty.
@@ -91,13 +99,13 @@ func ParseCommandRequest(value string) (CommandRequest, error) {
 		return CommandRequest{}, fmt.Errorf("annotation %s: %s: %s", CommandAnnotation, field, fmt.Sprintf(format, a...))
 	}
 	switch r.Command {
-	case RequestPromote, RequestAbort, RequestRelease:
-	case "pause", "resume":
-		return bad("command", "%q is set through spec.paused (kubectl crossfade %s, or kubectl patch … -p '{\"spec\":{\"paused\":%t}}')", r.Command, r.Command, r.Command == "pause")
+	case RequestPromote, RequestAbort, RequestRelease, RequestResume:
+	case "pause":
+		return bad("command", "\"pause\" is set through spec.paused (kubectl crossfade pause, or kubectl patch … -p '{\"spec\":{\"paused\":true}}')")
 	case "":
-		return bad("command", "missing: want promote, abort or release")
+		return bad("command", "missing: want promote, abort, release or resume")
 	default:
-		return bad("command", "%q: want promote, abort or release", r.Command)
+		return bad("command", "%q: want promote, abort, release or resume", r.Command)
 	}
 	if r.ID != "" && !commandID.MatchString(r.ID) {
 		return bad("id", "%q: want 1 to 63 letters, digits, '.', '_' or '-', starting with a letter or digit", r.ID)

@@ -19,7 +19,7 @@ func TestParseCommandRequest(t *testing.T) {
 		{value: `{"command":"release","force":true}`, want: CommandRequest{Command: RequestRelease, Force: true}},
 		{value: `promote`, err: "want JSON"},
 		{value: `{"command":"pause"}`, err: "command: \"pause\" is set through spec.paused"},
-		{value: `{"command":"resume"}`, err: "spec.paused"},
+		{value: `{"command":"resume","by":"alice"}`, want: CommandRequest{Command: RequestResume, By: "alice"}},
 		{value: `{}`, err: "command: missing"},
 		{value: `{"command":"rollback"}`, err: `command: "rollback"`},
 		{value: `{"command":"abort","skipGates":true}`, err: "skipGates: only a promote"},
