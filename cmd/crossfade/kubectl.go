@@ -202,10 +202,15 @@ func finalErr(c *v1alpha1.Cutover) error {
 
 // pauseCmd is `pause NAME` (paused) or `resume NAME`.
 func (f *kubectlFlags) pauseCmd(g *globalFlags, paused bool) *cobra.Command {
-	name, short, long := "resume", "Clear spec.paused and wait until the run goes on",
+	name, short, long := "resume", "Clear spec.paused and wait until the run goes on (after a pause on drift: send the resume command)",
 		`resume clears the Cutover's spec.paused (annotation crossfade.io/paused-by naming who, in
 the same merge patch), then waits (--timeout) until its status shows the run going on, or,
-for a cutover paused before its start, starting.`
+for a cutover paused before its start, starting.
+
+A run paused on drift (the zone held weights it did not write) is not resumed by
+spec.paused: look at the weights first (kubectl crossfade status NAME); then resume sends
+the resume command (annotation crossfade.io/command), which the controller journals as
+yours, and waits for it.`
 	if paused {
 		name, short, long = "pause", "Set spec.paused and wait until the run holds (Paused)",
 			`pause sets the Cutover's spec.paused (annotation crossfade.io/paused-by naming who, in
@@ -218,11 +223,7 @@ for a cutover that has not started, paused before its start.`
 		Long:  long + "\n\nThe same without the plugin: kubectl patch cutover NAME --type merge -p '{\"spec\":{\"paused\":" + fmt.Sprint(paused) + "}}'",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cl, err := f.client()
-			if err != nil {
-				return err
-			}
-			who, err := whoFor(cmd, cl)
+			cl, who, err := f.clientAs(cmd)
 			if err != nil {
 				return err
 			}
@@ -282,11 +283,7 @@ answer in crossfade.io/command-result, and prints it. A refusal exits 1 with the
 controller's reason; no answer in time exits 1, the command still waiting.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cl, err := f.client()
-			if err != nil {
-				return err
-			}
-			who, err := whoFor(cmd, cl)
+			cl, who, err := f.clientAs(cmd)
 			if err != nil {
 				return err
 			}
@@ -324,6 +321,17 @@ func (f *kubectlFlags) sendCommand(cmd *cobra.Command, cl *cutoverctl.Client, na
 		}
 	}
 	return err
+}
+
+// clientAs is the client of the flags' cluster and namespace, and who the commands are
+// sent as (whoFor).
+func (f *kubectlFlags) clientAs(cmd *cobra.Command) (*cutoverctl.Client, string, error) {
+	cl, err := f.client()
+	if err != nil {
+		return nil, "", err
+	}
+	who, err := whoFor(cmd, cl)
+	return cl, who, err
 }
 
 // whoFor is who the commands are sent as; it says so on stderr, and where the name comes from.

@@ -24,8 +24,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
@@ -93,22 +91,9 @@ func Load(f Flags) (*Client, error) {
 // New builds a Client for the Cutovers of namespace on the API server cfg names;
 // contextUser is who Who falls back to.
 func New(cfg *rest.Config, namespace, contextUser string) (*Client, error) {
-	scheme := runtime.NewScheme()
-	if err := v1alpha1.AddToScheme(scheme); err != nil {
-		return nil, fmt.Errorf("cutoverctl: scheme for %s: %w", v1alpha1.GroupVersion, err)
-	}
-	c := rest.CopyConfig(cfg)
-	gv := v1alpha1.GroupVersion
-	c.GroupVersion = &gv
-	c.APIPath = "/apis"
-	c.ContentType = runtime.ContentTypeJSON
-	c.NegotiatedSerializer = serializer.NewCodecFactory(scheme).WithoutConversion()
-	if c.UserAgent == "" {
-		c.UserAgent = "kubectl-crossfade"
-	}
-	rc, err := rest.RESTClientFor(c)
+	rc, err := v1alpha1.RESTClient(cfg, "kubectl-crossfade")
 	if err != nil {
-		return nil, fmt.Errorf("cutoverctl: REST client for %s at %s: %w", gv, cfg.Host, err)
+		return nil, fmt.Errorf("cutoverctl: %w", err)
 	}
 	kc, err := kubernetes.NewForConfig(cfg)
 	if err != nil {

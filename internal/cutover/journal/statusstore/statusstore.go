@@ -25,8 +25,6 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/client-go/kubernetes"
 	coordinationclient "k8s.io/client-go/kubernetes/typed/coordination/v1"
 	"k8s.io/client-go/rest"
@@ -67,22 +65,9 @@ type Client struct {
 // NewClient builds a Client from a rest.Config: a typed REST client for
 // crossfade.io/v1alpha1 decoding into v1alpha1.Cutover, and the coordination client.
 func NewClient(cfg *rest.Config) (*Client, error) {
-	scheme := runtime.NewScheme()
-	if err := v1alpha1.AddToScheme(scheme); err != nil {
-		return nil, fmt.Errorf("statusstore: scheme for %s: %w", v1alpha1.GroupVersion, err)
-	}
-	c := rest.CopyConfig(cfg)
-	gv := v1alpha1.GroupVersion
-	c.GroupVersion = &gv
-	c.APIPath = "/apis"
-	c.ContentType = runtime.ContentTypeJSON
-	c.NegotiatedSerializer = serializer.NewCodecFactory(scheme).WithoutConversion()
-	if c.UserAgent == "" {
-		c.UserAgent = rest.DefaultKubernetesUserAgent()
-	}
-	rc, err := rest.RESTClientFor(c)
+	rc, err := v1alpha1.RESTClient(cfg, rest.DefaultKubernetesUserAgent())
 	if err != nil {
-		return nil, fmt.Errorf("statusstore: REST client for %s at %s: %w", gv, cfg.Host, err)
+		return nil, fmt.Errorf("statusstore: %w", err)
 	}
 	kc, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
