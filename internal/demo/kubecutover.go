@@ -14,9 +14,9 @@ import (
 	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/yaml"
 
+	"github.com/crossfade-io/crossfade/deploy/crds"
 	"github.com/crossfade-io/crossfade/internal/child"
 	"github.com/crossfade-io/crossfade/internal/cutover"
-	"github.com/crossfade-io/crossfade/deploy/crds"
 	"github.com/crossfade-io/crossfade/internal/cutover/api/v1alpha1"
 	"github.com/crossfade-io/crossfade/internal/cutover/journal/statusstore"
 	"github.com/crossfade-io/crossfade/internal/cutover/render"
