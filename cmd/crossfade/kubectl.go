@@ -202,15 +202,16 @@ func finalErr(c *v1alpha1.Cutover) error {
 
 // pauseCmd is `pause NAME` (paused) or `resume NAME`.
 func (f *kubectlFlags) pauseCmd(g *globalFlags, paused bool) *cobra.Command {
-	name, short, long := "resume", "Clear spec.paused and wait until the run goes on (after a pause on drift: send the resume command)",
+	var afterDrift bool
+	name, short, long := "resume", "Clear spec.paused and wait until the run goes on (--after-drift: go on after a pause on drift)",
 		`resume clears the Cutover's spec.paused (annotation crossfade.io/paused-by naming who, in
 the same merge patch), then waits (--timeout) until its status shows the run going on, or,
 for a cutover paused before its start, starting.
 
 A run paused on drift (the zone held weights it did not write) is not resumed by
-spec.paused: look at the weights first (kubectl crossfade status NAME); then resume sends
-the resume command (annotation crossfade.io/command), which the controller journals as
-yours, and waits for it.`
+spec.paused: resume shows the weights and stops; once you have looked at them, resume
+--after-drift sends the resume command (annotation crossfade.io/command), which the
+controller journals as yours, and waits for it.`
 	if paused {
 		name, short, long = "pause", "Set spec.paused and wait until the run holds (Paused)",
 			`pause sets the Cutover's spec.paused (annotation crossfade.io/paused-by naming who, in
@@ -234,8 +235,18 @@ for a cutover that has not started, paused before its start.`
 				}
 				if cutoverctl.DriftPaused(cur) {
 					// No level lifts a pause on drift: the resume command does, once a
-					// person has looked at the weights; spec.paused is cleared first, as
-					// the controller refuses the command while it is set.
+					// person has looked at the weights. A resume meant to undo one's own
+					// pause must not accept weights nobody looked at: without
+					// --after-drift it shows them and stops. spec.paused is cleared
+					// first, as the controller refuses the command while it is set.
+					if !afterDrift {
+						if err := cutoverctl.Status(cmd.OutOrStdout(), cur, time.Now()); err != nil {
+							return err
+						}
+						return fmt.Errorf("cutover %s/%s is paused on drift (the zone holds weights it did not write: above), which spec.paused does not lift: "+
+							"look at them, then go on from them with kubectl crossfade resume %s --after-drift, or roll back with kubectl crossfade abort %s",
+							cl.Namespace, args[0], args[0], args[0])
+					}
 					if cur.Spec.Paused {
 						if _, err := cl.SetPaused(cmd.Context(), args[0], false, who); err != nil {
 							return err
@@ -256,6 +267,9 @@ for a cutover that has not started, paused before its start.`
 			}
 			return cutoverctl.Status(cmd.OutOrStdout(), c, time.Now())
 		},
+	}
+	if !paused {
+		c.Flags().BoolVar(&afterDrift, "after-drift", false, "resume a run paused on drift (the zone held weights it did not write), once you have looked at them: sends the resume command")
 	}
 	f.addTimeout(g, c, "the status to show it")
 	return c

@@ -2,6 +2,7 @@ package controller_test
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,8 +11,12 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
+
+	"github.com/crossfade-io/crossfade/internal/changes"
 	"github.com/crossfade-io/crossfade/internal/controllertest"
 	"github.com/crossfade-io/crossfade/internal/cutover/api/v1alpha1"
+	"github.com/crossfade-io/crossfade/internal/endpoint"
 	"github.com/crossfade-io/crossfade/internal/kubetest"
 )
 
@@ -130,6 +135,37 @@ func TestKubectlPlugin(t *testing.T) {
 		t.Errorf("web.example.com after the abort: %v, want blue 100, green 0", w)
 	}
 
+	// Paused on drift (a writer that ignores the authority record moved a weight
+	// mid-hold): resume shows the weights and stops; --after-drift sends the resume
+	// command, journaled as the user.
+	if code, out := p.run(t, "release", "web", "--force"); code != 0 {
+		t.Fatalf("kubectl crossfade release web --force: exit %d:\n%s", code, out)
+	}
+	e.apply(t, "drift", "web.example.com", "[50, 100]", "1h")
+	eventually(t, 60*time.Second, "Cutover drift holding its first step", func() (bool, string) {
+		w := e.weights(t, "web.example.com")
+		return w["green"] == 50, fmt.Sprint(w)
+	})
+	e.foreignWeight(t, "web.example.com", "blue", 30)
+	eventually(t, 60*time.Second, "Cutover drift paused on drift", func() (bool, string) {
+		c := e.get(t, "drift")
+		return c.Status.Phase == v1alpha1.PhasePaused && meta.IsStatusConditionTrue(c.Status.Conditions, v1alpha1.ConditionStalled), string(c.Status.Phase)
+	})
+	code, out = p.run(t, "resume", "drift")
+	if code != 1 || !strings.Contains(out, "paused on drift") || !strings.Contains(out, "kubectl crossfade resume drift --after-drift") || !strings.Contains(out, "by drift: ") {
+		t.Fatalf("kubectl crossfade resume drift: exit %d, want 1, the weights found and how to go on from them:\n%s", code, out)
+	}
+	if got := controls(e.get(t, "drift").Status.Journal); len(got) != 0 {
+		t.Fatalf("resume without --after-drift journaled %v: want nothing sent", got)
+	}
+	code, out = p.run(t, "resume", "drift", "--after-drift")
+	if code != 0 || !strings.Contains(out, `journaled as "resume" by `+who) {
+		t.Fatalf("kubectl crossfade resume drift --after-drift: exit %d, want 0 and the journal entry of the resume by %s:\n%s", code, who, out)
+	}
+	if code, out := p.run(t, "abort", "drift"); code != 0 {
+		t.Fatalf("kubectl crossfade abort drift: exit %d:\n%s", code, out)
+	}
+
 	// The same binary as `crossfade kubectl`, and a Cutover that is not there.
 	code, out = e.cli(t, "kubectl", "get", "--kubeconfig", e.kc.Kubeconfig)
 	if code != 0 || !regexp.MustCompile(`(?m)^app\s+Completed\s+3/3\s+blue=0,green=100\s`).MatchString(out) || !regexp.MustCompile(`(?m)^web\s+RolledBack\s`).MatchString(out) {
@@ -138,4 +174,29 @@ func TestKubectlPlugin(t *testing.T) {
 	if code, out = p.run(t, "abort", "nope"); code != 1 || !strings.Contains(out, "no Cutover nope in namespace default") {
 		t.Errorf("kubectl crossfade abort nope: exit %d, want 1 and `no Cutover nope in namespace default`:\n%s", code, out)
 	}
+}
+
+// foreignWeight sets member's weight of name as a writer that ignores the authority
+// record would: its record set deleted as read and created with weight, in one batch.
+func (e *cutoverEnv) foreignWeight(t *testing.T, name, member string, weight int64) {
+	t.Helper()
+	zones, err := e.zone.DNS.Zones(t.Context())
+	if err != nil || len(zones) == 0 {
+		t.Fatalf("zones: %v", err)
+	}
+	recs, err := e.zone.DNS.Records(t.Context(), zones[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range recs {
+		if r.Type == "A" && r.Name == name && r.SetIdentifier == member {
+			c := r.Clone()
+			c.Policy = endpoint.WeightedPolicy(weight)
+			if err := e.zone.DNS.Apply(t.Context(), zones[0], changes.Batch{{Action: changes.Delete, Endpoint: r}, {Action: changes.Create, Endpoint: c}}); err != nil {
+				t.Fatalf("set %s's weight of %s to %d: %v", member, name, weight, err)
+			}
+			return
+		}
+	}
+	t.Fatalf("no A member %s of %s", member, name)
 }
