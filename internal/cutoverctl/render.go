@@ -155,7 +155,9 @@ func Status(w io.Writer, c *v1alpha1.Cutover, now time.Time) error {
 		b.WriteString("Last action: none\n")
 	}
 	if by := c.Annotations[v1alpha1.PausedByAnnotation]; by != "" {
-		fmt.Fprintf(&b, "spec.paused last set by: %s\n", by)
+		// The controller removes it once it has sent the pause or resume it names
+		// someone for: while it is there, that change still waits for the controller.
+		fmt.Fprintf(&b, "spec.paused=%t waiting for the controller, set by: %s\n", c.Spec.Paused, by)
 	}
 	if v, ok := c.Annotations[v1alpha1.CommandAnnotation]; ok {
 		fmt.Fprintf(&b, "Command waiting for the controller: %s\n", describeRequest(v))

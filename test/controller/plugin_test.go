@@ -84,9 +84,13 @@ func TestKubectlPlugin(t *testing.T) {
 		t.Fatalf("kubectl crossfade pause app: exit %d, want 0, acting as %s, and the Paused status:\n%s", code, who, out)
 	}
 	c := e.get(t, "app")
-	if !c.Spec.Paused || c.Annotations[v1alpha1.PausedByAnnotation] != who {
-		t.Errorf("after pause: spec.paused %t, paused-by %q; want true, %s", c.Spec.Paused, c.Annotations[v1alpha1.PausedByAnnotation], who)
+	if a := c.Status.LastAction; !c.Spec.Paused || a == nil || a.Command != "pause" || a.By != who {
+		t.Errorf("after pause: spec.paused %t, lastAction %+v; want true, a pause by %s", c.Spec.Paused, a, who)
 	}
+	eventually(t, 30*time.Second, "the paused-by annotation consumed once the pause was sent", func() (bool, string) {
+		v, ok := e.get(t, "app").Annotations[v1alpha1.PausedByAnnotation]
+		return !ok, v
+	})
 
 	code, out = p.run(t, "resume", "app")
 	if code != 0 || strings.Contains(out, "Cutover default/app: Paused") {

@@ -81,8 +81,11 @@ func (w *worker) take(ctx context.Context, raw string) (bool, error) {
 	return err == nil, err
 }
 
-// answer writes res in the object's ResultAnnotation.
+// answer writes res in the object's ResultAnnotation, within answerTimeout of the call
+// whatever the state of ctx: a command taken is answered, even after a shutdown began.
 func (w *worker) answer(ctx context.Context, res v1alpha1.CommandResult) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), answerTimeout)
+	defer cancel()
 	if res.At.IsZero() {
 		res.At = time.Now().UTC()
 	}
@@ -162,9 +165,15 @@ func byOf(by string) string {
 // runBy is who this replica's runs are by: the journal.Holder its Leases name.
 func (w *worker) runBy() string { return "controller/" + w.r.cfg.Identity }
 
-// holding reports whether this replica holds the cutover's Lease: its run is going, and
-// it alone acts on the run's commands.
+// holding reports whether this process holds the cutover's Lease: its run is going, and
+// it alone acts on the run's commands. The Lease names the replica (the pod), so a Lease
+// of the same name is this process's only while its own run says it acquired it
+// (w.leased): after a container restart in the same pod the dead process's Lease names
+// this replica too, until it expires.
 func (w *worker) holding(store *statusstore.Store) (bool, error) {
+	if !w.leased.Load() {
+		return false, nil
+	}
 	err := store.Held()
 	var locked *journal.LockedError
 	if errors.As(err, &locked) {
@@ -179,6 +188,11 @@ func (w *worker) holding(store *statusstore.Store) (bool, error) {
 // for the end.
 func (w *worker) runningCommand(ctx context.Context, store *statusstore.Store, paths cutover.Paths, c *v1alpha1.Cutover) error {
 	if c.Annotations[v1alpha1.CommandAnnotation] == "" {
+		return nil
+	}
+	if final(c.Status.Phase) {
+		// The run has ended and is about to return: its worker takes the command once it
+		// has (idleCommand), where a release of an ended cutover runs.
 		return nil
 	}
 	if mine, err := w.holding(store); err != nil || !mine {
@@ -269,15 +283,22 @@ func (w *worker) idleCommand(ctx context.Context, c *v1alpha1.Cutover) (held boo
 		}
 		return false, err
 	}
-	req, ok, err := w.takeCommand(ctx, c)
+	// Once taken, the command is answered even when the worker stops meanwhile (a
+	// shutdown, the object deleted): a sender is never left waiting for a command taken.
+	// The release or abort itself runs on the worker's ctx; the take and the answer do
+	// not end with it (answer bounds its own write by answerTimeout).
+	tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), answerTimeout)
+	defer cancel()
+	req, ok, err := w.takeCommand(tctx, c)
 	if err != nil || !ok {
 		return false, err
 	}
-	return false, w.idleAct(ctx, c, rep, req)
+	return false, w.idleAct(ctx, context.WithoutCancel(ctx), c, rep, req)
 }
 
-// idleAct acts on req, taken from c, whose run does not go (rep is its journal's).
-func (w *worker) idleAct(ctx context.Context, c *v1alpha1.Cutover, rep *cutover.Report, req v1alpha1.CommandRequest) error {
+// idleAct acts on req, taken from c, whose run does not go (rep is its journal's): a
+// release or abort runs on ctx, the answer is written on actx.
+func (w *worker) idleAct(ctx, actx context.Context, c *v1alpha1.Cutover, rep *cutover.Report, req v1alpha1.CommandRequest) error {
 	phase := orPhase(c.Status.Phase)
 	switch {
 	case rep.NotStarted:
@@ -285,46 +306,47 @@ func (w *worker) idleAct(ctx context.Context, c *v1alpha1.Cutover, rep *cutover.
 		if req.Command == v1alpha1.RequestPromote {
 			why = "it has not started: a promote moves a running cutover on (a promote left for it would turn its start into an instant flip)"
 		}
-		return w.refuse(ctx, req, why)
+		return w.refuse(actx, req, why)
 	case rep.Outcome != "" && req.Command == v1alpha1.RequestRelease:
-		return w.release(ctx, c, req)
+		return w.release(ctx, actx, c, req)
 	case rep.Outcome != "":
-		return w.refuse(ctx, req, fmt.Sprintf("it has ended (%s, phase %s)", rep.Outcome, phase))
+		return w.refuse(actx, req, fmt.Sprintf("it has ended (%s, phase %s)", rep.Outcome, phase))
 	case req.Command == v1alpha1.RequestAbort:
 		// Failed mid-run: nobody runs it, the traffic where the run stopped. The engine's
 		// abort rolls it back to the start weights from the journal.
 		if _, err := w.abortIdle(ctx, c, req.By); err != nil {
-			return w.refuse(ctx, req, "abort failed: "+err.Error())
+			return w.refuse(actx, req, "abort failed: "+err.Error())
 		}
-		return w.acted(ctx, req, "rolled back: nobody was running it (phase "+string(phase)+"), so the controller ran the abort itself")
+		return w.acted(actx, req, "rolled back: nobody was running it (phase "+string(phase)+"), so the controller ran the abort itself")
 	case req.Command == v1alpha1.RequestRelease:
-		return w.refuse(ctx, req, fmt.Sprintf("it is unfinished (phase %s, stopped mid-run): abort it first, or `crossfade cutover release %s --force` from a CLI", phase, c.Name))
+		return w.refuse(actx, req, fmt.Sprintf("it is unfinished (phase %s, stopped mid-run): abort it first, or `crossfade cutover release %s --force` from a CLI", phase, c.Name))
 	default:
-		return w.refuse(ctx, req, fmt.Sprintf("nobody runs it (phase %s, stopped mid-run): a promote moves a running cutover on; abort it, or fix the cause and apply a new Cutover", phase))
+		return w.refuse(actx, req, fmt.Sprintf("nobody runs it (phase %s, stopped mid-run): a promote moves a running cutover on; abort it, or fix the cause and apply a new Cutover", phase))
 	}
 }
 
 // release runs the engine's Release for req on an ended cutover and answers with what it
-// did (the records deleted) or why it refused.
-func (w *worker) release(ctx context.Context, c *v1alpha1.Cutover, req v1alpha1.CommandRequest) error {
+// did (the records deleted) or why it refused: the release runs on ctx, the answer is
+// written on actx.
+func (w *worker) release(ctx, actx context.Context, c *v1alpha1.Cutover, req v1alpha1.CommandRequest) error {
 	plan, err := planOf(c)
 	if err != nil {
-		return w.refuse(ctx, req, err.Error())
+		return w.refuse(actx, req, err.Error())
 	}
 	if err := w.mkStateDir(); err != nil {
-		return w.refuse(ctx, req, err.Error())
+		return w.refuse(actx, req, err.Error())
 	}
 	rel, err := cutover.Release(ctx, w.engineConfig(ctx, plan, req.By), cutover.ReleaseOptions{Force: req.Force, Wait: 0})
 	var refused *lever.ReleaseRefusedError
 	switch {
 	case errors.As(err, &refused):
-		return w.refuse(ctx, req, refused.Error())
+		return w.refuse(actx, req, refused.Error())
 	case err != nil:
-		return w.refuse(ctx, req, "release failed: "+err.Error())
+		return w.refuse(actx, req, "release failed: "+err.Error())
 	}
 	detail := fmt.Sprintf("released: %d authority records deleted", rel.Records)
 	if len(rel.TakenOver) > 0 || len(rel.Changes) > 0 || len(rel.Gone) > 0 || len(rel.Unconfirmed) > 0 {
 		detail += fmt.Sprintf(" (forced: %d taken over, %d weights to change, %d sets gone, %d unconfirmed)", len(rel.TakenOver), len(rel.Changes), len(rel.Gone), len(rel.Unconfirmed))
 	}
-	return w.acted(ctx, req, detail)
+	return w.acted(actx, req, detail)
 }

@@ -458,6 +458,24 @@ func TestCommands(t *testing.T) {
 		}
 	})
 
+	// A command taken is answered even when the worker's context has ended (a shutdown
+	// between the take and the answer).
+	t.Run("answer outlives the worker's context", func(t *testing.T) {
+		f := e.fixture(t, "cmd-shutdown")
+		r := f.reconciler(t, "replica-a", 0)
+		f.create(t, "app", steps+"  steps: [0, 100]\n  paused: true\n")
+		c := f.get(t, "app")
+		w := &worker{r: r, namespace: f.ns, name: "app", uid: c.UID, log: r.log}
+		ctx, cancel := context.WithCancel(t.Context())
+		cancel()
+		if err := w.refuse(ctx, v1alpha1.CommandRequest{Command: "promote", ID: "k-down", By: "alice"}, "test"); err != nil {
+			t.Fatalf("answer after the context ended: %v", err)
+		}
+		if res, _ := f.result(t, "app", "k-down"); res.Refused != "test" {
+			t.Errorf("answer %+v", res)
+		}
+	})
+
 	// A command that does not parse is taken and answered with why.
 	t.Run("malformed command refused", func(t *testing.T) {
 		f := e.fixture(t, "cmd-bad")
@@ -485,6 +503,12 @@ func TestCommands(t *testing.T) {
 		if a := c.Status.LastAction; a == nil || a.Command != "pause" || a.By != "dave" {
 			t.Errorf("lastAction %+v: want pause by dave", a)
 		}
+		// Consumed by the pause it named dave for: a later change of spec.paused alone is
+		// not dave's.
+		f.waitFor(t, "app", "paused-by removed", func(c *v1alpha1.Cutover) bool {
+			_, ok := c.Annotations[v1alpha1.PausedByAnnotation]
+			return !ok
+		})
 		f.setPaused(t, "app", false)
 		c = f.waitFor(t, "app", "Completed", phase(v1alpha1.PhaseCompleted))
 		var by []string
@@ -493,7 +517,7 @@ func TestCommands(t *testing.T) {
 				by = append(by, en.Detail+" by "+en.By)
 			}
 		}
-		if want := []string{"pause by dave", "resume by dave"}; !slices.Equal(by, want) {
+		if want := []string{"pause by dave", "resume by " + PausedBy}; !slices.Equal(by, want) {
 			t.Errorf("control entries %q, want %q", by, want)
 		}
 	})
@@ -545,18 +569,18 @@ func TestCommands(t *testing.T) {
 		f.recordEvents(t)
 		run(t, f.reconciler(t, "replica-a", 0))
 		f.create(t, "app", "  zone: nosuch.example.org\n  records:\n    - name: app.nosuch.example.org\n  from: blue\n  to: green\n  steps: [0, 100]\n  pause: 1s\n")
+		// A missing zone may be created yet: the start is retried, Pending, Reconciling
+		// saying why (not Stalled, not Failed).
 		c := f.waitFor(t, "app", "refused with a reason", func(c *v1alpha1.Cutover) bool {
-			for _, t := range []string{v1alpha1.ConditionReconciling, v1alpha1.ConditionStalled} {
-				if cd := meta.FindStatusCondition(c.Status.Conditions, t); cd != nil && cd.Status == metav1.ConditionTrue && strings.Contains(cd.Message, "nosuch.example.org") {
-					return true
-				}
-			}
-			return false
+			cd := meta.FindStatusCondition(c.Status.Conditions, v1alpha1.ConditionReconciling)
+			return cd != nil && strings.Contains(cd.Message, "nosuch.example.org")
 		})
-		if c.Status.Phase == v1alpha1.PhasePending {
-			if rc := meta.FindStatusCondition(c.Status.Conditions, v1alpha1.ConditionReconciling); rc.Reason != ReasonStartRefused {
-				t.Errorf("Reconciling %+v: want reason %s", rc, ReasonStartRefused)
-			}
+		rc := meta.FindStatusCondition(c.Status.Conditions, v1alpha1.ConditionReconciling)
+		if c.Status.Phase != v1alpha1.PhasePending || rc.Status != metav1.ConditionTrue || rc.Reason != ReasonStartRefused {
+			t.Errorf("phase %s, Reconciling %+v: want Pending, Reconciling True with reason %s", c.Status.Phase, rc, ReasonStartRefused)
+		}
+		if st := meta.FindStatusCondition(c.Status.Conditions, v1alpha1.ConditionStalled); st != nil && st.Status == metav1.ConditionTrue {
+			t.Errorf("Stalled %+v: want not stalled, the start retried", st)
 		}
 		if n := f.dns.Count(); n != 0 {
 			t.Errorf("%d change batches sent, want none", n)

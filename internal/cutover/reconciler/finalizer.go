@@ -70,8 +70,11 @@ func (w *worker) removeFinalizer(ctx context.Context, c *v1alpha1.Cutover, why s
 // one nobody can run any more (Failed mid-run) is aborted here with the engine's Abort,
 // and, when that cannot run, keeps its finalizer for a person (Stalled, saying how).
 func (w *worker) deleting(ctx context.Context, c *v1alpha1.Cutover) (d time.Duration, run bool, err error) {
+	if err := w.refuseDeleting(ctx, c); err != nil {
+		return 0, false, err
+	}
 	if !hasFinalizer(c) {
-		return idle, false, nil // the API server deletes it; Run then stops this worker
+		return idle, false, nil // the API server deletes it (another finalizer may keep it)
 	}
 	rep := cutover.BuildReport(c.Name, c.Status.Entries())
 	switch {
@@ -79,7 +82,7 @@ func (w *worker) deleting(ctx context.Context, c *v1alpha1.Cutover) (d time.Dura
 		d, err := again(idle, w.removeFinalizer(ctx, c, "deleted before its first step: nothing to roll back"))
 		return d, false, err
 	case rep.Outcome == "completed":
-		msg := fmt.Sprintf("deleted when Completed: the weights stay as the last step wrote them, and the zone's authority record stays until `crossfade cutover release %s --force` from a CLI hands them back to the publishers", c.Name)
+		msg := fmt.Sprintf("deleted when Completed: the weights stay as the last step wrote them, and the zone's authority record stays; release it before deleting it (kubectl crossfade release %s); after, only `crossfade cutover release FILE --force` from a CLI, which skips the publishers' confirmation", c.Name)
 		w.log.Warn(msg)
 		d, err := again(idle, w.removeFinalizer(ctx, c, msg))
 		return d, false, err
@@ -131,6 +134,27 @@ func (w *worker) deleting(ctx context.Context, c *v1alpha1.Cutover) (d time.Dura
 	}
 	w.abortFailures, w.abortRetryAt = 0, time.Time{}
 	return 0, false, nil
+}
+
+// refuseDeleting takes the command c carries, if any, and refuses it: a Cutover being
+// deleted is aborted (or, ended, let go) by its finalizer, and nothing else is done with
+// it; its sender is told so rather than left waiting. Of the replicas that read it, the
+// one whose take lands answers it.
+func (w *worker) refuseDeleting(ctx context.Context, c *v1alpha1.Cutover) error {
+	if c.Annotations[v1alpha1.CommandAnnotation] == "" {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), answerTimeout)
+	defer cancel()
+	req, ok, err := w.takeCommand(ctx, c)
+	if err != nil || !ok {
+		return err
+	}
+	what := "it goes once its run is rolled back to the start weights"
+	if rep := cutover.BuildReport(c.Name, c.Status.Entries()); rep.NotStarted || rep.Outcome != "" {
+		what = "it goes as it is"
+	}
+	return w.refuse(ctx, req, "the Cutover is being deleted: "+what+"; nothing else is done with it")
 }
 
 // followDelete sends the run an abort, by DeleteBy, when its Cutover has been deleted

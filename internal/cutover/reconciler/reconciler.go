@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -260,12 +261,16 @@ type worker struct {
 	// follower) looks at it again.
 	pokes chan struct{}
 
-	// mu guards emitted, which the status hook reads and writes.
+	// mu guards emitted and pending, which the status hook and the journal writer read
+	// and write.
 	mu sync.Mutex
 	// emitted is the seq of the last journal entry whose status change this worker has
 	// recorded Events for: an append retried after a conflict projects the same change
 	// again, and must not record it twice.
 	emitted int
+	// pending is the status change of the append in flight, recorded as Events once it
+	// lands.
+	pending *pendingEvents
 	// startErr is why the last run could not start (the zone refused it), retried: the
 	// Pending status says so until a run starts.
 	startErr error
@@ -273,6 +278,11 @@ type worker struct {
 	// abortRetryAt is when to try again.
 	abortFailures int
 	abortRetryAt  time.Time
+	// leased is set while this process's run holds the cutover's Lease (its engine's
+	// Acquire succeeded, and neither its Release nor the end of cutover.Run came since):
+	// the Lease names the replica, not the process, so a container restarted in the same
+	// pod would otherwise count the dead process's Lease as its own.
+	leased atomic.Bool
 }
 
 // poke tells the worker its object changed.

@@ -2,11 +2,14 @@ package reconciler
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
+	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -44,6 +47,9 @@ func (w *worker) loop(ctx context.Context) {
 	failures := 0
 	for ctx.Err() == nil {
 		delay, err := w.once(ctx)
+		// backingOff is the fingerprint of the object as it failed, while the loop backs
+		// off from that failure; "" otherwise.
+		backingOff := ""
 		switch {
 		case ctx.Err() != nil:
 			return
@@ -51,6 +57,7 @@ func (w *worker) loop(ctx context.Context) {
 			failures++
 			delay = min(retryMin<<min(failures-1, 10), retryMax)
 			w.log.Error("cutover run stopped; trying again", "err", err, "retryIn", delay, "failuresInARow", failures)
+			backingOff = w.fingerprint(ctx)
 		default:
 			failures = 0
 		}
@@ -62,13 +69,47 @@ func (w *worker) loop(ctx context.Context) {
 		if delay > 0 {
 			timer = t.C
 		}
-		select {
-		case <-ctx.Done():
-		case <-w.pokes:
-		case <-timer:
+	wait:
+		for {
+			select {
+			case <-ctx.Done():
+			case <-w.pokes:
+				// A failed look's own status write, and the informer's resync, poke too:
+				// ending the backoff on those would retry at once, against Route 53 or
+				// appending to the journal each time. Only what a person changed ends it.
+				if backingOff != "" && w.fingerprint(ctx) == backingOff {
+					continue
+				}
+			case <-timer:
+			}
+			break wait
 		}
 		t.Stop()
 	}
+}
+
+// fingerprint is what a person controls of the object (its generation, deletion,
+// finalizers and annotations), as JSON: a change of it ends a backoff early. A read that
+// fails says "unreadable", which equals the fingerprint of a failure to read: the backoff
+// keeps on; a deleted object's is "gone", which ends it.
+func (w *worker) fingerprint(ctx context.Context) string {
+	c, err := w.get(ctx)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "gone"
+	}
+	if err != nil {
+		return "unreadable"
+	}
+	b, err := json.Marshal(struct {
+		Generation  int64             `json:"g"`
+		Deleted     bool              `json:"d"`
+		Finalizers  []string          `json:"f"`
+		Annotations map[string]string `json:"a"`
+	}{c.Generation, c.DeletionTimestamp != nil, c.Finalizers, c.Annotations})
+	if err != nil {
+		return "unreadable"
+	}
+	return string(b)
 }
 
 // final reports whether phase ends a cutover: nothing is left to run.
@@ -241,6 +282,9 @@ func (w *worker) run(ctx context.Context, c *v1alpha1.Cutover, plan *spec.Plan) 
 	if err := w.mkStateDir(); err != nil {
 		return 0, err
 	}
+	if err := w.clearStaleCommands(ctx, c); err != nil {
+		return 0, err
+	}
 	cfg := w.engineConfig(ctx, plan, w.runBy())
 	fctx, stopFollower := context.WithCancel(ctx)
 	followed := make(chan struct{})
@@ -250,6 +294,9 @@ func (w *worker) run(ctx context.Context, c *v1alpha1.Cutover, plan *spec.Plan) 
 	}()
 	w.log.Info("running cutover", "resume", resume, "steps", len(plan.Steps))
 	_, runErr := cutover.Run(ctx, cfg, resume)
+	// Whatever became of the Lease (released, lost, left to expire), this process's run
+	// no longer acts on it.
+	w.leased.Store(false)
 	stopFollower()
 	<-followed
 	if ctx.Err() != nil {
@@ -350,6 +397,19 @@ func (w *worker) levelPause(ctx context.Context, store *statusstore.Store, paths
 		return fmt.Errorf("cutover %s/%s: spec.paused is %t: send %s: %w", w.namespace, w.name, c.Spec.Paused, command, err)
 	}
 	w.log.Info("spec.paused: command sent to the run", "command", command, "paused", c.Spec.Paused, "id", sent.ID, "by", by)
+	if who := c.Annotations[v1alpha1.PausedByAnnotation]; who != "" {
+		// Consumed: it named who changed spec.paused this time. Left, it would name them
+		// for the next change of spec.paused made without it. A changed value (a person
+		// named again since) stays for the next send.
+		p := annotationPath(v1alpha1.PausedByAnnotation)
+		err := w.jsonPatch(ctx, "remove "+v1alpha1.PausedByAnnotation, []map[string]any{
+			{"op": "test", "path": p, "value": who},
+			{"op": "remove", "path": p},
+		}, func(cur *v1alpha1.Cutover) bool { return cur.Annotations[v1alpha1.PausedByAnnotation] == who })
+		if err != nil && !errors.Is(err, errChanged) {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -369,6 +429,12 @@ func (w *worker) follow(ctx context.Context, paths cutover.Paths) error {
 	}
 	store := statusstore.New(w.r.client, w.namespace, w.name, statusstore.WithContext(ctx), statusstore.WithLogger(w.log))
 	if c.DeletionTimestamp != nil {
+		if mine, err := w.holding(store); err != nil || !mine {
+			return err
+		}
+		if err := w.refuseDeleting(ctx, c); err != nil && !errors.Is(err, errChanged) {
+			return err
+		}
 		return w.followDelete(ctx, store, paths, c)
 	}
 	if c.Annotations[v1alpha1.CommandAnnotation] != "" {
@@ -396,6 +462,10 @@ func (w *worker) mkStateDir() error {
 // entry) and the lock in its Lease held as this replica.
 func (w *worker) engineConfig(ctx context.Context, plan *spec.Plan, by string) cutover.Config {
 	r := w.r
+	// The hook projects the status each append writes, and keeps the change for the
+	// Events, which the journal writer (leasedStore) records once the append has landed:
+	// an append refused records none. A retried append projects again: the last
+	// projection is the one written.
 	hook := func(obj *v1alpha1.Cutover) {
 		old := obj.Status.DeepCopy()
 		objectstatus.Project(obj, obj.Status.Entries(), plan, time.Now(), nil)
@@ -404,25 +474,148 @@ func (w *worker) engineConfig(ctx context.Context, plan *spec.Plan, by string) c
 			seq = obj.Status.Journal[n-1].Seq
 		}
 		w.mu.Lock()
-		emit := seq > w.emitted
-		if emit {
-			w.emitted = seq
-		}
+		w.pending = &pendingEvents{seq: seq, old: old, new: obj.Status.DeepCopy()}
 		w.mu.Unlock()
-		if emit {
-			w.emit(old, &obj.Status)
-		}
 	}
 	return cutover.Config{
 		Plan: plan, Levers: r.cfg.Levers, StateDir: w.stateDir, By: by,
 		DNSServers: r.cfg.DNSServers, CheckInterval: r.checkInterval, PollInterval: r.pollInterval,
 		Logger: w.log,
 		Journals: func(name string) journal.Store {
-			return statusstore.New(r.client, w.namespace, name, statusstore.WithIdentity(r.cfg.Identity),
+			return leasedStore{Store: statusstore.New(r.client, w.namespace, name, statusstore.WithIdentity(r.cfg.Identity),
 				statusstore.WithLeaseDuration(r.cfg.LeaseDuration), statusstore.WithStatus(hook),
-				statusstore.WithContext(ctx), statusstore.WithLogger(w.log))
+				statusstore.WithContext(ctx), statusstore.WithLogger(w.log)), w: w}
 		},
 	}
+}
+
+// pendingEvents is the status change an append in flight writes (the status hook's), for
+// the Events recorded once it lands.
+type pendingEvents struct {
+	seq      int
+	old, new *v1alpha1.CutoverStatus
+}
+
+// leasedStore is the engine's journal store, which tells the worker when this process
+// holds the Lease (a successful Acquire sets w.leased, the Release clears it), and
+// records the Events of each status change once its append has landed.
+type leasedStore struct {
+	journal.Store
+	w *worker
+}
+
+// Acquire takes the Lease through the store and, when it did, sets leased.
+func (s leasedStore) Acquire(h journal.Holder) (journal.Releaser, error) {
+	rel, err := s.Store.Acquire(h)
+	if err != nil {
+		return rel, err
+	}
+	s.w.leased.Store(true)
+	return leasedReleaser{Releaser: rel, leased: &s.w.leased}, nil
+}
+
+// Open opens the journal through the store, with a writer that records Events.
+func (s leasedStore) Open() (journal.Writer, []journal.Entry, int64, error) {
+	wr, en, torn, err := s.Store.Open()
+	if err != nil {
+		return wr, en, torn, err
+	}
+	return eventWriter{Writer: wr, w: s.w}, en, torn, nil
+}
+
+// eventWriter records, after each append that landed, the Events of the status change it
+// wrote: once per entry (an entry whose change was recorded already records nothing).
+type eventWriter struct {
+	journal.Writer
+	w *worker
+}
+
+// Append appends e, then records the Events of the status it wrote.
+func (ew eventWriter) Append(e journal.Entry) (journal.Entry, error) {
+	out, err := ew.Writer.Append(e)
+	w := ew.w
+	w.mu.Lock()
+	p := w.pending
+	w.pending = nil
+	emit := err == nil && p != nil && p.seq == out.Seq && p.seq > w.emitted
+	if emit {
+		w.emitted = p.seq
+	}
+	w.mu.Unlock()
+	if emit {
+		w.emit(p.old, p.new)
+	}
+	return out, err
+}
+
+// leasedReleaser clears leased when the Lease is given up.
+type leasedReleaser struct {
+	journal.Releaser
+	leased *atomic.Bool
+}
+
+// Release clears leased, then gives the Lease up.
+func (r leasedReleaser) Release() error {
+	r.leased.Store(false)
+	return r.Releaser.Release()
+}
+
+// staleAnswer is the refusal of a command a run of this process was sent and never read.
+const staleAnswer = "not acted on: the run it was sent to stopped before reading it; send it again"
+
+// autoID matches the IDs cutover.SendTo makes up (the pause and resume of spec.paused):
+// nanoseconds, pid, nonce.
+var autoID = regexp.MustCompile(`^[0-9]{20}-[0-9]+-[0-9a-f]+$`)
+
+// clearStaleCommands empties the control directory of c's run before a run starts: a
+// command left there was sent to a run of this process that stopped (its Lease lost, an
+// error, the send landing just after it returned) before reading it, and the next run,
+// whose start stamp it may carry, would act on it, perhaps hours later. A command of
+// crossfade.io/command (its ID the sender's) is answered as refused, so that its sender
+// sends it again if it still means it; the pause or resume of spec.paused and the abort of
+// a deletion are sent again from their levels, and are only removed. One the journal
+// already holds (the runner journals before it removes the file) is only removed.
+func (w *worker) clearStaleCommands(ctx context.Context, c *v1alpha1.Cutover) error {
+	dir := cutover.PathsFor(w.stateDir, c.Name).Control
+	des, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("cutover %s/%s: control %s: %w", w.namespace, w.name, dir, err)
+	}
+	journaled := map[string]bool{}
+	for _, e := range c.Status.Entries() {
+		if e.ID != "" {
+			journaled[e.ID] = true
+		}
+	}
+	for _, de := range des {
+		n := de.Name()
+		if filepath.Ext(n) != ".json" || n[0] == '.' {
+			continue
+		}
+		path := filepath.Join(dir, n)
+		var cmd cutover.Command
+		data, err := os.ReadFile(path)
+		if err == nil {
+			err = json.Unmarshal(data, &cmd)
+		}
+		if err != nil {
+			w.log.Warn("unreadable control file left by a stopped run: removed", "file", path, "err", err)
+		}
+		if cmd.ID != "" && !journaled[cmd.ID] && !autoID.MatchString(cmd.ID) && cmd.ID != w.deleteID() {
+			w.log.Warn("command left by a stopped run, never read: refused", "command", cmd.Command, "id", cmd.ID, "by", cmd.By)
+			req := v1alpha1.CommandRequest{Command: cmd.Command, ID: cmd.ID, By: cmd.By, SkipGates: cmd.SkipGates}
+			if err := w.refuse(ctx, req, staleAnswer); err != nil {
+				return err // the file stays: answered at the next try
+			}
+		}
+		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("cutover %s/%s: remove stale command %s: %w", w.namespace, w.name, path, err)
+		}
+	}
+	return nil
 }
 
 // commandWaiting reports whether a command is still waiting in the control directory
