@@ -296,13 +296,20 @@ func (e *cutoverEnv) cli(t *testing.T, args ...string) (int, string) {
 	t.Helper()
 	cmd := exec.Command(controllertest.Binary(t), args...)
 	cmd.Env = append(os.Environ(), "AWS_ACCESS_KEY_ID=test", "AWS_SECRET_ACCESS_KEY=test", "AWS_EC2_METADATA_DISABLED=true")
+	return exitAndOutput(t, cmd)
+}
+
+// exitAndOutput runs cmd and returns its exit status and its output (stdout and stderr);
+// a command that could not run at all fails the test.
+func exitAndOutput(t *testing.T, cmd *exec.Cmd) (int, string) {
+	t.Helper()
 	out, err := cmd.CombinedOutput()
 	var exit *exec.ExitError
 	switch {
 	case errors.As(err, &exit):
 		return exit.ExitCode(), string(out)
 	case err != nil:
-		t.Fatalf("crossfade %s: %v", strings.Join(args, " "), err)
+		t.Fatalf("%s: %v", strings.Join(cmd.Args, " "), err)
 	}
 	return 0, string(out)
 }

@@ -1,7 +1,6 @@
 package controller_test
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -41,16 +40,7 @@ func (e *cutoverEnv) plugin(t *testing.T) *plugin {
 // status and output (stdout and stderr).
 func (p *plugin) run(t *testing.T, args ...string) (int, string) {
 	t.Helper()
-	cmd := exec.Command(p.path, append(args, "--kubeconfig", p.kubeconfig)...)
-	out, err := cmd.CombinedOutput()
-	var exit *exec.ExitError
-	switch {
-	case errors.As(err, &exit):
-		return exit.ExitCode(), string(out)
-	case err != nil:
-		t.Fatalf("kubectl-crossfade %s: %v", strings.Join(args, " "), err)
-	}
-	return 0, string(out)
+	return exitAndOutput(t, exec.Command(p.path, append(args, "--kubeconfig", p.kubeconfig)...))
 }
 
 // controls are the control entries of a journal as "detail by who".
