@@ -27,8 +27,8 @@ func TestBinaryExitStatus(t *testing.T) {
 		wantStderr []string
 		wantStdout string
 	}{
-		{[]string{"cutover", "abrot", "x.yaml"}, 2, []string{`crossfade cutover: unknown subcommand "abrot"; did you mean "abort"?`, "abort, explain, pause, plan", "Run 'crossfade cutover --help' for usage."}, ""},
-		{[]string{"cutover"}, 2, []string{"crossfade cutover: missing subcommand (want abort, explain, pause, plan, promote, release, resume, run, status)"}, ""},
+		{[]string{"cutover", "abrot", "x.yaml"}, 2, []string{`crossfade cutover: unknown subcommand "abrot"; did you mean "abort"?`, "abort, dashboard, explain, pause, plan", "Run 'crossfade cutover --help' for usage."}, ""},
+		{[]string{"cutover"}, 2, []string{"crossfade cutover: missing subcommand (want abort, dashboard, explain, pause, plan, promote, release, resume, run, status)"}, ""},
 		{[]string{"cutover", "abort"}, 2, []string{"crossfade cutover abort: missing argument FILE"}, ""},
 		{[]string{"bogus"}, 2, []string{`crossfade: unknown command "bogus"`, "cutover"}, ""},
 		{[]string{"sync", "--no-such-flag"}, 2, []string{"crossfade sync: unknown flag: --no-such-flag", "Run 'crossfade sync --help' for usage."}, ""},

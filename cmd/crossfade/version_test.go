@@ -55,10 +55,11 @@ func TestMakeBuildVersion(t *testing.T) {
 	if err != nil {
 		t.Fatalf("make -n build: %v\n%s", err, out)
 	}
-	recipe := strings.TrimSpace(string(out))
+	// The go build line, and the kubectl plugin's link to what it writes.
+	recipe, link, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
 	bin := filepath.Join(t.TempDir(), "crossfade")
-	if strings.Count(recipe, "-o bin/crossfade ") != 1 || strings.Contains(recipe, "\n") {
-		t.Fatalf("make -n build: want one go build line writing bin/crossfade, got:\n%s", recipe)
+	if strings.Count(recipe, "-o bin/crossfade ") != 1 || link != "ln -sf crossfade bin/kubectl-crossfade" {
+		t.Fatalf("make -n build: want one go build line writing bin/crossfade, then the link bin/kubectl-crossfade, got:\n%s", out)
 	}
 	build := exec.CommandContext(t.Context(), "sh", "-c", strings.Replace(recipe, "-o bin/crossfade ", "-o "+bin+" ", 1))
 	build.Dir = root
