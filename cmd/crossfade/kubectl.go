@@ -162,7 +162,7 @@ func watchStatus(ctx context.Context, cl *cutoverctl.Client, name string, cmd *c
 	printed := ""
 	c, err := cl.Until(ctx, name, func(c *v1alpha1.Cutover) (bool, error) {
 		if c.ResourceVersion == printed {
-			return cutoverctl.Final(c.Status.Phase), nil
+			return c.Status.Phase.Final(), nil
 		}
 		if printed != "" {
 			fmt.Fprintln(cmd.OutOrStdout())
@@ -171,7 +171,7 @@ func watchStatus(ctx context.Context, cl *cutoverctl.Client, name string, cmd *c
 		if err := cutoverctl.Status(cmd.OutOrStdout(), c, time.Now()); err != nil {
 			return false, err
 		}
-		return cutoverctl.Final(c.Status.Phase), nil
+		return c.Status.Phase.Final(), nil
 	})
 	if err != nil {
 		if ctx.Err() != nil {

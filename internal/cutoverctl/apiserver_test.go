@@ -218,7 +218,7 @@ func TestAgainstAPIServer(t *testing.T) {
 		// take removes the annotation as the controller does (a test of its value first).
 		take := func(req v1alpha1.CommandRequest) {
 			v := e.get(t, "waits").Annotations[v1alpha1.CommandAnnotation]
-			p := annotationPath(v1alpha1.CommandAnnotation)
+			p := v1alpha1.AnnotationPath(v1alpha1.CommandAnnotation)
 			if err := e.patch(t, "waits", `[{"op":"test","path":"`+p+`","value":`+mustJSON(v)+`},{"op":"remove","path":"`+p+`"}]`); err != nil {
 				t.Fatalf("take %s: %v", req.ID, err)
 			}
@@ -287,7 +287,7 @@ func TestAgainstAPIServer(t *testing.T) {
 		go func() {
 			c, err := e.cl.Until(ctx, "watched", func(c *v1alpha1.Cutover) (bool, error) {
 				seen <- c.Status.Phase
-				return Final(c.Status.Phase), nil
+				return c.Status.Phase.Final(), nil
 			})
 			if err != nil {
 				t.Errorf("Until: %v", err)

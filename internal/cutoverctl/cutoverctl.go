@@ -187,15 +187,6 @@ func typed(c *v1alpha1.Cutover) {
 	c.APIVersion, c.Kind = v1alpha1.GroupVersion.String(), "Cutover"
 }
 
-// Final reports whether phase ends a cutover.
-func Final(phase v1alpha1.Phase) bool {
-	switch phase {
-	case v1alpha1.PhaseCompleted, v1alpha1.PhaseRolledBack, v1alpha1.PhaseFailed:
-		return true
-	}
-	return false
-}
-
 // PausePatch is the merge patch that sets spec.paused and names who set it
 // (PausedByAnnotation), in one write so that the controller never reads one without the
 // other.
@@ -216,7 +207,7 @@ func (c *Client) SetPaused(ctx context.Context, name string, paused bool, by str
 		return nil, err
 	}
 	verb := map[bool]string{true: "pause", false: "resume"}[paused]
-	if Final(cur.Status.Phase) {
+	if cur.Status.Phase.Final() {
 		return nil, fmt.Errorf("cutover %s has ended (%s): nothing to %s", c.ref(name), cur.Status.Phase, verb)
 	}
 	out := &v1alpha1.Cutover{}
@@ -237,7 +228,7 @@ func (c *Client) SetPaused(ctx context.Context, name string, paused bool, by str
 func PauseShown(o *v1alpha1.Cutover, paused bool, gen int64) (bool, error) {
 	st := o.Status
 	beforeStart := st.Phase == v1alpha1.PhasePending && reconcilingReason(st) == reasonPausedBeforeStart
-	if Final(st.Phase) {
+	if st.Phase.Final() {
 		return false, fmt.Errorf("cutover %s/%s ended (%s) before its status showed the %s: %s",
 			o.Namespace, o.Name, st.Phase, map[bool]string{true: "pause", false: "resume"}[paused], readyMessage(st))
 	}
@@ -349,11 +340,6 @@ func NewID() string {
 	return "k-" + hex.EncodeToString(b[:])
 }
 
-// annotationPath is the JSON pointer of annotation key (RFC 6901: '/' is "~1").
-func annotationPath(key string) string {
-	return "/metadata/annotations/" + strings.NewReplacer("~", "~0", "/", "~1").Replace(key)
-}
-
 // CommandPatch is the JSON patch that writes req into CommandAnnotation only if none is
 // there: a test that the annotation is absent (null), then its add. hasAnnotations says
 // whether the object has metadata.annotations at all: without it the test and the add are
@@ -368,7 +354,7 @@ func CommandPatch(req v1alpha1.CommandRequest, hasAnnotations bool) ([]byte, err
 		Path  string `json:"path"`
 		Value any    `json:"value"`
 	}
-	ops := []op{{"test", annotationPath(v1alpha1.CommandAnnotation), nil}, {"add", annotationPath(v1alpha1.CommandAnnotation), string(value)}}
+	ops := []op{{"test", v1alpha1.AnnotationPath(v1alpha1.CommandAnnotation), nil}, {"add", v1alpha1.AnnotationPath(v1alpha1.CommandAnnotation), string(value)}}
 	if !hasAnnotations {
 		ops = []op{{"test", "/metadata/annotations", nil}, {"add", "/metadata/annotations", map[string]string{v1alpha1.CommandAnnotation: string(value)}}}
 	}

@@ -117,7 +117,7 @@ func Status(w io.Writer, c *v1alpha1.Cutover, now time.Time) error {
 		result := string(s.Result)
 		switch {
 		case result != "":
-		case Final(st.Phase):
+		case st.Phase.Final():
 			result = "not passed (the run ended at it)"
 		default:
 			result = "holding"

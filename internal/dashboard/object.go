@@ -46,8 +46,7 @@ func NewCutoverView(c *v1alpha1.Cutover, also cutover.Progress) (*CutoverView, e
 
 // planOf is c's plan, as the controller reads it.
 func planOf(c *v1alpha1.Cutover) (*spec.Plan, error) {
-	p, err := spec.PlanOf(&spec.Cutover{APIVersion: v1alpha1.GroupVersion.String(), Kind: "Cutover",
-		Metadata: spec.Metadata{Name: c.Name}, Spec: *c.Spec.DeepCopy()})
+	p, err := c.Plan()
 	if err != nil {
 		return nil, fmt.Errorf("dashboard: cutover %s/%s: %w", c.Namespace, c.Name, err)
 	}
@@ -56,15 +55,6 @@ func planOf(c *v1alpha1.Cutover) (*spec.Plan, error) {
 
 // Update feeds the entries of c's status.journal the view has not shown yet.
 func (v *CutoverView) Update(c *v1alpha1.Cutover) { v.follower.Feed(c.Status.Entries()) }
-
-// Final reports whether c's run has ended: its phase is Completed, RolledBack or Failed.
-func Final(c *v1alpha1.Cutover) bool {
-	switch c.Status.Phase {
-	case v1alpha1.PhaseCompleted, v1alpha1.PhaseRolledBack, v1alpha1.PhaseFailed:
-		return true
-	}
-	return false
-}
 
 // GetCutover reads the Cutover namespace/name through client, a REST client for
 // crossfade.io/v1alpha1 (statusstore.NewClient's Cutovers).

@@ -149,7 +149,7 @@ func (k *kube) runKubeCutover(ctx context.Context, cfg Config, p *spec.Plan, tex
 	werr := dashboard.WatchCutover(wctx, client.Cutovers, obj.Namespace, obj.Name, cfg.Logger, func(c *v1alpha1.Cutover) bool {
 		follower.Feed(c.Status.Entries())
 		last = c
-		return dashboard.Final(c)
+		return c.Status.Phase.Final()
 	})
 	if werr != nil && wctx.Err() != nil && ctx.Err() == nil {
 		werr = context.Cause(wctx)

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -30,11 +29,6 @@ const answerTimeout = 30 * time.Second
 // CommandBy is who a command of crossfade.io/command that names nobody (no "by") is
 // journaled as.
 const CommandBy = "kubectl (crossfade.io/command)"
-
-// annotationPath is the JSON pointer of an annotation (RFC 6901: "/" is "~1").
-func annotationPath(key string) string {
-	return "/metadata/annotations/" + strings.ReplaceAll(strings.ReplaceAll(key, "~", "~0"), "/", "~1")
-}
 
 // jsonPatch sends ops, whose first is a test of what the caller read, to the object as a
 // JSON patch. A conflict, or a refusal (422) of an object that no longer holds what was
@@ -70,7 +64,7 @@ func (w *worker) jsonPatch(ctx context.Context, what string, ops []map[string]an
 // tests the annotation still holds exactly raw, then removes it, so that of the
 // replicas that read it one takes it, once. It reports whether this one did.
 func (w *worker) take(ctx context.Context, raw string) (bool, error) {
-	p := annotationPath(v1alpha1.CommandAnnotation)
+	p := v1alpha1.AnnotationPath(v1alpha1.CommandAnnotation)
 	err := w.jsonPatch(ctx, "take "+v1alpha1.CommandAnnotation, []map[string]any{
 		{"op": "test", "path": p, "value": raw},
 		{"op": "remove", "path": p},
@@ -190,7 +184,7 @@ func (w *worker) runningCommand(ctx context.Context, store *statusstore.Store, p
 	if c.Annotations[v1alpha1.CommandAnnotation] == "" {
 		return nil
 	}
-	if final(c.Status.Phase) {
+	if c.Status.Phase.Final() {
 		// The run has ended and is about to return: its worker takes the command once it
 		// has (idleCommand), where a release of an ended cutover runs.
 		return nil
@@ -272,7 +266,7 @@ func (w *worker) idleCommand(ctx context.Context, c *v1alpha1.Cutover) (held boo
 		return false, nil
 	}
 	rep := cutover.BuildReport(c.Name, c.Status.Entries())
-	if !rep.NotStarted && !final(c.Status.Phase) {
+	if !rep.NotStarted && !c.Status.Phase.Final() {
 		return false, nil // a run goes, or will at once: its holder takes it
 	}
 	store := statusstore.New(w.r.client, w.namespace, w.name, statusstore.WithContext(ctx), statusstore.WithLogger(w.log))
@@ -329,7 +323,7 @@ func (w *worker) idleAct(ctx, actx context.Context, c *v1alpha1.Cutover, rep *cu
 // did (the records deleted) or why it refused: the release runs on ctx, the answer is
 // written on actx.
 func (w *worker) release(ctx, actx context.Context, c *v1alpha1.Cutover, req v1alpha1.CommandRequest) error {
-	plan, err := planOf(c)
+	plan, err := c.Plan()
 	if err != nil {
 		return w.refuse(actx, req, err.Error())
 	}

@@ -187,7 +187,7 @@ func (f *fixture) failedMidRun(t *testing.T, name string) {
 		}
 	}
 	c := f.get(t, name)
-	plan, err := planOf(c)
+	plan, err := c.Plan()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -126,7 +126,7 @@ func (w *worker) deleting(ctx context.Context, c *v1alpha1.Cutover) (d time.Dura
 		backoff := min(retryMin<<min(w.abortFailures-1, 10), retryMax)
 		w.abortRetryAt = time.Now().Add(backoff)
 		w.log.Error("deleted mid-run: abort failed; the finalizer stays, trying again", "err", aerr, "retryIn", backoff, "failuresInARow", w.abortFailures)
-		plan, _ := planOf(after)
+		plan, _ := after.Plan()
 		if werr := w.writeStatus(ctx, after, after.Status.Entries(), plan, stuckErr); werr != nil && !errors.Is(werr, errChanged) {
 			return 0, false, errors.Join(stuckErr, werr)
 		}
@@ -187,7 +187,7 @@ func (w *worker) followDelete(ctx context.Context, store *statusstore.Store, pat
 // abortIdle rolls back, with the engine's Abort, a cutover that started and that nobody
 // runs (Failed mid-run), journaling it by by.
 func (w *worker) abortIdle(ctx context.Context, c *v1alpha1.Cutover, by string) (*cutover.Report, error) {
-	plan, err := planOf(c)
+	plan, err := c.Plan()
 	if err != nil {
 		return nil, err
 	}

@@ -418,7 +418,7 @@ func TestReconciler(t *testing.T) {
 		run(t, f.reconciler(t, "replica-a", 0))
 		f.create(t, "app", steps+"  steps: [0, 50, 100]\n  pause: 3s\n")
 		c := f.waitFor(t, "app", "holding step 1", holding(1))
-		plan, err := planOf(c)
+		plan, err := c.Plan()
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -280,7 +280,7 @@ func TestCommandRecovery(t *testing.T) {
 		r.cfg.Events = rec
 		c := f.get(t, "app")
 		w := &worker{r: r, namespace: f.ns, name: "app", uid: c.UID, log: r.log, stateDir: filepath.Join(f.stateDir, f.ns)}
-		plan, err := planOf(c)
+		plan, err := c.Plan()
 		if err != nil {
 			t.Fatal(err)
 		}

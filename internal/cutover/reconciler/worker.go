@@ -120,20 +120,6 @@ func (w *worker) fingerprint(ctx context.Context) string {
 // of the Lease.
 func standbyEvery(lease time.Duration) time.Duration { return max(lease/10, 100*time.Millisecond) }
 
-// final reports whether phase ends a cutover: nothing is left to run.
-func final(phase v1alpha1.Phase) bool {
-	switch phase {
-	case v1alpha1.PhaseCompleted, v1alpha1.PhaseRolledBack, v1alpha1.PhaseFailed:
-		return true
-	}
-	return false
-}
-
-// planOf validates the object's spec into the plan the engine runs.
-func planOf(c *v1alpha1.Cutover) (*spec.Plan, error) {
-	return spec.PlanOf(&spec.Cutover{APIVersion: v1alpha1.GroupVersion.String(), Kind: "Cutover", Metadata: spec.Metadata{Name: c.Name}, Spec: *c.Spec.DeepCopy()})
-}
-
 // once looks at the object and does what it says: nothing for an ended cutover, a
 // Pending or Failed status for one that has not started, a run for one to run. It returns
 // how long to wait before the next look (idle: until the object changes), or the error a
@@ -153,14 +139,14 @@ func (w *worker) once(ctx context.Context) (time.Duration, error) {
 		}
 	} else if held, err := w.idleCommand(ctx, c); err != nil {
 		return again(0, err)
-	} else if held && final(c.Status.Phase) {
+	} else if held && c.Status.Phase.Final() {
 		// A command waits for a Lease someone holds: look again once it may have expired.
 		return w.r.cfg.LeaseDuration / 2, nil
 	}
-	if final(c.Status.Phase) {
+	if c.Status.Phase.Final() {
 		return idle, nil
 	}
-	plan, perr := planOf(c)
+	plan, perr := c.Plan()
 	en := c.Status.Entries()
 	if perr != nil {
 		// An invalid spec does not get better by retrying: Failed, naming the fields,
@@ -320,7 +306,7 @@ func (w *worker) run(ctx context.Context, c *v1alpha1.Cutover, plan *spec.Plan) 
 	if err != nil {
 		return 0, errors.Join(runErr, err)
 	}
-	if final(after.Status.Phase) {
+	if after.Status.Phase.Final() {
 		w.log.Info("cutover ended", "phase", after.Status.Phase, "err", runErr)
 		if after.DeletionTimestamp != nil || after.Annotations[v1alpha1.CommandAnnotation] != "" {
 			// Deleted (the finalizer goes now), or a command came as it ended: look again.
@@ -409,7 +395,7 @@ func (w *worker) levelPause(ctx context.Context, store *statusstore.Store, paths
 		// Consumed: it named who changed spec.paused this time. Left, it would name them
 		// for the next change of spec.paused made without it. A changed value (a person
 		// named again since) stays for the next send.
-		p := annotationPath(v1alpha1.PausedByAnnotation)
+		p := v1alpha1.AnnotationPath(v1alpha1.PausedByAnnotation)
 		err := w.jsonPatch(ctx, "remove "+v1alpha1.PausedByAnnotation, []map[string]any{
 			{"op": "test", "path": p, "value": who},
 			{"op": "remove", "path": p},

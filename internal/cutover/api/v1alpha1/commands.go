@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"strings"
 	"time"
 )
 
@@ -126,4 +127,10 @@ func ParseCommandResult(value string) (CommandResult, error) {
 		return CommandResult{}, fmt.Errorf("annotation %s: %w", ResultAnnotation, err)
 	}
 	return r, nil
+}
+
+// AnnotationPath is the JSON pointer (RFC 6901: '~' is "~0", '/' is "~1") of the
+// annotation key, for the JSON patches that write and take commands.
+func AnnotationPath(key string) string {
+	return "/metadata/annotations/" + strings.NewReplacer("~", "~0", "/", "~1").Replace(key)
 }

@@ -267,3 +267,19 @@ type JournalEntry struct {
 	// +optional
 	Token string `json:"token,omitempty"`
 }
+
+// Final reports whether p ends a cutover: Completed, RolledBack or Failed, after which
+// nothing is left to run.
+func (p Phase) Final() bool {
+	switch p {
+	case PhaseCompleted, PhaseRolledBack, PhaseFailed:
+		return true
+	}
+	return false
+}
+
+// Plan validates c's spec into the plan the engine runs, as the plan file of the same
+// spec would be; the error names the field.
+func (c *Cutover) Plan() (*spec.Plan, error) {
+	return spec.PlanOf(&spec.Cutover{APIVersion: GroupVersion.String(), Kind: spec.Kind, Metadata: spec.Metadata{Name: c.Name}, Spec: *c.Spec.DeepCopy()})
+}
