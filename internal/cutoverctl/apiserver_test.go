@@ -294,8 +294,10 @@ func TestAgainstAPIServer(t *testing.T) {
 			}
 			done <- c
 		}()
+		// The first look is the status just written: Until lists from etcd, not from the
+		// API server's watch cache (a reflector's resourceVersion "0"), which may lag it.
 		if p := <-seen; p != v1alpha1.PhaseProgressing {
-			t.Fatalf("first look: %s, want Progressing", p)
+			t.Fatalf("first look: %q, want Progressing", p)
 		}
 		e.setStatus(t, "watched", v1alpha1.CutoverStatus{Phase: v1alpha1.PhaseRolledBack, Progress: "1/2", Conditions: conds("GateFailed", false, true)})
 		if c := <-done; c == nil || c.Status.Phase != v1alpha1.PhaseRolledBack {

@@ -24,6 +24,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
@@ -306,6 +307,18 @@ func (c *Client) WaitPaused(ctx context.Context, name string, paused bool, gen i
 // returned), or the object is deleted; it returns the object cond last saw.
 func (c *Client) Until(ctx context.Context, name string, cond func(*v1alpha1.Cutover) (bool, error)) (*v1alpha1.Cutover, error) {
 	lw := cache.NewListWatchFromClient(c.cutovers, v1alpha1.Resource, c.Namespace, fields.OneTermEqualSelector("metadata.name", name))
+	// A reflector lists at resourceVersion "0" first: the API server's watch cache, which
+	// may lag a write just made (a Cutover just applied would look absent, a status just
+	// written would look older). One object is cheap to read consistently, from etcd.
+	list, listCtx := lw.ListFunc, lw.ListWithContextFunc
+	lw.ListFunc = func(o metav1.ListOptions) (runtime.Object, error) {
+		o.ResourceVersion, o.ResourceVersionMatch = "", ""
+		return list(o)
+	}
+	lw.ListWithContextFunc = func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+		o.ResourceVersion, o.ResourceVersionMatch = "", ""
+		return listCtx(ctx, o)
+	}
 	var last *v1alpha1.Cutover
 	exists := func(store cache.Store) (bool, error) {
 		if _, ok, err := store.GetByKey(c.ref(name)); err != nil || !ok {
