@@ -310,14 +310,11 @@ func (c *Client) Until(ctx context.Context, name string, cond func(*v1alpha1.Cut
 	// A reflector lists at resourceVersion "0" first: the API server's watch cache, which
 	// may lag a write just made (a Cutover just applied would look absent, a status just
 	// written would look older). One object is cheap to read consistently, from etcd.
-	list, listCtx := lw.ListFunc, lw.ListWithContextFunc
-	lw.ListFunc = func(o metav1.ListOptions) (runtime.Object, error) {
-		o.ResourceVersion, o.ResourceVersionMatch = "", ""
-		return list(o)
-	}
+	// (The reflector lists through ListWithContextFunc, which is the one to wrap.)
+	list := lw.ListWithContextFunc
 	lw.ListWithContextFunc = func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 		o.ResourceVersion, o.ResourceVersionMatch = "", ""
-		return listCtx(ctx, o)
+		return list(ctx, o)
 	}
 	var last *v1alpha1.Cutover
 	exists := func(store cache.Store) (bool, error) {
