@@ -77,6 +77,7 @@ func badValues() []badValue {
 		{[]string{"sandbox", "--dns=127.0.0.1:99999"}, "dns", `--dns "127.0.0.1:99999": want a listen address`},
 		{[]string{"sandbox", "--api=0.0.0.0:10080"}, "api", `--api "0.0.0.0:10080": not a loopback address`},
 		{[]string{"sandbox", "--change-delay=-1s"}, "change-delay", `--change-delay "-1s": want a duration of 0s or more`},
+		{[]string{"sandbox", "--target-addresses=192.0.2.11:8080=10.0.0.1:80"}, "target-addresses", `not a loopback address`},
 		{[]string{"sandbox", "--cloudmap-health-delay=-1s"}, "cloudmap-health-delay", `want a duration of 0s or more`},
 		{[]string{"sandbox", "--latency=-5ms"}, "latency", `--latency "-5ms": want a duration of 0s or more`},
 		{[]string{"sandbox", "--throttle-rate=1.5"}, "throttle-rate", `--throttle-rate "1.5": want a number 0..1`},

@@ -88,7 +88,16 @@ proxy on its own free loopback port (GET /_sandbox/elb/listeners maps listener A
 127.0.0.1:port): it routes by the rules and weights (a change is live when the API call
 answers), health checks the targets for DescribeTargetHealth, drains deregistered targets,
 and counts the requests that CloudWatch reports. An ALB's DNS name answers 127.0.0.1 to
-Route 53 aliases; clients still need the listener's port.
+Route 53 aliases; clients still need the listener's port. A Network Load Balancer's TCP
+listeners are weighted TCP proxies the same way: each new connection follows the weights,
+open ones stay where they are (AWS/NetworkELB flow counts in CloudWatch).
+
+Targets registered with non-loopback addresses (pods' TEST-NET-1 192.0.2.x) are reached only
+through --target-addresses / PUT /_sandbox/addresses, which map each IP:port to a loopback
+backend: an unmapped target is unhealthy ("no route in the sandbox") and never dialled.
+The EC2 calls the AWS Load Balancer Controller makes for a TargetGroupBinding (DescribeVpcs,
+DescribeSubnets, DescribeSecurityGroups, DescribeNetworkInterfaces, DescribeInstances,
+Authorize/RevokeSecurityGroupIngress) are served too, on what PUT /_sandbox/ec2 declares.
 
 It also serves the Cloud Map API (servicediscovery 2017-03-14): HTTP, private and public DNS
 namespaces, services, instances with custom attributes and custom health, DiscoverInstances

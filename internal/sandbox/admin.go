@@ -8,6 +8,7 @@ import (
 	"net/netip"
 
 	"github.com/crossfade-io/crossfade/internal/sandbox/faults"
+	"github.com/crossfade-io/crossfade/internal/sandbox/targetaddr"
 )
 
 // AdminPrefix is where the sandbox's own endpoints live, beside the Route 53 API paths.
@@ -15,7 +16,7 @@ const AdminPrefix = "/_sandbox/"
 
 // adminHandler serves what only a sandbox has: fault injection, health-check status, the
 // addresses of AWS load balancers that aliases name, where the ELBv2 listeners are served,
-// and a liveness probe.
+// the loopback backends that stand for registered targets, and a liveness probe.
 func (s *Sandbox) adminHandler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /_sandbox/healthz", func(w http.ResponseWriter, r *http.Request) {
@@ -102,7 +103,58 @@ func (s *Sandbox) adminHandler() http.Handler {
 		// A listener is listed from the moment CreateListener answers.
 		writeJSON(w, http.StatusOK, s.ListenerAddrs())
 	})
+	mux.HandleFunc("GET /_sandbox/addresses", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, addressesJSON(s.TargetAddresses()))
+	})
+	mux.HandleFunc("PUT /_sandbox/addresses", func(w http.ResponseWriter, r *http.Request) {
+		// The whole mapping, {"192.0.2.11:8080": "127.0.0.1:18011", …}: what is not in it
+		// has no route from now on (a loopback target is still its own backend).
+		body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+		if err != nil {
+			writeJSON(w, http.StatusBadRequest, map[string]string{"error": "addresses: reading the body: " + err.Error()})
+			return
+		}
+		entries, err := targetaddr.Parse(body)
+		if err == nil {
+			err = s.SetTargetAddresses(entries)
+		}
+		if err != nil {
+			writeJSON(w, http.StatusBadRequest, map[string]string{"error": err.Error()})
+			return
+		}
+		writeJSON(w, http.StatusOK, addressesJSON(s.TargetAddresses()))
+	})
 	return mux
+}
+
+// SetTargetAddresses makes entries the whole mapping from registered targets' IP:port to
+// the loopback IP:port that stands for each, as PUT /_sandbox/addresses does. The ALB
+// and NLB proxies apply it before this returns: a target that lost its mapping is unhealthy ("no
+// route in the sandbox") and gets no request, one that gained one is checked at once. A
+// refused mapping (an entry that is not IP:port, or a backend that is not loopback)
+// changes nothing; the error names the entry.
+func (s *Sandbox) SetTargetAddresses(entries map[netip.AddrPort]netip.AddrPort) error {
+	if err := s.addrs.Set(entries); err != nil {
+		return err
+	}
+	s.alb.proxy.RoutesChanged()
+	if s.nlb != nil {
+		s.nlb.proxy.RoutesChanged()
+	}
+	s.log.Info("target addresses set", "entries", len(entries))
+	return nil
+}
+
+// TargetAddresses returns a copy of the mapping from targets' IP:port to loopback backends.
+func (s *Sandbox) TargetAddresses() map[netip.AddrPort]netip.AddrPort { return s.addrs.Entries() }
+
+// addressesJSON is a mapping as GET /_sandbox/addresses answers it: "IP:port" strings.
+func addressesJSON(entries map[netip.AddrPort]netip.AddrPort) map[string]string {
+	out := make(map[string]string, len(entries))
+	for from, to := range entries {
+		out[from.String()] = to.String()
+	}
+	return out
 }
 
 type healthStatus struct {

@@ -7,11 +7,13 @@ import (
 	"net/netip"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/crossfade-io/crossfade/internal/sandbox/albproxy"
 	"github.com/crossfade-io/crossfade/internal/sandbox/cloudwatchapi"
 	"github.com/crossfade-io/crossfade/internal/sandbox/elb"
+	"github.com/crossfade-io/crossfade/internal/sandbox/targetaddr"
 	"github.com/crossfade-io/crossfade/internal/sandbox/zones"
 )
 
@@ -24,7 +26,10 @@ import (
 //   - GetMetricData reads the proxy's per-second buckets, by ARN suffix as CloudWatch's
 //     LoadBalancer and TargetGroup dimensions name them;
 //   - each ALB's DNS name answers 127.0.0.1 in the sandbox's DNS server when a Route 53
-//     alias points at it.
+//     alias points at it;
+//   - every target is addressed as registered (an instance as its private IP), and the
+//     proxy connects to it only through the sandbox's targetaddr.Map: a loopback backend
+//     or nothing (PUT /_sandbox/addresses).
 //
 // Locking. elb.Store calls the subscriber on the writer's goroutine while holding its
 // write lock, so every snapshot reaches the proxy in version order and no later write can
@@ -42,12 +47,29 @@ import (
 // loopbackV4 is where every sandbox listener is served and what an ALB's DNS name answers.
 var loopbackV4 = netip.MustParseAddr("127.0.0.1")
 
+// albOptions are what the bridge takes beyond the stores.
+type albOptions struct {
+	// Dialer is how the proxy reaches targets (albproxy.Options.Dialer); nil: loopback
+	// targets only.
+	Dialer *targetaddr.Dialer
+	// InstanceIP is an EC2 instance's private IP, by instance id; nil: no instances.
+	InstanceIP func(id string) (netip.Addr, bool)
+}
+
 // albBridge keeps the proxy in step with the ELBv2 store.
 type albBridge struct {
 	log   *slog.Logger
 	proxy *albproxy.Proxy
 	lbs   *elb.Store
 	zones *zones.Store
+	// instanceIP is an EC2 instance's private IP, by instance id (nil: no instances): an
+	// instance target is served at that IP and its port, through the address map like
+	// any target. An instance without one has no route.
+	instanceIP func(id string) (netip.Addr, bool)
+	// registered maps, per target group ARN, the proxy's address of a target to the
+	// address the store knows it by (Target.Address), where the two differ (instances).
+	// Written by apply, read by DescribeTargetHealth outside the store's locks.
+	registered atomic.Pointer[map[string]map[string]string]
 
 	unsubscribe func()
 	// dnsNames are the load balancer names the bridge has handled: true where it set the
@@ -58,15 +80,15 @@ type albBridge struct {
 
 // startALB starts the proxy, subscribes it to the ELBv2 store (which applies the current
 // state, persisted listeners included, at once) and makes it the store's health source.
-func startALB(ctx context.Context, log *slog.Logger, lbs *elb.Store, zs *zones.Store) (*albBridge, error) {
-	p := albproxy.New(albproxy.Options{Logger: log})
+func startALB(ctx context.Context, log *slog.Logger, lbs *elb.Store, zs *zones.Store, opts albOptions) (*albBridge, error) {
+	p := albproxy.New(albproxy.Options{Logger: log, Dialer: opts.Dialer})
 	// Close stops the proxy, not the caller's context: the sandbox's servers all outlive
 	// the context they were started with until Close.
 	if err := p.Start(context.WithoutCancel(ctx)); err != nil {
 		return nil, fmt.Errorf("alb proxy: %w", err)
 	}
-	b := &albBridge{log: log, proxy: p, lbs: lbs, zones: zs, dnsNames: map[string]bool{}}
-	lbs.SetHealthSource(proxyHealth{p})
+	b := &albBridge{log: log, proxy: p, lbs: lbs, zones: zs, instanceIP: opts.InstanceIP, dnsNames: map[string]bool{}}
+	lbs.SetHealthSource(proxyHealth{p: p, registered: &b.registered})
 	b.unsubscribe = lbs.Subscribe(b.apply)
 	return b, nil
 }
@@ -82,7 +104,8 @@ func (b *albBridge) close() error {
 // apply hands one snapshot to the proxy; it runs under the store's write lock.
 func (b *albBridge) apply(snap elb.Snapshot) {
 	began := time.Now()
-	cfg := proxyConfig(snap)
+	cfg, registered := proxyConfig(snap, b.instanceIP)
+	b.registered.Store(&registered)
 	if err := b.proxy.Apply(cfg); err != nil {
 		// Apply changes nothing when it fails. The one failure a config from a valid store
 		// can meet is a new listener that cannot bind (no free port or descriptor): route
@@ -159,9 +182,15 @@ func (b *albBridge) listenerAddrs(snap elb.Snapshot) map[string]string {
 // An action other than forward (fixed-response, redirect) becomes a forward to no group,
 // which the proxy answers 503. Draining targets are left out: the proxy drains what
 // disappears from a group for the group's deregistration delay.
-func proxyConfig(snap elb.Snapshot) albproxy.Config {
-	var cfg albproxy.Config
+//
+// A target is its registered address, except an instance, which is its private IP
+// (instanceIP) and port; registered maps those back to the store's addresses, per group.
+func proxyConfig(snap elb.Snapshot, instanceIP func(id string) (netip.Addr, bool)) (cfg albproxy.Config, registered map[string]map[string]string) {
+	registered = map[string]map[string]string{}
 	for _, tg := range snap.TargetGroups {
+		if tg.IsTCP() {
+			continue // the NLB's TCP proxy checks and serves it (nlb.go)
+		}
 		g := albproxy.TargetGroup{
 			ID:                  tg.ARN,
 			DeregistrationDelay: tg.DeregistrationDelay(),
@@ -175,14 +204,32 @@ func proxyConfig(snap elb.Snapshot) albproxy.Config {
 				Matcher:            tg.HealthCheck.Matcher,
 			},
 		}
+		seen := map[string]bool{}
 		for _, tr := range tg.Targets {
-			if !tr.Draining() {
-				g.Targets = append(g.Targets, tr.Address())
+			if tr.Draining() {
+				continue
+			}
+			addr := targetAddr(tr, instanceIP)
+			if seen[addr] {
+				// Two instances with one private IP: the proxy can address only one, and a
+				// duplicate would make the whole config invalid.
+				continue
+			}
+			seen[addr] = true
+			g.Targets = append(g.Targets, addr)
+			if addr != tr.Address() {
+				if registered[tg.ARN] == nil {
+					registered[tg.ARN] = map[string]string{}
+				}
+				registered[tg.ARN][addr] = tr.Address()
 			}
 		}
 		cfg.TargetGroups = append(cfg.TargetGroups, g)
 	}
 	for _, lb := range snap.LoadBalancers {
+		if lb.IsNetwork() {
+			continue // the NLB's TCP proxy serves its listeners (nlb.go)
+		}
 		plb := albproxy.LoadBalancer{ID: lb.ARN}
 		for _, l := range snap.Listeners {
 			if l.LoadBalancerARN != lb.ARN {
@@ -203,7 +250,21 @@ func proxyConfig(snap elb.Snapshot) albproxy.Config {
 		}
 		cfg.LoadBalancers = append(cfg.LoadBalancers, plb)
 	}
-	return cfg
+	return cfg, registered
+}
+
+// targetAddr is the address the proxy knows a target by: IP:port, with an instance's
+// private IP for an instance. An instance without one keeps its id ("i-0abc:8080"), which
+// has no route: the proxy reports it unhealthy and never dials it.
+func targetAddr(tr elb.Target, instanceIP func(id string) (netip.Addr, bool)) string {
+	if !strings.HasPrefix(tr.ID, "i-") || instanceIP == nil {
+		return tr.Address()
+	}
+	ip, ok := instanceIP(tr.ID)
+	if !ok {
+		return tr.Address()
+	}
+	return netip.AddrPortFrom(ip.Unmap(), uint16(tr.Port)).String()
 }
 
 // forwardOf is the forward action among a rule's actions: its weighted groups and its
@@ -224,14 +285,25 @@ func forwardOf(actions []elb.Action) albproxy.ForwardAction {
 	return fa
 }
 
-// proxyHealth is the proxy's health checks as the ELBv2 store reads them.
-type proxyHealth struct{ p *albproxy.Proxy }
+// proxyHealth is the proxy's health checks as the ELBv2 store reads them, by the store's
+// target addresses.
+type proxyHealth struct {
+	p          *albproxy.Proxy
+	registered *atomic.Pointer[map[string]map[string]string]
+}
 
 // TargetHealth implements elb.HealthSource.
 func (h proxyHealth) TargetHealth(targetGroupARN string) map[string]elb.TargetHealth {
 	checked := h.p.TargetHealth(targetGroupARN)
+	var names map[string]string
+	if r := h.registered.Load(); r != nil {
+		names = (*r)[targetGroupARN]
+	}
 	out := make(map[string]elb.TargetHealth, len(checked))
 	for addr, th := range checked {
+		if name, ok := names[addr]; ok {
+			addr = name
+		}
 		d := th.Description
 		if th.Reason == albproxy.ReasonInitialHealthChecking {
 			d = "Initial health checks in progress" // ELBv2's words, as the store gives them

@@ -94,7 +94,7 @@ func TestELBv2BesideRoute53(t *testing.T) {
 
 	// A form POST of a query API the sandbox does not serve goes to the Route 53 handler,
 	// which refuses it.
-	resp, err = http.Post(sb.APIURL()+"/", "application/x-www-form-urlencoded", strings.NewReader("Action=DescribeInstances&Version=2016-11-15"))
+	resp, err = http.Post(sb.APIURL()+"/", "application/x-www-form-urlencoded", strings.NewReader("Action=SendMessage&Version=2012-11-05"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@
 //	API (front end)        protocol      store (model)   what the store holds
 //	route53api             REST-XML      zones           hosted zones, record sets, changes
 //	elbv2api               query-XML     elb             load balancers, target groups, listeners, rules
+//	ec2api                 EC2 query     ec2             VPCs, subnets, security groups, instances, ENIs
 //	servicediscoveryapi    JSON 1.1      cloudmapstore   namespaces, services, instances, operations
 //	cloudwatchapi          query, JSON,  (albproxy)      the ALB proxy's per-second traffic counts
 //	                       rpc-v2-cbor
@@ -33,12 +34,15 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"mime"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -50,10 +54,13 @@ import (
 	"github.com/crossfade-io/crossfade/internal/sandbox/cloudmapstore"
 	"github.com/crossfade-io/crossfade/internal/sandbox/cloudwatchapi"
 	"github.com/crossfade-io/crossfade/internal/sandbox/dnsserver"
+	"github.com/crossfade-io/crossfade/internal/sandbox/ec2"
+	"github.com/crossfade-io/crossfade/internal/sandbox/ec2api"
 	"github.com/crossfade-io/crossfade/internal/sandbox/elb"
 	"github.com/crossfade-io/crossfade/internal/sandbox/elbv2api"
 	"github.com/crossfade-io/crossfade/internal/sandbox/faults"
 	"github.com/crossfade-io/crossfade/internal/sandbox/route53api"
+	"github.com/crossfade-io/crossfade/internal/sandbox/targetaddr"
 	"github.com/crossfade-io/crossfade/internal/sandbox/zones"
 )
 
@@ -85,8 +92,18 @@ type Config struct {
 	// UpdateInstanceCustomHealthStatus takes effect (real Cloud Map: about 30 s); 0 applies
 	// it at once.
 	CloudMapHealthDelay time.Duration
-	Faults              faults.Config
-	Logger              *slog.Logger
+	// TargetAddresses maps registered targets' IP:port to the loopback IP:port that stands
+	// for each (targetaddr.Parse, ParseFlag); SetTargetAddresses and PUT
+	// /_sandbox/addresses replace it later. The ALB proxy dials only through it: a loopback
+	// target is its own backend, any other target without a mapping is unhealthy ("no
+	// route in the sandbox") and never dialled.
+	TargetAddresses map[netip.AddrPort]netip.AddrPort
+	Faults          faults.Config
+	Logger          *slog.Logger
+
+	// targetDialControl, when set, runs before every socket the ALB proxy opens to a
+	// target, for tests that count them.
+	targetDialControl func(network, address string, c syscall.RawConn) error
 }
 
 // Sandbox is a running sandbox.
@@ -94,7 +111,10 @@ type Sandbox struct {
 	log     *slog.Logger
 	store   *zones.Store
 	elb     *elb.Store
+	ec2     *ec2.Store
 	alb     *albBridge
+	nlb     *nlbBridge
+	addrs   *targetaddr.Map
 	cm      *cloudmapstore.Store
 	faults  *faults.Injector
 	http    *http.Server
@@ -155,9 +175,35 @@ func Start(ctx context.Context, cfg Config) (*Sandbox, error) {
 		store.Close()
 		return nil, err
 	}
-	// The proxy follows the ELBv2 state from here on: persisted listeners are served now.
-	alb, err := startALB(ctx, cfg.Logger, lbs, store)
+	// EC2 too: the instances that exist, which instance targets must name, and the
+	// security groups the AWS Load Balancer Controller edits.
+	ec2s, err := ec2.Open(ec2.Options{DB: store.DB(), Logger: cfg.Logger})
 	if err != nil {
+		lbs.Close()
+		store.Close()
+		return nil, err
+	}
+	lbs.SetInstances(ec2s)
+	// The proxy follows the ELBv2 state from here on: persisted listeners are served now.
+	addrs := targetaddr.New()
+	if err := addrs.Set(cfg.TargetAddresses); err != nil {
+		lbs.Close()
+		store.Close()
+		return nil, fmt.Errorf("target addresses: %w", err)
+	}
+	alb, err := startALB(ctx, cfg.Logger, lbs, store, albOptions{
+		Dialer:     &targetaddr.Dialer{Map: addrs, Dialer: net.Dialer{Control: cfg.targetDialControl}},
+		InstanceIP: ec2s.InstanceIP,
+	})
+	if err != nil {
+		lbs.Close()
+		store.Close()
+		return nil, err
+	}
+	// The NLB proxy after the ALB's: it wraps the health source the ALB bridge set.
+	nlb, err := startNLB(cfg.Logger, lbs, &targetaddr.Dialer{Map: addrs, Dialer: net.Dialer{Control: cfg.targetDialControl}}, ec2s.InstanceIP)
+	if err != nil {
+		_ = alb.close()
 		lbs.Close()
 		store.Close()
 		return nil, err
@@ -165,15 +211,18 @@ func Start(ctx context.Context, cfg Config) (*Sandbox, error) {
 	// Cloud Map keeps its state in the same file and its DNS namespaces' zones in the store.
 	cm, err := openCloudMap(cfg, store)
 	if err != nil {
+		_ = nlb.close()
 		_ = alb.close()
 		lbs.Close()
 		store.Close()
 		return nil, err
 	}
-	s := &Sandbox{log: cfg.Logger, store: store, elb: lbs, alb: alb, cm: cm, faults: inj, done: make(chan error, 1)}
+	s := &Sandbox{log: cfg.Logger, store: store, elb: lbs, ec2: ec2s, alb: alb, nlb: nlb, addrs: addrs, cm: cm, faults: inj, done: make(chan error, 1)}
 	closeStores := func() {
+		_ = nlb.close()
 		_ = alb.close()
 		cm.Close()
+		_ = ec2s.Close()
 		lbs.Close()
 		store.Close()
 	}
@@ -193,8 +242,13 @@ func Start(ctx context.Context, cfg Config) (*Sandbox, error) {
 		closeStores()
 		return nil, err
 	}
+	ec2API, err := ec2api.New(ec2api.Config{Store: ec2s, Faults: inj, Registerer: reg, Logger: cfg.Logger})
+	if err != nil {
+		closeStores()
+		return nil, err
+	}
 	// CloudWatch recognises its own requests (three protocols, signed or not).
-	cwAPI, err := cloudwatchapi.New(cloudwatchapi.Config{Source: proxyMetrics{alb.proxy}, Faults: inj, Registerer: reg, Logger: cfg.Logger})
+	cwAPI, err := cloudwatchapi.New(cloudwatchapi.Config{Source: lbMetrics{alb: proxyMetrics{alb.proxy}, nlb: nlb}, Faults: inj, Registerer: reg, Logger: cfg.Logger})
 	if err != nil {
 		closeStores()
 		return nil, err
@@ -207,10 +261,11 @@ func Start(ctx context.Context, cfg Config) (*Sandbox, error) {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	mux.Handle(AdminPrefix, s.adminHandler())
+	mux.Handle(ec2AdminPath, s.ec2AdminHandler())
 	mux.Handle("/", &apiRouter{
 		rest:      api,
 		matchers:  []matcher{cwAPI},
-		byVersion: map[string]http.Handler{elbv2api.Version: elbAPI},
+		byVersion: map[string]http.Handler{elbv2api.Version: elbAPI, ec2api.Version: ec2API},
 		byTarget:  map[string]http.Handler{cloudMapTarget: cmAPI},
 	})
 
@@ -266,7 +321,12 @@ func (s *Sandbox) ALB() *albproxy.Proxy { return s.alb.proxy }
 
 // ListenerAddrs returns where each ELBv2 listener is served, "127.0.0.1:port" by listener
 // ARN, as GET /_sandbox/elb/listeners answers.
-func (s *Sandbox) ListenerAddrs() map[string]string { return s.alb.listenerAddrs(s.elb.Snapshot()) }
+func (s *Sandbox) ListenerAddrs() map[string]string {
+	snap := s.elb.Snapshot()
+	out := s.alb.listenerAddrs(snap)
+	maps.Copy(out, s.nlb.listenerAddrs(snap)) // an NLB listener is the TCP proxy's
+	return out
+}
 
 // Close stops the servers and the ALB proxy (every listener, health check and request in
 // flight) and closes the state file. Calling it again returns the first call's error.
@@ -293,8 +353,8 @@ func (s *Sandbox) close() error {
 	errs = append(errs, <-s.dnsDone)
 	// No API call can change the ELBv2 state now; the store's drain timer still can, so
 	// the proxy stops following the store before it stops.
-	errs = append(errs, s.alb.close())
-	errs = append(errs, s.cm.Close(), s.elb.Close(), s.store.Close())
+	errs = append(errs, s.nlb.close(), s.alb.close())
+	errs = append(errs, s.cm.Close(), s.ec2.Close(), s.elb.Close(), s.store.Close())
 	return errors.Join(errs...)
 }
 

@@ -285,6 +285,10 @@ func (a *ALBTraffic) Check(ctx context.Context, s Step) Result {
 		}
 		return r
 	}
+	if isNLB(groups) && (a.maxErrRate != nil || a.maxRT > 0) {
+		// Never judged on nothing: an NLB publishes no 5xx nor response times.
+		return r.fail(fmt.Errorf("maxErrorRate and maxResponseTime cannot be judged on a Network Load Balancer: AWS/NetworkELB counts connections, not HTTP responses; remove them from the gate"))
+	}
 	ctx, cancel := context.WithTimeout(ctx, albTimeout)
 	defer cancel()
 	counts, err := readALBMetrics(ctx, a.api, groups, start, end, a.period, true)
@@ -371,7 +375,12 @@ func (a *ALBTraffic) judge(r Result, s Step, groups []TargetGroup, counts []grou
 			}
 		}
 	}
-	shares := fmt.Sprintf("%s requests in %s", fmtFloat(total), window.Round(time.Second))
+	// An NLB's counts are new connections, and it has no 5xx: say so rather than print 0s.
+	nlb, noun := isNLB(groups), "requests"
+	if nlb {
+		noun = "new connections"
+	}
+	shares := fmt.Sprintf("%s %s in %s", fmtFloat(total), noun, window.Round(time.Second))
 	if len(parts) > 0 {
 		shares = strings.Join(parts, ", ") + " of " + shares
 	}
@@ -380,7 +389,7 @@ func (a *ALBTraffic) judge(r Result, s Step, groups []TargetGroup, counts []grou
 		// Not a bound left unjudged: the step sends from and to nothing by design.
 		notes = append(notes, "share not judged: the step weighs both from and to 0")
 	case total < float64(a.minRequests):
-		pending = append(pending, fmt.Sprintf("%s requests to %s and %s so far, fewer than the %d a share is judged on", fmtFloat(total), s.From, s.To, a.minRequests))
+		pending = append(pending, fmt.Sprintf("%s %s to %s and %s so far, fewer than the %d a share is judged on", fmtFloat(total), noun, s.From, s.To, a.minRequests))
 	default:
 		p := want[s.To]
 		got := to.requests / total
@@ -409,6 +418,9 @@ func (a *ALBTraffic) judge(r Result, s Step, groups []TargetGroup, counts []grou
 			r.set(id+".error_rate", c.errors/c.requests)
 		}
 		line := fmt.Sprintf("%s: %s requests, %s target 5xx", g.label(), fmtFloat(c.requests), fmtFloat(c.errors))
+		if nlb {
+			line = fmt.Sprintf("%s: %s new connections, at most %s open at once", g.label(), fmtFloat(c.requests), fmtFloat(c.active))
+		}
 		if c.rtCount > 0 {
 			line += fmt.Sprintf(", %s average response", rt.Round(100*time.Microsecond))
 		}
@@ -444,17 +456,45 @@ func (a *ALBTraffic) judge(r Result, s Step, groups []TargetGroup, counts []grou
 	return r
 }
 
-// groupCounts are one group's sums over a window, over its load balancers.
+// groupCounts are one group's sums over a window, over its load balancers. For a Network
+// Load Balancer, requests are new connections (NewFlowCount) and active the most
+// connections open at once (ActiveFlowCount's Maximum), summed over its load balancers.
 type groupCounts struct {
 	requests, errors float64
+	active           float64
 	// rtSum is the sum of TargetResponseTime in seconds over rtCount responses.
 	rtSum, rtCount float64
 }
 
-// The metrics read, with the statistic each is summed at.
-var albMetrics = []struct {
+// metricSpec is one metric read, with the statistic each is summed at.
+type metricSpec struct {
 	id, metric, stat string
-}{
+}
+
+// The NLB's metrics: new connections stand for requests, and the connections open show a
+// group still in use after its new connections stopped. An NLB has no 5xx nor response
+// times (a gate bounding them is refused).
+var nlbMetrics = []metricSpec{
+	{"req", "NewFlowCount", "Sum"},
+	{"act", "ActiveFlowCount", "Maximum"},
+}
+
+// CloudWatch namespaces of the two families.
+const (
+	albNamespace = "AWS/ApplicationELB"
+	nlbNamespace = "AWS/NetworkELB"
+)
+
+// isNLBDimension reports whether a LoadBalancer dimension ("net/NAME/ID") is an NLB's.
+func isNLBDimension(lb string) bool { return strings.HasPrefix(lb, "net/") }
+
+// isNLB reports whether any group is behind a Network Load Balancer.
+func isNLB(groups []TargetGroup) bool {
+	return slices.ContainsFunc(groups, func(g TargetGroup) bool { return slices.ContainsFunc(g.LoadBalancers, isNLBDimension) })
+}
+
+// The ALB's metrics read, with the statistic each is summed at.
+var albMetrics = []metricSpec{
 	{"req", "RequestCount", "Sum"},
 	{"e5xx", "HTTPCode_Target_5XX_Count", "Sum"},
 	{"rtsum", "TargetResponseTime", "Sum"},
@@ -466,10 +506,6 @@ var albMetrics = []struct {
 // periods and the group's load balancers: RequestCount alone, or with all set also its
 // target 5xx and response times. A period with no datapoint counts 0.
 func readALBMetrics(ctx context.Context, api MetricsAPI, groups []TargetGroup, start, end time.Time, period time.Duration, all bool) ([]groupCounts, error) {
-	metrics := albMetrics[:1]
-	if all {
-		metrics = albMetrics
-	}
 	var queries []cwtypes.MetricDataQuery
 	for gi, g := range groups {
 		tg, ok := arnSuffix(g.ARN)
@@ -480,11 +516,18 @@ func readALBMetrics(ctx context.Context, api MetricsAPI, groups []TargetGroup, s
 			return nil, fmt.Errorf("target group %s: no load balancer of the plan's rules forwards to it", g.Name)
 		}
 		for li, lb := range g.LoadBalancers {
+			namespace, metrics := albNamespace, albMetrics[:1]
+			switch {
+			case isNLBDimension(lb):
+				namespace, metrics = nlbNamespace, nlbMetrics
+			case all:
+				metrics = albMetrics
+			}
 			for _, m := range metrics {
 				queries = append(queries, cwtypes.MetricDataQuery{
 					Id: aws.String(fmt.Sprintf("g%d_l%d_%s", gi, li, m.id)),
 					MetricStat: &cwtypes.MetricStat{
-						Metric: &cwtypes.Metric{Namespace: aws.String("AWS/ApplicationELB"), MetricName: aws.String(m.metric),
+						Metric: &cwtypes.Metric{Namespace: aws.String(namespace), MetricName: aws.String(m.metric),
 							Dimensions: []cwtypes.Dimension{{Name: aws.String("TargetGroup"), Value: aws.String(tg)}, {Name: aws.String("LoadBalancer"), Value: aws.String(lb)}}},
 						Period: aws.Int32(int32(period / time.Second)),
 						Stat:   aws.String(m.stat),
@@ -502,7 +545,7 @@ func readALBMetrics(ctx context.Context, api MetricsAPI, groups []TargetGroup, s
 		}
 		out, err := api.GetMetricData(ctx, in)
 		if err != nil {
-			return nil, fmt.Errorf("GetMetricData AWS/ApplicationELB %s to %s: %w", start.Format(time.TimeOnly), end.Format(time.TimeOnly), err)
+			return nil, fmt.Errorf("GetMetricData %s %s to %s: %w", namespaceOf(groups), start.Format(time.TimeOnly), end.Format(time.TimeOnly), err)
 		}
 		for _, res := range out.MetricDataResults {
 			// A series CloudWatch could not read is not a series without datapoints: counted
@@ -511,11 +554,16 @@ func readALBMetrics(ctx context.Context, api MetricsAPI, groups []TargetGroup, s
 			case st == "" || st == cwtypes.StatusCodeComplete:
 			case st == cwtypes.StatusCodePartialData && aws.ToString(out.NextToken) != "":
 			default:
-				return nil, fmt.Errorf("GetMetricData AWS/ApplicationELB %s to %s: result %s: status %s%s: not read whole",
-					start.Format(time.TimeOnly), end.Format(time.TimeOnly), aws.ToString(res.Id), st, fmtMessages(res.Messages))
+				return nil, fmt.Errorf("GetMetricData %s %s to %s: result %s: status %s%s: not read whole",
+					namespaceOf(groups), start.Format(time.TimeOnly), end.Format(time.TimeOnly), aws.ToString(res.Id), st, fmtMessages(res.Messages))
 			}
+			id := aws.ToString(res.Id)
 			for _, v := range res.Values {
-				sums[aws.ToString(res.Id)] += v
+				if strings.HasSuffix(id, "_act") {
+					sums[id] = max(sums[id], v) // a Maximum over the window, not a sum
+					continue
+				}
+				sums[id] += v
 			}
 		}
 		if aws.ToString(out.NextToken) == "" {
@@ -531,9 +579,18 @@ func readALBMetrics(ctx context.Context, api MetricsAPI, groups []TargetGroup, s
 			out[gi].errors += sums[id+"e5xx"]
 			out[gi].rtSum += sums[id+"rtsum"]
 			out[gi].rtCount += sums[id+"rtn"]
+			out[gi].active += sums[id+"act"]
 		}
 	}
 	return out, nil
+}
+
+// namespaceOf names the namespace the groups' metrics are read in, for messages.
+func namespaceOf(groups []TargetGroup) string {
+	if isNLB(groups) {
+		return nlbNamespace
+	}
+	return albNamespace
 }
 
 // fmtMessages prints a GetMetricData result's messages: " (Code: Value; …)", or "".

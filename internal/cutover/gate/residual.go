@@ -94,7 +94,11 @@ func NewALBResidual(r spec.Retire, api MetricsAPI, from TargetGroup, delay time.
 // Source says where the rate is read, for the report.
 func (r *Residual) Source() string {
 	if r.cw != nil {
-		return fmt.Sprintf("CloudWatch AWS/ApplicationELB RequestCount of target group %s (load balancer %s, period %s, delay %s)",
+		what := "AWS/ApplicationELB RequestCount"
+		if isNLB([]TargetGroup{r.group}) {
+			what = "AWS/NetworkELB NewFlowCount and ActiveFlowCount"
+		}
+		return fmt.Sprintf("CloudWatch %s of target group %s (load balancer %s, period %s, delay %s)", what,
 			r.group.Name, strings.Join(r.group.LoadBalancers, ", "), r.period, r.delay)
 	}
 	if r.prom != nil {
@@ -118,7 +122,11 @@ func (r *Residual) Rate(ctx context.Context) (rate float64, ok bool, err error) 
 		if err != nil {
 			return 0, false, fmt.Errorf("retire: %w", err)
 		}
-		return counts[0].requests / end.Sub(start).Seconds(), true, nil
+		rate := counts[0].requests / end.Sub(start).Seconds()
+		// An NLB group's new connections can stop while connections it was given stay
+		// open for hours: each open connection counts as one per second, so a group is
+		// never found drained under a live connection.
+		return max(rate, counts[0].active), true, nil
 	}
 	if r.prom != nil {
 		val, _, err := r.prom.Query(ctx, r.query, time.Now())

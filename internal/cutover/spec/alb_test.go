@@ -116,6 +116,26 @@ func TestALBNames(t *testing.T) {
 	}
 }
 
+// The NLB listener of these tests: its default action's weighted target groups.
+const (
+	testNLBListener     = "arn:aws:elasticloadbalancing:us-east-1:123456789012:listener/net/db/50dc6c495c0c9188/0467ef3c8400ae65"
+	testNLBListenerRule = "arn:aws:elasticloadbalancing:us-east-1:123456789012:listener-rule/net/db/50dc6c495c0c9188/0467ef3c8400ae65/9683b2d02a6cabee"
+)
+
+// TestNLBListenerPlan: an ALB plan takes a Network Load Balancer's listener (the kind is
+// told by the ARN: nothing else in the plan changes) with a traffic gate on shares.
+func TestNLBListenerPlan(t *testing.T) {
+	p, err := Parse([]byte(planYAML(nil, kv{"zone": del, "records": del,
+		"alb":   "{listenerRules: [" + testNLBListener + "], from: shop-blue, to: shop-green}",
+		"gates": "[{targetHealth: {minHealthy: 1}}, {albTraffic: {period: 1, tolerance: 0.1}}]"})), "plan.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !IsNetworkListenerARN(p.ALB.ListenerRules[0]) || !IsListenerARN(p.ALB.ListenerRules[0]) || IsNetworkListenerARN(testListener) || NetworkRules(p.ALB.ListenerRules) != 1 {
+		t.Errorf("rules %v: want one NLB listener", p.ALB.ListenerRules)
+	}
+}
+
 func TestALBProblems(t *testing.T) {
 	alb := func(rules, from, to string) string {
 		return "{listenerRules: " + rules + ", from: " + from + ", to: " + to + "}"
@@ -132,10 +152,17 @@ func TestALBProblems(t *testing.T) {
 			[]string{"spec.ttl: not with spec.alb"}},
 		{"no rules", kv{"zone": del, "records": del, "alb": alb("[]", "a", "b")},
 			[]string{"spec.alb.listenerRules: required"}},
-		{"not a rule", kv{"zone": del, "records": del, "alb": alb("["+testBlueTG+", arn:aws:elasticloadbalancing:us-east-1:1:listener/net/n/1/2, nope]", "a", "b")},
+		{"not a rule", kv{"zone": del, "records": del, "alb": alb("["+testBlueTG+", arn:aws:elasticloadbalancing:us-east-1:1:listener/gwy/n/1/2, nope]", "a", "b")},
 			[]string{"spec.alb.listenerRules[0] ", ", not a targetgroup",
-				"spec.alb.listenerRules[1]", "a net/ load balancer's forward action has no target group weights",
+				"spec.alb.listenerRules[1]", "a gwy/ load balancer's forward action has no target group weights",
 				`spec.alb.listenerRules[2] "nope": want the ARN`}},
+		{"an NLB listener rule", kv{"zone": del, "records": del, "alb": alb("["+testNLBListenerRule+"]", "a", "b")},
+			[]string{"spec.alb.listenerRules[0]", "a Network Load Balancer's weighted target groups are its listener's default action: list the listener"}},
+		{"an NLB listener beside an ALB rule", kv{"zone": del, "records": del, "alb": alb("["+testRule+", "+testNLBListener+"]", "a", "b")},
+			[]string{"spec.alb.listenerRules: lists Network Load Balancer listeners", "a cutover's target groups belong to one kind of load balancer"}},
+		{"HTTP bounds on an NLB", kv{"zone": del, "records": del, "alb": alb("["+testNLBListener+"]", "a", "b"),
+			"gates": "[{albTraffic: {maxErrorRate: 0.01, maxResponseTime: 1s}}]"},
+			[]string{`spec.gates[0].albTraffic.maxErrorRate "0.01": not on a Network Load Balancer`, `spec.gates[0].albTraffic.maxResponseTime "1s": not on a Network Load Balancer`}},
 		{"duplicate rule", kv{"zone": del, "records": del, "alb": alb("["+testRule+", "+testRule+"]", "a", "b")},
 			[]string{"spec.alb.listenerRules[1]", "duplicate of spec.alb.listenerRules[0]"}},
 		{"bad groups", kv{"zone": del, "records": del, "alb": alb("["+testRule+"]", "-bad", "x")},

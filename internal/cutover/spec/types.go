@@ -243,6 +243,25 @@ func arnResource(ref string) (string, bool) {
 	return f[5], true
 }
 
+// IsNetworkListenerARN reports whether an ELBv2 ARN names a Network Load Balancer's
+// listener (…:listener/net/…), whose default action's weighted target groups an ALB plan
+// moves the same way (NLB weighted target groups, November 2025).
+func IsNetworkListenerARN(arn string) bool {
+	res, _ := arnResource(arn)
+	return strings.HasPrefix(res, "listener/net/")
+}
+
+// NetworkRules counts the Network Load Balancer listeners among a plan's listener rules.
+func NetworkRules(arns []string) int {
+	n := 0
+	for _, a := range arns {
+		if IsNetworkListenerARN(a) {
+			n++
+		}
+	}
+	return n
+}
+
 // IsListenerARN reports whether an ELBv2 ARN names a listener (its default action), not
 // a listener rule.
 func IsListenerARN(arn string) bool {

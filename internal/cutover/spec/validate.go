@@ -53,7 +53,7 @@ const (
 // What the ALB lever's fields want.
 const (
 	wantRuleARN = "want the ARN of an Application Load Balancer's listener rule (arn:aws:elasticloadbalancing:REGION:ACCOUNT:listener-rule/app/…), " +
-		"or of a listener for its default action (…:listener/app/…)"
+		"or of a listener for its default action (…:listener/app/…, or a Network Load Balancer's …:listener/net/…)"
 	wantLoadBalancerARN = "want the ARN of an Application Load Balancer (arn:aws:elasticloadbalancing:REGION:ACCOUNT:loadbalancer/app/NAME/ID)"
 	wantAllWeighted     = "want true: select every weighted record set of the zone with members for from and to"
 	wantTargetGroup     = "want a target group's ARN (arn:aws:elasticloadbalancing:REGION:ACCOUNT:targetgroup/NAME/ID) " +
@@ -360,6 +360,11 @@ func (v validator) alb(sp *field.Path) (errs field.ErrorList) {
 		errs = append(errs, v.ps.required(rp, "want at least one listener rule ARN (or listener ARN, for its default action)"))
 	}
 	errs = append(errs, v.arnList(rp, a.ListenerRules, checkRuleARN, "rule")...)
+	if net := NetworkRules(a.ListenerRules); net > 0 && net < len(a.ListenerRules) {
+		// A target group is TCP (an NLB's) or HTTP (an ALB's): no pair of groups is
+		// forwarded to by both.
+		errs = append(errs, v.ps.invalid(rp, "", "lists Network Load Balancer listeners (…/net/…) with Application Load Balancer rules (…/app/…): a cutover's target groups belong to one kind of load balancer"))
+	}
 	for _, f := range []struct{ key, ref, role string }{{"from", a.From, "losing"}, {"to", a.To, "gaining"}} {
 		p := ap.Child(f.key)
 		switch {
@@ -475,7 +480,10 @@ func checkRuleARN(arn string) string {
 		return wantRuleARN
 	case parts[0] != "listener" && parts[0] != "listener-rule":
 		return wantRuleARN + ", not a " + parts[0]
-	case parts[1] != "app":
+	case parts[1] == "net" && parts[0] == "listener-rule":
+		// An NLB's weighted target groups are its listeners' default action (ModifyListener).
+		return wantRuleARN + ": a Network Load Balancer's weighted target groups are its listener's default action: list the listener"
+	case parts[1] != "app" && parts[1] != "net":
 		return wantRuleARN + ": a " + parts[1] + "/ load balancer's forward action has no target group weights to move"
 	case parts[0] == "listener" && len(parts) != 5, parts[0] == "listener-rule" && len(parts) != 6:
 		return wantRuleARN
@@ -788,6 +796,17 @@ func (v validator) gate(p *field.Path, g Gate) (errs field.ErrorList) {
 }
 
 func (v validator) albTrafficGate(p *field.Path, g *ALBTrafficGate) (errs field.ErrorList) {
+	if a := v.c.Spec.ALB; a != nil && NetworkRules(a.ListenerRules) > 0 {
+		// An NLB counts connections (AWS/NetworkELB NewFlowCount), not HTTP responses: a
+		// bound on 5xx or response times would be judged on nothing.
+		const why = "not on a Network Load Balancer: it publishes no HTTP status codes nor response times (AWS/NetworkELB counts connections); the gate judges its new connections' shares"
+		if g.MaxErrorRate != nil {
+			errs = append(errs, v.ps.forbidden(p.Child("maxErrorRate"), formatFloat(*g.MaxErrorRate), why))
+		}
+		if g.MaxResponseTime != nil {
+			errs = append(errs, v.ps.forbidden(p.Child("maxResponseTime"), g.MaxResponseTime.String(), why))
+		}
+	}
 	if t := g.Tolerance; t != nil && !(*t >= 0 && *t <= 1) {
 		errs = append(errs, v.ps.invalid(p.Child("tolerance"), formatFloat(*t), wantRatio))
 	}

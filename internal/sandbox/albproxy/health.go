@@ -12,6 +12,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/crossfade-io/crossfade/internal/sandbox/targetaddr"
 )
 
 // State is a target's health state, named as DescribeTargetHealth names it.
@@ -59,6 +61,19 @@ var (
 	hConnError = Health{StateUnhealthy, ReasonFailedHealthChecks, "Health checks failed"}
 )
 
+// noRouteHealth is the health of a target the sandbox has no route to: ALB's reason for a
+// connection that could not be made, with the sandbox's explanation. The description
+// starts with the sandbox's words, "no route in the sandbox", for whoever reads it.
+func noRouteHealth(addr string, err error) Health {
+	var nr *targetaddr.NoRouteError
+	if !errors.As(err, &nr) {
+		// Not an IP:port at all: an instance the sandbox knows no private IP for.
+		return Health{StateUnhealthy, ReasonFailedHealthChecks, fmt.Sprintf(
+			"Health checks failed: no route in the sandbox to %s: not an IP:port (an instance target needs its private IP declared in the sandbox's EC2)", addr)}
+	}
+	return Health{StateUnhealthy, ReasonFailedHealthChecks, "Health checks failed: " + nr.Error()}
+}
+
 // target is one registration of an address in a group. A re-registration after a
 // deregistration is a new target, so a late health check result or an in-flight request
 // of the old one cannot touch the new one's state.
@@ -72,6 +87,15 @@ type target struct {
 	failRun    int // consecutive failed checks
 	checked    bool
 	drainUntil time.Time // set once deregistered
+	// noRoute is set while health says the target has no route in the sandbox, so that a
+	// route appearing makes it initial again rather than wait out the thresholds.
+	noRoute bool
+}
+
+// setNoRoute marks t as having no route: unhealthy at once, without thresholds, because
+// no check can reach it. Caller holds the group's lock.
+func (t *target) setNoRoute(err error) {
+	t.health, t.okRun, t.failRun, t.checked, t.noRoute = noRouteHealth(t.addr, err), 0, 0, true, true
 }
 
 // routeSet is what the request path reads, swapped whole whenever a state changes.
@@ -138,6 +162,9 @@ func (g *group) rebuildLocked() {
 			if t == nil || !t.drainUntil.IsZero() {
 				continue
 			}
+			if _, err := g.bg.routes.Resolve(addr); err != nil {
+				continue // no route: not even fail-open sends it a request
+			}
 			if t.health.State == StateHealthy || t.health.State == StateUnavailable {
 				rs.healthy = append(rs.healthy, t)
 			}
@@ -154,6 +181,7 @@ func (g *group) update(cfg TargetGroup, inUse bool, now time.Time) {
 	defer g.mu.Unlock()
 	hc := cfg.HealthCheck.withDefaults()
 	m, _ := parseMatcher(hc.Matcher) // validated
+	wasDisabled := g.hc.Disabled
 	g.cfg, g.hc, g.match = cfg, hc, m
 
 	fresh := func() Health {
@@ -172,18 +200,25 @@ func (g *group) update(cfg TargetGroup, inUse bool, now time.Time) {
 		t := g.targets[addr]
 		if t == nil || !t.drainUntil.IsZero() {
 			// New, or re-registered while draining: a new registration.
-			g.targets[addr] = &target{addr: addr, health: fresh()}
+			t = &target{addr: addr, health: fresh()}
+			g.targets[addr] = t
+			if _, err := g.bg.routes.Resolve(addr); err != nil && inUse && hc.Disabled {
+				t.setNoRoute(err) // no check will run to say so
+			}
 			added = true
 			continue
 		}
 		switch {
 		case !inUse:
-			t.health, t.okRun, t.failRun, t.checked = hNotInUse, 0, 0, false
+			t.health, t.okRun, t.failRun, t.checked, t.noRoute = hNotInUse, 0, 0, false, false
 		case hc.Disabled:
-			t.health, t.okRun, t.failRun = hHCOff, 0, 0
-		case !g.inUse || t.health.State == StateUnavailable:
+			t.health, t.okRun, t.failRun, t.noRoute = hHCOff, 0, 0, false
+			if _, err := g.bg.routes.Resolve(addr); err != nil {
+				t.setNoRoute(err)
+			}
+		case !g.inUse || t.health.State == StateUnavailable || (t.noRoute && wasDisabled):
 			// Coming into use, or checks turned back on: health is unknown again.
-			t.health, t.okRun, t.failRun, t.checked = hInitial, 0, 0, false
+			t.health, t.okRun, t.failRun, t.checked, t.noRoute = hInitial, 0, 0, false, false
 			added = true
 		}
 	}
@@ -213,6 +248,42 @@ func (g *group) update(cfg TargetGroup, inUse bool, now time.Time) {
 		g.bg.wg.Add(1)
 		go g.work(ctx, g.bg.checker, g.bg.wg.Done)
 	case added && needWorker:
+		select {
+		case g.nudge <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// rerouted applies a change of the targets' routes (RoutesChanged): a target that lost
+// its route is unhealthy at once; one that gained a route starts over as initial (or
+// unavailable, with checks disabled) and is checked at once. Caller must not hold g.mu.
+func (g *group) rerouted() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if !g.inUse {
+		return // unused targets are not checked and get no request: nothing to say
+	}
+	gained := false
+	for _, t := range g.targets {
+		if !t.drainUntil.IsZero() {
+			continue
+		}
+		_, err := g.bg.routes.Resolve(t.addr)
+		switch {
+		case err != nil && !t.noRoute:
+			t.setNoRoute(err)
+		case err == nil && t.noRoute:
+			t.okRun, t.failRun, t.checked, t.noRoute = 0, 0, false, false
+			t.health = hInitial
+			if g.hc.Disabled {
+				t.health = hHCOff
+			}
+			gained = true
+		}
+	}
+	g.rebuildLocked()
+	if gained && !g.hc.Disabled {
 		select {
 		case g.nudge <- struct{}{}:
 		default:
@@ -252,25 +323,27 @@ func (g *group) stop() {
 }
 
 // background is what the proxy's goroutines share: the context that Close cancels, the
-// group Close waits for, and the health check client.
+// group Close waits for, the health check client, and the targets' routes.
 type background struct {
 	ctx     context.Context
 	wg      sync.WaitGroup
 	checker *checker
+	routes  *targetaddr.Map
 }
 
 // checker sends the health check requests: a client that opens a new connection for
-// every check and closes it after, as ALB does.
+// every check and closes it after, as ALB does, through the proxy's Dialer.
 type checker struct {
+	routes *targetaddr.Map
 	client *http.Client
 }
 
-func newChecker() *checker {
-	return &checker{client: &http.Client{
+func newChecker(d *targetaddr.Dialer) *checker {
+	return &checker{routes: d.Map, client: &http.Client{
 		Transport: &http.Transport{
 			Proxy:             nil,
 			DisableKeepAlives: true,
-			DialContext:       (&net.Dialer{}).DialContext,
+			DialContext:       d.DialContext,
 		},
 		// Health checks report redirects as the status they are, like ALB.
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
@@ -278,30 +351,36 @@ func newChecker() *checker {
 }
 
 // probe runs one health check against addr and returns the health it indicates on its
-// own (before thresholds).
-func (c *checker) probe(ctx context.Context, addr string, hc HealthCheck, m matcher) (ok bool, fail Health) {
+// own (before thresholds); noRoute says addr has no route, and nothing was sent.
+func (c *checker) probe(ctx context.Context, addr string, hc HealthCheck, m matcher) (ok bool, fail Health, noRoute bool) {
+	if _, err := c.routes.Resolve(addr); err != nil {
+		return false, noRouteHealth(addr, err), true
+	}
 	ctx, cancel := context.WithTimeout(ctx, hc.Timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+hc.Path, nil)
 	if err != nil {
-		return false, hConnError
+		return false, hConnError, false
 	}
 	req.Header.Set("User-Agent", "ELB-HealthChecker/2.0")
 	resp, err := c.client.Do(req)
 	if err != nil {
+		if nr := (*targetaddr.NoRouteError)(nil); errors.As(err, &nr) {
+			return false, noRouteHealth(addr, nr), true // the route went since Resolve
+		}
 		var ne net.Error
 		if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, os.ErrDeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()) {
-			return false, hTimeout
+			return false, hTimeout, false
 		}
-		return false, hConnError
+		return false, hConnError, false
 	}
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	_ = resp.Body.Close()
 	if !m.match(resp.StatusCode) {
 		return false, Health{StateUnhealthy, ReasonResponseCodeMismatch,
-			fmt.Sprintf("Health checks failed with these codes: [%d]", resp.StatusCode)}
+			fmt.Sprintf("Health checks failed with these codes: [%d]", resp.StatusCode)}, false
 	}
-	return true, Health{}
+	return true, Health{}, false
 }
 
 // work is the group's health check loop: every interval it checks every registered
@@ -354,15 +433,15 @@ func (g *group) round(ctx context.Context, c *checker, onlyNew bool) {
 	}
 
 	type result struct {
-		ok   bool
-		fail Health
+		ok, noRoute bool
+		fail        Health
 	}
 	results := make([]result, len(todo))
 	var wg sync.WaitGroup
 	for i, t := range todo {
 		wg.Go(func() {
-			ok, fail := c.probe(ctx, t.addr, hc, m)
-			results[i] = result{ok, fail}
+			ok, fail, noRoute := c.probe(ctx, t.addr, hc, m)
+			results[i] = result{ok: ok, noRoute: noRoute, fail: fail}
 		})
 	}
 	wg.Wait()
@@ -380,14 +459,27 @@ func (g *group) round(ctx context.Context, c *checker, onlyNew bool) {
 		before := t.health.State
 		t.checked = true
 		r := results[i]
-		if r.ok {
+		switch {
+		case r.noRoute:
+			// No check can reach it, so thresholds would only delay saying so.
+			t.health, t.okRun, t.failRun, t.noRoute = r.fail, 0, 0, true
+		case t.noRoute:
+			// Checked through a route it has just gained, before RoutesChanged made it
+			// initial: start over as a new target would, from this check.
+			t.noRoute, t.okRun, t.failRun = false, 0, 0
+			if r.ok {
+				t.health, t.okRun = hHealthy, 1
+			} else {
+				t.health, t.failRun = hChecking, 1
+			}
+		case r.ok:
 			t.okRun, t.failRun = t.okRun+1, 0
 			// A new target needs one passed check to be healthy (ALB user guide); an
 			// unhealthy one needs HealthyThreshold in a row.
 			if before == StateInitial || t.okRun >= g.hc.HealthyThreshold {
 				t.health = hHealthy
 			}
-		} else {
+		default:
 			t.okRun, t.failRun = 0, t.failRun+1
 			switch {
 			case t.failRun >= g.hc.UnhealthyThreshold || before == StateUnhealthy:

@@ -26,6 +26,12 @@
 //   - Stickiness: the AWSALBTG cookie pins a client to a group until the duration from
 //     the first choice ends; the pin holds while that group is in the action with a target
 //     to route to, whatever its weight (a weight change does not move stuck clients).
+//   - Addresses: targets are dialled only through Options.Dialer (targetaddr): a target
+//     without a loopback backend has no route. It is unhealthy at once
+//     (Target.FailedHealthChecks, "no route in the sandbox"), without thresholds since no
+//     check can reach it, gets no request (fail-open leaves it out too), and no socket is
+//     opened for it. A route gained later (RoutesChanged) makes it initial again, so one
+//     passed check makes it healthy.
 //   - Errors: 503 when no group or target can be chosen, 502 when the target refuses or
 //     breaks the connection, 504 when it does not send response headers within the load
 //     balancer's idle timeout or cannot be connected to within 10 s.
@@ -48,6 +54,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/crossfade-io/crossfade/internal/sandbox/targetaddr"
 )
 
 // DefaultMetricsWindow is how long per-second metrics are kept when Options leaves it 0.
@@ -61,6 +69,12 @@ type Options struct {
 	Logger *slog.Logger
 	// MetricsWindow is how long per-second buckets are kept; 0 means DefaultMetricsWindow.
 	MetricsWindow time.Duration
+	// Dialer is the only way the proxy connects to a target, for requests and health
+	// checks alike: a target's address goes through its Map to a loopback backend, and a
+	// target without one is never dialled (it is unhealthy and gets no request). Nil is a
+	// Dialer over an empty Map: loopback targets only. Its net.Dialer's zero Timeout and
+	// KeepAlive take the proxy's (10 s, 30 s). Call RoutesChanged after changing its Map.
+	Dialer *targetaddr.Dialer
 }
 
 // Proxy serves every listener of every load balancer in its Config.
@@ -68,6 +82,7 @@ type Proxy struct {
 	log       *slog.Logger
 	window    time.Duration
 	sticky    *stickyCodec
+	dialer    *targetaddr.Dialer
 	transport *http.Transport
 	rp        *httputil.ReverseProxy
 
@@ -141,13 +156,29 @@ func New(opts Options) *Proxy {
 	if opts.MetricsWindow <= 0 {
 		opts.MetricsWindow = DefaultMetricsWindow
 	}
+	d := &targetaddr.Dialer{Map: targetaddr.New()}
+	if opts.Dialer != nil {
+		copied := *opts.Dialer // the proxy's defaults below must not change the caller's
+		d = &copied
+	}
+	if d.Map == nil {
+		d.Map = targetaddr.New()
+	}
+	if d.Dialer.Timeout == 0 {
+		d.Dialer.Timeout = targetConnectTimeout
+	}
+	if d.Dialer.KeepAlive == 0 {
+		d.Dialer.KeepAlive = 30 * time.Second
+	}
 	p := &Proxy{
 		log:    opts.Logger,
 		window: opts.MetricsWindow,
 		sticky: newStickyCodec(),
+		dialer: d,
 		transport: &http.Transport{
-			Proxy:               nil,
-			DialContext:         (&net.Dialer{Timeout: targetConnectTimeout, KeepAlive: 30 * time.Second}).DialContext,
+			Proxy: nil,
+			// The one way to a target: its loopback backend, or no connection at all.
+			DialContext:         d.DialContext,
 			MaxIdleConns:        1024,
 			MaxIdleConnsPerHost: 256,
 			IdleConnTimeout:     60 * time.Second,
@@ -177,7 +208,7 @@ func (p *Proxy) Start(ctx context.Context) error {
 		return errors.New("albproxy: Start called twice or after Close")
 	}
 	bctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	p.bg = &background{ctx: bctx, checker: newChecker()}
+	p.bg = &background{ctx: bctx, checker: newChecker(p.dialer), routes: p.dialer.Map}
 	p.cancel = cancel
 	p.started = true
 	p.stopAfter = context.AfterFunc(ctx, func() { _ = p.Close() })
@@ -612,6 +643,21 @@ func (p *Proxy) SeriesKeys() []SeriesKey {
 		return cmp.Or(cmp.Compare(a.LoadBalancer, b.LoadBalancer), cmp.Compare(a.TargetGroup, b.TargetGroup))
 	})
 	return keys
+}
+
+// RoutesChanged makes a change of the Dialer's Map take effect: a target that lost its
+// route is unhealthy ("no route in the sandbox") and out of the routing at once; one that
+// gained a route is initial again and is checked at once, so one passed check makes it
+// healthy; pooled connections are closed, so the next request to a remapped target goes
+// to its new backend. Requests in flight are not disturbed.
+func (p *Proxy) RoutesChanged() {
+	p.mu.Lock()
+	groups := slices.Collect(maps.Values(p.groups))
+	p.mu.Unlock()
+	for _, g := range groups {
+		g.rerouted()
+	}
+	p.transport.CloseIdleConnections()
 }
 
 // Close stops every listener and health check, waits for requests in flight to end (their

@@ -199,6 +199,41 @@ func TestResolve(t *testing.T) {
 		{"another metric", Namespace, "ActiveConnectionCount", "", []dimension{lb}, false},
 		{"an extra dimension", Namespace, RequestCount, "", []dimension{lb, {"AvailabilityZone", "us-east-1a"}}, false},
 	} {
+		check(t, tc.name, tc.namespace, tc.metric, tc.unit, tc.dims, tc.ok, lb, tg)
+	}
+}
+
+// TestResolveNetwork: the NLB's metrics are in AWS/NetworkELB, for "net/" load balancers
+// only, and an NLB's counts are not in AWS/ApplicationELB.
+func TestResolveNetwork(t *testing.T) {
+	lb := dimension{DimLoadBalancer, "net/a/1"}
+	tg := dimension{DimTargetGroup, "targetgroup/b/2"}
+	alb := dimension{DimLoadBalancer, "app/a/1"}
+	for _, tc := range []struct {
+		name, namespace, metric, unit string
+		dims                          []dimension
+		ok                            bool
+	}{
+		{"new flows by load balancer", NetworkNamespace, NewFlowCount, "", []dimension{lb}, true},
+		{"new flows by target group", NetworkNamespace, NewFlowCount, "Count", []dimension{tg, lb}, true},
+		{"active flows by target group", NetworkNamespace, ActiveFlowCount, "", []dimension{lb, tg}, true},
+		{"ELB resets", NetworkNamespace, TCPELBResetCount, "", []dimension{lb}, true},
+		{"an NLB's RequestCount is not published", Namespace, RequestCount, "", []dimension{lb, tg}, false},
+		{"an NLB's flows under the ALB namespace", Namespace, NewFlowCount, "", []dimension{lb}, false},
+		{"an ALB's flows", NetworkNamespace, NewFlowCount, "", []dimension{alb}, false},
+		{"target group alone", NetworkNamespace, NewFlowCount, "", []dimension{tg}, false},
+	} {
+		check(t, tc.name, tc.namespace, tc.metric, tc.unit, tc.dims, tc.ok, lb, tg)
+	}
+}
+
+func check(t *testing.T, name, namespace, metric, unit string, dims []dimension, ok bool, lb, tg dimension) {
+	t.Helper()
+	for _, tc := range []struct {
+		name, namespace, metric, unit string
+		dims                          []dimension
+		ok                            bool
+	}{{name, namespace, metric, unit, dims, ok}} {
 		s, why := resolve(tc.namespace, tc.metric, tc.dims, tc.unit)
 		if (why == "") != tc.ok {
 			t.Errorf("%s: resolve = %+v, %q; want ok %v", tc.name, s, why, tc.ok)

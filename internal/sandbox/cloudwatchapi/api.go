@@ -2,7 +2,8 @@
 // ALB traffic with: GetMetricData and GetMetricStatistics for namespace AWS/ApplicationELB
 // (RequestCount, HTTPCode_Target_5XX_Count, HTTPCode_ELB_5XX_Count, TargetResponseTime, by
 // LoadBalancer and by TargetGroup with LoadBalancer), from the per-second counts of the
-// sandbox's ALB proxy. It speaks the three protocols CloudWatch clients use: query (the
+// sandbox's ALB proxy, and for namespace AWS/NetworkELB (NewFlowCount, ActiveFlowCount,
+// TCP_ELB_Reset_Count, by the same dimensions) from its NLB proxy. It speaks the three protocols CloudWatch clients use: query (the
 // AWS CLI 2.9 of Debian), json (botocore 1.43+) and smithy rpc-v2-cbor (aws-sdk-go-v2).
 package cloudwatchapi
 
@@ -139,7 +140,7 @@ func (c codec) Decode(r *http.Request, reqID string) (string, awsapi.Handler, er
 	case "GetMetricStatistics":
 		run = c.a.getMetricStatistics
 	default:
-		return "", nil, &apiError{Code: codeInvalidAction, Message: "The action " + req.op + " is not served by the crossfade sandbox's CloudWatch API: it serves GetMetricData and GetMetricStatistics for namespace " + Namespace + " only."}
+		return "", nil, &apiError{Code: codeInvalidAction, Message: "The action " + req.op + " is not served by the crossfade sandbox's CloudWatch API: it serves GetMetricData and GetMetricStatistics for namespaces " + Namespace + " and " + NetworkNamespace + " only."}
 	}
 	return req.op, func(w http.ResponseWriter, r *http.Request) error {
 		out, err := run(r.Context(), req.params)

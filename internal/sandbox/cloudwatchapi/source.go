@@ -7,8 +7,22 @@ import (
 	"time"
 )
 
-// Namespace is the one CloudWatch namespace the sandbox serves.
+// Namespace is the ALB's CloudWatch namespace.
 const Namespace = "AWS/ApplicationELB"
+
+// NetworkNamespace is the NLB's CloudWatch namespace: its metrics count flows (TCP
+// connections), not requests.
+const NetworkNamespace = "AWS/NetworkELB"
+
+// The NLB metrics served, named as the NLB publishes them ("CloudWatch metrics for your
+// Network Load Balancer"): NewFlowCount, the connections established from clients to
+// targets; ActiveFlowCount, the concurrent ones; TCP_ELB_Reset_Count, the resets the load
+// balancer itself sent.
+const (
+	NewFlowCount     = "NewFlowCount"
+	ActiveFlowCount  = "ActiveFlowCount"
+	TCPELBResetCount = "TCP_ELB_Reset_Count"
+)
 
 // The metrics served, named as the ALB publishes them.
 const (
@@ -48,8 +62,8 @@ func CountPoint(t time.Time, n float64) Point {
 	return Point{Time: t, SampleCount: 1, Sum: n, Minimum: n, Maximum: n}
 }
 
-// Source gives the sandbox's ALB traffic, second by second. The weighted ALB proxy
-// satisfies it through an adapter.
+// Source gives the sandbox's load balancer traffic, second by second: an ALB's (lb
+// "app/…") and an NLB's (lb "net/…"). The weighted proxies satisfy it through an adapter.
 type Source interface {
 	// Series returns the points of metric for load balancer lb (its ARN suffix,
 	// "app/<name>/<hex>"), or for target group tg ("targetgroup/<name>/<hex>") behind lb
@@ -82,6 +96,16 @@ var catalog = map[string]metricInfo{
 		dimSets: [][]string{{DimLoadBalancer}, {DimLoadBalancer, DimTargetGroup}}},
 }
 
+// networkCatalog lists the NLB metrics served, as catalog does the ALB's.
+var networkCatalog = map[string]metricInfo{
+	NewFlowCount: {unit: "Count", countLike: true,
+		dimSets: [][]string{{DimLoadBalancer}, {DimLoadBalancer, DimTargetGroup}}},
+	ActiveFlowCount: {unit: "Count",
+		dimSets: [][]string{{DimLoadBalancer}, {DimLoadBalancer, DimTargetGroup}}},
+	TCPELBResetCount: {unit: "Count", countLike: true,
+		dimSets: [][]string{{DimLoadBalancer}, {DimLoadBalancer, DimTargetGroup}}},
+}
+
 // dimension is one name/value pair of a query's metric.
 type dimension struct{ Name, Value string }
 
@@ -94,20 +118,25 @@ type series struct {
 // resolve maps a query's metric to a published series, or says why none matches. No
 // match is not an error in CloudWatch: the query's result is empty.
 func resolve(namespace, metric string, dims []dimension, unit string) (series, string) {
-	if namespace != Namespace {
-		return series{}, "the sandbox publishes only namespace " + Namespace
+	cat, names := catalog, "RequestCount, HTTPCode_Target_5XX_Count, HTTPCode_ELB_5XX_Count and TargetResponseTime"
+	switch namespace {
+	case Namespace:
+	case NetworkNamespace:
+		cat, names = networkCatalog, "NewFlowCount, ActiveFlowCount and TCP_ELB_Reset_Count"
+	default:
+		return series{}, "the sandbox publishes only namespaces " + Namespace + " and " + NetworkNamespace
 	}
-	info, ok := catalog[metric]
+	info, ok := cat[metric]
 	if !ok {
-		return series{}, "the sandbox publishes only RequestCount, HTTPCode_Target_5XX_Count, HTTPCode_ELB_5XX_Count and TargetResponseTime"
+		return series{}, "the sandbox publishes only " + names + " in " + namespace
 	}
 	if unit != "" && unit != info.unit {
 		return series{}, metric + " is published in unit " + info.unit
 	}
-	names := make([]string, 0, len(dims))
+	dimNames := make([]string, 0, len(dims))
 	s := series{metric: metric, info: info}
 	for _, d := range dims {
-		names = append(names, d.Name)
+		dimNames = append(dimNames, d.Name)
 		switch d.Name {
 		case DimLoadBalancer:
 			s.lb = d.Value
@@ -115,9 +144,14 @@ func resolve(namespace, metric string, dims []dimension, unit string) (series, s
 			s.tg = d.Value
 		}
 	}
-	slices.Sort(names)
+	slices.Sort(dimNames)
+	// Each family publishes under its own namespace: an NLB's ("net/…") counts are not in
+	// AWS/ApplicationELB, nor an ALB's in AWS/NetworkELB.
+	if strings.HasPrefix(s.lb, "net/") != (namespace == NetworkNamespace) {
+		return series{}, "load balancer " + s.lb + " publishes no metrics in " + namespace
+	}
 	for _, set := range info.dimSets {
-		if slices.Equal(set, names) {
+		if slices.Equal(set, dimNames) {
 			return s, ""
 		}
 	}

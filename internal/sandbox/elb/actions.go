@@ -80,6 +80,10 @@ func (t *txn) resolveActions(in []ActionInput, path, lbARN string) ([]Action, *E
 			}
 			return nil, unsupported("action %s: the sandbox serves forward, fixed-response and redirect actions only", what)
 		}
+		if lb := t.lb(lbARN); lb != nil && lb.IsNetwork() && a.Type != ActionForward {
+			// An NLB listener forwards; fixed responses and redirects are HTTP.
+			return nil, errorf(CodeInvalidLoadBalancerAction, "Action type '%s' is not supported for load balancers of type 'network' (%s): a Network Load Balancer listener only forwards", a.Type, p+".type")
+		}
 		act := Action{Type: a.Type}
 		if a.Order != nil {
 			if err := rangeCheck(*a.Order, p+".order", 1, 50000); err != nil {
@@ -158,9 +162,15 @@ func (t *txn) resolveForward(a ActionInput, p, lbARN string) (*ForwardConfig, *E
 		if w < 0 || w > 999 {
 			return nil, validationf("The weight for each target group must be between 0 and 999, inclusive")
 		}
-		if t.tg(g.TargetGroupARN) == nil {
+		tg := t.tg(g.TargetGroupARN)
+		if tg == nil {
 			missing = append(missing, g.TargetGroupARN)
 			continue
+		}
+		if lb := t.lb(lbARN); lb != nil {
+			if err := checkGroupForListener(lb, tg); err != nil {
+				return nil, err
+			}
 		}
 		for _, other := range users[g.TargetGroupARN] {
 			if other != lbARN {
@@ -177,6 +187,9 @@ func (t *txn) resolveForward(a ActionInput, p, lbARN string) (*ForwardConfig, *E
 		enabled := sc.Enabled != nil && *sc.Enabled
 		if sc.DurationSeconds != nil && (*sc.DurationSeconds < 1 || *sc.DurationSeconds > maxStickiness) || enabled && sc.DurationSeconds == nil {
 			return nil, validationf("Target group stickiness duration must be between 1 and %d seconds", maxStickiness)
+		}
+		if enabled && t.lb(lbARN) != nil && t.lb(lbARN).IsNetwork() {
+			return nil, validationf("Target group stickiness (%s.forwardConfig.targetGroupStickinessConfig) is not supported for load balancers of type 'network': a Network Load Balancer's stickiness is the target group's source_ip attribute", p)
 		}
 		fc.Stickiness.Enabled = enabled
 		if sc.DurationSeconds != nil {

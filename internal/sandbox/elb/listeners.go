@@ -20,8 +20,12 @@ type CreateListenerInput struct {
 	Tags            []Tag
 }
 
-// checkListenerProtocol validates an ALB listener's protocol and certificates.
-func checkListenerProtocol(protocol string, certs []string) *Error {
+// checkListenerProtocol validates a listener's protocol and certificates for its load
+// balancer's type.
+func checkListenerProtocol(lb *LoadBalancer, protocol string, certs []string) *Error {
+	if lb.IsNetwork() {
+		return checkNLBListenerProtocol(protocol)
+	}
 	if err := enumCheck(protocol, "protocol", "HTTP", "HTTPS", "TCP", "TLS", "UDP", "TCP_UDP", "GENEVE"); err != nil {
 		return err
 	}
@@ -37,10 +41,6 @@ func checkListenerProtocol(protocol string, certs []string) *Error {
 // CreateListener creates a listener and its default rule. Creating one that exists on the
 // same port with the same settings returns it, as ELBv2 does.
 func (s *Store) CreateListener(in CreateListenerInput) (Listener, error) {
-	in.Protocol = cmpOr(in.Protocol, "HTTP")
-	if err := checkListenerProtocol(in.Protocol, in.Certificates); err != nil {
-		return Listener{}, err
-	}
 	if in.Port == nil {
 		return Listener{}, validationf("A listener port must be specified")
 	}
@@ -55,6 +55,13 @@ func (s *Store) CreateListener(in CreateListenerInput) (Listener, error) {
 	t := s.begin()
 	lb, err := t.getLB(in.Region, in.LoadBalancerARN)
 	if err != nil {
+		return Listener{}, err
+	}
+	if lb.IsNetwork() && in.Protocol == "" {
+		return Listener{}, validationf("A listener protocol must be specified for a Network Load Balancer")
+	}
+	in.Protocol = cmpOr(in.Protocol, "HTTP")
+	if err := checkListenerProtocol(lb, in.Protocol, in.Certificates); err != nil {
 		return Listener{}, err
 	}
 	actions, err := t.resolveActions(in.DefaultActions, "defaultActions", lb.ARN)
@@ -177,11 +184,11 @@ func (s *Store) ModifyListener(in ModifyListenerInput) (Listener, error) {
 	if in.Certificates != nil {
 		n.Certificates = slices.Clone(in.Certificates)
 	}
-	if err := checkListenerProtocol(n.Protocol, n.Certificates); err != nil {
+	if err := checkListenerProtocol(t.lb(l.LoadBalancerARN), n.Protocol, n.Certificates); err != nil {
 		return Listener{}, err
 	}
 	switch {
-	case n.Protocol == "HTTP":
+	case n.Protocol == "HTTP" || n.Protocol == ProtocolTCP:
 		n.Certificates, n.SSLPolicy = nil, ""
 	case in.SSLPolicy != "":
 		n.SSLPolicy = in.SSLPolicy

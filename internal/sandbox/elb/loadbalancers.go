@@ -21,7 +21,7 @@ type CreateLoadBalancerInput struct {
 	Tags           []Tag
 }
 
-// CreateLoadBalancer creates an Application Load Balancer, active at once. Creating one
+// CreateLoadBalancer creates an Application or a Network Load Balancer, active at once. Creating one
 // that exists with the same settings returns it, as ELBv2 does.
 func (s *Store) CreateLoadBalancer(in CreateLoadBalancerInput) (LoadBalancer, error) {
 	if err := checkName("Load balancer", in.Name); err != nil {
@@ -36,8 +36,8 @@ func (s *Store) CreateLoadBalancer(in CreateLoadBalancerInput) (LoadBalancer, er
 	if err := enumCheck(in.Type, "type", "application", "network", "gateway"); err != nil {
 		return LoadBalancer{}, err
 	}
-	if in.Type != "application" {
-		return LoadBalancer{}, unsupported("load balancer type '%s': the sandbox serves Application Load Balancers only", in.Type)
+	if in.Type != TypeApplication && in.Type != TypeNetwork {
+		return LoadBalancer{}, unsupported("load balancer type '%s': the sandbox serves Application and Network Load Balancers only", in.Type)
 	}
 	if err := enumCheck(in.Scheme, "scheme", "internet-facing", "internal"); err != nil {
 		return LoadBalancer{}, err
@@ -57,7 +57,11 @@ func (s *Store) CreateLoadBalancer(in CreateLoadBalancerInput) (LoadBalancer, er
 			return LoadBalancer{}, validationf("Subnet '%s' is not valid or is specified more than once", sn)
 		}
 	}
-	if len(subnets) < 2 {
+	switch {
+	case in.Type == TypeNetwork && len(subnets) < 1:
+		// An NLB may live in a single zone; an ALB needs two.
+		return LoadBalancer{}, validationf("At least one subnet must be specified")
+	case in.Type == TypeApplication && len(subnets) < 2:
 		return LoadBalancer{}, validationf("At least two subnets in two different Availability Zones must be specified")
 	}
 	if err := checkTags(in.Tags, "tags"); err != nil {
@@ -65,6 +69,9 @@ func (s *Store) CreateLoadBalancer(in CreateLoadBalancerInput) (LoadBalancer, er
 	}
 	region := cmpOr(in.Region, DefaultRegion)
 	dns := dnsName(in.Name, region, in.Scheme == "internal")
+	if in.Type == TypeNetwork {
+		dns = nlbDNSName(in.Name, region)
+	}
 	zoneID, ok := elbzone.ZoneFor(dns)
 	if !ok {
 		return LoadBalancer{}, unsupported("region '%s': the sandbox knows the load balancer hosted zones of AWS's published regions only", region)
@@ -91,7 +98,7 @@ func (s *Store) CreateLoadBalancer(in CreateLoadBalancerInput) (LoadBalancer, er
 		}
 		return LoadBalancer{}, errorf(CodeDuplicateLoadBalancerName, "A load balancer with the same name '%s' exists, but with different settings", in.Name)
 	}
-	lb.ARN = s.arnPrefix(region) + "loadbalancer/app/" + in.Name + "/" + newHexID()
+	lb.ARN = s.arnPrefix(region) + "loadbalancer/" + arnTypePart(in.Type) + "/" + in.Name + "/" + newHexID()
 	lb.Seq = t.nextSeq()
 	t.lbs[lb.ARN] = &lb
 	if err := s.commit(t); err != nil {

@@ -22,7 +22,7 @@ type AvailabilityZone struct {
 	SubnetID string
 }
 
-// LoadBalancer is an Application Load Balancer.
+// LoadBalancer is an Application or a Network Load Balancer.
 type LoadBalancer struct {
 	ARN                   string
 	Name                  string
@@ -30,7 +30,7 @@ type LoadBalancer struct {
 	DNSName               string
 	CanonicalHostedZoneID string
 	Scheme                string // internet-facing | internal
-	Type                  string // application
+	Type                  string // application | network
 	IPAddressType         string // ipv4 | dualstack
 	VPCID                 string
 	State                 string // active: the sandbox provisions at once
@@ -44,7 +44,7 @@ type LoadBalancer struct {
 // HealthCheck is a target group's health-check settings; the proxy's prober applies them.
 type HealthCheck struct {
 	Enabled            bool
-	Protocol           string // HTTP | HTTPS
+	Protocol           string // HTTP | HTTPS | TCP
 	Port               string // "traffic-port" or a port number
 	Path               string
 	IntervalSeconds    int
@@ -93,8 +93,8 @@ type TargetGroup struct {
 	ARN             string
 	Name            string
 	Region          string
-	Protocol        string // HTTP | HTTPS
-	ProtocolVersion string // HTTP1
+	Protocol        string // HTTP | HTTPS | TCP (a Network Load Balancer's)
+	ProtocolVersion string // HTTP1; "" for TCP
 	Port            int
 	VPCID           string
 	TargetType      string // ip | instance
@@ -150,7 +150,7 @@ type Listener struct {
 	ARN             string
 	LoadBalancerARN string
 	Port            int
-	Protocol        string // HTTP | HTTPS
+	Protocol        string // HTTP | HTTPS | TCP (a Network Load Balancer's)
 	Certificates    []string
 	SSLPolicy       string
 	DefaultActions  []Action

@@ -37,6 +37,9 @@ func (s *Store) CreateRule(in CreateRuleInput) (Rule, error) {
 	if err != nil {
 		return Rule{}, err
 	}
+	if t.lb(l.LoadBalancerARN).IsNetwork() {
+		return Rule{}, unsupported("listener rules on a Network Load Balancer listener (%s): the sandbox serves its default action only, whose weighted target groups ModifyListener moves", l.ARN)
+	}
 	if slices.ContainsFunc(t.listenerRules(l.ARN), func(r *Rule) bool { return !r.IsDefault && r.Priority == *in.Priority }) {
 		return Rule{}, errorf(CodePriorityInUse, "Priority '%d' is currently in use", *in.Priority)
 	}

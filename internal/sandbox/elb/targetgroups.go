@@ -45,8 +45,8 @@ func (s *Store) CreateTargetGroup(in CreateTargetGroupInput) (TargetGroupDescrip
 	if err := enumCheck(in.Protocol, "protocol", "HTTP", "HTTPS", "TCP", "TLS", "UDP", "TCP_UDP", "GENEVE"); err != nil {
 		return TargetGroupDescription{}, err
 	}
-	if in.Protocol != "HTTP" && in.Protocol != "HTTPS" {
-		return TargetGroupDescription{}, unsupported("target group protocol '%s': the sandbox serves Application Load Balancers, whose target groups are HTTP or HTTPS", in.Protocol)
+	if in.Protocol != "HTTP" && in.Protocol != "HTTPS" && in.Protocol != ProtocolTCP {
+		return TargetGroupDescription{}, unsupported("target group protocol '%s': the sandbox serves HTTP and HTTPS target groups (Application Load Balancers) and TCP ones (Network Load Balancers)", in.Protocol)
 	}
 	if in.Port == nil {
 		return TargetGroupDescription{}, validationf("A port must be specified for target groups with the target type '%s'", in.TargetType)
@@ -57,14 +57,20 @@ func (s *Store) CreateTargetGroup(in CreateTargetGroupInput) (TargetGroupDescrip
 	if in.VPCID == "" {
 		return TargetGroupDescription{}, validationf("A VPC ID must be specified for target groups with the target type '%s'", in.TargetType)
 	}
-	in.ProtocolVersion = cmpOr(in.ProtocolVersion, "HTTP1")
-	if err := enumCheck(in.ProtocolVersion, "protocolVersion", "HTTP1", "HTTP2", "GRPC"); err != nil {
-		return TargetGroupDescription{}, err
+	if in.Protocol == ProtocolTCP {
+		if in.ProtocolVersion != "" {
+			return TargetGroupDescription{}, validationf("Protocol version '%s' can be specified only for target groups with the protocol 'HTTP' or 'HTTPS', not 'TCP'", in.ProtocolVersion)
+		}
+	} else {
+		in.ProtocolVersion = cmpOr(in.ProtocolVersion, "HTTP1")
+		if err := enumCheck(in.ProtocolVersion, "protocolVersion", "HTTP1", "HTTP2", "GRPC"); err != nil {
+			return TargetGroupDescription{}, err
+		}
 	}
 	if err := enumCheck(in.IPAddressType, "ipAddressType", "ipv4", "ipv6"); err != nil {
 		return TargetGroupDescription{}, err
 	}
-	hc, err := applyHealthCheck(defaultHealthCheck(in.Protocol), in.HealthCheck)
+	hc, err := applyHealthCheck(in.Protocol, defaultHealthCheck(in.Protocol), in.HealthCheck)
 	if err != nil {
 		return TargetGroupDescription{}, err
 	}
@@ -75,7 +81,7 @@ func (s *Store) CreateTargetGroup(in CreateTargetGroupInput) (TargetGroupDescrip
 	tg := TargetGroup{
 		Name: in.Name, Region: region, Protocol: in.Protocol, ProtocolVersion: in.ProtocolVersion,
 		Port: *in.Port, VPCID: in.VPCID, TargetType: in.TargetType, IPAddressType: in.IPAddressType,
-		HealthCheck: hc, Attributes: defaultAttributes(), Tags: slices.Clone(in.Tags), CreatedTime: s.now().UTC(),
+		HealthCheck: hc, Attributes: defaultAttributes(in.Protocol), Tags: slices.Clone(in.Tags), CreatedTime: s.now().UTC(),
 	}
 
 	s.writeMu.Lock()
@@ -189,7 +195,7 @@ func (s *Store) ModifyTargetGroup(region, arn string, hc HealthCheckInput) (Targ
 		return TargetGroupDescription{}, err
 	}
 	n := *tg
-	if n.HealthCheck, err = applyHealthCheck(tg.HealthCheck, hc); err != nil {
+	if n.HealthCheck, err = applyHealthCheck(tg.Protocol, tg.HealthCheck, hc); err != nil {
 		return TargetGroupDescription{}, err
 	}
 	t.tgs[arn] = &n
@@ -244,7 +250,7 @@ func (s *Store) ModifyTargetGroupAttributes(region, arn string, attrs []Attribut
 		return nil, err
 	}
 	n := *tg
-	if n.Attributes, err = applyAttributes(tg.Attributes, attrs); err != nil {
+	if n.Attributes, err = applyAttributes(tg.Protocol, tg.Attributes, attrs); err != nil {
 		return nil, err
 	}
 	t.tgs[arn] = &n

@@ -51,7 +51,50 @@ type HealthSource interface {
 	TargetHealth(targetGroupARN string) map[string]TargetHealth
 }
 
-type healthHolder struct{ src HealthSource }
+// Instances reports the EC2 instances that exist: the private IP of a running instance,
+// by id. The sandbox's EC2 store implements it; RegisterTargets asks it about each
+// instance id registered to a group of target type instance.
+type Instances interface {
+	InstanceIP(id string) (netip.Addr, bool)
+}
+
+// healthHolder holds what the store consults outside itself: the health-check results
+// (src) and the EC2 instances (inst). Each setter swaps in a copy with its own part
+// changed, so neither can undo the other.
+type healthHolder struct {
+	src  HealthSource
+	inst Instances
+}
+
+// swapSources replaces the holder with a copy changed by set.
+func (s *Store) swapSources(set func(h *healthHolder)) {
+	for {
+		old := s.health.Load()
+		var n healthHolder
+		if old != nil {
+			n = *old
+		}
+		set(&n)
+		if s.health.CompareAndSwap(old, &n) {
+			return
+		}
+	}
+}
+
+// SetInstances sets where RegisterTargets learns which instance ids exist and run; nil
+// unsets it, and an instance id is then refused as a target the sandbox has no instance
+// for.
+func (s *Store) SetInstances(inst Instances) {
+	s.swapSources(func(h *healthHolder) { h.inst = inst })
+}
+
+// instances is what SetInstances set, or nil.
+func (s *Store) instances() Instances {
+	if h := s.health.Load(); h != nil {
+		return h.inst
+	}
+	return nil
+}
 
 // SetHealthSource sets where DescribeTargetHealth gets health-check results; nil unsets it.
 //
@@ -62,11 +105,7 @@ type healthHolder struct{ src HealthSource }
 // listener forwards to or a target not registered, draining after deregistration), are
 // the store's own and hold whatever the source says.
 func (s *Store) SetHealthSource(src HealthSource) {
-	if src == nil {
-		s.health.Store(nil)
-		return
-	}
-	s.health.Store(&healthHolder{src: src})
+	s.swapSources(func(h *healthHolder) { h.src = src })
 }
 
 // TargetHealthDescription is one entry of DescribeTargetHealth.
@@ -76,8 +115,9 @@ type TargetHealthDescription struct {
 	Health          TargetHealth
 }
 
-// checkTargets validates the targets of a request against their group and fills in ports.
-func checkTargets(tg *TargetGroup, in []TargetInput, register bool) ([]TargetKey, *Error) {
+// checkTargets validates the targets of a request against their group and fills in ports;
+// inst (nil: none) tells the instances that exist from those that do not.
+func checkTargets(tg *TargetGroup, in []TargetInput, register bool, inst Instances) ([]TargetKey, *Error) {
 	if in == nil {
 		return nil, notNull("targets")
 	}
@@ -95,7 +135,7 @@ func checkTargets(tg *TargetGroup, in []TargetInput, register bool) ([]TargetKey
 			port = *tr.Port
 		}
 		if register {
-			if err := checkTargetID(tg, tr.ID); err != nil {
+			if err := checkTargetID(tg, tr.ID, inst); err != nil {
 				return nil, err
 			}
 		}
@@ -104,9 +144,13 @@ func checkTargets(tg *TargetGroup, in []TargetInput, register bool) ([]TargetKey
 	return out, nil
 }
 
-// checkTargetID checks that a target id fits its group. The sandbox has no EC2: a target is
-// an IP address in a group of either type.
-func checkTargetID(tg *TargetGroup, id string) *Error {
+// checkTargetID checks that a target id fits its group: an IP address in a group of either
+// type (the sandbox lets an instance group take addresses, as it had no EC2 before), or in a
+// group of type instance the id of a running instance inst knows. ELBv2 refuses any other
+// instance id with InvalidTarget, "The following targets are not in a running state and
+// cannot be registered: 'i-…'" (as public reports of RegisterTargets quote it, e.g.
+// kubernetes-sigs/cluster-api-provider-aws#5037).
+func checkTargetID(tg *TargetGroup, id string, inst Instances) *Error {
 	addr, err := netip.ParseAddr(id)
 	switch {
 	case err == nil && (tg.IPAddressType == "ipv6") == addr.Is6() && !addr.Is4In6():
@@ -115,8 +159,13 @@ func checkTargetID(tg *TargetGroup, id string) *Error {
 		return validationf("The IP address '%s' is not a valid %s address", id, map[bool]string{true: "IPv6", false: "IPv4"}[tg.IPAddressType == "ipv6"])
 	case tg.TargetType == "ip":
 		return validationf("The IP address '%s' is not a valid IPv4 address", id)
-	case strings.HasPrefix(id, "i-"):
+	case strings.HasPrefix(id, "i-") && inst == nil:
 		return errorf(CodeInvalidTarget, "The following targets are not supported by the crossfade sandbox, which has no EC2 instances: '%s'; register the instance's IP address as the target Id", id)
+	case strings.HasPrefix(id, "i-"):
+		if _, ok := inst.InstanceIP(id); !ok {
+			return errorf(CodeInvalidTarget, "The following targets are not in a running state and cannot be registered: '%s'", id)
+		}
+		return nil
 	}
 	return validationf("Instance ID '%s' is not valid", id)
 }
@@ -129,7 +178,7 @@ func (t *txn) editTargets(region, arn string, targets []TargetInput, register bo
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	keys, err := checkTargets(tg, targets, register)
+	keys, err := checkTargets(tg, targets, register, t.s.instances())
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -211,7 +260,7 @@ func (s *Store) DescribeTargetHealth(region, arn string, targets []TargetInput) 
 
 	want := tg.Targets
 	if targets != nil {
-		keys, err := checkTargets(tg, targets, false)
+		keys, err := checkTargets(tg, targets, false, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -227,6 +276,9 @@ func (s *Store) DescribeTargetHealth(region, arn string, targets []TargetInput) 
 	}
 	var checked map[string]TargetHealth
 	h := s.health.Load()
+	if h != nil && h.src == nil {
+		h = nil // instances set, no health source
+	}
 	if h != nil && inUse {
 		// Outside the store's locks: the source is the proxy, which may be busy.
 		checked = h.src.TargetHealth(arn)

@@ -96,16 +96,23 @@ type HealthCheckInput struct {
 	Matcher            *string // Matcher.HttpCode
 }
 
-// defaultHealthCheck is what ELBv2 gives an HTTP/HTTPS target group of type ip or instance.
+// defaultHealthCheck is what ELBv2 gives a target group of type ip or instance.
 func defaultHealthCheck(protocol string) HealthCheck {
+	if protocol == ProtocolTCP {
+		return defaultTCPHealthCheck()
+	}
 	return HealthCheck{Enabled: true, Protocol: protocol, Port: "traffic-port", Path: "/",
 		IntervalSeconds: 30, TimeoutSeconds: 5, HealthyThreshold: 5, UnhealthyThreshold: 2, Matcher: "200"}
 }
 
 var matcherPart = regexp.MustCompile(`^(\d{3})(?:-(\d{3}))?$`)
 
-// applyHealthCheck returns hc with in applied, or the first thing wrong with in.
-func applyHealthCheck(hc HealthCheck, in HealthCheckInput) (HealthCheck, *Error) {
+// applyHealthCheck returns hc, the health check of a group of protocol groupProtocol, with
+// in applied, or the first thing wrong with in.
+func applyHealthCheck(groupProtocol string, hc HealthCheck, in HealthCheckInput) (HealthCheck, *Error) {
+	if groupProtocol == ProtocolTCP {
+		return applyTCPHealthCheck(hc, in)
+	}
 	if in.Enabled != nil {
 		if !*in.Enabled {
 			return hc, validationf("Health checks cannot be disabled for target groups with the target type 'ip' or 'instance'")
@@ -243,18 +250,30 @@ var otherTargetGroupAttributes = []string{
 	"target_health_state.unhealthy.draining_interval_seconds",
 }
 
-func defaultAttributes() []Attribute {
-	out := make([]Attribute, len(attributeSpecs))
-	for i, a := range attributeSpecs {
+// attributeSpecsFor are the attributes of a target group of protocol.
+func attributeSpecsFor(protocol string) []attributeSpec {
+	if protocol == ProtocolTCP {
+		return tcpAttributeSpecs
+	}
+	return attributeSpecs
+}
+
+func defaultAttributes(protocol string) []Attribute {
+	specs := attributeSpecsFor(protocol)
+	out := make([]Attribute, len(specs))
+	for i, a := range specs {
 		out[i] = Attribute{Key: a.key, Value: a.def}
 	}
 	return out
 }
 
 // applyAttributes returns have with set applied, or the first attribute ELBv2 would refuse.
-func applyAttributes(have, set []Attribute) ([]Attribute, *Error) {
+func applyAttributes(protocol string, have, set []Attribute) ([]Attribute, *Error) {
 	if len(set) == 0 {
 		return nil, notNull("attributes")
+	}
+	if protocol == ProtocolTCP {
+		return applyTCPAttributes(have, set)
 	}
 	out := slices.Clone(have)
 	for _, a := range set {

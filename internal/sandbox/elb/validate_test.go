@@ -22,7 +22,7 @@ func TestCreateLoadBalancerErrors(t *testing.T) {
 		{"underscore", CreateLoadBalancerInput{Name: "a_b", Subnets: two}, CodeValidation, "alphanumeric characters or hyphens"},
 		{"leading hyphen", CreateLoadBalancerInput{Name: "-a", Subnets: two}, CodeValidation, "cannot begin or end with '-'"},
 		{"internal- prefix", CreateLoadBalancerInput{Name: "internal-a", Subnets: two}, CodeValidation, "cannot begin with 'internal-'"},
-		{"network type", CreateLoadBalancerInput{Name: "a", Subnets: two, Type: "network"}, CodeValidation, "not supported by the crossfade sandbox"},
+		{"gateway type", CreateLoadBalancerInput{Name: "a", Subnets: two, Type: "gateway"}, CodeValidation, "not supported by the crossfade sandbox"},
 		{"bad scheme", CreateLoadBalancerInput{Name: "a", Subnets: two, Scheme: "public"}, CodeValidation, "Value 'public' at 'scheme' failed to satisfy constraint: Member must satisfy enum value set: [internet-facing, internal]"},
 		{"unknown region", CreateLoadBalancerInput{Name: "a", Subnets: two, Region: "xx-moon-1"}, CodeValidation, "region 'xx-moon-1'"},
 		{"same name, other settings", CreateLoadBalancerInput{Name: "taken", Subnets: two, Scheme: "internal"}, CodeDuplicateLoadBalancerName, "A load balancer with the same name 'taken' exists, but with different settings"},
@@ -82,7 +82,7 @@ func TestCreateTargetGroupErrors(t *testing.T) {
 		code, want string
 	}{
 		{"no protocol", base(func(in *CreateTargetGroupInput) { in.Protocol = "" }), CodeValidation, "A protocol must be specified"},
-		{"tcp", base(func(in *CreateTargetGroupInput) { in.Protocol = "TCP" }), CodeValidation, "not supported by the crossfade sandbox"},
+		{"udp", base(func(in *CreateTargetGroupInput) { in.Protocol = "UDP" }), CodeValidation, "not supported by the crossfade sandbox"},
 		{"no port", base(func(in *CreateTargetGroupInput) { in.Port = nil }), CodeValidation, "A port must be specified"},
 		{"port 0", base(func(in *CreateTargetGroupInput) { in.Port = ptr(0) }), CodeValidation, "Value '0' at 'port' failed to satisfy constraint: Member must have value greater than or equal to 1"},
 		{"no vpc", base(func(in *CreateTargetGroupInput) { in.VPCID = "" }), CodeValidation, "A VPC ID must be specified"},

@@ -73,13 +73,16 @@ type xTargetGroup struct {
 	HealthCheckTimeoutSeconds  int
 	HealthyThresholdCount      int
 	UnhealthyThresholdCount    int
-	HealthCheckPath            string
-	Matcher                    struct{ HttpCode string }
-	LoadBalancerArns           members[string]
-	TargetType                 string
-	ProtocolVersion            string
-	IpAddressType              string
+	// HealthCheckPath and Matcher are HTTP health checks' only: a TCP group has neither.
+	HealthCheckPath  string    `xml:",omitempty"`
+	Matcher          *xMatcher `xml:",omitempty"`
+	LoadBalancerArns members[string]
+	TargetType       string
+	ProtocolVersion  string `xml:",omitempty"`
+	IpAddressType    string
 }
+
+type xMatcher struct{ HttpCode string }
 
 func toTargetGroup(tg elb.TargetGroupDescription) xTargetGroup {
 	hc := tg.HealthCheck
@@ -91,7 +94,9 @@ func toTargetGroup(tg elb.TargetGroupDescription) xTargetGroup {
 		HealthCheckPath: hc.Path, LoadBalancerArns: strs(tg.LoadBalancerARNs), TargetType: tg.TargetType,
 		ProtocolVersion: tg.ProtocolVersion, IpAddressType: tg.IPAddressType,
 	}
-	x.Matcher.HttpCode = hc.Matcher
+	if hc.Matcher != "" {
+		x.Matcher = &xMatcher{HttpCode: hc.Matcher}
+	}
 	return x
 }
 

@@ -14,6 +14,7 @@ import (
 	"maps"
 	"net"
 	"net/netip"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -90,7 +91,47 @@ func parseEntries(raw map[string]string) (map[netip.AddrPort]netip.AddrPort, err
 		}
 		out[netip.AddrPortFrom(from.Addr().Unmap(), from.Port())] = netip.AddrPortFrom(to.Addr().Unmap(), to.Port())
 	}
+	if err := Validate(out); err != nil {
+		return nil, err
+	}
 	return out, nil
+}
+
+// Validate checks a mapping as Go callers build it: every key a target's IP and a port,
+// every value a loopback IP and a port. The error names the first bad entry in address
+// order.
+func Validate(entries map[netip.AddrPort]netip.AddrPort) error {
+	keys := slices.SortedFunc(maps.Keys(entries), netip.AddrPort.Compare)
+	for _, from := range keys {
+		to := entries[from]
+		switch {
+		case !from.IsValid() || from.Port() == 0:
+			return fmt.Errorf("addresses: key %q: want a target's IP:port with a port above 0", from)
+		case !to.IsValid() || to.Port() == 0:
+			return fmt.Errorf("addresses: %q: value %q: want a loopback IP:port with a port above 0", from, to)
+		case !to.Addr().Unmap().IsLoopback():
+			return fmt.Errorf("addresses: %q: value %q is not a loopback address: the sandbox dials only loopback", from, to)
+		}
+	}
+	return nil
+}
+
+// Set makes entries the whole mapping after Validate; a refused mapping changes nothing.
+func (m *Map) Set(entries map[netip.AddrPort]netip.AddrPort) error {
+	if err := Validate(entries); err != nil {
+		return err
+	}
+	norm := make(map[netip.AddrPort]netip.AddrPort, len(entries))
+	for from, to := range entries {
+		// Resolve looks targets up unmapped: "::ffff:192.0.2.11" is 192.0.2.11.
+		k := netip.AddrPortFrom(from.Addr().Unmap(), from.Port())
+		if _, dup := norm[k]; dup {
+			return fmt.Errorf("addresses: key %q: %s is mapped twice", from, k)
+		}
+		norm[k] = netip.AddrPortFrom(to.Addr().Unmap(), to.Port())
+	}
+	m.Replace(norm)
+	return nil
 }
 
 // Replace makes entries the whole mapping.

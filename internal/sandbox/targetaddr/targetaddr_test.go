@@ -148,3 +148,38 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// TestSet: Set refuses, naming the entry, what Parse would refuse and what only a Go
+// caller can build (zero values, port 0, a target given twice as v4 and v4-in-v6), and a
+// refused mapping leaves the old one in place.
+func TestSet(t *testing.T) {
+	ap := netip.MustParseAddrPort
+	m := New()
+	if err := m.Set(map[netip.AddrPort]netip.AddrPort{ap("[::ffff:192.0.2.11]:8080"): ap("[::ffff:127.0.0.1]:18011")}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := m.Resolve("192.0.2.11:8080"); err != nil || got != "127.0.0.1:18011" {
+		t.Fatalf("Resolve after Set = %q, %v; want 127.0.0.1:18011 (v4-in-v6 stored as v4)", got, err)
+	}
+	for _, tc := range []struct {
+		in   map[netip.AddrPort]netip.AddrPort
+		want string
+	}{
+		{map[netip.AddrPort]netip.AddrPort{{}: ap("127.0.0.1:1")}, `key "invalid AddrPort"`},
+		{map[netip.AddrPort]netip.AddrPort{ap("192.0.2.12:0"): ap("127.0.0.1:1")}, `key "192.0.2.12:0"`},
+		{map[netip.AddrPort]netip.AddrPort{ap("192.0.2.12:80"): {}}, `"192.0.2.12:80": value "invalid AddrPort"`},
+		{map[netip.AddrPort]netip.AddrPort{ap("192.0.2.12:80"): ap("127.0.0.1:0")}, `"192.0.2.12:80": value "127.0.0.1:0"`},
+		{map[netip.AddrPort]netip.AddrPort{ap("192.0.2.12:80"): ap("192.0.2.13:80")}, `"192.0.2.12:80": value "192.0.2.13:80" is not a loopback address`},
+		{map[netip.AddrPort]netip.AddrPort{ap("192.0.2.12:80"): ap("127.0.0.1:1"), ap("[::ffff:192.0.2.12]:80"): ap("127.0.0.1:2")}, "192.0.2.12:80 is mapped twice"},
+	} {
+		if err := m.Set(tc.in); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Set(%v) = %v, want an error containing %q", tc.in, err, tc.want)
+		}
+	}
+	if got := m.Entries(); len(got) != 1 || got[ap("192.0.2.11:8080")] != ap("127.0.0.1:18011") {
+		t.Errorf("after refused Sets the mapping is %v, want the first one", got)
+	}
+	if _, err := Parse([]byte(`{"192.0.2.12:0": "127.0.0.1:1"}`)); err == nil || !strings.Contains(err.Error(), `key "192.0.2.12:0"`) {
+		t.Errorf("Parse of a target port 0: %v, want refused", err)
+	}
+}

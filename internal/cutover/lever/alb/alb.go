@@ -7,6 +7,13 @@ package alb
 // answer changes, so no resolver cache keeps a client on the old cluster, and a weight
 // applies to the next request: a step holds for its pause alone (the lever's TTL is 0).
 //
+// Network Load Balancers. Since November 2025 an NLB listener's default action forwards to
+// several weighted target groups too, and ModifyListener moves them: a plan lists the NLB
+// listener's ARN (…:listener/net/…) and the lever moves it exactly as an ALB listener's
+// default action. The kind is told by the ARN, nothing else in the plan changes. An NLB
+// applies a weight to new connections only (existing ones stay where they are), and its
+// gates read AWS/NetworkELB (NewFlowCount, ActiveFlowCount) instead of AWS/ApplicationELB.
+//
 // Weights. A step's weights are the plan's: a percent p writes from=100-p, to=p; an
 // explicit step writes its weights (0..999, ELBv2's range). A rule's other target groups
 // (a third cluster's) keep the weight they have, so a group of weight W gets
