@@ -149,7 +149,9 @@ type Retire struct {
 }
 
 // RetireCloudWatch reads the from target group's request rate from CloudWatch: its
-// RequestCount over the last period (and what has come of the current one).
+// RequestCount over the last period (and what has come of the current one); for a Network
+// Load Balancer its NewFlowCount, and at least the connections still open
+// (ActiveFlowCount), so a group carrying a live connection is never found drained.
 type RetireCloudWatch struct {
 	// +kubebuilder:validation:Minimum=1
 
@@ -173,7 +175,10 @@ type ALB struct {
 
 	// ListenerRules are listener-rule ARNs (the rule's forward action), or listener ARNs
 	// (the listener's default action), of Application Load Balancers: e.g. the HTTP and
-	// the HTTPS listener's rule for one host, shifted together.
+	// the HTTPS listener's rule for one host, shifted together. Or Network Load Balancer
+	// listener ARNs (…:listener/net/…): an NLB's weighted target groups are its listener's
+	// default action, and a weight applies to new connections only. A plan does not mix
+	// NLB and ALB ARNs.
 	ListenerRules []string `json:"listenerRules"`
 	// Select, in place of ListenerRules, selects every listener default action and
 	// listener rule of the named load balancers whose forward action includes both From
@@ -348,7 +353,9 @@ type TargetHealthGate struct {
 // since the step's weights took effect, and compares to's measured share of them with
 // the share the weights written promise: the ALB lever's counterpart of the dns gate.
 // It also bounds each group's target 5xx rate (HTTPCode_Target_5XX_Count /
-// RequestCount) and its average TargetResponseTime.
+// RequestCount) and its average TargetResponseTime. For a Network Load Balancer it
+// compares the shares of new connections (AWS/NetworkELB NewFlowCount; minRequests counts
+// connections) and refuses maxErrorRate and maxResponseTime: an NLB publishes no HTTP codes.
 type ALBTrafficGate struct {
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=1

@@ -48,6 +48,8 @@ const (
 )
 
 // CommandRequest is one command for a Cutover's run, as CommandAnnotation carries it.
+// It travels as JSON in an annotation, never as an API object: no deep copy.
+// +kubebuilder:object:generate=false
 type CommandRequest struct {
 	// Command is promote, abort, release or resume (of a pause on drift).
 	Command string `json:"command"`
@@ -66,6 +68,8 @@ type CommandRequest struct {
 }
 
 // CommandResult is the controller's answer to a command, as ResultAnnotation carries it.
+// It travels as JSON in an annotation, never as an API object: no deep copy.
+// +kubebuilder:object:generate=false
 type CommandResult struct {
 	// ID is the command's.
 	ID string `json:"id"`
