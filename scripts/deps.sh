@@ -5,7 +5,8 @@
 #     the checkout, so every clone on this machine reuses them.
 #   - for `test`, a real Kubernetes API (kube-apiserver and etcd), built from the Go module
 #     proxy at pinned versions into the same directory (internal/kubetest starts them), and
-#     helm (test/chart lints, renders and installs deploy/chart/crossfade with it).
+#     helm (test/chart lints, renders and installs deploy/chart/crossfade with it), and the AWS
+#     Load Balancer Controller with its CRDs (test/lbc runs it against the sandbox).
 # Usage: scripts/deps.sh [demo|test|bench]   (default: test)
 set -euo pipefail
 
@@ -28,6 +29,13 @@ EXTERNAL_DNS_VERSION=v0.21.0
 # renders for Kubernetes 1.31 (HELM_KUBE_MINOR), as its release build does.
 HELM_VERSION=v3.16.4
 HELM_KUBE_MINOR=31
+# The AWS Load Balancer Controller, run by internal/lbctest against the sandbox (test/lbc). Its
+# module declares itself sigs.k8s.io/aws-load-balancer-controller but the Go module proxy serves
+# it only as github.com/kubernetes-sigs/aws-load-balancer-controller, at a pseudo-version: the
+# commit of release LBC_VERSION (its version.txt).
+LBC_VERSION=v3.2.2
+LBC_MODULE=github.com/kubernetes-sigs/aws-load-balancer-controller
+LBC_MODULE_VERSION=v0.0.0-20260423195125-93ff3b5fdaad
 
 case $what in
   demo)  pkgs=() ;;  # the demo needs nothing but Go
@@ -161,6 +169,39 @@ build_helm() {
   echo "deps.sh: helm $HELM_VERSION built in $((SECONDS - start)) s"
 }
 
+# build_lbc builds the AWS Load Balancer Controller $LBC_VERSION into $bin, and copies its CRDs
+# next to it as aws-load-balancer-controller-crds-$LBC_VERSION.yaml (internal/lbctest installs
+# them). Its module path is not the one it declares, so `go install` refuses it: it is built in
+# a writable copy of the module in a throwaway directory, with the go.mod and go.sum it pins.
+build_lbc() {
+  local stamp=$bin/.aws-load-balancer-controller-$LBC_VERSION
+  local crds=$bin/aws-load-balancer-controller-crds-$LBC_VERSION.yaml
+  if [ -x "$bin/aws-load-balancer-controller" ] && [ -e "$stamp" ] && [ -f "$crds" ]; then return; fi
+  echo "deps.sh: building aws-load-balancer-controller $LBC_VERSION into $bin (a few minutes, once)"
+  local start=$SECONDS work src
+  work=$(mktemp -d "$cache/build-lbc.XXXXXX")
+  throwaway+=("$work")
+  (cd "$work" && GOWORK=off GOFLAGS= go mod download -json "$LBC_MODULE@$LBC_MODULE_VERSION" >download.json) ||
+    { cat "$work/download.json" >&2; exit 1; }
+  src=$(sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p' "$work/download.json")
+  [ -n "$src" ] && [ -f "$src/go.mod" ] || { echo "deps.sh: $LBC_MODULE@$LBC_MODULE_VERSION: no module directory" >&2; exit 1; }
+  local got
+  got=$(cat "$src/version.txt")
+  [ "v$got" = "$LBC_VERSION" ] || { echo "deps.sh: $LBC_MODULE@$LBC_MODULE_VERSION is version $got, not $LBC_VERSION" >&2; exit 1; }
+  cp -R "$src" "$work/lbc"
+  chmod -R u+w "$work/lbc"  # the module cache is read-only
+  # The version it logs at start, as its release build (Dockerfile) stamps it.
+  local pkg=sigs.k8s.io/aws-load-balancer-controller/pkg/version
+  local ldflags="-s -w -X $pkg.GitVersion=$LBC_VERSION -X $pkg.GitCommit=${LBC_MODULE_VERSION##*-}"
+  (cd "$work/lbc" &&
+    CGO_ENABLED=0 GOWORK=off GOFLAGS=-mod=mod go build -trimpath -ldflags "$ldflags" -o "$work/aws-load-balancer-controller" .)
+  cp "$work/lbc/helm/aws-load-balancer-controller/crds/crds.yaml" "$work/crds.yaml"
+  mv -f "$work/aws-load-balancer-controller" "$bin/aws-load-balancer-controller"
+  rm -f "$bin"/aws-load-balancer-controller-crds-*.yaml && mv -f "$work/crds.yaml" "$crds"
+  rm -f "$bin"/.aws-load-balancer-controller-* && touch "$stamp"
+  echo "deps.sh: aws-load-balancer-controller $LBC_VERSION built in $((SECONDS - start)) s"
+}
+
 if [ "$what" = test ] || [ "$what" = bench ]; then
   # Throwaway build directories go when the script ends, however it ends.
   throwaway=()
@@ -174,5 +215,5 @@ if [ "$what" = test ] || [ "$what" = bench ]; then
   build_etcd
   build_kube_apiserver
   build_external_dns
-  if [ "$what" = test ]; then build_helm; fi
+  if [ "$what" = test ]; then build_helm; build_lbc; fi
 fi
