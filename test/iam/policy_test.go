@@ -42,9 +42,9 @@ var policyFiles = []string{publishPolicyFile, cutoverPolicyFile, albPolicyFile}
 // "… for AWS Elastic Load Balancing V2", "… for Amazon CloudWatch"): "*" for an action
 // that takes no resource (ListHostedZones, which lists the whole account; ELBv2's
 // Describe* calls and CloudWatch's GetMetricData, which support no resource-level
-// permissions), else the ARN's resource type. ModifyRule and ModifyListener also take
-// Network Load Balancer (…/net/…) ARNs; the ALB lever moves forward weights, which only
-// Application Load Balancers have, so only the app types are listed. An action crossfade
+// permissions), else the ARN's resource type. ELBv2's listener and listener-rule types
+// cover Application (…/app/…) and Network (…/net/…) Load Balancers alike: the lever moves
+// both's weighted forward actions. An action crossfade
 // starts to call must be added here, from that table, before a policy may grant it.
 var resourceTypes = map[string]string{
 	"route53:ListHostedZones":                   "*",
@@ -55,13 +55,13 @@ var resourceTypes = map[string]string{
 	"elasticloadbalancing:DescribeRules":        "*",
 	"elasticloadbalancing:DescribeTargetGroups": "*",
 	"elasticloadbalancing:DescribeTargetHealth": "*",
-	"elasticloadbalancing:ModifyRule":           "listener-rule/app",
-	"elasticloadbalancing:ModifyListener":       "listener/app",
+	"elasticloadbalancing:ModifyRule":           "listener-rule",
+	"elasticloadbalancing:ModifyListener":       "listener",
 	// The ALB lever's authority tags: on listener rules only (a listener's default
 	// action through its default rule); DescribeTags, like every Describe call, takes no
 	// resource.
-	"elasticloadbalancing:AddTags":      "listener-rule/app",
-	"elasticloadbalancing:RemoveTags":   "listener-rule/app",
+	"elasticloadbalancing:AddTags":      "listener-rule",
+	"elasticloadbalancing:RemoveTags":   "listener-rule",
 	"elasticloadbalancing:DescribeTags": "*",
 	"cloudwatch:GetMetricData":          "*",
 	// The Cloud Map cutover's calls ("Actions, resources, and condition keys for AWS Cloud
@@ -196,11 +196,11 @@ var (
 	// Route 53 is global, so region and account are empty. The id is a zone or change id
 	// (upper-case letters and digits) or "*".
 	arnPattern = regexp.MustCompile(`^arn:aws(-cn|-us-gov)?:route53:::(hostedzone|change)/(\*|[A-Z0-9]+)$`)
-	// elbARNPattern is an Application Load Balancer listener or listener-rule ARN in any
-	// partition, region ("*" or a name) and account ("*" or 12 digits), down to
-	// listener/app/NAME/ID/ID or listener-rule/app/NAME/ID/ID/ID, or ending in "*" after
+	// elbARNPattern is an Application or Network Load Balancer listener or listener-rule
+	// ARN in any partition, region ("*" or a name) and account ("*" or 12 digits), down to
+	// listener/app/NAME/ID/ID or listener-rule/net/NAME/ID/ID/ID, or ending in "*" after
 	// the load balancer type.
-	elbARNPattern = regexp.MustCompile(`^arn:aws(-cn|-us-gov)?:elasticloadbalancing:(\*|[a-z]{2}(-[a-z]+)+-\d):(\*|\d{12}):(listener/app|listener-rule/app)/([A-Za-z0-9*/-]+)$`)
+	elbARNPattern = regexp.MustCompile(`^arn:aws(-cn|-us-gov)?:elasticloadbalancing:(\*|[a-z]{2}(-[a-z]+)+-\d):(\*|\d{12}):(listener|listener-rule)/(app|net)/([A-Za-z0-9*/-]+)$`)
 )
 
 // arnResourceType is the resource type of a Route 53 or ELBv2 ARN, as resourceTypes names
@@ -300,7 +300,7 @@ func TestPolicyShape(t *testing.T) {
 					case types[0] != "*":
 						switch got := arnResourceType(r); got {
 						case "":
-							t.Errorf("%s: resource %q is not a Route 53 hosted zone or change ARN, nor an ALB listener or listener-rule ARN", where, r)
+							t.Errorf("%s: resource %q is not a Route 53 hosted zone or change ARN, nor an ALB or NLB listener or listener-rule ARN", where, r)
 						case types[0]:
 						default:
 							t.Errorf("%s: resource %q is a %s ARN; %v are authorized on %s", where, r, got, st.Action, types[0])
