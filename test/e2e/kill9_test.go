@@ -237,6 +237,7 @@ func kill9Route53(t *testing.T) *kill9Target {
 		},
 		traffic: func() ([]string, int64) {
 			loop.halt()
+			t.Logf("resolver: %d queries, %d asked again after a UDP timeout", loop.queries, loop.retried)
 			return loop.misses, int64(loop.queries)
 		},
 	}
