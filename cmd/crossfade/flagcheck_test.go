@@ -96,7 +96,6 @@ func badValues() []badValue {
 		{[]string{"demo", "--clients=0"}, "clients", `--clients "0": want an integer 1 or more`},
 		{[]string{"demo", "--interval=0s"}, "interval", `--interval "0s": want a duration above 0`},
 		{[]string{"demo", "--lever=nlb"}, "lever", `--lever "nlb": want dns or alb`},
-		{[]string{"demo", "--lever=alb", "--kube"}, "kube", `--kube with --lever alb`},
 
 		{line(syncLine[:2], "--txt-owner-id=blue", "--manifests="), "manifests", `--manifests "": want a manifest file or directory`},
 		{line(syncLine, "--dry-run-dir=out"), "dry-run-dir", `--dry-run-dir "out": needs --dry-run`},

@@ -16,7 +16,9 @@ const demoTTL = time.Second
 // DemoOptions are `crossfade demo`'s flags.
 type DemoOptions struct {
 	cfg demo.Config
-	// Kube runs each cluster as a real kube-apiserver with its own controller (--kube).
+	// Kube runs each cluster as a real kube-apiserver (--kube): with --lever dns each with
+	// its own crossfade controller, with --lever alb each with its own AWS Load Balancer
+	// Controller when it is built.
 	Kube bool
 }
 
@@ -30,7 +32,7 @@ func (o *DemoOptions) AddFlags(c *cobra.Command, fc *FlagChecks) {
 	f.IntVar(&cfg.Clients, "clients", 10, "simulated clients, each with its own DNS cache (--lever dns) or its own connection to the ALB (--lever alb)")
 	f.DurationVar(&cfg.Interval, "interval", 100*time.Millisecond, "time between one client's requests")
 	// No back quotes in the usage: pflag would show their text as the flag's value name.
-	f.BoolVar(&o.Kube, "kube", false, "run each cluster as a real kube-apiserver with its own crossfade controller publishing from a Service (needs the binaries 'make test' builds; --lever dns only)")
+	f.BoolVar(&o.Kube, "kube", false, "run each cluster as a real kube-apiserver (needs the binaries 'make test' builds): with --lever dns its own crossfade controller publishes from a Service; with --lever alb its own AWS Load Balancer Controller registers its pods through a TargetGroupBinding")
 	f.StringVar(&cfg.Lever, "lever", demo.LeverDNS, "the lever the cutover pulls: dns (Route 53 weighted records) or alb (an ALB listener rule's target-group weights: no DNS change)")
 	fc.Want(f, "ui", LoopbackAddr)
 	fc.Want(f, "pause", PositiveDuration)
@@ -39,9 +41,6 @@ func (o *DemoOptions) AddFlags(c *cobra.Command, fc *FlagChecks) {
 	fc.Want(f, "lever", OneOf(demo.LeverDNS, demo.LeverALB))
 	fc.Check(c, func() error {
 		if cfg.Lever != demo.LeverDNS {
-			if o.Kube {
-				return fmt.Errorf("--kube with --lever %s: the real clusters' controllers publish DNS records; --kube goes with --lever %s only", cfg.Lever, demo.LeverDNS)
-			}
 			return nil
 		}
 		// A step must hold for the records' TTL (the cutover refuses a shorter pause).
@@ -83,7 +82,15 @@ for app.demo.crossfade.test forwarding to both groups by weight; clients that se
 request to the listener. The cutover moves the rule's and the listener's weights 0 → 10
 → 50 → 100 %, gated on target health and on CloudWatch's request counts per group, and
 changes no DNS record. The dashboard shows the weights, the request share per group (as
-the clients saw it and as CloudWatch counted it) and each group's target health.`,
+the clients saw it and as CloudWatch counted it) and each group's target health.
+
+With --lever alb --kube each cluster is a real etcd + kube-apiserver holding the app's
+Service, two Pods at TEST-NET-1 addresses (192.0.2.x, which the sandbox maps to the
+pods' loopback backends and never dials) and their EndpointSlice. When the AWS Load
+Balancer Controller is built ('make test', or scripts/deps.sh test) each cluster runs
+its own (its own --cluster-name) with a TargetGroupBinding binding its Service to its
+target group, and the controllers register the targets; without it the demo's own
+registrar stands in and says so. The cutover runs as above.`,
 		Args: cobra.NoArgs,
 	}
 	o.AddFlags(c, fc)

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -98,7 +99,7 @@ type albSetup struct {
 // forwards blue=100 green=0, and a rule for the app's host forwarding the same, group
 // stickiness off.
 func createALB(ctx context.Context, api elbAPI, sb *sandbox.Sandbox, ids []string) (*albSetup, error) {
-	lb, err := api.CreateLoadBalancer(ctx, &elbv2.CreateLoadBalancerInput{Name: aws.String(albName), Subnets: []string{"subnet-demo-a", "subnet-demo-b"}})
+	lb, err := api.CreateLoadBalancer(ctx, &elbv2.CreateLoadBalancerInput{Name: aws.String(albName), Subnets: []string{albSubnets[0].ID, albSubnets[1].ID}})
 	if err != nil {
 		return nil, fmt.Errorf("create load balancer %s: %w", albName, err)
 	}
@@ -107,7 +108,7 @@ func createALB(ctx context.Context, api elbAPI, sb *sandbox.Sandbox, ids []strin
 	for i, id := range ids {
 		name := albGroupName(id)
 		tg, err := api.CreateTargetGroup(ctx, &elbv2.CreateTargetGroupInput{Name: aws.String(name), Protocol: types.ProtocolEnumHttp,
-			Port: aws.Int32(80), VpcId: aws.String("vpc-demo"), TargetType: types.TargetTypeEnumIp,
+			Port: aws.Int32(80), VpcId: aws.String(albVPC), TargetType: types.TargetTypeEnumIp,
 			HealthCheckPath: aws.String(albHealthCheckPath), HealthCheckIntervalSeconds: aws.Int32(albHealthCheckInterval),
 			HealthCheckTimeoutSeconds: aws.Int32(2), HealthyThresholdCount: aws.Int32(albHealthCheckThreshold),
 			UnhealthyThresholdCount: aws.Int32(2)})
@@ -203,6 +204,10 @@ type albCluster struct {
 	log    *slog.Logger
 	// registered is set once the registrar has registered every pod.
 	registered bool
+	// pods are, on real clusters (demo --kube), the pods' addresses there, one per
+	// listener (TEST-NET-1, mapped by the sandbox to the listener): its targets. Nil: the
+	// listeners' own loopback addresses are the targets.
+	pods []netip.AddrPort
 }
 
 // startALBCluster listens for pods pods on ip (a free port each) and builds their app;
@@ -249,6 +254,12 @@ func (c *albCluster) close() {
 // targets are the cluster's pods as ELBv2 targets: IP and port.
 func (c *albCluster) targets() []types.TargetDescription {
 	var out []types.TargetDescription
+	if c.pods != nil {
+		for _, p := range c.pods {
+			out = append(out, types.TargetDescription{Id: aws.String(p.Addr().String()), Port: aws.Int32(int32(p.Port()))})
+		}
+		return out
+	}
 	for _, ln := range c.lns {
 		a := ln.Addr().(*net.TCPAddr)
 		out = append(out, types.TargetDescription{Id: aws.String(a.IP.String()), Port: aws.Int32(int32(a.Port))})
@@ -366,6 +377,17 @@ func waitHealthy(ctx context.Context, api elbAPI, ids []string, groups map[strin
 // runALB is Run for LeverALB, in dir, its goroutines owned by wg and stopped by cancel.
 func runALB(ctx context.Context, cancel context.CancelFunc, wg *sync.WaitGroup, dir string, cfg Config) (*Result, error) {
 	out, log := cfg.Out, cfg.Logger
+	ids := []string{"blue", "green"}
+	var err error
+	// On real clusters (--kube) the API servers come first: without their binaries the
+	// demo stops here, saying how to build them, before anything else starts.
+	var k *kube
+	if cfg.Kube != nil {
+		if k, err = startKube(ctx, *cfg.Kube, dir, ids, out, log); err != nil {
+			return nil, err
+		}
+		defer k.close()
+	}
 	quiet := slog.New(slog.DiscardHandler) // the sandbox logs every call
 	sb, err := sandbox.Start(ctx, sandbox.Config{APIAddr: "127.0.0.1:0", DNSAddr: "127.0.0.1:0", Logger: quiet})
 	if err != nil {
@@ -375,7 +397,6 @@ func runALB(ctx context.Context, cancel context.CancelFunc, wg *sync.WaitGroup, 
 	awsCfg := aws.Config{Region: region, Credentials: credentials.NewStaticCredentialsProvider(accessKey, secretKey, "")}
 	// What Terraform would do: the ALB and its target groups, outside the clusters.
 	api := leveralb.NewELBv2(awsCfg, sb.APIURL())
-	ids := []string{"blue", "green"}
 	alb, err := createALB(ctx, api, sb, ids)
 	if err != nil {
 		return nil, fmt.Errorf("demo ALB: %w", err)
@@ -387,6 +408,8 @@ func runALB(ctx context.Context, cancel context.CancelFunc, wg *sync.WaitGroup, 
 	// Each cluster registers its own pods into its own group, with its own client.
 	versions := map[string]string{"blue": "v1", "green": "v2"}
 	ips := map[string]string{"blue": "127.0.0.2", "green": "127.0.0.3"}
+	var clusters []*albCluster
+	registeredBy := map[string]string{}
 	for _, id := range ids {
 		c, err := startALBCluster(leveralb.NewELBv2(awsCfg, sb.APIURL()), id, versions[id], ips[id], alb.groups[id], albPods, out, log)
 		if err != nil {
@@ -398,12 +421,26 @@ func runALB(ctx context.Context, cancel context.CancelFunc, wg *sync.WaitGroup, 
 				log.Error("backend", "cluster", id, "err", err)
 			}
 		})
+		clusters = append(clusters, c)
+		if k != nil {
+			continue // its pods are registered from its cluster (setupALBKube)
+		}
+		registeredBy[id] = registrarName(id)
 		if err := c.register(ctx); err != nil {
 			return nil, err
 		}
 		fmt.Fprintf(out, "cluster %-5s app %s: pods %s, registered by the cluster itself into target group %s (as its AWS Load Balancer Controller's TargetGroupBinding does)\n",
 			id, c.version, c.podList(), albGroupName(id))
 		wg.Go(func() { c.registerLoop(ctx, albRegisterInterval) })
+	}
+	var ak *albKube
+	if k != nil {
+		ak, err = setupALBKube(ctx, wg, k, sb, api, alb, clusters, cfg.Kube.LBCDir, out)
+		defer ak.stop() // before the backends, the sandbox and the API servers go
+		if err != nil {
+			return nil, err
+		}
+		registeredBy = ak.registeredBy
 	}
 	if err := waitHealthy(ctx, api, ids, alb.groups, out); err != nil {
 		return nil, err
@@ -435,6 +472,12 @@ func runALB(ctx context.Context, cancel context.CancelFunc, wg *sync.WaitGroup, 
 		return res, err
 	}
 	res.FinalWeights = rule
+	res.RegisteredBy, res.Targets = registeredBy, map[string][]string{}
+	for _, id := range ids {
+		if res.Targets[id], err = groupTargets(ctx, api, alb.groups[id]); err != nil {
+			return res, fmt.Errorf("target group %s: %w", albGroupName(id), err)
+		}
+	}
 	if err := res.report(out); err != nil {
 		return res, err
 	}
@@ -443,11 +486,22 @@ func runALB(ctx context.Context, cancel context.CancelFunc, wg *sync.WaitGroup, 
 		err = errors.Join(err, fmt.Errorf("demo: the listener's default action weighs %s, its rule %s: both should have moved", got, want))
 	}
 	if err == nil {
-		fmt.Fprintf(out, "\ndemo: OK — every step passed, the final split is %s on the rule and the listener, %d requests served, 0 failed, no DNS change\n",
-			cutover.FormatWeights(res.FinalWeights), total(res.Requests))
+		by := ""
+		if ak != nil {
+			var names []string
+			for _, id := range ids {
+				names = append(names, registeredBy[id])
+			}
+			by = "; targets registered by " + strings.Join(names, " and ")
+		}
+		fmt.Fprintf(out, "\ndemo: OK — every step passed, the final split is %s on the rule and the listener, %d requests served, 0 failed, no DNS change%s\n",
+			cutover.FormatWeights(res.FinalWeights), total(res.Requests), by)
 	}
 	if cfg.Keep && ctx.Err() == nil {
 		fmt.Fprint(out, albKeepHint(url, sb.APIURL(), alb, planFile, stateDir(dir)))
+		if ak != nil {
+			fmt.Fprint(out, ak.hint())
+		}
 		<-ctx.Done()
 	}
 	return res, err

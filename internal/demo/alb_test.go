@@ -160,8 +160,8 @@ func TestALBDemo(t *testing.T) {
 	t.Logf("%d requests, %d failed; the demo took %s to its --keep hint", total(res.Requests), res.Failures, ranFor.Round(time.Millisecond))
 }
 
-// TestRunRefuses: a lever the demo does not know, and --kube with the ALB lever, are
-// refused before anything starts.
+// TestRunRefuses: a lever the demo does not know, and --kube with the DNS lever without a
+// crossfade binary for its controllers, are refused before anything starts.
 func TestRunRefuses(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -169,7 +169,7 @@ func TestRunRefuses(t *testing.T) {
 		want string
 	}{
 		{"unknown lever", Config{Lever: "cloudmap"}, `demo: lever "cloudmap": want dns or alb`},
-		{"kube with alb", Config{Lever: LeverALB, Kube: &KubeConfig{Crossfade: "/nonexistent"}}, "--lever dns only"},
+		{"kube dns without crossfade", Config{Lever: LeverDNS, Kube: &KubeConfig{}}, "demo --kube: no crossfade binary to run the controllers"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

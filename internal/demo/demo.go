@@ -56,9 +56,11 @@ type Config struct {
 	Progress cutover.Progress
 	Out      io.Writer
 	Logger   *slog.Logger
-	// Kube, when set, runs the two clusters as real kube-apiservers, each with its own
-	// `crossfade controller` publishing from a real Service, instead of publishers that
-	// sync manifest files (demo --kube). The DNS demo's only.
+	// Kube, when set, runs the two clusters as real kube-apiservers (demo --kube): with
+	// LeverDNS each with its own `crossfade controller` publishing from a real Service,
+	// instead of publishers that sync manifest files; with LeverALB each holding the app's
+	// pods, registered into its target group by its own AWS Load Balancer Controller
+	// through a TargetGroupBinding when the controller is built (albkube.go).
 	Kube *KubeConfig
 	// Lever is the lever the cutover pulls: LeverDNS (or "": Route 53 weighted records)
 	// or LeverALB (the two clusters behind one sandbox ALB, demo --lever alb).
@@ -94,6 +96,12 @@ type Result struct {
 	// Cutover is, in demo --kube, the Cutover object as it was when its run ended (or
 	// when the demo stopped following it); nil otherwise.
 	Cutover *v1alpha1.Cutover
+	// RegisteredBy says, in the ALB demo, who registered each cluster's targets: its AWS
+	// Load Balancer Controller (demo --kube, when built) or the demo's own registrar.
+	RegisteredBy map[string]string
+	// Targets are, in the ALB demo, each cluster's target group's targets ("IP:PORT",
+	// sorted) when the cutover ended.
+	Targets map[string][]string
 }
 
 // StepTraffic is where requests landed during one step's hold.
@@ -125,12 +133,12 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if cfg.UI == "" {
 		cfg.UI = "127.0.0.1:0"
 	}
+	if cfg.Out == nil {
+		cfg.Out = io.Discard
+	}
 	switch cfg.Lever {
 	case "", LeverDNS:
 	case LeverALB:
-		if cfg.Kube != nil {
-			return nil, errors.New("demo: --kube runs real clusters whose controllers publish DNS records: it goes with --lever dns only")
-		}
 	default:
 		return nil, fmt.Errorf("demo: lever %q: want %s or %s", cfg.Lever, LeverDNS, LeverALB)
 	}
@@ -160,6 +168,9 @@ func runDNS(ctx context.Context, cancel context.CancelFunc, wg *sync.WaitGroup, 
 	// to build them, before anything else starts.
 	var k *kube
 	if cfg.Kube != nil {
+		if cfg.Kube.Crossfade == "" {
+			return nil, errors.New("demo --kube: no crossfade binary to run the controllers")
+		}
 		if k, err = startKube(ctx, *cfg.Kube, dir, []string{"blue", "green"}, out, log); err != nil {
 			return nil, err
 		}

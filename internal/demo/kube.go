@@ -33,10 +33,18 @@ import (
 // `crossfade controller` publishing the cluster's member from that Service. The cutover
 // is declarative there: green's controller also runs Cutover objects (--cutovers), and
 // the demo applies its plan as one and follows it (kubecutover.go).
+//
+// With --lever alb the clusters hold the app's pods instead, registered into their target
+// groups by the AWS Load Balancer Controller that `make test` builds when it is there
+// (albkube.go); no crossfade controller runs.
 type KubeConfig struct {
 	// Crossfade is the crossfade binary that runs each cluster's controller; cmd passes
-	// its own executable, so the controllers are the very code the demo shows.
+	// its own executable, so the controllers are the very code the demo shows. The DNS
+	// lever's only.
 	Crossfade string
+	// LBCDir is where the ALB demo looks for the AWS Load Balancer Controller and its
+	// CRDs; empty: kubetest.BinDir(), where `make test` builds them.
+	LBCDir string
 }
 
 const (
@@ -85,9 +93,6 @@ type kubeCluster struct {
 // and returns once every API is ready. Without the binaries it fails at once, saying how
 // to build them, and starts nothing. On error nothing is left running.
 func startKube(ctx context.Context, cfg KubeConfig, dir string, ids []string, out io.Writer, log *slog.Logger) (*kube, error) {
-	if cfg.Crossfade == "" {
-		return nil, errors.New("demo --kube: no crossfade binary to run the controllers")
-	}
 	k := &kube{cfg: cfg, dir: dir, log: log}
 	errs := make([]error, len(ids))
 	k.clusters = make([]*kubeCluster, len(ids))

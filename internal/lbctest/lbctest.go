@@ -21,8 +21,11 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
 
 	"github.com/crossfade-io/crossfade/internal/child"
 	"github.com/crossfade-io/crossfade/internal/kubetest"
@@ -85,9 +88,18 @@ type Options struct {
 	LogLevel string
 	// Args are more flags, after the ones Start sets (a later flag wins).
 	Args []string
+	// Kubeconfig is --kubeconfig, the cluster the controller reconciles; Launch requires
+	// it, Start sets it to its cluster's.
+	Kubeconfig string
+	// Dir is where the controller's webhook certificate and log are written; Launch
+	// requires it, Start uses a temporary directory of the test's when it is empty.
+	Dir string
+	// Binary is the controller to run; empty: the one in kubetest.BinDir() (Paths).
+	Binary string
 }
 
-// Controller is a running controller owned by one test.
+// Controller is a running controller, owned by the test that started it (Start) or by
+// Launch's caller, who stops it (Stop).
 type Controller struct {
 	// LogPath is the file holding its output.
 	LogPath string
@@ -116,8 +128,10 @@ var ErrNotBuilt = errors.New("lbctest: the AWS Load Balancer Controller is not b
 
 // Paths returns the paths of the controller binary and its CRDs, or an error wrapping
 // ErrNotBuilt naming what is missing and how to get it.
-func Paths() (binary, crds string, err error) {
-	dir := kubetest.BinDir()
+func Paths() (binary, crds string, err error) { return PathsIn(kubetest.BinDir()) }
+
+// PathsIn is Paths for a controller built into dir instead of kubetest.BinDir().
+func PathsIn(dir string) (binary, crds string, err error) {
 	binary, crds = filepath.Join(dir, Binary), filepath.Join(dir, CRDsFile)
 	var missing []string
 	if fi, err := os.Stat(binary); err != nil || fi.IsDir() || fi.Mode()&0o111 == 0 {
@@ -141,19 +155,73 @@ var tgbResource = schema.GroupVersionResource{Group: "elbv2.k8s.aws", Version: "
 func InstallCRDs(t testing.TB, c *kubetest.Cluster) {
 	t.Helper()
 	_, crds := Require(t)
-	dyn, err := dynamic.NewForConfig(c.Config())
-	if err != nil {
-		t.Fatalf("lbctest: dynamic client for %s: %v", c.URL, err)
+	if err := InstallCRDsFrom(t.Context(), c.Config(), crds); err != nil {
+		t.Fatalf("lbctest: cluster %s: %v", c.URL, err)
 	}
-	_, err = dyn.Resource(schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}).
-		Get(t.Context(), tgbResource.Resource+"."+tgbResource.Group, metav1.GetOptions{})
+}
+
+// crdResource is where CustomResourceDefinitions live, handled as unstructured objects.
+var crdResource = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+
+// crdTimeout bounds the wait for the CRDs to be Established: a failure bound, they are
+// within a second or two.
+const crdTimeout = time.Minute
+
+// InstallCRDsFrom is InstallCRDs without a test: it creates the CRDs in the file crds (the
+// controller's crds.yaml) in the cluster cfg reaches and returns once every one is
+// Established. A cluster that already serves TargetGroupBindings is left as it is.
+func InstallCRDsFrom(ctx context.Context, cfg *rest.Config, crds string) error {
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return fmt.Errorf("dynamic client for %s: %w", cfg.Host, err)
+	}
+	client := dyn.Resource(crdResource)
+	_, err = client.Get(ctx, tgbResource.Resource+"."+tgbResource.Group, metav1.GetOptions{})
 	switch {
 	case err == nil:
-		return
+		return nil
 	case !apierrors.IsNotFound(err):
-		t.Fatalf("lbctest: CRD %s.%s: %v", tgbResource.Resource, tgbResource.Group, err)
+		return fmt.Errorf("CRD %s.%s: %w", tgbResource.Resource, tgbResource.Group, err)
 	}
-	c.InstallCRDs(t, crds)
+	f, err := os.Open(crds)
+	if err != nil {
+		return fmt.Errorf("the controller's CRDs: %w", err)
+	}
+	defer f.Close()
+	objs, err := kubetest.DecodeManifests(f)
+	if err != nil {
+		return fmt.Errorf("the controller's CRDs %s: %w", crds, err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, crdTimeout)
+	defer cancel()
+	for _, obj := range objs {
+		if obj.GetKind() != "CustomResourceDefinition" {
+			return fmt.Errorf("the controller's CRDs %s: %s %s is not a CustomResourceDefinition", crds, obj.GetKind(), obj.GetName())
+		}
+		if _, err := client.Create(ctx, obj, metav1.CreateOptions{}); err != nil {
+			return fmt.Errorf("create CRD %s: %w", obj.GetName(), err)
+		}
+	}
+	for _, obj := range objs {
+		name := obj.GetName()
+		err := wait.PollUntilContextCancel(ctx, pollInterval, true, func(ctx context.Context) (bool, error) {
+			got, err := client.Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				return false, err
+			}
+			conds, _, _ := unstructured.NestedSlice(got.Object, "status", "conditions")
+			for _, c := range conds {
+				if m, ok := c.(map[string]any); ok && m["type"] == "Established" && m["status"] == "True" {
+					return true, nil
+				}
+			}
+			return false, nil
+		})
+		if err != nil {
+			return fmt.Errorf("CRD %s not Established within %s: %w", name, crdTimeout, err)
+		}
+	}
+	return nil
 }
 
 // Start installs the controller's CRDs into c (InstallCRDs), starts the controller on it
@@ -163,28 +231,20 @@ func InstallCRDs(t testing.TB, c *kubetest.Cluster) {
 func Start(t testing.TB, c *kubetest.Cluster, o Options) *Controller {
 	t.Helper()
 	binary, _ := Require(t)
-	if o.ClusterName == "" {
-		t.Fatal("lbctest: Options.ClusterName is empty")
+	if o.Binary == "" {
+		o.Binary = binary
 	}
-	if err := checkEndpoint(o.Endpoint); err != nil {
-		t.Fatalf("lbctest: Options.Endpoint: %v", err)
+	o.Kubeconfig = c.Kubeconfig
+	if o.Dir == "" {
+		o.Dir = t.TempDir()
+	}
+	if err := o.check(); err != nil {
+		t.Fatal(err)
 	}
 	InstallCRDs(t, c)
-	dir := t.TempDir()
-	certDir := filepath.Join(dir, "webhook-certs")
-	if err := WriteWebhookCert(certDir); err != nil {
-		t.Fatalf("lbctest: %v", err)
-	}
-	var ctl *Controller
-	var err error
-	for attempt := 1; attempt <= portAttempts; attempt++ {
-		ctl, err = launch(t.Context(), binary, filepath.Join(dir, "controller-"+strconv.Itoa(attempt)+".log"), c.Kubeconfig, certDir, o)
-		if !errors.Is(err, errPortTaken) {
-			break
-		}
-	}
+	ctl, err := Launch(t.Context(), o)
 	if err != nil {
-		t.Fatalf("lbctest: cluster %s: %v", o.ClusterName, err)
+		t.Fatal(err)
 	}
 	t.Cleanup(func() {
 		if t.Failed() {
@@ -197,6 +257,59 @@ func Start(t testing.TB, c *kubetest.Cluster, o Options) *Controller {
 	t.Logf("lbctest: aws-load-balancer-controller %s ready for cluster %s (log %s)", Version, o.ClusterName, ctl.LogPath)
 	return ctl
 }
+
+// check says what in o Launch cannot run with.
+func (o Options) check() error {
+	if o.ClusterName == "" {
+		return errors.New("lbctest: Options.ClusterName is empty")
+	}
+	if err := checkEndpoint(o.Endpoint); err != nil {
+		return fmt.Errorf("lbctest: Options.Endpoint: %w", err)
+	}
+	if o.Kubeconfig == "" {
+		return errors.New("lbctest: Options.Kubeconfig is empty")
+	}
+	if o.Dir == "" {
+		return errors.New("lbctest: Options.Dir is empty")
+	}
+	return nil
+}
+
+// Launch starts the controller with o (its CRDs already installed: InstallCRDsFrom) and
+// returns once its /readyz answers 200, its log in o.Dir. The caller owns it: Stop stops
+// it (its process also gets SIGKILL should the caller's process die first). ctx bounds
+// the start only. On error nothing is left running.
+func Launch(ctx context.Context, o Options) (*Controller, error) {
+	if err := o.check(); err != nil {
+		return nil, err
+	}
+	binary := o.Binary
+	if binary == "" {
+		var err error
+		if binary, _, err = Paths(); err != nil {
+			return nil, err
+		}
+	}
+	certDir := filepath.Join(o.Dir, "webhook-certs")
+	if err := WriteWebhookCert(certDir); err != nil {
+		return nil, fmt.Errorf("lbctest: cluster %s: %w", o.ClusterName, err)
+	}
+	var ctl *Controller
+	var err error
+	for attempt := 1; attempt <= portAttempts; attempt++ {
+		ctl, err = launch(ctx, binary, filepath.Join(o.Dir, "controller-"+strconv.Itoa(attempt)+".log"), o.Kubeconfig, certDir, o)
+		if !errors.Is(err, errPortTaken) {
+			break
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("lbctest: cluster %s: %w", o.ClusterName, err)
+	}
+	return ctl, nil
+}
+
+// Pid is the controller's process id.
+func (ctl *Controller) Pid() int { return ctl.proc.Pid() }
 
 // Stop sends the controller SIGTERM, kills it if it has not exited within a grace, and
 // waits for it; later calls return the first one's result. A controller that had already
