@@ -221,11 +221,30 @@ func orList(values []string) string {
 
 // LogLevel wants a level slog reads (debug, info, warn, error, any case, "info+2").
 func LogLevel(v string) error {
-	var l slog.Level
-	if l.UnmarshalText([]byte(v)) != nil {
-		return errors.New("want debug, info, warn or error")
+	if _, ok := ParseLogLevel(v); !ok {
+		return errors.New("want debug, info, warn or error (or external-dns's trace, warning, fatal, panic)")
 	}
 	return nil
+}
+
+// externalDNSLevels are the logrus levels external-dns takes for --log-level that slog has
+// no name for, as the nearest slog level: a copied external-dns command line must not
+// crash-loop on its log level.
+var externalDNSLevels = map[string]slog.Level{
+	"trace": slog.LevelDebug, "warning": slog.LevelWarn, "fatal": slog.LevelError, "panic": slog.LevelError,
+}
+
+// ParseLogLevel reads a --log-level value: slog's names (debug, info, warn, error, with
+// an offset such as "debug-4"), or external-dns's trace, warning, fatal and panic.
+func ParseLogLevel(v string) (slog.Level, bool) {
+	if l, ok := externalDNSLevels[strings.ToLower(v)]; ok {
+		return l, true
+	}
+	var l slog.Level
+	if l.UnmarshalText([]byte(v)) != nil {
+		return 0, false
+	}
+	return l, true
 }
 
 // splitHostPort splits host:port, with a host that is an IP address or a DNS name.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/crossfade-io/crossfade/internal/controller"
 	"github.com/crossfade-io/crossfade/internal/cutover"
+	"github.com/crossfade-io/crossfade/internal/source"
 )
 
 // The flags of `controller` and `cutover` are checked from here, by name, rather than
@@ -41,7 +42,8 @@ func CheckControllerFlags(fc *FlagChecks, c *cobra.Command) {
 		}
 		return fmt.Errorf("--source %q: none of these is a kind crossfade reads; want one or more of %s", strings.Join(sources, ","), strings.Join(controller.Sources, ", "))
 	})
-	fc.Want(fl, "registry", OneOf("txt"))
+	fc.Want(fl, "registry", OneOf("txt", "crd"))
+	fc.Want(fl, "crd-registry-namespace", Optional(K8sName("namespace", true)))
 	// 0 would be the controller's default for each, not what the value says.
 	for _, name := range []string{"interval", "debounce", "max-delay", "resync-interval", "crd-poll-interval", "cloudmap-operation-timeout",
 		"reconcile-backoff-base", "reconcile-backoff-max"} {
@@ -90,6 +92,20 @@ func CheckControllerFlags(fc *FlagChecks, c *cobra.Command) {
 	fc.Want(fl, "gateway-namespace", Optional(K8sName("namespace", true)))
 	fc.Want(fl, "gateway-name", Optional(K8sName("Gateway", false)))
 	fc.Want(fl, "gateway-label-filter", Selector("GatewayLabelFilter"))
+	// As external-dns v0.23 refuses it: the legacy prefix would be read twice, as the
+	// configured one and as the fallback that yields to it.
+	fc.Check(c, func() error {
+		if legacy, _ := fl.GetBool("enable-legacy-annotation-prefix"); !legacy {
+			return nil
+		}
+		prefixes, _ := fl.GetStringSlice("annotation-prefix")
+		for _, p := range prefixes {
+			if strings.HasPrefix(p, source.PrefixAlpha) {
+				return fmt.Errorf("--enable-legacy-annotation-prefix: not with --annotation-prefix %q, which starts with the legacy prefix %s that it adds as a fallback", p, source.PrefixAlpha)
+			}
+		}
+		return nil
+	})
 }
 
 // CheckCutoverFlags declares what the values of `crossfade cutover`'s flags must be: its

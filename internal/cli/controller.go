@@ -3,6 +3,7 @@ package cli
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -28,6 +29,8 @@ import (
 	"github.com/crossfade-io/crossfade/internal/provider/cache"
 	"github.com/crossfade-io/crossfade/internal/provider/route53"
 	"github.com/crossfade-io/crossfade/internal/registry"
+	"github.com/crossfade-io/crossfade/internal/registry/crdstore"
+	"github.com/crossfade-io/crossfade/internal/source"
 )
 
 // ControllerOptions are `crossfade controller`'s flags. Those external-dns also has keep
@@ -39,6 +42,8 @@ type ControllerOptions struct {
 	master       string
 	sources      []string
 	registryName string
+	// crdNamespace holds the DNSRecords of --registry crd (--crd-registry-namespace).
+	crdNamespace string
 	interval     time.Duration
 	once         bool
 	events       bool
@@ -187,7 +192,8 @@ func (f *ControllerOptions) AddFlags(fl *pflag.FlagSet) {
 	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig file (default: in-cluster, else $KUBECONFIG or ~/.kube/config)")
 	fl.StringVar(&f.master, "master", "", "Kubernetes API server URL, overriding the kubeconfig's")
 	fl.StringSliceVar(&f.sources, "source", nil, "kinds to publish from (repeatable): "+strings.Join(controller.Sources, ", "))
-	fl.StringVar(&f.registryName, "registry", "txt", "ownership registry: txt (the only one crossfade writes)")
+	fl.StringVar(&f.registryName, "registry", "txt", "ownership registry: txt (TXT records in the zone) or crd (external-dns v0.23's DNSRecord objects)")
+	fl.StringVar(&f.crdNamespace, "crd-registry-namespace", "", "namespace of the DNSRecords of --registry crd (default: the pod's namespace, else default)")
 	fl.DurationVar(&f.interval, "interval", controller.DefaultInterval, "reconcile at least this often without events (free while the zone cache is fresh)")
 	fl.BoolVar(&f.once, "once", false, "reconcile once and exit (no leader election)")
 	fl.BoolVar(&f.events, "events", true, "accepted for external-dns compatibility: crossfade always reconciles on events")
@@ -220,6 +226,8 @@ func (f *ControllerOptions) AddFlags(fl *pflag.FlagSet) {
 	fl.StringVar(&f.source.GatewayNamespace, "gateway-namespace", "", "only Gateway API Gateways in this namespace")
 	fl.StringVar(&f.source.GatewayName, "gateway-name", "", "only routes attached to Gateways of this name")
 	fl.StringVar(&f.source.GatewayLabelFilter, "gateway-label-filter", "", "only Gateway API Gateways whose labels match")
+	fl.BoolVar(&f.source.LegacyAnnotationPrefix, "enable-legacy-annotation-prefix", false, "read "+source.PrefixAlpha+" annotations as a fallback after --annotation-prefix (default "+
+		source.PrefixStable+"), whose value wins where both set one, as external-dns v0.23 does (without this flag and --annotation-prefix, crossfade reads both prefixes and refuses an object that sets one key differently under each)")
 }
 
 // ControllerEnv is what `crossfade controller` takes from its environment rather than
@@ -258,6 +266,9 @@ func (f *ControllerOptions) Config(ctx context.Context, env ControllerEnv, log *
 	if err != nil {
 		return controller.AppConfig{}, err
 	}
+	if err := f.crdRegistry(p, restCfg, env, log); err != nil {
+		return controller.AppConfig{}, err
+	}
 	cm, err := f.cloudMap.publisher(ctx, f, m, log)
 	if err != nil {
 		return controller.AppConfig{}, err
@@ -291,6 +302,36 @@ func (f *ControllerOptions) Config(ctx context.Context, env ControllerEnv, log *
 			LeaseDuration: f.leaseDuration, RenewDeadline: f.renewDeadline, RetryPeriod: f.retryPeriod},
 		Pod:   controller.PodReference(env.PodNamespace, env.PodName, env.PodUID),
 		Owner: f.registry.OwnerID, DryRun: f.DryRun, Logger: log}, nil
+}
+
+// crdRegistry switches p to the CRD registry under --registry crd: ownership is read from
+// and written to the DNSRecords of --crd-registry-namespace (else the pod's namespace,
+// else default, as external-dns falls back to its current namespace) instead of TXT
+// records, whose --txt-prefix, --txt-suffix and legacy form then mean nothing, as for
+// external-dns.
+func (f *ControllerOptions) crdRegistry(p *Parts, restCfg *rest.Config, env ControllerEnv, log *slog.Logger) error {
+	if f.registryName != "crd" {
+		return nil
+	}
+	if f.cutovers {
+		// The cutover levers find a weighted group's members by their ownership TXT
+		// records, which this registry does not write.
+		return errors.New("--registry crd: --cutovers needs --registry txt: the cutover levers read ownership from TXT records")
+	}
+	ns := cmp.Or(f.crdNamespace, env.Namespace, "default")
+	if f.crdNamespace == "" {
+		log.Info("--crd-registry-namespace not given", "namespace", ns)
+	}
+	reg, err := registry.New(registry.Config{OwnerID: f.registry.OwnerID})
+	if err != nil {
+		return err
+	}
+	crd, err := crdstore.New(p.Syncer.Provider, crdstore.Config{REST: restCfg, Namespace: ns, Registry: reg, Logger: log})
+	if err != nil {
+		return fmt.Errorf("--registry crd: %w", err)
+	}
+	p.Syncer.Provider, p.Syncer.Registry = crd, reg
+	return nil
 }
 
 // cutoverRunner configures what runs the cluster's Cutover objects (--cutovers): the

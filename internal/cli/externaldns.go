@@ -7,12 +7,15 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// externalDNSFlags are the flags external-dns v0.21.0 defines (its pkg/apis/externaldns),
-// by name, true for a boolean one. `crossfade controller` accepts those it does not define
-// itself, with a warning, so that an external-dns command line copied unchanged does not
-// crash-loop; any other flag it does not know is a usage error, so that a typo such as
-// --dryrun never runs the controller for real.
+// externalDNSFlags are the flags external-dns defines (its pkg/apis/externaldns/types.go),
+// by name, true for a boolean one: the union of v0.21.0's and v0.23.0's, so that a command
+// line of either runs (v0.22.0 adds nothing v0.23.0 lacks). `crossfade controller` accepts
+// those it does not define itself, with a warning, so that an external-dns command line
+// copied unchanged does not crash-loop; any other flag it does not know is a usage error,
+// so that a typo such as --dryrun never runs the controller for real. Those crossfade
+// defines keep external-dns's meaning (--enable-legacy-annotation-prefix, --policy, ...).
 var externalDNSFlags = map[string]bool{
+	// akamai-*, pihole-api-version, plural-* and transip-*: v0.21.0 only (removed by v0.23.0).
 	"akamai-access-token":                               false,
 	"akamai-client-secret":                              false,
 	"akamai-client-token":                               false,
@@ -61,6 +64,7 @@ var externalDNSFlags = map[string]bool{
 	"connector-source-server":                           false,
 	"coredns-prefix":                                    false,
 	"coredns-strictly-owned":                            true,
+	"crd-registry-namespace":                            false, // v0.23.0: the CRD registry's namespace
 	"crd-source-apiversion":                             false,
 	"crd-source-kind":                                   false,
 	"create-ptr":                                        true,
@@ -69,6 +73,7 @@ var externalDNSFlags = map[string]bool{
 	"dry-run":                                           true,
 	"dynamodb-region":                                   false,
 	"dynamodb-table":                                    false,
+	"enable-legacy-annotation-prefix":                   true, // v0.23.0 (crossfade defines it)
 	"events":                                            true,
 	"events-emit":                                       false,
 	"exclude-domains":                                   false,
@@ -79,6 +84,7 @@ var externalDNSFlags = map[string]bool{
 	"exoscale-apikey":                                   false,
 	"exoscale-apisecret":                                false,
 	"exoscale-apizone":                                  false,
+	"exoscale-zones-cache-duration":                     false, // v0.23.0
 	"expose-internal-ipv6":                              true,
 	"force-default-targets":                             true,
 	"fqdn-target-template":                              false,
@@ -91,6 +97,7 @@ var externalDNSFlags = map[string]bool{
 	"godaddy-api-key":                                   false,
 	"godaddy-api-ote":                                   true,
 	"godaddy-api-secret":                                false,
+	"godaddy-api-ttl":                                   false,
 	"google-batch-change-interval":                      false,
 	"google-batch-change-size":                          false,
 	"google-project":                                    false,
@@ -151,6 +158,7 @@ var externalDNSFlags = map[string]bool{
 	"registry":                                          false,
 	"request-timeout":                                   false,
 	"resolve-service-load-balancer-hostname":            true,
+	"rfc2136-axfr":                                      true, // v0.23.0, replacing rfc2136-tsig-axfr
 	"rfc2136-batch-change-size":                         false,
 	"rfc2136-gss-tsig":                                  true,
 	"rfc2136-host":                                      false,
@@ -188,6 +196,9 @@ var externalDNSFlags = map[string]bool{
 	"txt-suffix":                                        false,
 	"txt-wildcard-replacement":                          false,
 	"unstructured-resource":                             false,
+	"webhook-provider-idle-timeout":                     false, // v0.23.0
+	"webhook-provider-max-body-size":                    false, // v0.23.0
+	"webhook-provider-read-header-timeout":              false, // v0.23.0
 	"webhook-provider-read-timeout":                     false,
 	"webhook-provider-url":                              false,
 	"webhook-provider-write-timeout":                    false,

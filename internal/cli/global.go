@@ -27,8 +27,7 @@ func (g *Global) AddFlags(root *cobra.Command) {
 // Logger builds the logger the --log-level and --log-format flags ask for, writing to w.
 // Both values were checked before the command ran (AddFlags' rules).
 func (g *Global) Logger(w io.Writer) *slog.Logger {
-	var level slog.Level
-	_ = level.UnmarshalText([]byte(g.logLevel))
+	level, _ := ParseLogLevel(g.logLevel)
 	opts := &slog.HandlerOptions{Level: level}
 	if g.logFormat == "json" {
 		return slog.New(slog.NewJSONHandler(w, opts))

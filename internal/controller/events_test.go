@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"log/slog"
 	"slices"
 	"strings"
 	"testing"
@@ -209,14 +210,42 @@ func TestDropKinds(t *testing.T) {
 	svc := &endpoint.Endpoint{Name: "a.example.com", Type: "A", Labels: endpoint.Labels{endpoint.ResourceLabel: "service/default/gw"}}
 	vs := &endpoint.Endpoint{Name: "b.example.com", Type: "A", Labels: endpoint.Labels{endpoint.ResourceLabel: "virtualservice/default/shop"}}
 	ref := endpoint.ObjectRef{Kind: "Service", Namespace: "default", Name: "gw"}
+	shop := endpoint.ObjectRef{Kind: "VirtualService", Namespace: "default", Name: "shop"}
 	in := source.Result{Endpoints: []*endpoint.Endpoint{svc, vs}, Held: []string{"service/default/gw"},
-		Invalid: []*endpoint.InvalidError{{Object: ref, Field: "f"}}, Pending: []source.Pending{{Object: ref}}}
+		Invalid: []*endpoint.InvalidError{{Object: ref, Field: "f"}}, Pending: []source.Pending{{Object: ref}},
+		Overridden: []source.Skipped{{Object: ref, Reason: "r"}, {Object: shop, Reason: "r"}}}
 	out := dropKinds(in, []string{"Service"})
-	if len(out.Endpoints) != 1 || out.Endpoints[0] != vs || len(out.Held)+len(out.Invalid)+len(out.Pending) != 0 {
+	if len(out.Endpoints) != 1 || out.Endpoints[0] != vs || len(out.Held)+len(out.Invalid)+len(out.Pending) != 0 ||
+		len(out.Overridden) != 1 || out.Overridden[0].Object != shop {
 		t.Errorf("dropKinds kept %+v", out)
 	}
 	if got := dropKinds(in, nil); len(got.Endpoints) != 2 {
 		t.Errorf("dropKinds without kinds dropped records")
+	}
+}
+
+// TestLogOverridden: a set-aside annotation is logged when it appears, not again while it
+// stays, and again if it comes back after it was gone.
+func TestLogOverridden(t *testing.T) {
+	var buf strings.Builder
+	c := &Controller{log: slog.New(slog.NewTextHandler(&buf, nil))}
+	a := source.Skipped{Object: endpoint.ObjectRef{Kind: "Service", Namespace: "default", Name: "web"}, Reason: "legacy ttl set aside"}
+	b := source.Skipped{Object: endpoint.ObjectRef{Kind: "Service", Namespace: "default", Name: "api"}, Reason: "legacy weight set aside"}
+	for i, tc := range []struct {
+		found []source.Skipped
+		want  int
+	}{
+		{[]source.Skipped{a}, 1},
+		{[]source.Skipped{a}, 0},
+		{[]source.Skipped{a, b}, 1},
+		{nil, 0},
+		{[]source.Skipped{a}, 1},
+	} {
+		buf.Reset()
+		c.logOverridden(tc.found)
+		if got := strings.Count(buf.String(), "annotation set aside"); got != tc.want {
+			t.Errorf("reconcile %d: %d warnings, want %d:\n%s", i, got, tc.want, buf.String())
+		}
 	}
 }
 

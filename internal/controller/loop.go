@@ -148,6 +148,9 @@ type Controller struct {
 
 	mu   sync.Mutex
 	last map[string]zoneNumbers // by zone id, as the last reconcile reported it
+	// overridden are the set-aside annotations the last reconcile found, so that each is
+	// logged once when it appears, not at every reconcile.
+	overridden map[source.Skipped]bool
 }
 
 // zoneNumbers are a zone's figures in Stats.
@@ -328,6 +331,7 @@ func (c *Controller) ReconcileOnce(ctx context.Context) (*Report, error) {
 		invalid = append(slices.Clip(invalid), cm.Invalid...)
 		st.CloudMapWritten = cm.Written
 	}
+	c.logOverridden(res.Overridden)
 	for _, e := range invalid {
 		st.Invalid[InvalidKey{Kind: e.Object.Kind, Reason: reasonOf(e.Field)}]++
 		if c.cfg.Events == nil {
@@ -447,5 +451,27 @@ func dropKinds(r source.Result, kinds []string) source.Result {
 			out.Skipped = append(out.Skipped, s)
 		}
 	}
+	for _, s := range r.Overridden {
+		if !drop(s.Object) {
+			out.Overridden = append(out.Overridden, s)
+		}
+	}
 	return out
+}
+
+// logOverridden warns of each annotation set aside (a legacy-prefix value that lost to
+// the same key under the configured prefix, as external-dns v0.23 warns) when it first
+// appears, and forgets those that are gone, so a fixed object that regresses is logged
+// again.
+func (c *Controller) logOverridden(found []source.Skipped) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := make(map[source.Skipped]bool, len(found))
+	for _, o := range found {
+		now[o] = true
+		if !c.overridden[o] {
+			c.log.Warn("annotation set aside", "kind", o.Object.Kind, "namespace", o.Object.Namespace, "name", o.Object.Name, "reason", o.Reason)
+		}
+	}
+	c.overridden = now
 }

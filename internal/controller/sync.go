@@ -552,7 +552,11 @@ func (s *Syncer) render(ctx context.Context, zr *ZoneReport) error {
 }
 
 // assign puts each desired record into the zones with the longest name that holds it (a
-// public and a private zone of one name both get it, as external-dns does).
+// public and a private zone of one name both get it, as external-dns does). A record
+// pinned to one of them (endpoint.PropHostedZoneID, the aws-hosted-zone-id annotation) goes
+// into that one alone, without the pin, which no zone stores; pinned to a zone that is not
+// among them, it goes nowhere and is listed in unzoned with why, as external-dns v0.23
+// skips it with a warning (its changesByZone).
 func assign(desired []*endpoint.Endpoint, zones []provider.Zone, filter endpoint.DomainFilter) (map[string][]*endpoint.Endpoint, []string) {
 	out := map[string][]*endpoint.Endpoint{}
 	var unzoned []string
@@ -564,6 +568,16 @@ func assign(desired []*endpoint.Endpoint, zones []provider.Zone, filter endpoint
 		if len(holding) == 0 {
 			unzoned = append(unzoned, d.Name)
 			continue
+		}
+		if pin, ok := d.Prop(endpoint.PropHostedZoneID); ok {
+			holding = slices.DeleteFunc(holding, func(z provider.Zone) bool { return z.ID != pin })
+			if len(holding) == 0 {
+				unzoned = append(unzoned, d.Name+" (pinned by "+endpoint.PropHostedZoneID+" to hosted zone "+pin+
+					", which is not a managed zone of the longest name holding it)")
+				continue
+			}
+			d = d.Clone()
+			delete(d.ProviderSpecific, endpoint.PropHostedZoneID)
 		}
 		for _, z := range holding {
 			out[z.ID] = append(out[z.ID], d)

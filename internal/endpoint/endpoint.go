@@ -55,6 +55,21 @@ const (
 	PropHealthCheckID = "aws/health-check-id"
 	// PropAliasZoneID is the hosted zone of an alias target when it is not guessable.
 	PropAliasZoneID = "aws/alias-hosted-zone-id"
+	// PropHostedZoneID pins a record to one hosted zone (its id, without "/hostedzone/")
+	// among those that could hold it, e.g. the private one of a public and a private zone
+	// of the same name: external-dns v0.23's aws-hosted-zone-id annotation. The planner
+	// routes by it and drops it (controller's assign); it is never written.
+	PropHostedZoneID = "aws/hosted-zone-id"
+)
+
+// Alias property values beside "true" and "false": external-dns v0.23's alias of one
+// type only, on a CNAME record (a hostname target), so that an alias to a target that
+// has no IPv6 (or no IPv4) is not written for both types.
+const (
+	// AliasOnlyA makes a CNAME an alias A record, with no alias AAAA beside it.
+	AliasOnlyA = "A"
+	// AliasOnlyAAAA makes a CNAME an alias AAAA record, with no alias A beside it.
+	AliasOnlyAAAA = "AAAA"
 )
 
 // TTL is a record's time to live in seconds. The zero value means "not configured" and

@@ -32,6 +32,8 @@ const (
 	annAWSFailover             = "aws-failover"
 	annAWSHealthCheckID        = "aws-health-check-id"
 	annAWSEvaluateTargetHealth = "aws-evaluate-target-health"
+	// annAWSHostedZoneID is external-dns v0.23's (its pull request 6559).
+	annAWSHostedZoneID = "aws-hosted-zone-id"
 )
 
 // annotationNames are the names above that an object may carry (annAWSPrefix is a prefix
@@ -39,7 +41,8 @@ const (
 var annotationNames = map[string]bool{annHostname: true, annInternalHostname: true, annTTL: true, annTarget: true,
 	annSetIdentifier: true, annAlias: true, annRecordType: true, annController: true, annAccess: true,
 	annEndpointsType: true, annIngressHostnameSource: true, annGatewayHostnameSource: true, annIngress: true,
-	annAWSWeight: true, annAWSFailover: true, annAWSHealthCheckID: true, annAWSEvaluateTargetHealth: true}
+	annAWSWeight: true, annAWSFailover: true, annAWSHealthCheckID: true, annAWSEvaluateTargetHealth: true,
+	annAWSHostedZoneID: true}
 
 // KnownAnnotationName reports whether name, an annotation key's part after its prefix
 // ("aws-weight"), is one the sources read: a bound for labels made of user input.
@@ -50,7 +53,7 @@ func KnownAnnotationName(name string) bool { return annotationNames[name] }
 func KnownProperty(name string) bool {
 	switch name {
 	case endpoint.PropAlias, propWeight, propFailover, endpoint.PropHealthCheckID, endpoint.PropEvaluateTargetHealth,
-		endpoint.PropAliasZoneID, propRecordType:
+		endpoint.PropAliasZoneID, endpoint.PropHostedZoneID, propRecordType:
 		return true
 	}
 	return false
@@ -66,7 +69,15 @@ const (
 	reasonFailover    = "want PRIMARY or SECONDARY"
 	reasonBool        = `want "true" or "false"`
 	reasonHealthCheck = "want a Route 53 health check id"
-	reasonAWSOther    = "not supported by crossfade: it publishes simple, weighted and failover records (aws-weight, aws-failover, aws-health-check-id, aws-evaluate-target-health)"
+	reasonAWSOther    = "not supported by crossfade: it publishes simple, weighted and failover records (aws-weight, aws-failover, aws-health-check-id, aws-evaluate-target-health, aws-hosted-zone-id)"
+	reasonZoneID      = `want a hosted zone id, e.g. "Z1D633PJN98FT9" or "/hostedzone/Z1D633PJN98FT9"`
+	// reasonAliasOnly refuses alias "A"/"AAAA" on an annotation: external-dns v0.23.0
+	// documents them there, but its sources read only "true" from the annotation
+	// (annotations.hasAliasFromAnnotations) and publish as if it were absent, an alias A
+	// and AAAA to a load balancer; only a DNSEndpoint's providerSpecific alias carries
+	// them to its AWS provider. Neither publishing what v0.23.0 did nor what the value
+	// asks would be safe to guess at: the records are kept as they are.
+	reasonAliasOnly   = `external-dns v0.23.0 ignores "A" and "AAAA" on this annotation (it reads only "true" here, and publishes as if the annotation were absent): set "true" or remove it, or publish the record from a DNSEndpoint with providerSpecific alias "A" or "AAAA"`
 	reasonPTR         = "PTR records are not supported by crossfade: remove the annotation"
 	reasonRecordType  = `want "ptr" or ""`
 	reasonTwoPolicies = "a record takes one routing policy: set aws-weight or aws-failover, not both"
@@ -96,6 +107,9 @@ type objectAnnotations struct {
 	props             map[string]string
 	// foreign is set when the controller annotation names another controller.
 	foreign string
+	// overridden are the legacy-prefix annotations set aside for the same key under an
+	// earlier prefix (Config.LegacyAnnotationPrefix), each a sentence naming both keys.
+	overridden []string
 }
 
 // has reports whether the object carries the annotation.
@@ -196,7 +210,14 @@ func (s *Source) parseAnnotations(obj endpoint.ObjectRef, in map[string]string) 
 	for _, all := range dups {
 		slices.SortFunc(all, func(x, y annotation) int { return cmp.Compare(x.prefix, y.prefix) })
 		for _, an := range all[1:] {
-			if an.value != all[0].value {
+			switch {
+			case an.value == all[0].value:
+			case an.prefix == s.fallback:
+				// The legacy prefix yields, as in external-dns v0.23 (its
+				// ResolveLegacyAnnotations): set aside, and said so.
+				a.overridden = append(a.overridden, "annotation "+an.key+" "+strconv.Quote(an.value)+
+					" ignored: "+all[0].key+" "+strconv.Quote(all[0].value)+" is set and wins (--enable-legacy-annotation-prefix)")
+			default:
 				errs = append(errs, &endpoint.InvalidError{Object: obj, Field: "annotation " + an.key, Value: an.value,
 					Reason: "conflicts with " + all[0].key + " " + strconv.Quote(all[0].value) + ": set one of them, or both to the same value"})
 			}
@@ -204,6 +225,7 @@ func (s *Source) parseAnnotations(obj endpoint.ObjectRef, in map[string]string) 
 	}
 	if v, ok := a.get(annController); ok && v != controllerValue {
 		a.foreign = a.field(annController) + " is " + strconv.Quote(v) + ", not " + strconv.Quote(controllerValue)
+		a.overridden = nil // not ours: nothing of it is read
 		return a, nil
 	}
 	add := func(e *endpoint.InvalidError) {
@@ -231,6 +253,8 @@ func (s *Source) parseAnnotations(obj endpoint.ObjectRef, in map[string]string) 
 	if v, ok := a.get(annAlias); ok {
 		b, err := strconv.ParseBool(v)
 		switch {
+		case v == endpoint.AliasOnlyA || v == endpoint.AliasOnlyAAAA:
+			add(a.invalid(annAlias, v, reasonAliasOnly))
 		case err != nil:
 			add(a.invalid(annAlias, v, reasonBool))
 		case b:
@@ -298,11 +322,29 @@ func (a *objectAnnotations) parseAWS() []*endpoint.InvalidError {
 				continue
 			}
 			a.setProp(endpoint.PropEvaluateTargetHealth, strconv.FormatBool(b))
+		case annAWSHostedZoneID:
+			id, ok := hostedZoneID(v)
+			if !ok {
+				errs = append(errs, a.invalid(name, v, reasonZoneID))
+				continue
+			}
+			a.setProp(endpoint.PropHostedZoneID, id)
 		default:
 			errs = append(errs, a.invalid(name, v, reasonAWSOther))
 		}
 	}
 	return errs
+}
+
+// hostedZoneID reads a hosted zone id as external-dns v0.23 does (its cleanZoneID: an
+// optional "/hostedzone/" dropped), and checks it is one: upper case letters and digits,
+// as Route 53 writes them.
+func hostedZoneID(v string) (string, bool) {
+	id := strings.TrimPrefix(v, "/hostedzone/")
+	if id == "" || len(id) > 32 || strings.IndexFunc(id, func(r rune) bool { return !(r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') }) >= 0 {
+		return "", false
+	}
+	return id, true
 }
 
 func (a *objectAnnotations) setProp(name, value string) {

@@ -86,7 +86,19 @@ func TestServiceAnnotations(t *testing.T) {
 		{"alias not a bool", map[string]string{alpha + "hostname": "a.example.com", alpha + "alias": "sure"}, []corev1.LoadBalancerIngress{elb},
 			`invalid: service default/web: annotation external-dns.alpha.kubernetes.io/alias "sure": want "true" or "false"` + "\n"},
 		{"latency routing unsupported", map[string]string{alpha + "hostname": "a.example.com", alpha + "set-identifier": "x", alpha + "aws-region": "us-east-1"}, []corev1.LoadBalancerIngress{elb},
-			`invalid: service default/web: annotation external-dns.alpha.kubernetes.io/aws-region "us-east-1": not supported by crossfade: it publishes simple, weighted and failover records (aws-weight, aws-failover, aws-health-check-id, aws-evaluate-target-health)` + "\n"},
+			`invalid: service default/web: annotation external-dns.alpha.kubernetes.io/aws-region "us-east-1": not supported by crossfade: it publishes simple, weighted and failover records (aws-weight, aws-failover, aws-health-check-id, aws-evaluate-target-health, aws-hosted-zone-id)` + "\n"},
+		{"hosted zone id pins the record", map[string]string{stable + "hostname": "a.example.com", stable + "aws-hosted-zone-id": "Z0PRIVATE1"}, []corev1.LoadBalancerIngress{ip("192.0.2.1")},
+			"a.example.com A 192.0.2.1 ttl=0 simple service/default/web map[aws/hosted-zone-id:Z0PRIVATE1]\n"},
+		{"hosted zone id with its path", map[string]string{alpha + "hostname": "a.example.com", alpha + "aws-hosted-zone-id": "/hostedzone/Z0PRIVATE1"}, []corev1.LoadBalancerIngress{elb},
+			"a.example.com CNAME lb-1.elb.amazonaws.com ttl=0 simple service/default/web map[aws/hosted-zone-id:Z0PRIVATE1]\n"},
+		{"hosted zone id not one", map[string]string{stable + "hostname": "a.example.com", stable + "aws-hosted-zone-id": "z0private1"}, []corev1.LoadBalancerIngress{ip("192.0.2.1")},
+			`invalid: service default/web: annotation external-dns.kubernetes.io/aws-hosted-zone-id "z0private1": want a hosted zone id, e.g. "Z1D633PJN98FT9" or "/hostedzone/Z1D633PJN98FT9"` + "\n"},
+		{"hosted zone id empty", map[string]string{stable + "hostname": "a.example.com", stable + "aws-hosted-zone-id": ""}, []corev1.LoadBalancerIngress{ip("192.0.2.1")},
+			`invalid: service default/web: annotation external-dns.kubernetes.io/aws-hosted-zone-id: want a hosted zone id, e.g. "Z1D633PJN98FT9" or "/hostedzone/Z1D633PJN98FT9"` + "\n"},
+		{"alias A on an annotation", map[string]string{stable + "hostname": "a.example.com", stable + "alias": "A"}, []corev1.LoadBalancerIngress{elb},
+			`invalid: service default/web: annotation external-dns.kubernetes.io/alias "A": ` + reasonAliasOnly + "\n"},
+		{"alias AAAA on an annotation", map[string]string{alpha + "hostname": "a.example.com", alpha + "alias": "AAAA"}, []corev1.LoadBalancerIngress{elb},
+			`invalid: service default/web: annotation external-dns.alpha.kubernetes.io/alias "AAAA": external-dns v0.23.0 ignores "A" and "AAAA" on this annotation (it reads only "true" here, and publishes as if the annotation were absent): set "true" or remove it, or publish the record from a DNSEndpoint with providerSpecific alias "A" or "AAAA"` + "\n"},
 		{"record-type empty is fine", map[string]string{alpha + "hostname": "a.example.com", alpha + "record-type": ""}, []corev1.LoadBalancerIngress{elb},
 			"a.example.com CNAME lb-1.elb.amazonaws.com ttl=0 simple service/default/web\n"},
 		{"record-type ptr unsupported", map[string]string{alpha + "hostname": "a.example.com", alpha + "record-type": "ptr"}, []corev1.LoadBalancerIngress{elb},
@@ -127,6 +139,45 @@ func TestCustomPrefix(t *testing.T) {
 	check(t, src.Endpoints(snap), "c.example.com A 192.0.2.1 ttl=300 simple service/default/custom\n")
 }
 
+// TestLegacyAnnotationPrefix: with LegacyAnnotationPrefix (--enable-legacy-annotation-prefix)
+// the legacy prefix is read after the configured one (default: the stable one alone), which
+// wins where both set a key, as external-dns v0.23 reads them; the legacy value is set aside
+// in Result.Overridden, not made an error. Without it, a conflict stays an error.
+func TestLegacyAnnotationPrefix(t *testing.T) {
+	conflict := map[string]string{stable + "hostname": "s.example.com", alpha + "hostname": "l.example.com", alpha + "ttl": "60"}
+	tests := []struct {
+		name string
+		cfg  Config
+		ann  map[string]string
+		want string
+	}{
+		{"legacy alone is read", Config{LegacyAnnotationPrefix: true}, map[string]string{alpha + "hostname": "l.example.com"},
+			"l.example.com A 192.0.2.1 ttl=0 simple service/default/web\n"},
+		{"the stable prefix wins", Config{LegacyAnnotationPrefix: true}, conflict,
+			"s.example.com A 192.0.2.1 ttl=60 simple service/default/web\n" +
+				`overridden: service default/web: annotation external-dns.alpha.kubernetes.io/hostname "l.example.com" ignored: external-dns.kubernetes.io/hostname "s.example.com" is set and wins (--enable-legacy-annotation-prefix)` + "\n"},
+		{"the same value under both is no news", Config{LegacyAnnotationPrefix: true}, map[string]string{stable + "hostname": "s.example.com", alpha + "hostname": "s.example.com"},
+			"s.example.com A 192.0.2.1 ttl=0 simple service/default/web\n"},
+		{"a custom prefix wins", Config{AnnotationPrefixes: []string{"dns.example.io/"}, LegacyAnnotationPrefix: true},
+			map[string]string{"dns.example.io/hostname": "c.example.com", alpha + "hostname": "l.example.com", stable + "ttl": "60"},
+			"c.example.com A 192.0.2.1 ttl=0 simple service/default/web\n" +
+				`overridden: service default/web: annotation external-dns.alpha.kubernetes.io/hostname "l.example.com" ignored: dns.example.io/hostname "c.example.com" is set and wins (--enable-legacy-annotation-prefix)` + "\n"},
+		{"a bad legacy value yields too", Config{LegacyAnnotationPrefix: true}, map[string]string{stable + "hostname": "s.example.com", stable + "ttl": "30", alpha + "ttl": "soon"},
+			"s.example.com A 192.0.2.1 ttl=30 simple service/default/web\n" +
+				`overridden: service default/web: annotation external-dns.alpha.kubernetes.io/ttl "soon" ignored: external-dns.kubernetes.io/ttl "30" is set and wins (--enable-legacy-annotation-prefix)` + "\n"},
+		{"another controller's object is not read", Config{LegacyAnnotationPrefix: true}, map[string]string{stable + "controller": "other", stable + "hostname": "s.example.com", alpha + "hostname": "l.example.com"},
+			`skipped: service default/web: annotation external-dns.kubernetes.io/controller is "other", not "dns-controller"` + "\n"},
+		{"without the flag both are read and a conflict is an error", Config{}, conflict,
+			`invalid: service default/web: annotation external-dns.alpha.kubernetes.io/hostname "l.example.com": conflicts with external-dns.kubernetes.io/hostname "s.example.com": set one of them, or both to the same value` + "\n"},
+		{"a configured prefix alone does not read the legacy one", Config{AnnotationPrefixes: []string{stable}}, map[string]string{alpha + "hostname": "l.example.com"}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			check(t, mustNew(t, tt.cfg).Endpoints(&Snapshot{Services: []*corev1.Service{lbService("web", tt.ann, ip("192.0.2.1"))}}), tt.want)
+		})
+	}
+}
+
 func TestNewErrors(t *testing.T) {
 	tests := []struct {
 		cfg  Config
@@ -137,6 +188,7 @@ func TestNewErrors(t *testing.T) {
 		{Config{GatewayLabelFilter: "a=(b"}, `source: GatewayLabelFilter "a=(b": `},
 		{Config{AnnotationPrefixes: []string{"nope"}}, `source: AnnotationPrefixes: "nope": want a prefix ending in "/", e.g. "external-dns.alpha.kubernetes.io/"`},
 		{Config{ServiceTypes: []corev1.ServiceType{"Headless"}}, `source: ServiceTypes: "Headless": want ClusterIP, NodePort, LoadBalancer or ExternalName`},
+		{Config{AnnotationPrefixes: []string{alpha + "team/"}, LegacyAnnotationPrefix: true}, `source: AnnotationPrefixes: "external-dns.alpha.kubernetes.io/team/" starts with the legacy prefix "external-dns.alpha.kubernetes.io/", which LegacyAnnotationPrefix adds as a fallback: drop one of them`},
 	}
 	for _, tt := range tests {
 		_, err := New(tt.cfg)

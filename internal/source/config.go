@@ -27,6 +27,13 @@ type Config struct {
 	// values makes the object invalid: guessing which one the user meant could publish the
 	// wrong record.
 	AnnotationPrefixes []string
+	// LegacyAnnotationPrefix reads PrefixAlpha after AnnotationPrefixes (default: after
+	// PrefixStable alone) as a fallback, as external-dns v0.23's
+	// --enable-legacy-annotation-prefix does: a key set under an earlier prefix wins over
+	// the same key under PrefixAlpha, and the legacy value is set aside (Result.Overridden)
+	// rather than making the object invalid. An AnnotationPrefixes entry that starts with
+	// PrefixAlpha is an error with it, as in external-dns.
+	LegacyAnnotationPrefix bool
 	// AnnotationFilter selects objects by their annotations in label-selector syntax
 	// (--annotation-filter), e.g. "kubernetes.io/ingress.class in (public)".
 	AnnotationFilter string
@@ -69,8 +76,11 @@ type Config struct {
 // Source converts snapshots of Kubernetes objects into endpoints. It keeps no state
 // between calls and is safe for concurrent use.
 type Source struct {
-	cfg         Config
-	prefixes    []string
+	cfg      Config
+	prefixes []string
+	// fallback is the index in prefixes of the legacy prefix that yields to the others
+	// (Config.LegacyAnnotationPrefix), -1 when none does.
+	fallback    int
 	annotations labels.Selector // nil matches everything
 	filterKeys  map[string]bool // the annotation keys annotations names
 	labels      labels.Selector
@@ -81,14 +91,24 @@ type Source struct {
 // New checks cfg and returns a Source. A bad selector or prefix is an error naming the
 // field.
 func New(cfg Config) (*Source, error) {
-	s := &Source{cfg: cfg, prefixes: slices.Clone(cfg.AnnotationPrefixes)}
-	if len(s.prefixes) == 0 {
+	s := &Source{cfg: cfg, prefixes: slices.Clone(cfg.AnnotationPrefixes), fallback: -1}
+	switch {
+	case len(s.prefixes) == 0 && cfg.LegacyAnnotationPrefix:
+		s.prefixes = []string{PrefixStable}
+	case len(s.prefixes) == 0:
 		s.prefixes = slices.Clone(DefaultAnnotationPrefixes)
 	}
 	for _, p := range s.prefixes {
 		if p == "" || !strings.HasSuffix(p, "/") {
 			return nil, fmt.Errorf("source: AnnotationPrefixes: %q: want a prefix ending in \"/\", e.g. %q", p, PrefixAlpha)
 		}
+		if cfg.LegacyAnnotationPrefix && strings.HasPrefix(p, PrefixAlpha) {
+			return nil, fmt.Errorf("source: AnnotationPrefixes: %q starts with the legacy prefix %q, which LegacyAnnotationPrefix adds as a fallback: drop one of them", p, PrefixAlpha)
+		}
+	}
+	if cfg.LegacyAnnotationPrefix {
+		s.fallback = len(s.prefixes)
+		s.prefixes = append(s.prefixes, PrefixAlpha)
 	}
 	var err error
 	if s.annotations, err = annotationSelector(cfg.AnnotationFilter); err != nil {

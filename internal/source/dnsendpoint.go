@@ -123,9 +123,19 @@ func (o *object) addDNSEndpointRecord(path string, rec *DNSEndpointRecord) {
 		switch p.Name {
 		case endpoint.PropAlias:
 			b, err := strconv.ParseBool(p.Value)
-			if err != nil {
-				o.fail(field+" (alias)", p.Value, reasonBool)
-			} else if b {
+			switch {
+			case p.Value == endpoint.AliasOnlyA || p.Value == endpoint.AliasOnlyAAAA:
+				// external-dns v0.23's alias of one type, which its AWS provider applies
+				// to a CNAME only (adjustCNAMERecordAndNewAaaaIfNeeded): on an A or AAAA
+				// record it drops the property and writes no alias.
+				if rec.RecordType != endpoint.TypeCNAME {
+					o.fail(field+" (alias)", p.Value, `"A" and "AAAA" make a CNAME record (a hostname target) an alias of that type only; on an `+rec.RecordType+` record set "true" or remove it`)
+					continue
+				}
+				e.SetProp(endpoint.PropAlias, p.Value)
+			case err != nil:
+				o.fail(field+" (alias)", p.Value, `want "true", "false", "A" or "AAAA"`)
+			case b:
 				e.SetProp(endpoint.PropAlias, "true")
 			}
 		case propWeight:
@@ -173,6 +183,13 @@ func (o *object) addDNSEndpointRecord(path string, rec *DNSEndpointRecord) {
 				continue
 			}
 			e.SetProp(endpoint.PropAliasZoneID, p.Value)
+		case endpoint.PropHostedZoneID:
+			id, ok := hostedZoneID(p.Value)
+			if !ok {
+				o.fail(field+" ("+p.Name+")", p.Value, reasonZoneID)
+				continue
+			}
+			e.SetProp(endpoint.PropHostedZoneID, id)
 		case propRecordType:
 			switch {
 			case p.Value == "":

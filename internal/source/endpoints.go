@@ -29,6 +29,7 @@ func (s *Source) begin(ref endpoint.ObjectRef, resource string, ann map[string]s
 		r.Skipped = append(r.Skipped, Skipped{Object: ref, Reason: a.foreign})
 		return nil, nil
 	}
+	r.override(a)
 	o := newObject(ref, resource)
 	o.invalid = append(o.invalid, errs...)
 	return o, a

@@ -40,6 +40,9 @@ func show(r Result) string {
 	for _, s := range r.Skipped {
 		fmt.Fprintf(&b, "skipped: %s\n", s)
 	}
+	for _, s := range r.Overridden {
+		fmt.Fprintf(&b, "overridden: %s\n", s)
+	}
 	return b.String()
 }
 

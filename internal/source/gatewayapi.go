@@ -59,6 +59,7 @@ func (s *Source) routes(snap *Snapshot, r *Result) {
 		ref := endpoint.ObjectRef{Kind: gatewayKind, Namespace: gw.Namespace, Name: gw.Name}
 		p := &gwParent{gw: gw, from: "status.addresses of gateway " + gw.Namespace + "/" + gw.Name}
 		a, errs := s.parseAnnotations(ref, gw.Annotations)
+		r.override(a)
 		switch {
 		case len(errs) > 0:
 			p.why = "gateway " + gw.Namespace + "/" + gw.Name + " is invalid: " + errs[0].Error()

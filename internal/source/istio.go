@@ -69,6 +69,7 @@ func (s *Source) istioGateway(idx *istioIndex, g *istioGateway, r *Result) {
 		r.Skipped = append(r.Skipped, Skipped{Object: g.a.obj, Reason: g.a.foreign})
 		return
 	}
+	r.override(g.a)
 	o := newObject(g.a.obj, resource("gateway", gw.Namespace, gw.Name))
 	type name struct{ host, from string }
 	var names []name

@@ -141,6 +141,18 @@ func TestDNSEndpoint(t *testing.T) {
 		{"empty alias zone id", de(&DNSEndpointRecord{DNSName: "lb.example.com", RecordType: "A", Targets: []string{"lb.example.net"},
 			ProviderSpecific: []ProviderSpecificProp{{Name: "alias", Value: "true"}, {Name: "aws/alias-hosted-zone-id", Value: ""}}}),
 			`invalid: dnsendpoint infra/d: spec.endpoints[0].providerSpecific[1] (aws/alias-hosted-zone-id): want a hosted zone id, e.g. Z35SXDOTRQ7X7K` + "\n"},
+		{"alias of one type on a CNAME", de(
+			&DNSEndpointRecord{DNSName: "v4.example.com", RecordType: "CNAME", Targets: []string{"v4.example.net"}, ProviderSpecific: []ProviderSpecificProp{{Name: "alias", Value: "A"}}},
+			&DNSEndpointRecord{DNSName: "v6.example.com", RecordType: "CNAME", Targets: []string{"v6.example.net"}, ProviderSpecific: []ProviderSpecificProp{{Name: "alias", Value: "AAAA"}}}),
+			"v4.example.com CNAME v4.example.net ttl=0 simple crd/infra/d map[alias:A]\nv6.example.com CNAME v6.example.net ttl=0 simple crd/infra/d map[alias:AAAA]\n"},
+		{"alias of one type on an A record", de(&DNSEndpointRecord{DNSName: "a.example.com", RecordType: "A", Targets: []string{"192.0.2.1"}, ProviderSpecific: []ProviderSpecificProp{{Name: "alias", Value: "AAAA"}}}),
+			`invalid: dnsendpoint infra/d: spec.endpoints[0].providerSpecific[0] (alias) "AAAA": "A" and "AAAA" make a CNAME record (a hostname target) an alias of that type only; on an A record set "true" or remove it` + "\n"},
+		{"alias neither bool nor type", de(&DNSEndpointRecord{DNSName: "a.example.com", RecordType: "CNAME", Targets: []string{"lb.example.net"}, ProviderSpecific: []ProviderSpecificProp{{Name: "alias", Value: "aaaa"}}}),
+			`invalid: dnsendpoint infra/d: spec.endpoints[0].providerSpecific[0] (alias) "aaaa": want "true", "false", "A" or "AAAA"` + "\n"},
+		{"hosted zone id pins the record", de(&DNSEndpointRecord{DNSName: "a.example.com", RecordType: "A", Targets: []string{"192.0.2.1"}, ProviderSpecific: []ProviderSpecificProp{{Name: "aws/hosted-zone-id", Value: "/hostedzone/Z0PRIVATE1"}}}),
+			"a.example.com A 192.0.2.1 ttl=0 simple crd/infra/d map[aws/hosted-zone-id:Z0PRIVATE1]\n"},
+		{"hosted zone id not one", de(&DNSEndpointRecord{DNSName: "a.example.com", RecordType: "A", Targets: []string{"192.0.2.1"}, ProviderSpecific: []ProviderSpecificProp{{Name: "aws/hosted-zone-id", Value: "private"}}}),
+			`invalid: dnsendpoint infra/d: spec.endpoints[0].providerSpecific[0] (aws/hosted-zone-id) "private": want a hosted zone id, e.g. "Z1D633PJN98FT9" or "/hostedzone/Z1D633PJN98FT9"` + "\n"},
 		{"unsupported aws property", de(&DNSEndpointRecord{DNSName: "a.example.com", RecordType: "A", Targets: []string{"192.0.2.1"}, ProviderSpecific: []ProviderSpecificProp{{Name: "aws/geolocation-country-code", Value: "DE"}}}),
 			`invalid: dnsendpoint infra/d: spec.endpoints[0].providerSpecific[0] (aws/geolocation-country-code) "DE": ` + reasonAWSOther + "\n"},
 	}

@@ -26,6 +26,19 @@ type Result struct {
 	Pending []Pending
 	// Skipped are objects left out on purpose, e.g. annotated for another controller.
 	Skipped []Skipped
+	// Overridden are annotations read and set aside, each with its object and a sentence
+	// naming both keys: with Config.LegacyAnnotationPrefix, a legacy-prefix annotation whose
+	// value differs from the same key under an earlier prefix, which wins as in external-dns
+	// v0.23 (which logs a warning for each). The object is published from the winner; this
+	// is for the controller to say so.
+	Overridden []Skipped
+}
+
+// override files a's set-aside annotations.
+func (r *Result) override(a *objectAnnotations) {
+	for _, m := range a.overridden {
+		r.Overridden = append(r.Overridden, Skipped{Object: a.obj, Reason: m})
+	}
 }
 
 // Pending is a valid object without targets yet.
@@ -69,4 +82,8 @@ func (r *Result) sort() {
 	slices.SortStableFunc(r.Skipped, func(a, b Skipped) int {
 		return cmp.Or(compareRefs(a.Object, b.Object), cmp.Compare(a.Reason, b.Reason))
 	})
+	slices.SortFunc(r.Overridden, func(a, b Skipped) int {
+		return cmp.Or(compareRefs(a.Object, b.Object), cmp.Compare(a.Reason, b.Reason))
+	})
+	r.Overridden = slices.Compact(r.Overridden)
 }

@@ -422,6 +422,48 @@ var cases = []chartCase{
 		},
 	},
 	{
+		name:   "registry crd: DNSRecord rules, DNSRecords in the release namespace",
+		values: []string{"--set", "registry=crd"},
+		check: func(t *testing.T, r rendered, d *appsv1.Deployment) {
+			args := container(t, d).Args
+			i := slices.Index(args, "--registry=crd")
+			if i < 0 || i+1 >= len(args) || args[i+1] != "--crd-registry-namespace="+namespace {
+				t.Errorf("args %q: want --registry=crd then --crd-registry-namespace=%s", args, namespace)
+			}
+			rules := ruleList(t, r)
+			for _, want := range dnsRecordRules {
+				if !slices.Contains(rules, want) {
+					t.Errorf("ClusterRole rules %q lack %q", rules, want)
+				}
+			}
+		},
+	},
+	{
+		name:   "registry crd in crdRegistryNamespace",
+		values: []string{"--set", "registry=crd", "--set", "crdRegistryNamespace=dns-ownership"},
+		check: func(t *testing.T, r rendered, d *appsv1.Deployment) {
+			if args := container(t, d).Args; !slices.Contains(args, "--crd-registry-namespace=dns-ownership") {
+				t.Errorf("args %q lack --crd-registry-namespace=dns-ownership", args)
+			}
+		},
+	},
+	{
+		name:   "registry txt: no DNSRecord rule nor flag",
+		values: []string{"--set", "registry=txt", "--set", "crdRegistryNamespace=dns-ownership"},
+		check: func(t *testing.T, r rendered, d *appsv1.Deployment) {
+			for _, a := range container(t, d).Args {
+				if strings.HasPrefix(a, "--crd-registry-namespace") {
+					t.Errorf("arg %q with registry txt", a)
+				}
+			}
+			for _, rule := range ruleList(t, r) {
+				if slices.Contains(dnsRecordRules, rule) {
+					t.Errorf("ClusterRole rule %q with registry txt", rule)
+				}
+			}
+		},
+	},
+	{
 		name:     "fullnameOverride",
 		values:   []string{"--set", "fullnameOverride=dns", "--set", "replicas=2"},
 		fullname: "dns",
@@ -432,6 +474,9 @@ var cases = []chartCase{
 		},
 	},
 }
+
+// dnsRecordRules are the ClusterRole rules registry: crd adds (ruleList's form).
+var dnsRecordRules = []string{"externaldns.k8s.io/dnsrecords: list,create,update,delete", "externaldns.k8s.io/dnsrecords/status: update"}
 
 // flags returns the case's helm value flags, the owner id and the image repository first.
 func (c chartCase) flags() []string {
@@ -755,6 +800,10 @@ func TestSchemaRejects(t *testing.T) {
 			want: []string{"extraArgs[0] --dns-server=192.0.2.53: set Cutovers through the cutovers value"}, templateOnly: true},
 		{name: "a cutover flag in the extraArgs map", values: []string{"--set-json", `extraArgs={"cutovers":null,"debounce":"2s"}`},
 			want: []string{"extraArgs.cutovers: set Cutovers through the cutovers value"}, templateOnly: true},
+		{name: "registry dynamodb", values: []string{"--set", "registry=dynamodb"},
+			want: []string{"registry", "registry must be one of the following"}},
+		{name: "registry crd with cutovers", values: []string{"--set", "registry=crd", "--set", "cutovers.enabled=true"},
+			want: []string{"registry: crd does not go with cutovers.enabled"}, templateOnly: true},
 		{name: "cloudMap as a boolean", values: []string{"--set", "cloudMap=true"},
 			want: []string{"cloudMap", "Invalid type. Expected: object, given: boolean"}},
 		{name: "--cloudmap in extraArgs", values: []string{"--set-json", `extraArgs=["--debounce=2s","--cloudmap"]`},
@@ -791,6 +840,23 @@ func TestSchemaRejects(t *testing.T) {
 // deploy/crds, byte for byte.
 func TestChartCRDIsDeployCRD(t *testing.T) {
 	const name = "dnsendpoints.externaldns.k8s.io.yaml"
+	a, err := os.ReadFile(chartDir + "/crds/" + name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile("../../deploy/crds/" + name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(a) != string(b) {
+		t.Errorf("deploy/chart/crossfade/crds/%s differs from deploy/crds/%s: copy it again", name, name)
+	}
+}
+
+// TestChartDNSRecordCRDIsDeployCRD: the DNSRecord CRD the chart installs (crds/) is the
+// one in deploy/crds (external-dns v0.23.0's), byte for byte.
+func TestChartDNSRecordCRDIsDeployCRD(t *testing.T) {
+	const name = "dnsrecords.externaldns.k8s.io.yaml"
 	a, err := os.ReadFile(chartDir + "/crds/" + name)
 	if err != nil {
 		t.Fatal(err)

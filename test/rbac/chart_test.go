@@ -38,6 +38,9 @@ type release struct {
 	cloudMapArgs []string
 	// cutoverArgs are the rendered Deployment's --cutovers and its runner flags, in order.
 	cutoverArgs []string
+	// registryArgs are the rendered Deployment's --registry=crd and
+	// --crd-registry-namespace flags; nil with registry: txt.
+	registryArgs []string
 }
 
 // roleRules are the leader-election Role's rules; none when the chart renders no Role.
@@ -116,6 +119,9 @@ func decodeRelease(manifests []byte, ns string) (*release, error) {
 				if slices.ContainsFunc([]string{"--cutovers", "--dns-server=", "--elbv2-endpoint=", "--cloudwatch-endpoint="},
 					func(f string) bool { return a == f || (strings.HasSuffix(f, "=") && strings.HasPrefix(a, f)) }) {
 					rel.cutoverArgs = append(rel.cutoverArgs, a)
+				}
+				if a == "--registry=crd" || strings.HasPrefix(a, "--crd-registry-namespace=") {
+					rel.registryArgs = append(rel.registryArgs, a)
 				}
 			}
 			continue

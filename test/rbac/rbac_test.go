@@ -139,6 +139,7 @@ func TestChartRBAC(t *testing.T) {
 		runCases(t, cases)
 	})
 	t.Run("cutovers", func(t *testing.T) { runCases(t, cutoverCases(t, s, helm)) })
+	t.Run("crd-registry", func(t *testing.T) { runCases(t, crdRegistryCases(t, s, helm)) })
 	t.Logf("total: %s", time.Since(began).Round(100*time.Millisecond))
 }
 
@@ -352,6 +353,7 @@ func sufficientCase(t *testing.T, s *shared, rel *release, sources []string, ns 
 	}
 	w.addCloudMap(t, rel)
 	w.addCutover(t, rel)
+	w.addCRDRegistry(rel)
 	if err := w.grant(ctx, rel, rel.clusterRole.Rules, rel.roleRules(), t.TempDir()); err != nil {
 		t.Fatal(err)
 	}
@@ -389,6 +391,7 @@ func minimalCase(t *testing.T, s *shared, rel *release, sources []string, a atom
 	}
 	w.addCloudMap(t, rel)
 	w.addCutover(t, rel)
+	w.addCRDRegistry(rel)
 	cluster, role := rel.clusterRole.Rules, rel.roleRules()
 	if a.role == "Role" {
 		role = without(role, a)

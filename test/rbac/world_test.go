@@ -80,6 +80,9 @@ type world struct {
 	// cutoverArgs are the controller's --cutovers flags, limited to the world's
 	// namespace, when rel's Deployment runs Cutovers (addCutover); nil otherwise.
 	cutoverArgs []string
+	// registryArgs are the controller's --registry crd flags, its DNSRecords in the
+	// world's namespace, when rel's Deployment runs the CRD registry (addCRDRegistry).
+	registryArgs []string
 }
 
 // cloudMapAddr is the ready endpoint of the world's Service "api": its Cloud Map instance.
@@ -441,6 +444,7 @@ func (w *world) controllerArgs(sources []string, extra ...string) []string {
 	}
 	args = append(args, w.cloudMapArgs...)
 	args = append(args, w.cutoverArgs...)
+	args = append(args, w.registryArgs...)
 	return append(args, extra...)
 }
 
@@ -575,6 +579,9 @@ func (w *world) run(ctx context.Context, sources []string, d time.Duration, abor
 		}})
 	}
 	for _, c := range w.cutoverSteps(ctx) {
+		steps = append(steps, c)
+	}
+	for _, c := range w.crdRegistrySteps(ctx) {
 		steps = append(steps, c)
 	}
 	if slices.Contains(sources, controller.SourceService) {

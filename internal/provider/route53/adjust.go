@@ -1,6 +1,7 @@
 package route53
 
 import (
+	"cmp"
 	"strconv"
 
 	"github.com/crossfade-io/crossfade/internal/elbzone"
@@ -16,6 +17,10 @@ import (
 //     becomes an alias A record. So does an unmarked CNAME whose one target is an AWS load
 //     balancer (elbzone knows its canonical zone), as external-dns does unless
 //     --aws-prefer-cname (Config.PreferCNAME); `alias: "false"` keeps it a CNAME.
+//   - A CNAME marked alias "A" or "AAAA" (external-dns v0.23's alias of one type, from a
+//     DNSEndpoint) becomes an alias of that type alone, with no alias of the other type
+//     beside it, whatever its target, and its mark becomes "true" as Route 53 reads it
+//     back (external-dns v0.23's AliasNormalizingMiddleware does the same).
 //   - An alias A made from a CNAME to an AWS load balancer gets an alias AAAA beside it,
 //     same target and properties, as external-dns v0.21 writes it (its pull request 5111):
 //     Route 53 accepts an AAAA alias to any load balancer, and for an IPv4-only one it
@@ -69,14 +74,19 @@ func adjust(e *endpoint.Endpoint, preferCNAME bool) (_ *endpoint.Endpoint, dual 
 	if e.Type == endpoint.TypeCNAME && !marked && !preferCNAME && toLoadBalancer(e) {
 		alias = true
 	}
+	// only is the one alias type asked for; "" for both (an alias to a load balancer) or A.
+	var only string
+	if e.Type == endpoint.TypeCNAME && (v == endpoint.AliasOnlyA || v == endpoint.AliasOnlyAAAA) {
+		alias, only = true, v
+	}
 	switch {
 	case alias && e.Type == endpoint.TypeCNAME:
 		c := e.Clone()
-		c.Type, c.TTL = endpoint.TypeA, 0
-		if !marked {
+		c.Type, c.TTL = cmp.Or(only, endpoint.TypeA), 0
+		if !marked || only != "" {
 			c.SetProp(endpoint.PropAlias, "true")
 		}
-		return c, toLoadBalancer(e)
+		return c, only == "" && toLoadBalancer(e)
 	case alias && e.IsAlias():
 		if !e.TTL.IsConfigured() {
 			return e, false
