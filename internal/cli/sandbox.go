@@ -90,7 +90,8 @@ answers), health checks the targets for DescribeTargetHealth, drains deregistere
 and counts the requests that CloudWatch reports. An ALB's DNS name answers 127.0.0.1 to
 Route 53 aliases; clients still need the listener's port. A Network Load Balancer's TCP
 listeners are weighted TCP proxies the same way: each new connection follows the weights,
-open ones stay where they are (AWS/NetworkELB flow counts in CloudWatch).
+open ones stay where they are (AWS/NetworkELB flow counts in CloudWatch, by load balancer
+only, as AWS publishes them: an NLB's split between target groups is not in CloudWatch).
 
 Targets registered with non-loopback addresses (pods' TEST-NET-1 192.0.2.x) are reached only
 through --target-addresses / PUT /_sandbox/addresses, which map each IP:port to a loopback

@@ -6,7 +6,12 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"net/netip"
+	neturl "net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -16,6 +21,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	elbv2 "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2"
 	"github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2/types"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/crossfade-io/crossfade/internal/cutover/gate"
 	leveralb "github.com/crossfade-io/crossfade/internal/cutover/lever/alb"
@@ -29,12 +36,18 @@ import (
 // weighted TCP target groups (targets registered with TEST-NET-1 addresses that the sandbox
 // maps to loopback echo servers), long-lived connections opened before the cutover and
 // new connections opened all through it, and Run moving the weights 100/0 → 0/100 with
-// ModifyListener, gated on target health and on the per-group new connections the
-// sandbox's CloudWatch counts in AWS/NetworkELB.
+// ModifyListener, gated on target health and on the backends' own connection counts read
+// through a real Prometheus. AWS/NetworkELB publishes flow counts per load balancer only,
+// so CloudWatch cannot tell an NLB's target groups apart: the plan refuses albTraffic and
+// retire.cloudWatch on an NLB, and gates on what the clusters count themselves.
+
+// backendConns counts, per group, the connections the backends accepted: the clusters' own
+// metrics, as a database's or a proxy's exporter would publish them.
+var backendConnsHelp = prometheus.CounterOpts{Name: "backend_connections_total", Help: "Connections the backend accepted."}
 
 // tcpBackend is a loopback server that says its group's name when a connection opens,
-// then echoes.
-func tcpBackend(t *testing.T, group string) netip.AddrPort {
+// then echoes; it counts each connection in conns.
+func tcpBackend(t *testing.T, group string, conns *prometheus.CounterVec) netip.AddrPort {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -42,11 +55,12 @@ func tcpBackend(t *testing.T, group string) netip.AddrPort {
 	}
 	var wg sync.WaitGroup
 	var mu sync.Mutex
-	conns := map[net.Conn]bool{}
+	open := map[net.Conn]bool{}
+	counted := conns.WithLabelValues(group)
 	t.Cleanup(func() {
 		_ = ln.Close()
 		mu.Lock()
-		for c := range conns {
+		for c := range open {
 			_ = c.Close()
 		}
 		mu.Unlock()
@@ -59,13 +73,14 @@ func tcpBackend(t *testing.T, group string) netip.AddrPort {
 				return
 			}
 			mu.Lock()
-			conns[c] = true
+			open[c] = true
 			mu.Unlock()
+			counted.Inc()
 			wg.Go(func() {
 				defer func() {
 					_ = c.Close()
 					mu.Lock()
-					delete(conns, c)
+					delete(open, c)
 					mu.Unlock()
 				}()
 				if _, err := io.WriteString(c, group+"\n"); err == nil {
@@ -124,6 +139,8 @@ type nlbEnv struct {
 	blueTG, greenTG  string
 	targetsPerGroup  int
 	registeredByName map[string][]types.TargetDescription
+	// metrics is where the backends' connection counts are served (host:port).
+	metrics string
 }
 
 func newNLBEnv(t *testing.T) *nlbEnv {
@@ -139,6 +156,10 @@ func newNLBEnv(t *testing.T) *nlbEnv {
 	}
 	// Each group's targets are TEST-NET-1 addresses, mapped to loopback backends.
 	mapping := map[netip.AddrPort]netip.AddrPort{}
+	reg := prometheus.NewRegistry()
+	conns := prometheus.NewCounterVec(backendConnsHelp, []string{"group"})
+	reg.MustRegister(conns)
+	e.metrics = serveMetrics(t, reg)
 	for gi, name := range []string{"blue", "green"} {
 		out, err := e.elb.CreateTargetGroup(ctx, &elbv2.CreateTargetGroupInput{Name: aws.String("db-" + name), Protocol: types.ProtocolEnumTcp, Port: aws.Int32(5432),
 			VpcId: aws.String("vpc-1"), TargetType: types.TargetTypeEnumIp, HealthCheckIntervalSeconds: aws.Int32(5), HealthCheckTimeoutSeconds: aws.Int32(2)})
@@ -149,7 +170,7 @@ func newNLBEnv(t *testing.T) *nlbEnv {
 		var targets []types.TargetDescription
 		for i := range e.targetsPerGroup {
 			ip := netip.AddrPortFrom(netip.AddrFrom4([4]byte{192, 0, 2, byte(10*(gi+1) + i)}), 5432)
-			mapping[ip] = tcpBackend(t, name)
+			mapping[ip] = tcpBackend(t, name, conns)
 			targets = append(targets, types.TargetDescription{Id: aws.String(ip.Addr().String()), Port: aws.Int32(5432)})
 		}
 		e.registeredByName[name] = targets
@@ -299,6 +320,16 @@ func TestNLBCutoverUnderLiveConnections(t *testing.T) {
 	}
 	load := startTCPLoad(e.listenerAddr, 4)
 	t.Cleanup(load.halt)
+	prom := startPrometheus(t, e.metrics)
+	// Each step's gate bounds green's share of the connections the backends accepted over
+	// the last 3s (scraped every second), between the previous step's share (the window
+	// still holds connections from before the write) and the step's own, with slack. The
+	// hold (5s) outlasts the window and a scrape, so the last check reads the step's
+	// weights alone: asserted below.
+	share := `sum(increase(backend_connections_total{group="green"}[3s])) / sum(increase(backend_connections_total[3s]))`
+	stepGate := func(lo, hi float64) string {
+		return fmt.Sprintf(`[{name: shares, prometheus: {url: %q, query: %q, min: %v, max: %v}}]`, prom, share, lo, hi)
+	}
 
 	p, err := spec.Parse([]byte(`apiVersion: crossfade.io/v1alpha1
 kind: Cutover
@@ -308,21 +339,20 @@ spec:
     listenerRules: [`+e.listener+`]
     from: db-blue
     to: db-green
-    cloudWatch: {delay: 0s}
-  steps: [10, 50, 100]
-  pause: 2s
+  steps:
+    - {percent: 10, gates: `+stepGate(0, 0.25)+`}
+    - {percent: 50, gates: `+stepGate(0.03, 0.65)+`}
+    - {percent: 100, gates: `+stepGate(0.35, 1)+`}
+  pause: 5s
   timeouts: {step: 30s}
   gates:
     - name: healthy
       targetHealth: {minHealthy: 2}
-    - name: flows
-      albTraffic: {period: 1, tolerance: 0.1, minRequests: 30}
 `), "plan.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	cw := leveralb.NewCloudWatch(e.cfg, e.sb.APIURL())
-	rep, err := Run(context.Background(), Config{Plan: p, Levers: albLevers(e.elb, cw), StateDir: t.TempDir(), By: "test@host",
+	rep, err := Run(context.Background(), Config{Plan: p, Levers: albLevers(e.elb, nil), StateDir: t.TempDir(), By: "test@host",
 		CheckInterval: 100 * time.Millisecond, PollInterval: 10 * time.Millisecond}, false)
 	if err != nil {
 		t.Fatalf("run: %v", err)
@@ -370,25 +400,131 @@ spec:
 			t.Errorf("a new connection after the cutover went to %s", s.group)
 		}
 	}
-	// Each step's traffic gate judged the new connections' shares that CloudWatch's
-	// AWS/NetworkELB counts gave, as the weights written promised.
+	// Each step's last check of the shares gate read, from the backends' own counts, the
+	// share of new connections the weights written promised; target health passed too.
 	if rep.Outcome != "completed" || len(rep.Steps) != 3 {
 		t.Fatalf("report: outcome %q, %d steps", rep.Outcome, len(rep.Steps))
 	}
-	for _, st := range rep.Steps {
-		var flows *gate.Result
+	for i, st := range rep.Steps {
+		judged := map[string]*gate.Result{}
 		for i := range st.Gates {
-			if st.Gates[i].Gate == "flows" && st.Gates[i].Pass && !st.Gates[i].Pending {
-				flows = &st.Gates[i]
+			if g := &st.Gates[i]; g.Pass && !g.Pending {
+				judged[g.Gate] = g
 			}
 		}
-		if flows == nil {
-			t.Errorf("%s: no judged pass of the flows gate: %+v", st.Name, st.Gates)
+		if judged["healthy"] == nil || judged["shares"] == nil {
+			t.Errorf("%s: want judged passes of the healthy and shares gates: %+v", st.Name, st.Gates)
 			continue
 		}
-		want := float64(st.Weights["green"]) / 100
-		if got := flows.Values["green.share"]; !strings.Contains(flows.Detail, "new connections") || got < want-0.1 || got > want+0.1 {
-			t.Errorf("%s: green's measured share %v, want %v ± 0.1: %s", st.Name, got, want, flows.Detail)
+		want := []float64{0.1, 0.5, 1}[i]
+		if w := st.Weights; float64(w["db-green"])/float64(w["db-blue"]+w["db-green"]) != want {
+			t.Errorf("%s: weights %v, want green at %v", st.Name, w, want)
+		}
+		if got, ok := judged["shares"].Values["value"]; !ok || got < want-0.1 || got > want+0.1 {
+			t.Errorf("%s: green's share of new connections %v, want %v ± 0.1: %s", st.Name, got, want, judged["shares"].Detail)
 		}
 	}
+}
+
+// TestNLBPlanRefusesCloudWatch: on the NLB's listener, a plan reading the groups' traffic
+// from CloudWatch (an albTraffic gate, retire.cloudWatch) is refused before anything is
+// written: AWS answers those queries with no datapoints, which would read as 0.
+func TestNLBPlanRefusesCloudWatch(t *testing.T) {
+	const listener = "arn:aws:elasticloadbalancing:us-east-1:123456789012:listener/net/db/50dc6c495c0c9188/0467ef3c8400ae65"
+	for _, tc := range []struct{ name, extra, want string }{
+		{"albTraffic", "  gates: [{albTraffic: {period: 1}}]\n", "spec.gates[0].albTraffic: not on a Network Load Balancer"},
+		{"retire.cloudWatch", "  retire: {cloudWatch: {period: 1}, window: 1m}\n", "spec.retire.cloudWatch: not on a Network Load Balancer"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := spec.Parse([]byte("apiVersion: crossfade.io/v1alpha1\nkind: Cutover\nmetadata: {name: db}\nspec:\n  alb: {listenerRules: ["+listener+"], from: db-blue, to: db-green}\n  steps: [50, 100]\n"+tc.extra), "plan.yaml")
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "not per target group") {
+				t.Fatalf("parse: %v; want %q and why", err, tc.want)
+			}
+		})
+	}
+}
+
+// serveMetrics serves reg's metrics on a loopback port until the test ends; it returns
+// the host:port.
+func serveMetrics(t *testing.T, reg *prometheus.Registry) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), ReadHeaderTimeout: 10 * time.Second}
+	done := make(chan struct{})
+	go func() { defer close(done); _ = srv.Serve(ln) }()
+	t.Cleanup(func() { _ = srv.Close(); <-done })
+	return ln.Addr().String()
+}
+
+// startPrometheus runs the real Prometheus (/usr/bin/prometheus, scripts/deps.sh test) on
+// a free loopback port, scraping target every second, until the test ends; it returns its
+// URL once it has scraped target three times.
+func startPrometheus(t *testing.T, target string) string {
+	t.Helper()
+	bin, err := exec.LookPath("prometheus")
+	if err != nil {
+		t.Fatalf("prometheus is not installed (%v): run scripts/deps.sh test, or apt-get install prometheus", err)
+	}
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "prometheus.yml")
+	conf := fmt.Sprintf("global: {scrape_interval: 1s, evaluation_interval: 1s}\nscrape_configs:\n  - job_name: backends\n    static_configs: [{targets: [%q]}]\n", target)
+	if err := os.WriteFile(cfg, []byte(conf), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// The port is found free and then handed over: another process may take it in
+	// between, and then Prometheus exits and the next port is tried.
+	for attempt := range 3 {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr := ln.Addr().String()
+		_ = ln.Close()
+		logPath := filepath.Join(dir, fmt.Sprintf("prometheus-%d.log", attempt))
+		logFile, err := os.Create(logPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(bin, "--config.file="+cfg, "--storage.tsdb.path="+filepath.Join(dir, fmt.Sprintf("data-%d", attempt)),
+			"--web.listen-address="+addr, "--log.level=warn")
+		cmd.Stdout, cmd.Stderr = logFile, logFile
+		if err := cmd.Start(); err != nil {
+			_ = logFile.Close()
+			t.Fatalf("start %s: %v", bin, err)
+		}
+		exited := make(chan struct{})
+		go func() { _ = cmd.Wait(); _ = logFile.Close(); close(exited) }()
+		t.Cleanup(func() { _ = cmd.Process.Kill(); <-exited })
+		url := "http://" + addr
+		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); {
+			select {
+			case <-exited:
+				out, _ := os.ReadFile(logPath)
+				t.Logf("prometheus exited before ready:\n%s", out)
+			case <-time.After(200 * time.Millisecond):
+			}
+			select {
+			case <-exited:
+			default:
+				// Ready, and the backends scraped for 3s: the gates' increase over 3s has
+				// the two samples it needs.
+				if resp, err := http.Get(url + "/api/v1/query?query=" + neturl.QueryEscape("count_over_time(up[3s]) >= 3")); err == nil {
+					body, _ := io.ReadAll(resp.Body)
+					_ = resp.Body.Close()
+					if resp.StatusCode == http.StatusOK && strings.Contains(string(body), `"value"`) {
+						return url
+					}
+				}
+				continue
+			}
+			break
+		}
+		_ = cmd.Process.Kill()
+		<-exited
+	}
+	t.Fatal("prometheus did not start and scrape the backends in 3 tries")
+	return ""
 }

@@ -320,12 +320,14 @@ func TestInstanceTargets(t *testing.T) {
 			DefaultActions: []elb.Action{{Type: elb.ActionForward, Forward: &elb.ForwardConfig{TargetGroups: []elb.WeightedTargetGroup{{TargetGroupARN: tgARN, Weight: 1}}}}}}},
 		TargetGroups: []elb.TargetGroup{{ARN: tgARN, Protocol: "HTTP", TargetType: "instance",
 			HealthCheck: elb.HealthCheck{Enabled: true, Path: "/healthz", IntervalSeconds: 5, TimeoutSeconds: 2, HealthyThreshold: 5, UnhealthyThreshold: 2},
-			// i-0aaa is mapped; i-0bbb's IP is not; i-0ccc has no IP at all.
+			// i-0aaa is mapped; i-0bbb's IP is not; i-0ccc has no IP at all (not running).
 			Targets: []elb.Target{{ID: "i-0aaa", Port: 8080}, {ID: "i-0bbb", Port: 8080}, {ID: "i-0ccc", Port: 8080}}}},
 	}
 	b.apply(snap)
-	if got := p.TargetHealth(tgARN); len(got) != 3 || got["10.0.1.5:8080"].State == "" || got["10.0.1.6:8080"].State == "" || got["i-0ccc:8080"].State == "" {
-		t.Fatalf("the proxy's targets: %v, want 10.0.1.5:8080, 10.0.1.6:8080 and i-0ccc:8080", got)
+	// An instance without an IP is not handed to the proxy at all: ELBv2 reports it
+	// unused (Target.InvalidState), never checked nor dialled.
+	if got := p.TargetHealth(tgARN); len(got) != 2 || got["10.0.1.5:8080"].State == "" || got["10.0.1.6:8080"].State == "" {
+		t.Fatalf("the proxy's targets: %v, want 10.0.1.5:8080 and 10.0.1.6:8080 only", got)
 	}
 	src := proxyHealth{p: p, registered: &b.registered}
 	deadline := time.Now().Add(10 * time.Second)
@@ -336,7 +338,7 @@ func TestInstanceTargets(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	for _, id := range []string{"i-0bbb:8080", "i-0ccc:8080"} {
+	for _, id := range []string{"i-0bbb:8080"} {
 		for h[id].State == elb.StateInitial && time.Now().Before(deadline) {
 			time.Sleep(20 * time.Millisecond)
 			h = src.TargetHealth(tgARN)
@@ -350,5 +352,23 @@ func TestInstanceTargets(t *testing.T) {
 	}
 	if out, n := dl.outside(a); len(out) > 0 || n == 0 {
 		t.Errorf("sockets to %v besides a's (%d in all): an instance without a route was dialled", out, n)
+	}
+}
+
+// TestNLBInstanceWithoutIP: an NLB instance target whose instance has no IP (stopped, or
+// unknown to EC2) is not handed to the TCP proxy at all, so no address mapping can route
+// it (it was "0.0.0.0:port", which a "0.0.0.0" mapping would have served); a running one
+// is served at its private IP, unmapped from v4-in-v6.
+func TestNLBInstanceWithoutIP(t *testing.T) {
+	const tgARN = "arn:aws:elasticloadbalancing:us-east-1:123456789012:targetgroup/nodes/1"
+	ips := map[string]netip.Addr{"i-0run": netip.MustParseAddr("::ffff:192.0.2.10")}
+	b := &nlbBridge{instanceIP: func(id string) (netip.Addr, bool) { ip, ok := ips[id]; return ip, ok }}
+	cfg, registered := b.proxyConfig(elb.Snapshot{TargetGroups: []elb.TargetGroup{{ARN: tgARN, Protocol: elb.ProtocolTCP, TargetType: "instance",
+		Targets: []elb.Target{{ID: "i-0run", Port: 8080}, {ID: "i-0stopped", Port: 8080}, {ID: "192.0.2.99", Port: 8080}}}}})
+	if len(cfg.TargetGroups) != 1 || fmt.Sprint(cfg.TargetGroups[0].Targets) != "[192.0.2.10:8080 192.0.2.99:8080]" {
+		t.Fatalf("the proxy's groups: %+v, want the running instance and the IP target only", cfg.TargetGroups)
+	}
+	if got := registered[tgARN]; len(got) != 1 || got["192.0.2.10:8080"] != "i-0run:8080" {
+		t.Errorf("registered %v, want 192.0.2.10:8080 → i-0run:8080", got)
 	}
 }

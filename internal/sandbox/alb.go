@@ -209,7 +209,13 @@ func proxyConfig(snap elb.Snapshot, instanceIP func(id string) (netip.Addr, bool
 			if tr.Draining() {
 				continue
 			}
-			addr := targetAddr(tr, instanceIP)
+			addr, ok := targetAddr(tr, instanceIP)
+			if !ok {
+				// An instance that is not running (or that EC2 does not know): ELBv2
+				// reports it unused, Target.InvalidState, and the proxy neither checks it
+				// nor sends it anything. elb.Store re-applies when EC2 changes.
+				continue
+			}
 			if seen[addr] {
 				// Two instances with one private IP: the proxy can address only one, and a
 				// duplicate would make the whole config invalid.
@@ -254,17 +260,18 @@ func proxyConfig(snap elb.Snapshot, instanceIP func(id string) (netip.Addr, bool
 }
 
 // targetAddr is the address the proxy knows a target by: IP:port, with an instance's
-// private IP for an instance. An instance without one keeps its id ("i-0abc:8080"), which
-// has no route: the proxy reports it unhealthy and never dials it.
-func targetAddr(tr elb.Target, instanceIP func(id string) (netip.Addr, bool)) string {
+// private IP for an instance. ok is false for an instance with none (not running, or not
+// known to EC2): it is not served at all. Without EC2 (instanceIP nil) an instance keeps
+// its id ("i-0abc:8080"), which has no route: unhealthy, never dialled.
+func targetAddr(tr elb.Target, instanceIP func(id string) (netip.Addr, bool)) (addr string, ok bool) {
 	if !strings.HasPrefix(tr.ID, "i-") || instanceIP == nil {
-		return tr.Address()
+		return tr.Address(), true
 	}
 	ip, ok := instanceIP(tr.ID)
 	if !ok {
-		return tr.Address()
+		return "", false
 	}
-	return netip.AddrPortFrom(ip.Unmap(), uint16(tr.Port)).String()
+	return netip.AddrPortFrom(ip.Unmap(), uint16(tr.Port)).String(), true
 }
 
 // forwardOf is the forward action among a rule's actions: its weighted groups and its

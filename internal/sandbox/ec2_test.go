@@ -155,7 +155,7 @@ func TestEC2AdminRefusals(t *testing.T) {
 
 // TestEC2InstanceTargets registers instance targets to a group of target type instance: a
 // running instance the sandbox's EC2 knows is accepted, an unknown or stopped one refused
-// with ELBv2's InvalidTarget.
+// with ELBv2's InvalidTarget, an IP address with its ValidationError.
 func TestEC2InstanceTargets(t *testing.T) {
 	ctx := context.Background()
 	sb := sandboxtest.Start(t)
@@ -186,6 +186,11 @@ func TestEC2InstanceTargets(t *testing.T) {
 		if !errors.As(err, &ae) || ae.ErrorCode() != "InvalidTarget" || ae.ErrorMessage() != want {
 			t.Fatalf("register %s: err = %v, want InvalidTarget: %s", id, err, want)
 		}
+	}
+	// An IP address is not an instance id: ELBv2 refuses it in an instance group.
+	_, err = lbc.RegisterTargets(ctx, &elbv2.RegisterTargetsInput{TargetGroupArn: arn, Targets: []types.TargetDescription{{Id: aws.String("192.0.2.10")}}})
+	if ae := smithy.APIError(nil); !errors.As(err, &ae) || ae.ErrorCode() != "ValidationError" || ae.ErrorMessage() != "Instance ID '192.0.2.10' is not valid" {
+		t.Fatalf("register an IP address to an instance group: err = %v, want ValidationError: Instance ID '192.0.2.10' is not valid", err)
 	}
 	health, err := lbc.DescribeTargetHealth(ctx, &elbv2.DescribeTargetHealthInput{TargetGroupArn: arn})
 	if err != nil {

@@ -25,7 +25,8 @@ import (
 //   - DescribeTargetHealth of a TCP target group reads the proxy's TCP health checks; the
 //     store takes one health source, so the bridge wraps the one it finds (the ALB
 //     proxy's) and answers TCP groups itself;
-//   - GetMetricData's AWS/NetworkELB metrics read the proxy's per-second flow counts.
+//   - GetMetricData's AWS/NetworkELB metrics read the proxy's per-second flow counts, by
+//     load balancer only, as AWS publishes them (no TargetGroup dimension).
 //
 // The proxy dials targets only through the sandbox's targetaddr.Map. Lock order as in
 // alb.go: store → proxy → group; the proxy never calls back into the store.
@@ -98,15 +99,18 @@ func (b *nlbBridge) proxyConfig(snap elb.Snapshot) (nlbproxy.Config, map[string]
 			}
 			addr := tr.Address()
 			if strings.HasPrefix(tr.ID, "i-") {
-				// An instance target is served at the instance's IP: without one it has no
-				// route, and an unroutable placeholder keeps it unhealthy, never dialled.
-				ip := netip.IPv4Unspecified()
+				// An instance target is served at the instance's IP. One that has none
+				// (not running, or unknown to EC2) is not served at all: ELBv2 reports it
+				// unused, Target.InvalidState, and the proxy neither checks nor dials it
+				// (never a placeholder address an address mapping could route).
+				ip, ok := netip.Addr{}, false
 				if b.instanceIP != nil {
-					if got, ok := b.instanceIP(tr.ID); ok {
-						ip = got
-					}
+					ip, ok = b.instanceIP(tr.ID)
 				}
-				addr = net.JoinHostPort(ip.String(), strconv.Itoa(tr.Port))
+				if !ok {
+					continue
+				}
+				addr = net.JoinHostPort(ip.Unmap().String(), strconv.Itoa(tr.Port))
 				if registered[tg.ARN] == nil {
 					registered[tg.ARN] = map[string]string{}
 				}
@@ -185,6 +189,11 @@ type lbMetrics struct {
 func (m lbMetrics) Series(ctx context.Context, lb, tg, metric string, from, to time.Time) ([]cloudwatchapi.Point, error) {
 	if !strings.HasPrefix(lb, "net/") {
 		return m.alb.Series(ctx, lb, tg, metric, from, to)
+	}
+	if tg != "" {
+		// AWS/NetworkELB has no per-target-group flow counts (the catalog refuses the
+		// query before it gets here): never answer one, though the proxy counts them.
+		return nil, nil
 	}
 	key, ok := m.nlb.seriesKey(lb, tg)
 	if !ok {

@@ -272,6 +272,11 @@ func (a *ALBTraffic) Check(ctx context.Context, s Step) Result {
 		}
 		groups = append(groups, s.TargetGroups[i])
 	}
+	if isNLB(groups) {
+		// Never judged on nothing: AWS/NetworkELB has no per-target-group flow counts, and
+		// a query for them answers no datapoints, which would read as 0 connections.
+		return r.fail(fmt.Errorf("target groups %s and %s are behind a Network Load Balancer: %s", groups[0].Name, groups[1].Name, spec.NLBCloudWatchWhy))
+	}
 	now := a.now()
 	end := publishedEnd(now, a.period, a.delay)
 	start := a.windowStart(s.Since, end)
@@ -284,10 +289,6 @@ func (a *ALBTraffic) Check(ctx context.Context, s Step) Result {
 				a.delay, start.Add(a.period+a.delay).Format(time.TimeOnly))
 		}
 		return r
-	}
-	if isNLB(groups) && (a.maxErrRate != nil || a.maxRT > 0) {
-		// Never judged on nothing: an NLB publishes no 5xx nor response times.
-		return r.fail(fmt.Errorf("maxErrorRate and maxResponseTime cannot be judged on a Network Load Balancer: AWS/NetworkELB counts connections, not HTTP responses; remove them from the gate"))
 	}
 	ctx, cancel := context.WithTimeout(ctx, albTimeout)
 	defer cancel()
@@ -375,11 +376,7 @@ func (a *ALBTraffic) judge(r Result, s Step, groups []TargetGroup, counts []grou
 			}
 		}
 	}
-	// An NLB's counts are new connections, and it has no 5xx: say so rather than print 0s.
-	nlb, noun := isNLB(groups), "requests"
-	if nlb {
-		noun = "new connections"
-	}
+	noun := "requests"
 	shares := fmt.Sprintf("%s %s in %s", fmtFloat(total), noun, window.Round(time.Second))
 	if len(parts) > 0 {
 		shares = strings.Join(parts, ", ") + " of " + shares
@@ -418,9 +415,6 @@ func (a *ALBTraffic) judge(r Result, s Step, groups []TargetGroup, counts []grou
 			r.set(id+".error_rate", c.errors/c.requests)
 		}
 		line := fmt.Sprintf("%s: %s requests, %s target 5xx", g.label(), fmtFloat(c.requests), fmtFloat(c.errors))
-		if nlb {
-			line = fmt.Sprintf("%s: %s new connections, at most %s open at once", g.label(), fmtFloat(c.requests), fmtFloat(c.active))
-		}
 		if c.rtCount > 0 {
 			line += fmt.Sprintf(", %s average response", rt.Round(100*time.Microsecond))
 		}
@@ -456,12 +450,9 @@ func (a *ALBTraffic) judge(r Result, s Step, groups []TargetGroup, counts []grou
 	return r
 }
 
-// groupCounts are one group's sums over a window, over its load balancers. For a Network
-// Load Balancer, requests are new connections (NewFlowCount) and active the most
-// connections open at once (ActiveFlowCount's Maximum), summed over its load balancers.
+// groupCounts are one group's sums over a window, over its load balancers.
 type groupCounts struct {
 	requests, errors float64
-	active           float64
 	// rtSum is the sum of TargetResponseTime in seconds over rtCount responses.
 	rtSum, rtCount float64
 }
@@ -471,19 +462,8 @@ type metricSpec struct {
 	id, metric, stat string
 }
 
-// The NLB's metrics: new connections stand for requests, and the connections open show a
-// group still in use after its new connections stopped. An NLB has no 5xx nor response
-// times (a gate bounding them is refused).
-var nlbMetrics = []metricSpec{
-	{"req", "NewFlowCount", "Sum"},
-	{"act", "ActiveFlowCount", "Maximum"},
-}
-
-// CloudWatch namespaces of the two families.
-const (
-	albNamespace = "AWS/ApplicationELB"
-	nlbNamespace = "AWS/NetworkELB"
-)
+// albNamespace is the CloudWatch namespace of the ALB's metrics.
+const albNamespace = "AWS/ApplicationELB"
 
 // isNLBDimension reports whether a LoadBalancer dimension ("net/NAME/ID") is an NLB's.
 func isNLBDimension(lb string) bool { return strings.HasPrefix(lb, "net/") }
@@ -516,11 +496,13 @@ func readALBMetrics(ctx context.Context, api MetricsAPI, groups []TargetGroup, s
 			return nil, fmt.Errorf("target group %s: no load balancer of the plan's rules forwards to it", g.Name)
 		}
 		for li, lb := range g.LoadBalancers {
+			if isNLBDimension(lb) {
+				// AWS/NetworkELB's flow counts have no TargetGroup dimension: the query
+				// would answer no datapoints, read as 0.
+				return nil, fmt.Errorf("target group %s: load balancer %s is a Network Load Balancer: %s", g.Name, lb, spec.NLBCloudWatchWhy)
+			}
 			namespace, metrics := albNamespace, albMetrics[:1]
-			switch {
-			case isNLBDimension(lb):
-				namespace, metrics = nlbNamespace, nlbMetrics
-			case all:
+			if all {
 				metrics = albMetrics
 			}
 			for _, m := range metrics {
@@ -545,7 +527,7 @@ func readALBMetrics(ctx context.Context, api MetricsAPI, groups []TargetGroup, s
 		}
 		out, err := api.GetMetricData(ctx, in)
 		if err != nil {
-			return nil, fmt.Errorf("GetMetricData %s %s to %s: %w", namespaceOf(groups), start.Format(time.TimeOnly), end.Format(time.TimeOnly), err)
+			return nil, fmt.Errorf("GetMetricData %s %s to %s: %w", albNamespace, start.Format(time.TimeOnly), end.Format(time.TimeOnly), err)
 		}
 		for _, res := range out.MetricDataResults {
 			// A series CloudWatch could not read is not a series without datapoints: counted
@@ -555,14 +537,10 @@ func readALBMetrics(ctx context.Context, api MetricsAPI, groups []TargetGroup, s
 			case st == cwtypes.StatusCodePartialData && aws.ToString(out.NextToken) != "":
 			default:
 				return nil, fmt.Errorf("GetMetricData %s %s to %s: result %s: status %s%s: not read whole",
-					namespaceOf(groups), start.Format(time.TimeOnly), end.Format(time.TimeOnly), aws.ToString(res.Id), st, fmtMessages(res.Messages))
+					albNamespace, start.Format(time.TimeOnly), end.Format(time.TimeOnly), aws.ToString(res.Id), st, fmtMessages(res.Messages))
 			}
 			id := aws.ToString(res.Id)
 			for _, v := range res.Values {
-				if strings.HasSuffix(id, "_act") {
-					sums[id] = max(sums[id], v) // a Maximum over the window, not a sum
-					continue
-				}
 				sums[id] += v
 			}
 		}
@@ -579,18 +557,9 @@ func readALBMetrics(ctx context.Context, api MetricsAPI, groups []TargetGroup, s
 			out[gi].errors += sums[id+"e5xx"]
 			out[gi].rtSum += sums[id+"rtsum"]
 			out[gi].rtCount += sums[id+"rtn"]
-			out[gi].active += sums[id+"act"]
 		}
 	}
 	return out, nil
-}
-
-// namespaceOf names the namespace the groups' metrics are read in, for messages.
-func namespaceOf(groups []TargetGroup) string {
-	if isNLB(groups) {
-		return nlbNamespace
-	}
-	return albNamespace
 }
 
 // fmtMessages prints a GetMetricData result's messages: " (Code: Value; …)", or "".

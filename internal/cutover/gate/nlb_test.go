@@ -6,13 +6,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-
 	"github.com/crossfade-io/crossfade/internal/cutover/spec"
 )
 
-// The ALB gates over a Network Load Balancer's listener: its groups' traffic is read in
-// AWS/NetworkELB, new connections standing for requests.
+// The ALB's CloudWatch readers over a Network Load Balancer's listener: AWS/NetworkELB
+// publishes flow counts per load balancer only (TargetGroup is a dimension of the host
+// counts alone), so a query for a group's flows answers no datapoints. Read as 0, that
+// would stall every step's share or declare a cluster holding connections drained: the
+// readers refuse an NLB instead.
 
 const lbNLB = "net/db/50dc6c495c0c9188"
 
@@ -26,80 +27,62 @@ func nlbStep(from, to int64) Step {
 	return s
 }
 
-func TestNLBTrafficReadsFlows(t *testing.T) {
+// TestNLBTrafficRefused: the traffic gate fails on an NLB's groups, judged or not yet,
+// whatever the fake CloudWatch would answer (here: per-group flows AWS never publishes),
+// and reads nothing.
+func TestNLBTrafficRefused(t *testing.T) {
 	blueTG, greenTG := "targetgroup/shop-blue/73e2d6bc24d8a067", "targetgroup/shop-green/1a2b3c4d5e6f7a8b"
+	rate := 0.01
 	for _, tc := range []struct {
-		name       string
-		blue, grn  float64
-		pass       bool
-		wantDetail string
+		name  string
+		g     spec.ALBTrafficGate
+		since time.Duration // before now; 0: the window has not begun
 	}{
-		{"shares as written", 450, 50, true, "green 10% (want 10%) of 500 new connections"},
-		{"shares off", 250, 250, false, "share off by more than"},
+		{"shares", spec.ALBTrafficGate{Period: 1, MinRequests: 100}, time.Minute},
+		{"shares before the first period", spec.ALBTrafficGate{Period: 60}, 0},
+		{"HTTP bounds", spec.ALBTrafficGate{Period: 1, MaxErrorRate: &rate, MaxResponseTime: &spec.Duration{Duration: time.Second}}, time.Minute},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			api := &fakeMetrics{values: map[series][]float64{
-				{blueTG, lbNLB, "NewFlowCount", "Sum"}:  {tc.blue},
-				{greenTG, lbNLB, "NewFlowCount", "Sum"}: {tc.grn},
-				// An ALB metric of an NLB is never read: were it, the share would be off.
-				{greenTG, lbNLB, "RequestCount", "Sum"}: {tc.blue * 10},
+				{blueTG, lbNLB, "NewFlowCount", "Sum"}:  {450},
+				{greenTG, lbNLB, "NewFlowCount", "Sum"}: {50},
 			}}
-			tol := 0.05
-			g, err := NewALBTraffic("traffic", spec.ALBTrafficGate{Period: 1, Tolerance: &tol, MinRequests: 100}, api, 0)
+			g, err := NewALBTraffic("traffic", tc.g, api, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
-			r := g.Check(context.Background(), nlbStep(90, 10))
-			if r.Pass != tc.pass || r.Pending || !strings.Contains(r.Detail, tc.wantDetail) {
-				t.Fatalf("check %+v: want pass %v with %q", r, tc.pass, tc.wantDetail)
+			s := nlbStep(90, 10)
+			s.Since = time.Now().Add(-tc.since)
+			r := g.Check(context.Background(), s)
+			if r.Pass || r.Pending || !strings.Contains(r.Err, "behind a Network Load Balancer") || !strings.Contains(r.Err, "not per target group") {
+				t.Errorf("check %+v: want a failure naming the NLB and why", r)
 			}
-			for _, in := range api.ins {
-				for _, q := range in.MetricDataQueries {
-					m := q.MetricStat.Metric
-					if ns, name := aws.ToString(m.Namespace), aws.ToString(m.MetricName); ns != "AWS/NetworkELB" || name != "NewFlowCount" && name != "ActiveFlowCount" {
-						t.Errorf("query %s %s: want AWS/NetworkELB NewFlowCount or ActiveFlowCount", ns, name)
-					}
-				}
+			if len(api.ins) != 0 {
+				t.Errorf("%d GetMetricData calls: want none", len(api.ins))
 			}
 		})
 	}
 }
 
-// TestNLBTrafficRefusesHTTPBounds: a 5xx or response-time bound on an NLB fails the check
-// rather than pass on counts an NLB does not publish.
-func TestNLBTrafficRefusesHTTPBounds(t *testing.T) {
-	rate := 0.01
-	for _, g := range []spec.ALBTrafficGate{
-		{Period: 1, MaxErrorRate: &rate},
-		{Period: 1, MaxResponseTime: &spec.Duration{Duration: time.Second}},
-	} {
-		gate, err := NewALBTraffic("traffic", g, &fakeMetrics{}, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		gate.now = func() time.Time { return time.Now().Add(time.Minute) }
-		s := nlbStep(90, 10)
-		s.Since = time.Now().Add(-time.Minute)
-		if r := gate.Check(context.Background(), s); r.Pass || !strings.Contains(r.Err, "cannot be judged on a Network Load Balancer") {
-			t.Errorf("%+v: want a failure naming the NLB", r)
-		}
+// TestNLBMetricsReadRefused: the reader under both the gate and the retire check errors on
+// an NLB dimension rather than return 0 for the series AWS does not publish.
+func TestNLBMetricsReadRefused(t *testing.T) {
+	api := &fakeMetrics{}
+	now := time.Now()
+	counts, err := readALBMetrics(context.Background(), api, nlbStep(0, 100).TargetGroups[:1], now.Add(-time.Minute), now, time.Second, false)
+	if err == nil || !strings.Contains(err.Error(), "load balancer "+lbNLB+" is a Network Load Balancer") {
+		t.Fatalf("counts %+v, err %v: want an error naming the NLB", counts, err)
+	}
+	if len(api.ins) != 0 {
+		t.Errorf("%d GetMetricData calls: want none", len(api.ins))
 	}
 }
 
-// TestNLBResidualCountsOpenConnections: a from group with no new connection but two open
-// ones is not drained.
-func TestNLBResidualCountsOpenConnections(t *testing.T) {
-	blueTG := "targetgroup/shop-blue/73e2d6bc24d8a067"
-	api := &fakeMetrics{values: map[series][]float64{{blueTG, lbNLB, "ActiveFlowCount", "Maximum"}: {2, 1}}}
-	r, err := NewALBResidual(spec.Retire{CloudWatch: &spec.RetireCloudWatch{Period: 1}}, api, nlbStep(0, 100).TargetGroups[0], 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rate, ok, err := r.Rate(context.Background())
-	if err != nil || !ok || rate != 2 {
-		t.Fatalf("rate %v %v %v: want 2 (two connections open, no new one)", rate, ok, err)
-	}
-	if !strings.Contains(r.Source(), "AWS/NetworkELB NewFlowCount and ActiveFlowCount of target group shop-blue") {
-		t.Errorf("source %q", r.Source())
+// TestNLBResidualRefused: retire.cloudWatch built in Go for an NLB's group is refused: it
+// would find a group holding long-lived connections drained on no measurement.
+func TestNLBResidualRefused(t *testing.T) {
+	r, err := NewALBResidual(spec.Retire{CloudWatch: &spec.RetireCloudWatch{Period: 1}}, &fakeMetrics{}, nlbStep(0, 100).TargetGroups[0], 0)
+	if err == nil || !strings.Contains(err.Error(), "is behind a Network Load Balancer ("+lbNLB+")") || !strings.Contains(err.Error(), "retire.metrics or retire.prometheus") {
+		t.Fatalf("residual %+v, err %v: want a refusal naming the NLB and what to use", r, err)
 	}
 }

@@ -82,6 +82,12 @@ func NewALBResidual(r spec.Retire, api MetricsAPI, from TargetGroup, delay time.
 	if !spec.ValidPeriod(period) {
 		return nil, fmt.Errorf("retire: cloudWatch: period %d: want 1, 5, 10, 20, 30 or a multiple of 60 seconds", period)
 	}
+	if isNLB([]TargetGroup{from}) {
+		// Never a 0 for a group nothing measures: AWS/NetworkELB has no per-target-group
+		// flow counts, and the query for them answers no datapoints.
+		return nil, fmt.Errorf("retire: cloudWatch: target group %s is behind a Network Load Balancer (%s): %s",
+			from.Name, strings.Join(from.LoadBalancers, ", "), spec.NLBCloudWatchWhy)
+	}
 	if _, ok := arnSuffix(from.ARN); !ok || len(from.LoadBalancers) == 0 {
 		return nil, fmt.Errorf("retire: cloudWatch: target group %s (%q) has no ARN or no load balancer of the plan's rules", from.Name, from.ARN)
 	}
@@ -94,11 +100,7 @@ func NewALBResidual(r spec.Retire, api MetricsAPI, from TargetGroup, delay time.
 // Source says where the rate is read, for the report.
 func (r *Residual) Source() string {
 	if r.cw != nil {
-		what := "AWS/ApplicationELB RequestCount"
-		if isNLB([]TargetGroup{r.group}) {
-			what = "AWS/NetworkELB NewFlowCount and ActiveFlowCount"
-		}
-		return fmt.Sprintf("CloudWatch %s of target group %s (load balancer %s, period %s, delay %s)", what,
+		return fmt.Sprintf("CloudWatch AWS/ApplicationELB RequestCount of target group %s (load balancer %s, period %s, delay %s)",
 			r.group.Name, strings.Join(r.group.LoadBalancers, ", "), r.period, r.delay)
 	}
 	if r.prom != nil {
@@ -122,11 +124,7 @@ func (r *Residual) Rate(ctx context.Context) (rate float64, ok bool, err error) 
 		if err != nil {
 			return 0, false, fmt.Errorf("retire: %w", err)
 		}
-		rate := counts[0].requests / end.Sub(start).Seconds()
-		// An NLB group's new connections can stop while connections it was given stay
-		// open for hours: each open connection counts as one per second, so a group is
-		// never found drained under a live connection.
-		return max(rate, counts[0].active), true, nil
+		return counts[0].requests / end.Sub(start).Seconds(), true, nil
 	}
 	if r.prom != nil {
 		val, _, err := r.prom.Query(ctx, r.query, time.Now())

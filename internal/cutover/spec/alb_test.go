@@ -126,8 +126,9 @@ const (
 // told by the ARN: nothing else in the plan changes) with a traffic gate on shares.
 func TestNLBListenerPlan(t *testing.T) {
 	p, err := Parse([]byte(planYAML(nil, kv{"zone": del, "records": del,
-		"alb":   "{listenerRules: [" + testNLBListener + "], from: shop-blue, to: shop-green}",
-		"gates": "[{targetHealth: {minHealthy: 1}}, {albTraffic: {period: 1, tolerance: 0.1}}]"})), "plan.yaml")
+		"alb":    "{listenerRules: [" + testNLBListener + "], from: shop-blue, to: shop-green}",
+		"gates":  `[{targetHealth: {minHealthy: 1}}, {prometheus: {url: "http://127.0.0.1:9090", query: "sum(rate(conns_total[1m]))", max: 1000}}]`,
+		"retire": `{metrics: "http://127.0.0.1:9100/metrics", counter: conns_total, window: 1m}`})), "plan.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,9 +161,18 @@ func TestALBProblems(t *testing.T) {
 			[]string{"spec.alb.listenerRules[0]", "a Network Load Balancer's weighted target groups are its listener's default action: list the listener"}},
 		{"an NLB listener beside an ALB rule", kv{"zone": del, "records": del, "alb": alb("["+testRule+", "+testNLBListener+"]", "a", "b")},
 			[]string{"spec.alb.listenerRules: lists Network Load Balancer listeners", "a cutover's target groups belong to one kind of load balancer"}},
-		{"HTTP bounds on an NLB", kv{"zone": del, "records": del, "alb": alb("["+testNLBListener+"]", "a", "b"),
+		{"albTraffic on an NLB", kv{"zone": del, "records": del, "alb": alb("["+testNLBListener+"]", "a", "b"),
+			"gates": "[{targetHealth: {}}, {albTraffic: {period: 1}}]"},
+			[]string{"spec.gates[1].albTraffic: not on a Network Load Balancer: AWS/NetworkELB publishes flow counts per load balancer only, not per target group",
+				"gate on targetHealth and the clusters' own metrics (a prometheus gate"}},
+		{"albTraffic with HTTP bounds on an NLB", kv{"zone": del, "records": del, "alb": alb("["+testNLBListener+"]", "a", "b"),
 			"gates": "[{albTraffic: {maxErrorRate: 0.01, maxResponseTime: 1s}}]"},
-			[]string{`spec.gates[0].albTraffic.maxErrorRate "0.01": not on a Network Load Balancer`, `spec.gates[0].albTraffic.maxResponseTime "1s": not on a Network Load Balancer`}},
+			[]string{"spec.gates[0].albTraffic: not on a Network Load Balancer"}},
+		{"retire.cloudWatch on an NLB", kv{"zone": del, "records": del, "alb": alb("["+testNLBListener+"]", "a", "b"),
+			"retire": `{cloudWatch: {period: 1}, window: 1m}`},
+			[]string{"spec.retire.cloudWatch: not on a Network Load Balancer: AWS/NetworkELB publishes flow counts per load balancer only", "retire.metrics or retire.prometheus"}},
+		{"no retire source on an NLB", kv{"zone": del, "records": del, "alb": alb("["+testNLBListener+"]", "a", "b"), "retire": `{window: 1m}`},
+			[]string{"spec.retire: want metrics (with counter) or prometheus", "an NLB's is not in CloudWatch"}},
 		{"duplicate rule", kv{"zone": del, "records": del, "alb": alb("["+testRule+", "+testRule+"]", "a", "b")},
 			[]string{"spec.alb.listenerRules[1]", "duplicate of spec.alb.listenerRules[0]"}},
 		{"bad groups", kv{"zone": del, "records": del, "alb": alb("["+testRule+"]", "-bad", "x")},

@@ -133,7 +133,8 @@ type Retire struct {
 	// Prometheus is a query yielding the from cluster's request rate, instead of Metrics.
 	Prometheus *RetireQuery `json:"prometheus,omitempty"`
 	// CloudWatch reads, with spec.alb, the from target group's RequestCount
-	// (AWS/ApplicationELB, by TargetGroup and LoadBalancer) instead of Metrics.
+	// (AWS/ApplicationELB, by TargetGroup and LoadBalancer) instead of Metrics. Refused
+	// for a Network Load Balancer, whose flow counts are not published per target group.
 	CloudWatch *RetireCloudWatch `json:"cloudWatch,omitempty"`
 	// +kubebuilder:validation:Minimum=0
 
@@ -149,9 +150,8 @@ type Retire struct {
 }
 
 // RetireCloudWatch reads the from target group's request rate from CloudWatch: its
-// RequestCount over the last period (and what has come of the current one); for a Network
-// Load Balancer its NewFlowCount, and at least the connections still open
-// (ActiveFlowCount), so a group carrying a live connection is never found drained.
+// RequestCount over the last period (and what has come of the current one). Not for a
+// Network Load Balancer: AWS/NetworkELB has no per-target-group flow counts.
 type RetireCloudWatch struct {
 	// +kubebuilder:validation:Minimum=1
 
@@ -178,7 +178,9 @@ type ALB struct {
 	// the HTTPS listener's rule for one host, shifted together. Or Network Load Balancer
 	// listener ARNs (…:listener/net/…): an NLB's weighted target groups are its listener's
 	// default action, and a weight applies to new connections only. A plan does not mix
-	// NLB and ALB ARNs.
+	// NLB and ALB ARNs. An NLB plan gates on targetHealth and the clusters' own metrics
+	// (prometheus, retire.metrics or retire.prometheus): AWS/NetworkELB publishes flow
+	// counts per load balancer only, so albTraffic and retire.cloudWatch are refused.
 	ListenerRules []string `json:"listenerRules"`
 	// Select, in place of ListenerRules, selects every listener default action and
 	// listener rule of the named load balancers whose forward action includes both From
@@ -353,9 +355,10 @@ type TargetHealthGate struct {
 // since the step's weights took effect, and compares to's measured share of them with
 // the share the weights written promise: the ALB lever's counterpart of the dns gate.
 // It also bounds each group's target 5xx rate (HTTPCode_Target_5XX_Count /
-// RequestCount) and its average TargetResponseTime. For a Network Load Balancer it
-// compares the shares of new connections (AWS/NetworkELB NewFlowCount; minRequests counts
-// connections) and refuses maxErrorRate and maxResponseTime: an NLB publishes no HTTP codes.
+// RequestCount) and its average TargetResponseTime. It is refused on a Network Load
+// Balancer: AWS/NetworkELB publishes flow counts per load balancer only, not per target
+// group, so an NLB's split cannot be read from CloudWatch (use a prometheus gate on the
+// clusters' own metrics).
 type ALBTrafficGate struct {
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=1

@@ -795,17 +795,16 @@ func (v validator) gate(p *field.Path, g Gate) (errs field.ErrorList) {
 	return errs
 }
 
+// NLBCloudWatchWhy says why CloudWatch cannot judge a Network Load Balancer cutover: the
+// gates' and the retire check's refusals on an NLB end with it.
+const NLBCloudWatchWhy = "AWS/NetworkELB publishes flow counts per load balancer only, not per target group: an NLB's split between target groups cannot be read from CloudWatch; " +
+	"gate on targetHealth and the clusters' own metrics (a prometheus gate; retire.metrics or retire.prometheus)"
+
 func (v validator) albTrafficGate(p *field.Path, g *ALBTrafficGate) (errs field.ErrorList) {
 	if a := v.c.Spec.ALB; a != nil && NetworkRules(a.ListenerRules) > 0 {
-		// An NLB counts connections (AWS/NetworkELB NewFlowCount), not HTTP responses: a
-		// bound on 5xx or response times would be judged on nothing.
-		const why = "not on a Network Load Balancer: it publishes no HTTP status codes nor response times (AWS/NetworkELB counts connections); the gate judges its new connections' shares"
-		if g.MaxErrorRate != nil {
-			errs = append(errs, v.ps.forbidden(p.Child("maxErrorRate"), formatFloat(*g.MaxErrorRate), why))
-		}
-		if g.MaxResponseTime != nil {
-			errs = append(errs, v.ps.forbidden(p.Child("maxResponseTime"), g.MaxResponseTime.String(), why))
-		}
+		// A query for an NLB's flows by target group answers no datapoints on AWS, which
+		// would read as 0 connections: a gate judged on nothing.
+		return append(errs, v.ps.forbidden(p, "", "not on a Network Load Balancer: "+NLBCloudWatchWhy))
 	}
 	if t := g.Tolerance; t != nil && !(*t >= 0 && *t <= 1) {
 		errs = append(errs, v.ps.invalid(p.Child("tolerance"), formatFloat(*t), wantRatio))
@@ -996,6 +995,8 @@ func (v validator) retire(p *field.Path, r *Retire) (errs field.ErrorList) {
 		}
 	}
 	switch {
+	case len(sources) == 0 && v.c.Spec.ALB != nil && NetworkRules(v.c.Spec.ALB.ListenerRules) > 0:
+		errs = append(errs, v.ps.invalid(p, "", "want metrics (with counter) or prometheus: where to read the from cluster's request rate (an NLB's is not in CloudWatch)"))
 	case len(sources) == 0 && v.c.Spec.ALB != nil:
 		errs = append(errs, v.ps.invalid(p, "", "want cloudWatch (the from target group's RequestCount), metrics (with counter) or prometheus: where to read the from cluster's request rate"))
 	case len(sources) == 0:
@@ -1007,6 +1008,9 @@ func (v validator) retire(p *field.Path, r *Retire) (errs field.ErrorList) {
 		switch pp := cp.Child("period"); {
 		case v.c.Spec.ALB == nil:
 			errs = append(errs, v.ps.forbidden(cp, "", "only with spec.alb: it reads the from target group's CloudWatch RequestCount; use metrics or prometheus for a Route 53 cutover"))
+		case NetworkRules(v.c.Spec.ALB.ListenerRules) > 0:
+			// Read as 0 flows, it would declare a cluster that still holds connections drained.
+			errs = append(errs, v.ps.forbidden(cp, "", "not on a Network Load Balancer: "+NLBCloudWatchWhy))
 		case v.ps.present(pp) && !ValidPeriod(r.CloudWatch.Period):
 			errs = append(errs, v.ps.invalid(pp, strconv.Itoa(r.CloudWatch.Period), wantPeriod))
 		}

@@ -215,8 +215,11 @@ func TestResolveNetwork(t *testing.T) {
 		ok                            bool
 	}{
 		{"new flows by load balancer", NetworkNamespace, NewFlowCount, "", []dimension{lb}, true},
-		{"new flows by target group", NetworkNamespace, NewFlowCount, "Count", []dimension{tg, lb}, true},
-		{"active flows by target group", NetworkNamespace, ActiveFlowCount, "", []dimension{lb, tg}, true},
+		{"active flows by load balancer", NetworkNamespace, ActiveFlowCount, "", []dimension{lb}, true},
+		// AWS publishes an NLB's flows by LoadBalancer only: TargetGroup is not a dimension.
+		{"new flows by target group", NetworkNamespace, NewFlowCount, "Count", []dimension{tg, lb}, false},
+		{"active flows by target group", NetworkNamespace, ActiveFlowCount, "", []dimension{lb, tg}, false},
+		{"resets by target group", NetworkNamespace, TCPELBResetCount, "", []dimension{lb, tg}, false},
 		{"ELB resets", NetworkNamespace, TCPELBResetCount, "", []dimension{lb}, true},
 		{"an NLB's RequestCount is not published", Namespace, RequestCount, "", []dimension{lb, tg}, false},
 		{"an NLB's flows under the ALB namespace", Namespace, NewFlowCount, "", []dimension{lb}, false},

@@ -318,3 +318,58 @@ func BenchmarkSDKGetMetricData(b *testing.B) {
 		}
 	}
 }
+
+// TestSDKNetworkFlowsByTargetGroup: an NLB's flow counts are published by LoadBalancer
+// only, as on AWS: a GetMetricData query adding a TargetGroup dimension comes back
+// Complete with no values, even from a source that counts per target group, and the load
+// balancer's own series is served.
+func TestSDKNetworkFlowsByTargetGroup(t *testing.T) {
+	const nlb, tg = "net/db/50dc6c495c0c9188", "targetgroup/db-blue/73e2d6bc24d8a067"
+	now := time.Now().UTC().Truncate(time.Minute)
+	src := memSource{}
+	for _, m := range []string{NewFlowCount, ActiveFlowCount, TCPELBResetCount} {
+		for _, group := range []string{"", tg} {
+			src[[3]string{nlb, group, m}] = []Point{CountPoint(now.Add(-30*time.Second), 5)}
+		}
+	}
+	api, err := New(Config{Source: src, Registerer: prometheus.NewRegistry(), Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(api)
+	t.Cleanup(srv.Close)
+	client := cloudwatch.New(cloudwatch.Options{Region: "us-east-1", BaseEndpoint: aws.String(srv.URL),
+		Credentials: credentials.NewStaticCredentialsProvider("test", "test", "")})
+	query := func(id, metric, stat string, dims ...string) types.MetricDataQuery {
+		var ds []types.Dimension
+		for i := 0; i < len(dims); i += 2 {
+			ds = append(ds, types.Dimension{Name: aws.String(dims[i]), Value: aws.String(dims[i+1])})
+		}
+		return types.MetricDataQuery{Id: aws.String(id), MetricStat: &types.MetricStat{
+			Metric: &types.Metric{Namespace: aws.String(NetworkNamespace), MetricName: aws.String(metric), Dimensions: ds},
+			Period: aws.Int32(60), Stat: aws.String(stat)}}
+	}
+	out, err := client.GetMetricData(context.Background(), &cloudwatch.GetMetricDataInput{
+		StartTime: aws.Time(now.Add(-time.Minute)), EndTime: aws.Time(now),
+		MetricDataQueries: []types.MetricDataQuery{
+			query("lb", NewFlowCount, "Sum", DimLoadBalancer, nlb),
+			query("tgnew", NewFlowCount, "Sum", DimTargetGroup, tg, DimLoadBalancer, nlb),
+			query("tgactive", ActiveFlowCount, "Maximum", DimLoadBalancer, nlb, DimTargetGroup, tg),
+			query("tgreset", TCPELBResetCount, "Sum", DimTargetGroup, tg, DimLoadBalancer, nlb),
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]types.MetricDataResult{}
+	for _, r := range out.MetricDataResults {
+		got[aws.ToString(r.Id)] = r
+	}
+	if r := got["lb"]; len(r.Values) != 1 || r.Values[0] != 5 {
+		t.Errorf("load balancer's NewFlowCount: %v, want [5]", r.Values)
+	}
+	for _, id := range []string{"tgnew", "tgactive", "tgreset"} {
+		if r, ok := got[id]; !ok || r.StatusCode != types.StatusCodeComplete || len(r.Values) != 0 {
+			t.Errorf("%s by TargetGroup: %+v: want Complete with no values (AWS/NetworkELB has no TargetGroup dimension for flows)", id, r)
+		}
+	}
+}

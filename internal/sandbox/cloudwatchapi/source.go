@@ -96,14 +96,14 @@ var catalog = map[string]metricInfo{
 		dimSets: [][]string{{DimLoadBalancer}, {DimLoadBalancer, DimTargetGroup}}},
 }
 
-// networkCatalog lists the NLB metrics served, as catalog does the ALB's.
+// networkCatalog lists the NLB metrics served, as catalog does the ALB's. AWS publishes an
+// NLB's flow and reset counts by LoadBalancer (and AvailabilityZone) only: TargetGroup is a
+// dimension of its host counts alone, so a query for a target group's flows answers no
+// values, on AWS and here. An NLB's split between target groups is not in CloudWatch.
 var networkCatalog = map[string]metricInfo{
-	NewFlowCount: {unit: "Count", countLike: true,
-		dimSets: [][]string{{DimLoadBalancer}, {DimLoadBalancer, DimTargetGroup}}},
-	ActiveFlowCount: {unit: "Count",
-		dimSets: [][]string{{DimLoadBalancer}, {DimLoadBalancer, DimTargetGroup}}},
-	TCPELBResetCount: {unit: "Count", countLike: true,
-		dimSets: [][]string{{DimLoadBalancer}, {DimLoadBalancer, DimTargetGroup}}},
+	NewFlowCount:     {unit: "Count", countLike: true, dimSets: [][]string{{DimLoadBalancer}}},
+	ActiveFlowCount:  {unit: "Count", dimSets: [][]string{{DimLoadBalancer}}},
+	TCPELBResetCount: {unit: "Count", countLike: true, dimSets: [][]string{{DimLoadBalancer}}},
 }
 
 // dimension is one name/value pair of a query's metric.

@@ -447,6 +447,15 @@ func (s *Store) InstanceIP(id string) (netip.Addr, bool) {
 	return ip, err == nil
 }
 
+// InstanceState is the state of the instance id ("running", "stopped", …); ok is false
+// when EC2 has no such instance. The ELBv2 store names it in a target's health.
+func (s *Store) InstanceState(id string) (state string, ok bool) {
+	if in := s.read().instances[id]; in != nil {
+		return in.State, true
+	}
+	return "", false
+}
+
 // Snapshot is everything the store holds, each kind sorted by id.
 func (s *Store) Snapshot() Snapshot {
 	st := s.read()

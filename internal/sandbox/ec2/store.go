@@ -32,6 +32,10 @@ type Store struct {
 	mu      sync.RWMutex
 	st      state // published records are immutable
 	closed  bool
+
+	subMu   sync.Mutex
+	subs    map[int]func()
+	nextSub int
 }
 
 // state is every record by id.
@@ -143,25 +147,69 @@ func newRuleID() string {
 	return "sgr-" + hex.EncodeToString(b)[:17]
 }
 
+// Subscribe calls fn after every declaration that changed something, once the change is
+// published and before Declare returns, until cancel is called. fn runs outside the
+// store's locks (it may read the store), on the declaring goroutine; the ELBv2 store
+// uses it to serve an instance that stopped, started or moved as it now is.
+func (s *Store) Subscribe(fn func()) (cancel func()) {
+	s.subMu.Lock()
+	defer s.subMu.Unlock()
+	if s.subs == nil {
+		s.subs = map[int]func(){}
+	}
+	s.nextSub++
+	id := s.nextSub
+	s.subs[id] = fn
+	return func() {
+		s.subMu.Lock()
+		defer s.subMu.Unlock()
+		delete(s.subs, id)
+	}
+}
+
+// notify calls the subscribers, in the order they subscribed.
+func (s *Store) notify() {
+	s.subMu.Lock()
+	ids := slices.Sorted(maps.Keys(s.subs))
+	fns := make([]func(), 0, len(ids))
+	for _, id := range ids {
+		fns = append(fns, s.subs[id])
+	}
+	s.subMu.Unlock()
+	for _, fn := range fns {
+		fn()
+	}
+}
+
 // Declare adds or replaces the objects of doc (see Document). The whole document is
 // checked first, against itself and what exists; a refused one changes nothing and its
-// *DeclareError names the field.
+// *DeclareError names the field. Subscribers hear of a change before it returns.
 func (s *Store) Declare(doc Document) error {
+	changed, err := s.declare(doc)
+	if changed {
+		s.notify()
+	}
+	return err
+}
+
+// declare is Declare under the write lock: whether it changed anything.
+func (s *Store) declare(doc Document) (bool, error) {
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
 	t := s.begin()
 	if err := t.declare(doc); err != nil {
-		return err
+		return false, err
 	}
 	t.dropUnchanged()
 	if err := s.commit(t); err != nil {
-		return err
+		return false, err
 	}
-	if n := t.size(); n > 0 {
+	n := t.size()
+	if n > 0 {
 		s.log.Info("ec2 declared", "vpcs", len(doc.VPCs), "subnets", len(doc.Subnets), "security_groups", len(doc.SecurityGroups),
 			"instances", len(doc.Instances), "network_interfaces", len(doc.NetworkInterfaces), "changed", n)
 	}
-	return nil
+	return n > 0, nil
 }
 
 // dropUnchanged leaves out of the write the records equal to the stored ones, so that a

@@ -2,6 +2,7 @@ package ec2
 
 import (
 	"errors"
+	"fmt"
 	"net/netip"
 	"path/filepath"
 	"reflect"
@@ -370,5 +371,37 @@ func TestStateFile(t *testing.T) {
 	}
 	if len(want.SecurityGroups[0].Ingress) != 1 || len(want.NetworkInterfaces) != 1 {
 		t.Fatalf("state = %+v", want)
+	}
+}
+
+// TestSubscribe: a subscriber hears of every declaration that changed something, before
+// Declare returns and with the change readable, and of nothing else (a repeated or
+// refused declaration); after cancel, of nothing.
+func TestSubscribe(t *testing.T) {
+	s := declared(t)
+	var heard []string
+	cancel := s.Subscribe(func() {
+		st, _ := s.InstanceState("i-run")
+		heard = append(heard, st)
+	})
+	stopped := base()
+	stopped.Instances[0].State = "stopped"
+	bad := base()
+	bad.Instances[0].SubnetID = "subnet-none"
+	for _, doc := range []Document{base(), stopped, stopped, bad} {
+		_ = s.Declare(doc)
+	}
+	if fmt.Sprint(heard) != "[stopped]" {
+		t.Errorf("heard %q, want one call, after i-run stopped", heard)
+	}
+	if st, ok := s.InstanceState("i-gone"); ok || st != "" {
+		t.Errorf("InstanceState(i-gone) = %q, %t: want no instance", st, ok)
+	}
+	cancel()
+	if err := s.Declare(base()); err != nil {
+		t.Fatal(err)
+	}
+	if len(heard) != 1 {
+		t.Errorf("heard %q after cancel", heard)
 	}
 }

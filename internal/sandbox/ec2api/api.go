@@ -7,11 +7,13 @@
 // Name.N (GroupId.1, Filter.1.Value.1, IpPermissions.1.IpRanges.1.CidrIp), answered in
 // XML in the 2016-11-15 namespace with a <requestId>, errors as
 // <Response><Errors><Error>…</Error></Errors><RequestID>…</RequestID></Response>. Every
-// other action answers UnsupportedOperation.
+// other EC2 action answers UnsupportedOperation; a name that is no EC2 action answers
+// InvalidAction, as EC2 does.
 package ec2api
 
 import (
 	"bytes"
+	_ "embed"
 	"encoding/xml"
 	"errors"
 	"fmt"
@@ -38,6 +40,24 @@ const DefaultMaxBodyBytes = 1 << 20
 
 // CodeUnsupported is the code of the answer to an action the sandbox does not serve.
 const CodeUnsupported = "UnsupportedOperation"
+
+// CodeInvalidAction is the code of the answer to an action EC2 does not have.
+const CodeInvalidAction = "InvalidAction"
+
+// actionList is every action of the EC2 API, one a line: the operations of aws-sdk-go-v2's
+// EC2 client (TestActionsAreTheSDKs keeps it in step).
+//
+//go:embed actions.txt
+var actionList string
+
+// actions is actionList as a set.
+var actions = func() map[string]bool {
+	m := map[string]bool{}
+	for _, a := range strings.Fields(actionList) {
+		m[a] = true
+	}
+	return m
+}()
 
 // Config holds what the API serves from and reports to.
 type Config struct {
@@ -103,6 +123,11 @@ func (c codec) Decode(r *http.Request, reqID string) (string, awsapi.Handler, er
 		return "", nil, &awsapi.Error{Code: "MissingAction", Message: "The request must contain the parameter Action."}
 	}
 	h, ok := c.a.ops[action]
+	if !ok && !actions[action] {
+		// Not an EC2 action at all: EC2's answer, which tells a client it has the wrong
+		// endpoint rather than an unserved call.
+		return "", nil, &awsapi.Error{Code: CodeInvalidAction, Message: fmt.Sprintf("The action %s is not valid for this web service.", action)}
+	}
 	if !ok {
 		return "", nil, &awsapi.Error{Code: CodeUnsupported, Message: fmt.Sprintf(
 			"%s is not supported by the crossfade sandbox: its EC2 serves %s, the calls the AWS Load Balancer Controller makes to bind targets (see internal/sandbox/ec2api)",

@@ -3,7 +3,11 @@ package ec2api
 import (
 	"context"
 	"errors"
+	"io"
+	"maps"
+	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -437,4 +441,60 @@ func TestUnsupportedAction(t *testing.T) {
 	}
 	_, err = f.client.DescribeVpcs(context.Background(), &awsec2.DescribeVpcsInput{DryRun: aws.Bool(true)})
 	wantAPIError(t, err, "DryRunOperation", "Request would have succeeded, but DryRun flag is set.")
+}
+
+// TestInvalidAction: a name that is no EC2 action answers EC2's InvalidAction, status
+// 400, in the EC2 error shape; a real EC2 action the sandbox does not serve keeps
+// UnsupportedOperation (TestUnsupportedAction).
+func TestInvalidAction(t *testing.T) {
+	f := newFixture(t)
+	for _, action := range []string{"Nope", "describeVpcs", "DescribeVpc"} {
+		resp, err := http.Post(f.srv.URL, "application/x-www-form-urlencoded", strings.NewReader("Action="+action+"&Version="+Version))
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		want := "<Code>InvalidAction</Code><Message>The action " + action + " is not valid for this web service.</Message>"
+		if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), want) || !strings.Contains(string(body), "<Response><Errors><Error>") {
+			t.Errorf("Action=%s: %d %s, want 400 with %s", action, resp.StatusCode, body, want)
+		}
+	}
+}
+
+// TestActionsAreTheSDKs: actions.txt, the EC2 actions told apart from names EC2 does not
+// have, is the operations of aws-sdk-go-v2's EC2 client, and includes every action served.
+func TestActionsAreTheSDKs(t *testing.T) {
+	typ := reflect.TypeFor[*awsec2.Client]()
+	sdk := map[string]bool{}
+	for i := range typ.NumMethod() {
+		m := typ.Method(i)
+		// An operation: (ctx, *XInput, ...func(*Options)) (*XOutput, error).
+		if m.Type.NumIn() == 4 && m.Type.In(1) == reflect.TypeFor[context.Context]() && m.Type.NumOut() == 2 {
+			sdk[m.Name] = true
+		}
+	}
+	if len(sdk) < 500 || !maps.Equal(sdk, actions) {
+		var missing, extra []string
+		for a := range sdk {
+			if !actions[a] {
+				missing = append(missing, a)
+			}
+		}
+		for a := range actions {
+			if !sdk[a] {
+				extra = append(extra, a)
+			}
+		}
+		t.Errorf("actions.txt (%d) is not the SDK's %d operations: missing %v, extra %v; regenerate it from the SDK", len(actions), len(sdk), missing, extra)
+	}
+	api, err := New(Config{Store: newFixture(t).store, Registerer: prometheus.NewRegistry()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range api.Actions() {
+		if !actions[a] {
+			t.Errorf("served action %s is not in actions.txt", a)
+		}
+	}
 }

@@ -63,6 +63,11 @@ type Store struct {
 	snap Snapshot
 
 	health atomic.Pointer[healthHolder]
+
+	// instMu guards instUnsub, the cancel of the subscription to the EC2 instances
+	// SetInstances set (nil: none).
+	instMu    sync.Mutex
+	instUnsub func()
 }
 
 // state is every record by ARN. Published records are immutable.
@@ -120,8 +125,15 @@ func Open(opts Options) (*Store, error) {
 	return s, nil
 }
 
-// Close stops the drain timer. It does not close Options.DB.
+// Close stops the drain timer and following the EC2 instances. It does not close
+// Options.DB.
 func (s *Store) Close() error {
+	s.instMu.Lock()
+	if s.instUnsub != nil {
+		s.instUnsub()
+		s.instUnsub = nil
+	}
+	s.instMu.Unlock()
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
 	s.closed = true
@@ -155,6 +167,22 @@ func (s *Store) Subscribe(fn func(Snapshot)) (cancel func()) {
 		s.writeMu.Lock()
 		defer s.writeMu.Unlock()
 		s.subs = slices.DeleteFunc(s.subs, func(x *subscriber) bool { return x.id == sub.id })
+	}
+}
+
+// Reapply hands the current snapshot to every subscriber again, in order with the writes
+// (under the write lock), for a change outside the ELBv2 state that changes how it is
+// served: an EC2 instance that stopped, started or changed its IP (SetInstances). It
+// returns once every subscriber has it.
+func (s *Store) Reapply() {
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	if s.closed {
+		return
+	}
+	snap := s.Snapshot()
+	for _, sub := range s.subs {
+		sub.fn(snap)
 	}
 }
 

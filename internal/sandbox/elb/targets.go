@@ -34,6 +34,9 @@ const (
 	ReasonNotInUse                 = "Target.NotInUse"
 	ReasonDeregistrationInProgress = "Target.DeregistrationInProgress"
 	ReasonInternalError            = "Elb.InternalError"
+	// ReasonInvalidState is an instance target that is not running (stopped, terminated):
+	// unused, and sent nothing.
+	ReasonInvalidState = "Target.InvalidState"
 )
 
 // TargetHealth is one target's health: State, and for any state but healthy a Reason and
@@ -56,6 +59,19 @@ type HealthSource interface {
 // instance id registered to a group of target type instance.
 type Instances interface {
 	InstanceIP(id string) (netip.Addr, bool)
+}
+
+// InstanceStates is what an Instances may also tell: an instance's state ("stopped",
+// "terminated", …; ok false: no such instance), for DescribeTargetHealth's reason.
+type InstanceStates interface {
+	InstanceState(id string) (state string, ok bool)
+}
+
+// InstanceEvents is what an Instances may also do: call fn after every change to the
+// instances, until cancelled. The store then hands its subscribers the current snapshot
+// again (Reapply), so that an instance that stopped or moved is served as it now is.
+type InstanceEvents interface {
+	Subscribe(fn func()) (cancel func())
 }
 
 // healthHolder holds what the store consults outside itself: the health-check results
@@ -84,8 +100,20 @@ func (s *Store) swapSources(set func(h *healthHolder)) {
 // SetInstances sets where RegisterTargets learns which instance ids exist and run; nil
 // unsets it, and an instance id is then refused as a target the sandbox has no instance
 // for.
+//
+// When inst also implements InstanceEvents, the store follows it: after every change to
+// the instances its subscribers get the current snapshot again (Reapply).
 func (s *Store) SetInstances(inst Instances) {
+	s.instMu.Lock()
+	defer s.instMu.Unlock()
+	if s.instUnsub != nil {
+		s.instUnsub()
+		s.instUnsub = nil
+	}
 	s.swapSources(func(h *healthHolder) { h.inst = inst })
+	if ev, ok := inst.(InstanceEvents); ok {
+		s.instUnsub = ev.Subscribe(s.Reapply)
+	}
 }
 
 // instances is what SetInstances set, or nil.
@@ -113,6 +141,23 @@ type TargetHealthDescription struct {
 	Target          Target
 	HealthCheckPort string
 	Health          TargetHealth
+}
+
+// running reports whether the instance id runs (has a private IP to be served at).
+func running(inst Instances, id string) bool {
+	_, ok := inst.InstanceIP(id)
+	return ok
+}
+
+// instanceState is the state of an instance that does not run, as DescribeTargetHealth
+// names it: "terminated" for one EC2 no longer knows.
+func instanceState(inst Instances, id string) string {
+	if st, ok := inst.(InstanceStates); ok {
+		if state, ok := st.InstanceState(id); ok {
+			return state
+		}
+	}
+	return "terminated"
 }
 
 // checkTargets validates the targets of a request against their group and fills in ports;
@@ -144,15 +189,18 @@ func checkTargets(tg *TargetGroup, in []TargetInput, register bool, inst Instanc
 	return out, nil
 }
 
-// checkTargetID checks that a target id fits its group: an IP address in a group of either
-// type (the sandbox lets an instance group take addresses, as it had no EC2 before), or in a
-// group of type instance the id of a running instance inst knows. ELBv2 refuses any other
-// instance id with InvalidTarget, "The following targets are not in a running state and
-// cannot be registered: 'i-…'" (as public reports of RegisterTargets quote it, e.g.
-// kubernetes-sigs/cluster-api-provider-aws#5037).
+// checkTargetID checks that a target id fits its group: an IP address in a group of type
+// ip, or in a group of type instance the id of a running instance inst knows. ELBv2 refuses
+// any other instance id with InvalidTarget, "The following targets are not in a running
+// state and cannot be registered: 'i-…'" (as public reports of RegisterTargets quote it,
+// e.g. kubernetes-sigs/cluster-api-provider-aws#5037), and an IP address in an instance
+// group with ValidationError "Instance ID '…' is not valid". Without EC2 (inst nil) an
+// instance group takes addresses, as the sandbox's instance groups did before it had EC2.
 func checkTargetID(tg *TargetGroup, id string, inst Instances) *Error {
 	addr, err := netip.ParseAddr(id)
 	switch {
+	case err == nil && tg.TargetType == "instance" && inst != nil:
+		return validationf("Instance ID '%s' is not valid", id)
 	case err == nil && (tg.IPAddressType == "ipv6") == addr.Is6() && !addr.Is4In6():
 		return nil
 	case err == nil:
@@ -275,6 +323,7 @@ func (s *Store) DescribeTargetHealth(region, arn string, targets []TargetInput) 
 		}
 	}
 	var checked map[string]TargetHealth
+	inst := s.instances()
 	h := s.health.Load()
 	if h != nil && h.src == nil {
 		h = nil // instances set, no health source
@@ -296,6 +345,9 @@ func (s *Store) DescribeTargetHealth(region, arn string, targets []TargetInput) 
 			d.Health = TargetHealth{StateUnused, ReasonNotRegistered, "Target is not registered to the target group"}
 		case tr.Draining():
 			d.Health = TargetHealth{StateDraining, ReasonDeregistrationInProgress, "Target deregistration is in progress"}
+		case inst != nil && tg.TargetType == "instance" && strings.HasPrefix(tr.ID, "i-") && !running(inst, tr.ID):
+			// As ELBv2 says of a stopped instance: no health check, no traffic.
+			d.Health = TargetHealth{StateUnused, ReasonInvalidState, fmt.Sprintf("Target is in the %s state", instanceState(inst, tr.ID))}
 		case !inUse:
 			d.Health = TargetHealth{StateUnused, ReasonNotInUse, "Target group is not configured to receive traffic from the load balancer"}
 		case ok && res.State != "":

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net"
-	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -29,7 +28,6 @@ const (
 const (
 	ReasonRegistrationInProgress   = "Elb.RegistrationInProgress"
 	ReasonInitialHealthChecking    = "Elb.InitialHealthChecking"
-	ReasonTimeout                  = "Target.Timeout"
 	ReasonFailedHealthChecks       = "Target.FailedHealthChecks"
 	ReasonNotInUse                 = "Target.NotInUse"
 	ReasonDeregistrationInProgress = "Target.DeregistrationInProgress"
@@ -49,7 +47,6 @@ var (
 	hHealthy   = Health{State: StateHealthy}
 	hNotInUse  = Health{StateUnused, ReasonNotInUse, "Target group is not configured to receive traffic from the load balancer"}
 	hDraining  = Health{StateDraining, ReasonDeregistrationInProgress, "Target deregistration is in progress"}
-	hTimeout   = Health{StateUnhealthy, ReasonTimeout, "Health check timed out"}
 	hConnError = Health{StateUnhealthy, ReasonFailedHealthChecks, "Health checks failed"}
 )
 
@@ -140,7 +137,11 @@ func (g *group) update(cfg TargetGroup, inUse bool, now time.Time) {
 		t.drainUntil = now.Add(cfg.DeregistrationDelay)
 		t.health = hDraining
 		tt := t
+		// The callback is counted in the proxy's wait group, so that Close waits for one
+		// already running; stopDrainLocked releases one that will not run.
+		g.p.wg.Add(1)
 		t.drainTimer = time.AfterFunc(cfg.DeregistrationDelay, func() {
+			defer g.p.wg.Done()
 			g.mu.Lock()
 			defer g.mu.Unlock()
 			if g.targets[tt.addr] == tt {
@@ -170,9 +171,7 @@ func (g *group) update(cfg TargetGroup, inUse bool, now time.Time) {
 // endDrainLocked forgets a deregistered target, closing its connections when the group
 // terminates connections on deregistration. Caller holds g.mu.
 func (g *group) endDrainLocked(t *target) {
-	if t.drainTimer != nil {
-		t.drainTimer.Stop()
-	}
+	g.stopDrainLocked(t)
 	if g.targets[t.addr] == t {
 		delete(g.targets, t.addr)
 	}
@@ -195,10 +194,21 @@ func (g *group) stop() {
 		g.stopWork = nil
 	}
 	for _, t := range g.targets {
-		if t.drainTimer != nil {
-			t.drainTimer.Stop()
-		}
+		g.stopDrainLocked(t)
 	}
+}
+
+// stopDrainLocked stops t's drain timer, if armed; a callback it kept from running is
+// counted off the proxy's wait group (one already running counts itself off). Caller
+// holds g.mu.
+func (g *group) stopDrainLocked(t *target) {
+	if t.drainTimer == nil {
+		return
+	}
+	if t.drainTimer.Stop() {
+		g.p.wg.Done()
+	}
+	t.drainTimer = nil
 }
 
 // attach picks the target a new connection goes to and counts the connection on it: the
@@ -364,14 +374,11 @@ func (g *group) probe(ctx context.Context, addr string, hc HealthCheck) (ok bool
 	defer cancel()
 	c, err := g.p.dialer.DialContext(ctx, "tcp", to)
 	if err != nil {
-		var nr *targetaddr.NoRouteError
-		var ne net.Error
-		switch {
-		case errors.As(err, &nr):
+		if nr := (*targetaddr.NoRouteError)(nil); errors.As(err, &nr) {
 			return false, noRouteHealth(err), true
-		case errors.Is(err, context.DeadlineExceeded) || errors.Is(err, os.ErrDeadlineExceeded) || errors.As(err, &ne) && ne.Timeout():
-			return false, hTimeout, false
 		}
+		// A timeout too: Target.Timeout is an ALB's and a GWLB's reason only (ELBv2 API,
+		// TargetHealth.Reason); an NLB reports every failed check as FailedHealthChecks.
 		return false, hConnError, false
 	}
 	_ = c.Close()

@@ -2,6 +2,7 @@ package nlbproxy
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"io"
 	"net"
@@ -9,6 +10,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -274,5 +276,36 @@ func TestUnmappedTargetIsNeverDialled(t *testing.T) {
 		if c := dial(t, p.Addr(lID)); c.backend != "mapped" {
 			t.Fatalf("connection went to %s", c.backend)
 		}
+	}
+}
+
+// TestHealthCheckTimeoutIsFailedHealthChecks: a target whose connect never completes (a
+// black hole: the dialer's socket waits until the check's timeout) is unhealthy with
+// Target.FailedHealthChecks, as an NLB reports it: Target.Timeout is an ALB's reason.
+func TestHealthCheckTimeoutIsFailedHealthChecks(t *testing.T) {
+	m := targetaddr.New()
+	m.Replace(map[netip.AddrPort]netip.AddrPort{netip.MustParseAddrPort("192.0.2.11:5432"): netip.MustParseAddrPort("127.0.0.1:9")})
+	blackHole := net.Dialer{ControlContext: func(ctx context.Context, _, _ string, _ syscall.RawConn) error {
+		<-ctx.Done() // the SYN is never answered
+		return ctx.Err()
+	}}
+	p, err := New(Options{Dialer: &targetaddr.Dialer{Map: m, Dialer: blackHole}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Close() })
+	cfg := cfgOf([]string{"192.0.2.11:5432"}, nil, 100, 0)
+	cfg.TargetGroups[0].HealthCheck = HealthCheck{Interval: 20 * time.Millisecond, Timeout: 20 * time.Millisecond, HealthyThreshold: 2, UnhealthyThreshold: 2}
+	if err := p.Apply(cfg); err != nil {
+		t.Fatal(err)
+	}
+	var h Health
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if h = p.TargetHealth(blue)["192.0.2.11:5432"]; h.State == StateUnhealthy {
+			break
+		}
+	}
+	if h != (Health{StateUnhealthy, ReasonFailedHealthChecks, "Health checks failed"}) {
+		t.Fatalf("health %+v: want unhealthy, Target.FailedHealthChecks, \"Health checks failed\"", h)
 	}
 }

@@ -89,12 +89,46 @@ func parseEntries(raw map[string]string) (map[netip.AddrPort]netip.AddrPort, err
 		if !to.Addr().Unmap().IsLoopback() {
 			return nil, fmt.Errorf("addresses: %q: value %q is not a loopback address: the sandbox dials only loopback", k, raw[k])
 		}
-		out[netip.AddrPortFrom(from.Addr().Unmap(), from.Port())] = netip.AddrPortFrom(to.Addr().Unmap(), to.Port())
+		key := netip.AddrPortFrom(from.Addr().Unmap(), from.Port())
+		if _, dup := out[key]; dup {
+			// "[::ffff:192.0.2.11]:8080" is "192.0.2.11:8080": which backend wins must
+			// not depend on the keys' sort order.
+			return nil, fmt.Errorf("addresses: key %q: %s is mapped twice (%q and %q name one target)", k, key, firstKey(raw, key, k), k)
+		}
+		out[key] = netip.AddrPortFrom(to.Addr().Unmap(), to.Port())
 	}
 	if err := Validate(out); err != nil {
 		return nil, err
 	}
 	return out, nil
+}
+
+// firstKey is the key of raw other than k that names target key, for messages.
+func firstKey(raw map[string]string, key netip.AddrPort, k string) string {
+	for other := range raw {
+		if ap, err := netip.ParseAddrPort(other); err == nil && other != k && netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port()) == key {
+			return other
+		}
+	}
+	return key.String()
+}
+
+// notTarget says why addr cannot be a target's address ("" when it can): no ELBv2 target
+// is unspecified, multicast, broadcast or link-local, and a mapping of one ("0.0.0.0:8080"
+// meant as "any address") would route a target that has no address of its own.
+func notTarget(addr netip.Addr) string {
+	a := addr.Unmap()
+	switch {
+	case a.IsUnspecified():
+		return "unspecified"
+	case a.IsMulticast():
+		return "multicast"
+	case a == netip.AddrFrom4([4]byte{255, 255, 255, 255}):
+		return "broadcast"
+	case a.IsLinkLocalUnicast():
+		return "link-local"
+	}
+	return ""
 }
 
 // Validate checks a mapping as Go callers build it: every key a target's IP and a port,
@@ -107,6 +141,8 @@ func Validate(entries map[netip.AddrPort]netip.AddrPort) error {
 		switch {
 		case !from.IsValid() || from.Port() == 0:
 			return fmt.Errorf("addresses: key %q: want a target's IP:port with a port above 0", from)
+		case notTarget(from.Addr()) != "":
+			return fmt.Errorf("addresses: key %q: not a target's address (%s): map each target's own IP:port", from, notTarget(from.Addr()))
 		case !to.IsValid() || to.Port() == 0:
 			return fmt.Errorf("addresses: %q: value %q: want a loopback IP:port with a port above 0", from, to)
 		case !to.Addr().Unmap().IsLoopback():

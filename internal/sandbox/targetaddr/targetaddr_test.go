@@ -23,6 +23,17 @@ func TestParse(t *testing.T) {
 		{in: `{"192.0.2.11":"127.0.0.1:1"}`, err: `key "192.0.2.11"`},
 		{in: `{"192.0.2.11:80":"127.0.0.1"}`, err: `value "127.0.0.1"`},
 		{in: `{"192.0.2.11:80":"10.0.0.1:80"}`, err: "not a loopback address"},
+		// Not a target's address: "0.0.0.0" is not "any target".
+		{in: `{"0.0.0.0:8080":"127.0.0.1:1"}`, err: `key "0.0.0.0:8080": not a target's address (unspecified)`},
+		{in: `{"[::]:8080":"127.0.0.1:1"}`, err: `key "[::]:8080": not a target's address (unspecified)`},
+		{in: `{"[::ffff:0.0.0.0]:8080":"127.0.0.1:1"}`, err: `not a target's address (unspecified)`},
+		{in: `{"224.0.0.1:8080":"127.0.0.1:1"}`, err: `key "224.0.0.1:8080": not a target's address (multicast)`},
+		{in: `{"[ff02::1]:8080":"127.0.0.1:1"}`, err: `not a target's address (multicast)`},
+		{in: `{"255.255.255.255:8080":"127.0.0.1:1"}`, err: `not a target's address (broadcast)`},
+		{in: `{"169.254.169.254:80":"127.0.0.1:1"}`, err: `key "169.254.169.254:80": not a target's address (link-local)`},
+		{in: `{"[fe80::1]:80":"127.0.0.1:1"}`, err: `not a target's address (link-local)`},
+		// One target under two spellings: refused, not decided by sort order.
+		{in: `{"192.0.2.11:8080":"127.0.0.1:1","[::ffff:192.0.2.11]:8080":"127.0.0.1:2"}`, err: `192.0.2.11:8080 is mapped twice`},
 	} {
 		got, err := Parse([]byte(tc.in))
 		if tc.err != "" {
@@ -52,8 +63,10 @@ func TestParseFlag(t *testing.T) {
 	}
 	for in, want := range map[string]string{
 		"192.0.2.11:8080": "want IP:port=loopbackIP:port",
-		"192.0.2.11:8080=127.0.0.1:1,192.0.2.11:8080=127.0.0.1:2": "mapped twice",
-		"192.0.2.11:8080=192.0.2.12:8080":                         "not a loopback address",
+		"192.0.2.11:8080=127.0.0.1:1,192.0.2.11:8080=127.0.0.1:2":          "mapped twice",
+		"192.0.2.11:8080=192.0.2.12:8080":                                  "not a loopback address",
+		"192.0.2.11:8080=127.0.0.1:1,[::ffff:192.0.2.11]:8080=127.0.0.1:2": "192.0.2.11:8080 is mapped twice",
+		"0.0.0.0:8080=127.0.0.1:1":                                         "not a target's address (unspecified)",
 	} {
 		if _, err := ParseFlag(in); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("ParseFlag(%q) = %v, want an error containing %q", in, err, want)

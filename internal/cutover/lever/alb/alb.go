@@ -11,8 +11,9 @@ package alb
 // several weighted target groups too, and ModifyListener moves them: a plan lists the NLB
 // listener's ARN (…:listener/net/…) and the lever moves it exactly as an ALB listener's
 // default action. The kind is told by the ARN, nothing else in the plan changes. An NLB
-// applies a weight to new connections only (existing ones stay where they are), and its
-// gates read AWS/NetworkELB (NewFlowCount, ActiveFlowCount) instead of AWS/ApplicationELB.
+// applies a weight to new connections only (existing ones stay where they are), and
+// CloudWatch publishes its flow counts per load balancer only, so an NLB plan gates on
+// targetHealth and the clusters' own metrics (albTraffic and retire.cloudWatch are refused).
 //
 // Weights. A step's weights are the plan's: a percent p writes from=100-p, to=p; an
 // explicit step writes its weights (0..999, ELBv2's range). A rule's other target groups
