@@ -25,6 +25,11 @@ ETCD_VERSION=v3.5.16
 # The external-dns release crossfade is compared with (docs/architecture.md, "Compatibility with external-dns": the newest that
 # builds from the Go module proxy).
 EXTERNAL_DNS_VERSION=v0.21.0
+# The newest external-dns release, built beside v0.21.0 as $bin/external-dns-$EXTERNAL_DNS_V023_VERSION
+# ($bin/external-dns stays v0.21.0): test/sidebyside proves crossfade against both. It needs a newer Go
+# than crossfade's own (its go.mod says go 1.27.0); the Go module proxy serves that toolchain.
+EXTERNAL_DNS_V023_VERSION=v0.23.0
+EXTERNAL_DNS_V023_GOTOOLCHAIN=go1.27.3
 # helm v3, for the chart's tests. It is built against k8s.io/client-go v0.31, so it
 # renders for Kubernetes 1.31 (HELM_KUBE_MINOR), as its release build does.
 HELM_VERSION=v3.16.4
@@ -150,6 +155,95 @@ build_external_dns() {
   echo "deps.sh: external-dns $EXTERNAL_DNS_VERSION built in $((SECONDS - start)) s"
 }
 
+# build_external_dns_v023 builds external-dns $EXTERNAL_DNS_V023_VERSION into
+# $bin/external-dns-$EXTERNAL_DNS_V023_VERSION, beside v0.21.0. `go install module@version` cannot
+# build it: three of the modules its go.mod requires are refused by the Go module proxy. So it
+# is built, as kube-apiserver, in a writable copy of the module in a throwaway directory, with
+# exactly these changes (each checked: a change that no longer applies stops the build):
+#   - provider/civo removed, and its import and `externaldns.ProviderCivo: civo.New` line in
+#     provider/factory/provider.go: it is the only user of github.com/civo/civogo, which the
+#     proxy refuses; that require is dropped.
+#   - provider/exoscale removed, and its import and `externaldns.ProviderExoscale: exoscale.New`
+#     line in provider/factory/provider.go: the only user of github.com/exoscale/egoscale/v3,
+#     which the proxy refuses; that require is dropped.
+#   - source/openshift_route.go removed, and in source/store.go the OpenShift client (its import,
+#     the ClientGenerator method, the SingletonClientGenerator fields and method), the
+#     `openshift-route` case and buildOpenShiftRouteSource: the only users of
+#     github.com/openshift/client-go, whose github.com/openshift/api the proxy refuses; that
+#     require is dropped.
+# So `--provider civo|exoscale` and `--source openshift-route` are unknown to this binary; no test
+# uses them. Everything else, module versions included, is v0.23.0's go.mod and go.sum.
+# The toolchain ($EXTERNAL_DNS_V023_GOTOOLCHAIN) goes to the Go module cache like any module.
+build_external_dns_v023() {
+  local ver=$EXTERNAL_DNS_V023_VERSION
+  local out=$bin/external-dns-$ver
+  # Not .external-dns-*: build_external_dns removes those when it rebuilds v0.21.0.
+  local stamp=$bin/.externaldns-v023-$ver
+  if [ -f "$out" ] && [ -x "$out" ] && [ -e "$stamp" ]; then return; fi
+  echo "deps.sh: building external-dns $ver into $out (a few minutes, once)"
+  local start=$SECONDS work src
+  work=$(mktemp -d "$cache/build-external-dns-v023.XXXXXX")
+  throwaway+=("$work")
+  export GOTOOLCHAIN=$EXTERNAL_DNS_V023_GOTOOLCHAIN
+  (cd "$work" && GOWORK=off GOFLAGS= go mod download -json "sigs.k8s.io/external-dns@$ver" >download.json) ||
+    { cat "$work/download.json" >&2; exit 1; }
+  src=$(sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p' "$work/download.json")
+  [ -n "$src" ] && [ -f "$src/go.mod" ] || { echo "deps.sh: sigs.k8s.io/external-dns@$ver: no module directory" >&2; exit 1; }
+  local d=$work/src
+  cp -R "$src" "$d"
+  chmod -R u+w "$d"  # the module cache is read-only
+  rm -r "$d/provider/civo" "$d/provider/exoscale" "$d/source/openshift_route.go"
+  # drop_lines FILE COUNT ERE: deletes the lines matching ERE, which must be exactly COUNT.
+  drop_lines() {
+    local n
+    n=$(grep -cE "$3" "$1" || true)
+    [ "$n" = "$2" ] || { echo "deps.sh: external-dns $ver: $1: $n lines match '$3', want $2" >&2; exit 1; }
+    sed -E -i "\\#$3#d" "$1"
+  }
+  # drop_func FILE ERE: deletes the one top-level func whose first line matches ERE, its doc
+  # comment and the blank line before it, up to its closing brace.
+  drop_func() {
+    local n
+    n=$(grep -cE "$2" "$1" || true)
+    [ "$n" = 1 ] || { echo "deps.sh: external-dns $ver: $1: $n funcs match '$2', want 1" >&2; exit 1; }
+    awk -v re="$2" '
+      { lines[NR] = $0 }
+      END {
+        for (i = 1; i <= NR; i++) if (lines[i] ~ re) { first = i; break }
+        for (last = first; lines[last] != "}"; last++) ;
+        while (first > 1 && lines[first-1] ~ /^\/\//) first--
+        if (first > 1 && lines[first-1] == "") first--
+        for (i = 1; i <= NR; i++) if (i < first || i > last) print lines[i]
+      }' "$1" >"$1.new" && mv "$1.new" "$1"
+  }
+  local f=$d/provider/factory/provider.go
+  drop_lines "$f" 2 '"sigs\.k8s\.io/external-dns/provider/(civo|exoscale)"'
+  drop_lines "$f" 2 'externaldns\.Provider(Civo|Exoscale): '
+  f=$d/source/store.go
+  drop_func "$f" '^func \(p \*SingletonClientGenerator\) OpenShiftClient\('
+  drop_func "$f" '^func buildOpenShiftRouteSource\('
+  drop_lines "$f" 1 'case types\.OpenShiftRoute:'
+  drop_lines "$f" 1 'return buildOpenShiftRouteSource\('
+  drop_lines "$f" 1 '^[[:space:]]*openshift "github\.com/openshift/client-go/'
+  drop_lines "$f" 1 '^[[:space:]]*OpenShiftClient\(\) \(openshift\.Interface, error\)$'
+  drop_lines "$f" 3 '^[[:space:]]*(openshiftClient|openshiftClientErr|openshiftOnce)[[:space:]]'
+  ! grep -nE 'openshift\.|civo\.|exoscale\.' "$d/provider/factory/provider.go" "$f" ||
+    { echo "deps.sh: external-dns $ver: references left after the edits above" >&2; exit 1; }
+  # The version it reports (--version, its user agent), as its release build stamps it.
+  # Built from a directory, its module version is (devel): these -ldflags are what says
+  # v0.23.0 in its build information (internal/externaldnstest checks it there). So no
+  # -trimpath, with which go leaves -ldflags out of the build information.
+  local ldflags="-s -w -X sigs.k8s.io/external-dns/pkg/apis/externaldns.Version=$ver"
+  (cd "$d" &&
+    GOWORK=off GOFLAGS= go mod edit -droprequire=github.com/civo/civogo \
+      -droprequire=github.com/exoscale/egoscale/v3 -droprequire=github.com/openshift/api &&
+    CGO_ENABLED=0 GOWORK=off GOFLAGS=-mod=mod go build -ldflags "$ldflags" -o "$work/external-dns" .)
+  unset GOTOOLCHAIN
+  mv -f "$work/external-dns" "$out"
+  rm -f "$bin"/.externaldns-v023-* && touch "$stamp"
+  echo "deps.sh: external-dns $ver built in $((SECONDS - start)) s"
+}
+
 # build_helm installs helm $HELM_VERSION for test/chart. Its go.mod has no replace
 # directives, so, as external-dns, a plain `go install module@version` builds it outside any
 # module. The -X flags are those of helm's own Makefile: without them `helm version` says
@@ -215,5 +309,5 @@ if [ "$what" = test ] || [ "$what" = bench ]; then
   build_etcd
   build_kube_apiserver
   build_external_dns
-  if [ "$what" = test ]; then build_helm; build_lbc; fi
+  if [ "$what" = test ]; then build_external_dns_v023; build_helm; build_lbc; fi
 fi

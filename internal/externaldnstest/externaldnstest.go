@@ -1,6 +1,7 @@
 // Package externaldnstest runs external-dns, the peer crossfade must interoperate with and
-// beat, as a real process in tests: the release scripts/deps.sh builds from the Go module
-// proxy (Version) into the same cache as kube-apiserver and etcd, pointed at a test's
+// beat, as a real process in tests: a release scripts/deps.sh builds from the Go module
+// proxy into the same cache as kube-apiserver and etcd (V021, the default, or V023: see
+// Release for what differs), pointed at a test's
 // kube-apiserver (internal/kubetest) and at the sandbox's Route 53 API through
 // AWS_ENDPOINT_URL, with dummy credentials and nothing else of the machine's AWS or
 // Kubernetes configuration.
@@ -36,11 +37,57 @@ import (
 	"github.com/crossfade-io/crossfade/internal/testenv"
 )
 
-// Version is the external-dns release scripts/deps.sh builds and Start requires.
+// Version is the external-dns release Start runs unless Options.Release says otherwise:
+// V021's.
 const Version = "v0.21.0"
 
-// Binary is the name of the binary in kubetest.BinDir().
+// Binary is the name of V021's binary in kubetest.BinDir().
 const Binary = "external-dns"
+
+// Release is one external-dns release scripts/deps.sh builds and Start can run, with what
+// differs between releases that a test must know.
+type Release struct {
+	// Version is its module version, as its binary's build information records it.
+	Version string
+	// Binary is its file name in kubetest.BinDir().
+	Binary string
+	// AnnotationPrefix is the prefix it reads annotations under by default.
+	AnnotationPrefix string
+	// LegacyAnnotationPrefix is the prefix --enable-legacy-annotation-prefix makes it read
+	// too (the new prefix wins when an object has both); "" when it has no such flag.
+	LegacyAnnotationPrefix string
+	// PolicyRequired is true when it refuses to start without --policy; Start then passes
+	// --policy=sync unless Options.Args has one.
+	PolicyRequired bool
+	// AliasAOwnershipPrefix prefixes the name of the TXT record that owns an alias A record:
+	// v0.21.0 keys it on CNAME ("cname-"), v0.23.0 on the record's own type ("a-").
+	AliasAOwnershipPrefix string
+}
+
+// V021 is external-dns v0.21.0, $bin/external-dns: the release crossfade was first proven
+// against, and the default.
+var V021 = Release{
+	Version:               Version,
+	Binary:                Binary,
+	AnnotationPrefix:      "external-dns.alpha.kubernetes.io/",
+	AliasAOwnershipPrefix: "cname-",
+}
+
+// V023 is external-dns v0.23.0, $bin/external-dns-v0.23.0 (scripts/deps.sh,
+// build_external_dns_v023): the new default annotation prefix (PR 6424) with the old one
+// behind --enable-legacy-annotation-prefix (6703), --policy required (6508), and alias A
+// records owned by an "a-" TXT record (6523).
+var V023 = Release{
+	Version:                "v0.23.0",
+	Binary:                 "external-dns-v0.23.0",
+	AnnotationPrefix:       "external-dns.kubernetes.io/",
+	LegacyAnnotationPrefix: "external-dns.alpha.kubernetes.io/",
+	PolicyRequired:         true,
+	AliasAOwnershipPrefix:  "a-",
+}
+
+// Releases are the releases Start can run, oldest first.
+var Releases = []Release{V021, V023}
 
 // Module is external-dns's module path, as its binary's build information records it.
 const Module = "sigs.k8s.io/external-dns"
@@ -60,7 +107,7 @@ const (
 	logTail = 80
 )
 
-// The messages external-dns v0.21.0 logs when a sync loop ends (controller.RunOnce and
+// The messages external-dns v0.21.0 and v0.23.0 log when a sync loop ends (controller.RunOnce and
 // Run; provider/aws ApplyChanges logs the second once per zone it wrote).
 var loopEnds = []string{
 	"All records are already up to date",
@@ -87,6 +134,21 @@ type Options struct {
 	DomainFilters []string
 	// Args are further flags, appended last (e.g. "--policy=upsert-only", "--events").
 	Args []string
+	// Release is the external-dns to run; the zero Release means V021.
+	Release Release
+	// LegacyAnnotationPrefix passes --enable-legacy-annotation-prefix; only for a Release
+	// that has the flag.
+	LegacyAnnotationPrefix bool
+	// Registry is --registry: "" means txt. (Not in Args: v0.23.0 refuses a repeated flag.)
+	Registry string
+}
+
+// release is o.Release, V021 when unset.
+func (o Options) release() Release {
+	if o.Release.Version == "" {
+		return V021
+	}
+	return o.Release
 }
 
 // Process is a running external-dns. Start returns it; it is stopped when the test ends.
@@ -100,8 +162,8 @@ type Process struct {
 	proc       *child.Process
 }
 
-// Start runs external-dns from kubetest.BinDir() with opts. It skips under -short; when
-// the binary is missing or is not Version it fails the test under CI=true (CI builds it,
+// Start runs external-dns opts.Release from kubetest.BinDir() with opts. It skips under
+// -short; when the binary is missing or is not that release it fails the test under CI=true (CI builds it,
 // so its absence is a broken setup) and skips it otherwise, saying how to build it. The
 // process is stopped when t ends, and its log shown if t failed.
 func Start(t testing.TB, opts Options) *Process {
@@ -109,8 +171,9 @@ func Start(t testing.TB, opts Options) *Process {
 	if testing.Short() {
 		t.Skip("externaldnstest: runs external-dns; not under -short")
 	}
-	bin := filepath.Join(kubetest.BinDir(), Binary)
-	if err := checkBinary(bin); err != nil {
+	rel := opts.release()
+	bin := filepath.Join(kubetest.BinDir(), rel.Binary)
+	if err := checkBinary(bin, rel); err != nil {
 		testenv.Missingf(t, "externaldnstest: %v: `make test` builds it (scripts/deps.sh test)", err)
 	}
 	args, err := opts.args()
@@ -138,22 +201,46 @@ func Start(t testing.TB, opts Options) *Process {
 	return p
 }
 
-// checkBinary says why path is not external-dns Version, nil if it is. The version is
-// read from the binary's build information (module sigs.k8s.io/external-dns at Version),
-// which `go install module@version` records whatever its -ldflags.
-func checkBinary(path string) error {
+// checkBinary says why path is not external-dns rel, nil if it is. The version is read
+// from the binary's build information: module sigs.k8s.io/external-dns at rel.Version,
+// which `go install module@version` records whatever its -ldflags. A release built with
+// `go build .` in a copy of its module (v0.23.0: deps.sh's build_external_dns_v023) is
+// recorded as (devel); its version is then the one its -ldflags stamp into
+// pkg/apis/externaldns.Version, which the build information records too.
+func checkBinary(path string, rel Release) error {
 	fi, err := os.Stat(path)
 	if err != nil || fi.IsDir() || fi.Mode()&0o111 == 0 {
-		return fmt.Errorf("%s not built in %s", Binary, filepath.Dir(path))
+		return fmt.Errorf("%s not built in %s", rel.Binary, filepath.Dir(path))
 	}
 	info, err := buildinfo.ReadFile(path)
 	if err != nil {
 		return fmt.Errorf("%s: no Go build information: %w", path, err)
 	}
-	if info.Main.Path != Module || info.Main.Version != Version {
-		return fmt.Errorf("%s is %s@%s, want %s@%s", path, info.Main.Path, info.Main.Version, Module, Version)
+	version := info.Main.Version
+	if version == "(devel)" {
+		version = stampedVersion(info)
+	}
+	if info.Main.Path != Module || version != rel.Version {
+		return fmt.Errorf("%s is %s@%s, want %s@%s", path, info.Main.Path, version, Module, rel.Version)
 	}
 	return nil
+}
+
+// versionFlag is the -X flag external-dns's release build sets its version with.
+const versionFlag = "-X " + Module + "/pkg/apis/externaldns.Version="
+
+// stampedVersion is the version info's -ldflags set with versionFlag, "(devel)" if none.
+func stampedVersion(info *buildinfo.BuildInfo) string {
+	for _, s := range info.Settings {
+		if s.Key != "-ldflags" {
+			continue
+		}
+		if _, v, ok := strings.Cut(s.Value, versionFlag); ok {
+			v, _, _ = strings.Cut(v, " ")
+			return v
+		}
+	}
+	return "(devel)"
 }
 
 // args renders opts as external-dns's command line.
@@ -166,6 +253,10 @@ func (o Options) args() ([]string, error) {
 	case o.OwnerID == "":
 		return nil, errors.New("options: OwnerID is empty")
 	}
+	rel := o.release()
+	if o.LegacyAnnotationPrefix && rel.LegacyAnnotationPrefix == "" {
+		return nil, fmt.Errorf("options: LegacyAnnotationPrefix: external-dns %s has no --enable-legacy-annotation-prefix", rel.Version)
+	}
 	sources := o.Sources
 	if sources == nil {
 		sources = []string{"service", "ingress"}
@@ -174,13 +265,17 @@ func (o Options) args() ([]string, error) {
 	if interval == 0 {
 		interval = DefaultInterval
 	}
+	registry := o.Registry
+	if registry == "" {
+		registry = "txt"
+	}
 	var args []string
 	for _, s := range sources {
 		args = append(args, "--source="+s)
 	}
 	args = append(args,
 		"--provider=aws",
-		"--registry=txt",
+		"--registry="+registry,
 		"--txt-owner-id="+o.OwnerID,
 		"--kubeconfig="+o.Kubeconfig,
 		"--interval="+interval.String(),
@@ -191,6 +286,13 @@ func (o Options) args() ([]string, error) {
 	)
 	for _, d := range o.DomainFilters {
 		args = append(args, "--domain-filter="+d)
+	}
+	if o.LegacyAnnotationPrefix {
+		args = append(args, "--enable-legacy-annotation-prefix")
+	}
+	if rel.PolicyRequired && !slices.ContainsFunc(o.Args, func(a string) bool { return a == "--policy" || strings.HasPrefix(a, "--policy=") }) {
+		// external-dns's default before it was required; crossfade's too.
+		args = append(args, "--policy=sync")
 	}
 	return append(args, o.Args...), nil
 }

@@ -3,6 +3,7 @@ package externaldnstest
 import (
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"testing"
@@ -151,7 +152,47 @@ func TestArgs(t *testing.T) {
 		t.Errorf("set:\n got %q\nwant %q", got, want)
 	}
 
-	for _, bad := range []Options{{Route53URL: "u", OwnerID: "o"}, {Kubeconfig: "k", OwnerID: "o"}, {Kubeconfig: "k", Route53URL: "u"}} {
+	// v0.23.0 requires --policy: sync unless the test says otherwise; it alone has
+	// --enable-legacy-annotation-prefix.
+	o = base
+	o.Release, o.LegacyAnnotationPrefix = V023, true
+	got, err = o.args()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = []string{"--source=service", "--source=ingress", "--provider=aws", "--registry=txt", "--txt-owner-id=blue",
+		"--kubeconfig=/k", "--interval=5s", "--aws-zone-type=", "--metrics-address=127.0.0.1:0", "--log-format=json",
+		"--enable-legacy-annotation-prefix", "--policy=sync"}
+	if !slices.Equal(got, want) {
+		t.Errorf("v0.23.0:\n got %q\nwant %q", got, want)
+	}
+	o = base
+	o.Release, o.Registry, o.Args = V023, "crd", []string{"--crd-registry-namespace=dns"}
+	got, err = o.args()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = []string{"--source=service", "--source=ingress", "--provider=aws", "--registry=crd", "--txt-owner-id=blue",
+		"--kubeconfig=/k", "--interval=5s", "--aws-zone-type=", "--metrics-address=127.0.0.1:0", "--log-format=json",
+		"--policy=sync", "--crd-registry-namespace=dns"}
+	if !slices.Equal(got, want) {
+		t.Errorf("v0.23.0, CRD registry:\n got %q\nwant %q", got, want)
+	}
+	for _, policy := range [][]string{{"--policy=upsert-only"}, {"--policy", "create-only"}} {
+		o = base
+		o.Release, o.Args = V023, policy
+		got, err = o.args()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := slices.IndexFunc(got, func(a string) bool { return strings.HasPrefix(a, "--policy") }); !slices.Equal(got[n:], policy) {
+			t.Errorf("v0.23.0 with %q: got %q", policy, got)
+		}
+	}
+
+	legacy := base
+	legacy.LegacyAnnotationPrefix = true // v0.21.0 has no such flag
+	for _, bad := range []Options{{Route53URL: "u", OwnerID: "o"}, {Kubeconfig: "k", OwnerID: "o"}, {Kubeconfig: "k", Route53URL: "u"}, legacy} {
 		if _, err := bad.args(); err == nil {
 			t.Errorf("%+v: no error", bad)
 		}
@@ -172,27 +213,54 @@ func TestEnv(t *testing.T) {
 // another module are all refused with a reason; only external-dns Version passes.
 func TestCheckBinary(t *testing.T) {
 	dir := t.TempDir()
-	if err := checkBinary(filepath.Join(dir, Binary)); err == nil || !strings.Contains(err.Error(), "not built") {
+	if err := checkBinary(filepath.Join(dir, Binary), V021); err == nil || !strings.Contains(err.Error(), "not built") {
 		t.Errorf("missing: %v", err)
 	}
 	script := filepath.Join(dir, "script")
 	if err := os.WriteFile(script, []byte("#!/bin/sh\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := checkBinary(script); err == nil || !strings.Contains(err.Error(), "build information") {
+	if err := checkBinary(script, V021); err == nil || !strings.Contains(err.Error(), "build information") {
 		t.Errorf("not a Go binary: %v", err)
 	}
 	self, err := os.Executable() // the test binary: a Go binary of another module
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := checkBinary(self); err == nil || !strings.Contains(err.Error(), "want "+Module+"@"+Version) {
+	if err := checkBinary(self, V021); err == nil || !strings.Contains(err.Error(), "want "+Module+"@"+Version) {
 		t.Errorf("another module: %v", err)
+	}
+	if err := checkBinary(self, V023); err == nil || !strings.Contains(err.Error(), "want "+Module+"@v0.23.0") {
+		t.Errorf("another module, v0.23.0: %v", err)
 	}
 	if testing.Short() {
 		return
 	}
-	if path := filepath.Join(kubetest.BinDir(), Binary); checkBinary(path) != nil && testenv.CI() {
-		t.Errorf("under CI=true external-dns must be built: %v", checkBinary(path))
+	for _, rel := range Releases {
+		if path := filepath.Join(kubetest.BinDir(), rel.Binary); checkBinary(path, rel) != nil && testenv.CI() {
+			t.Errorf("under CI=true external-dns %s must be built: %v", rel.Version, checkBinary(path, rel))
+		}
+	}
+}
+
+// TestStampedVersion: a binary `go build` made in a copy of the module says (devel); its
+// version is the one its -ldflags stamp, as deps.sh's build_external_dns_v023 sets it.
+func TestStampedVersion(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		settings []debug.BuildSetting
+		want     string
+	}{
+		{"stamped", []debug.BuildSetting{{Key: "-trimpath", Value: "true"},
+			{Key: "-ldflags", Value: "-s -w -X sigs.k8s.io/external-dns/pkg/apis/externaldns.Version=v0.23.0"}}, "v0.23.0"},
+		{"stamped first", []debug.BuildSetting{{Key: "-ldflags", Value: "-X sigs.k8s.io/external-dns/pkg/apis/externaldns.Version=v0.23.0 -s"}}, "v0.23.0"},
+		{"other -X", []debug.BuildSetting{{Key: "-ldflags", Value: "-X main.Version=v0.23.0"}}, "(devel)"},
+		{"no ldflags", nil, "(devel)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := stampedVersion(&debug.BuildInfo{Settings: tc.settings}); got != tc.want {
+				t.Errorf("stampedVersion = %q, want %q", got, tc.want)
+			}
+		})
 	}
 }
