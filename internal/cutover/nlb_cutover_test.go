@@ -8,10 +8,6 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
-	neturl "net/url"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -27,6 +23,7 @@ import (
 	"github.com/crossfade-io/crossfade/internal/cutover/gate"
 	leveralb "github.com/crossfade-io/crossfade/internal/cutover/lever/alb"
 	"github.com/crossfade-io/crossfade/internal/cutover/spec"
+	"github.com/crossfade-io/crossfade/internal/prometheustest"
 	"github.com/crossfade-io/crossfade/internal/sandbox"
 	"github.com/crossfade-io/crossfade/internal/sandbox/sandboxtest"
 )
@@ -320,7 +317,10 @@ func TestNLBCutoverUnderLiveConnections(t *testing.T) {
 	}
 	load := startTCPLoad(e.listenerAddr, 4)
 	t.Cleanup(load.halt)
-	prom := startPrometheus(t, e.metrics)
+	promSrv := prometheustest.Start(t, e.metrics)
+	// The gates' increase over 3s needs three scrapes of the backends.
+	promSrv.WaitScraped(t, 3)
+	prom := promSrv.URL
 	// Each step's gate bounds green's share of the connections the backends accepted over
 	// the last 3s (scraped every second), between the previous step's share (the window
 	// still holds connections from before the write) and the step's own, with slack. The
@@ -457,74 +457,4 @@ func serveMetrics(t *testing.T, reg *prometheus.Registry) string {
 	go func() { defer close(done); _ = srv.Serve(ln) }()
 	t.Cleanup(func() { _ = srv.Close(); <-done })
 	return ln.Addr().String()
-}
-
-// startPrometheus runs the real Prometheus (/usr/bin/prometheus, scripts/deps.sh test) on
-// a free loopback port, scraping target every second, until the test ends; it returns its
-// URL once it has scraped target three times.
-func startPrometheus(t *testing.T, target string) string {
-	t.Helper()
-	bin, err := exec.LookPath("prometheus")
-	if err != nil {
-		t.Fatalf("prometheus is not installed (%v): run scripts/deps.sh test, or apt-get install prometheus", err)
-	}
-	dir := t.TempDir()
-	cfg := filepath.Join(dir, "prometheus.yml")
-	conf := fmt.Sprintf("global: {scrape_interval: 1s, evaluation_interval: 1s}\nscrape_configs:\n  - job_name: backends\n    static_configs: [{targets: [%q]}]\n", target)
-	if err := os.WriteFile(cfg, []byte(conf), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	// The port is found free and then handed over: another process may take it in
-	// between, and then Prometheus exits and the next port is tried.
-	for attempt := range 3 {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		addr := ln.Addr().String()
-		_ = ln.Close()
-		logPath := filepath.Join(dir, fmt.Sprintf("prometheus-%d.log", attempt))
-		logFile, err := os.Create(logPath)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cmd := exec.Command(bin, "--config.file="+cfg, "--storage.tsdb.path="+filepath.Join(dir, fmt.Sprintf("data-%d", attempt)),
-			"--web.listen-address="+addr, "--log.level=warn")
-		cmd.Stdout, cmd.Stderr = logFile, logFile
-		if err := cmd.Start(); err != nil {
-			_ = logFile.Close()
-			t.Fatalf("start %s: %v", bin, err)
-		}
-		exited := make(chan struct{})
-		go func() { _ = cmd.Wait(); _ = logFile.Close(); close(exited) }()
-		t.Cleanup(func() { _ = cmd.Process.Kill(); <-exited })
-		url := "http://" + addr
-		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); {
-			select {
-			case <-exited:
-				out, _ := os.ReadFile(logPath)
-				t.Logf("prometheus exited before ready:\n%s", out)
-			case <-time.After(200 * time.Millisecond):
-			}
-			select {
-			case <-exited:
-			default:
-				// Ready, and the backends scraped for 3s: the gates' increase over 3s has
-				// the two samples it needs.
-				if resp, err := http.Get(url + "/api/v1/query?query=" + neturl.QueryEscape("count_over_time(up[3s]) >= 3")); err == nil {
-					body, _ := io.ReadAll(resp.Body)
-					_ = resp.Body.Close()
-					if resp.StatusCode == http.StatusOK && strings.Contains(string(body), `"value"`) {
-						return url
-					}
-				}
-				continue
-			}
-			break
-		}
-		_ = cmd.Process.Kill()
-		<-exited
-	}
-	t.Fatal("prometheus did not start and scrape the backends in 3 tries")
-	return ""
 }

@@ -2,14 +2,9 @@ package gate
 
 import (
 	"context"
-	"fmt"
 	"net"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,105 +12,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/crossfade-io/crossfade/internal/cutover/spec"
+	"github.com/crossfade-io/crossfade/internal/prometheustest"
 )
-
-// promServer is a real Prometheus process started for the test.
-type promServer struct {
-	url  string
-	log  string // its output, for failure messages
-	stop func()
-}
-
-// startPrometheus runs /usr/bin/prometheus on a free loopback port, scraping target every
-// second, and waits until it is ready. It is stopped when the test ends, or by stop.
-func startPrometheus(t *testing.T, target string) promServer {
-	t.Helper()
-	bin, err := exec.LookPath("prometheus")
-	if err != nil {
-		t.Fatalf("prometheus is not installed (%v): run scripts/deps.sh test, or apt-get install prometheus", err)
-	}
-	dir := t.TempDir()
-	cfg := filepath.Join(dir, "prometheus.yml")
-	conf := fmt.Sprintf(`global:
-  scrape_interval: 1s
-  evaluation_interval: 1s
-scrape_configs:
-  - job_name: gate
-    static_configs:
-      - targets: [%q]
-`, target)
-	if err := os.WriteFile(cfg, []byte(conf), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	// The port is found free and then handed over, so another process may take it in
-	// between: then Prometheus exits at once and the next port is tried.
-	for attempt := range 3 {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		addr := ln.Addr().String()
-		ln.Close()
-		logPath := filepath.Join(dir, fmt.Sprintf("prometheus-%d.log", attempt))
-		logFile, err := os.Create(logPath)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cmd := exec.Command(bin,
-			"--config.file="+cfg,
-			"--storage.tsdb.path="+filepath.Join(dir, fmt.Sprintf("data-%d", attempt)),
-			"--web.listen-address="+addr,
-			"--web.console.templates="+dir, "--web.console.libraries="+dir,
-			"--log.level=warn")
-		cmd.Stdout, cmd.Stderr = logFile, logFile
-		if err := cmd.Start(); err != nil {
-			logFile.Close()
-			t.Fatalf("start %s: %v", bin, err)
-		}
-		exited := make(chan struct{})
-		go func() { _ = cmd.Wait(); logFile.Close(); close(exited) }()
-		var once sync.Once
-		stop := func() {
-			once.Do(func() {
-				_ = cmd.Process.Kill()
-				<-exited
-			})
-		}
-		t.Cleanup(stop)
-		p := promServer{url: "http://" + addr, log: logPath, stop: stop}
-		if p.waitReady(t, exited) {
-			return p
-		}
-		stop()
-	}
-	t.Fatal("prometheus did not start on a free port in 3 tries")
-	return promServer{}
-}
-
-// waitReady polls /-/ready; false if the process exits first.
-func (p promServer) waitReady(t *testing.T, exited <-chan struct{}) bool {
-	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for time.Now().Before(deadline) {
-		select {
-		case <-exited:
-			out, _ := os.ReadFile(p.log)
-			t.Logf("prometheus exited before ready:\n%s", out)
-			return false
-		case <-time.After(100 * time.Millisecond):
-		}
-		resp, err := http.Get(p.url + "/-/ready")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return true
-			}
-		}
-	}
-	out, _ := os.ReadFile(p.log)
-	t.Fatalf("prometheus at %s not ready in 15s:\n%s", p.url, out)
-	return false
-}
 
 // serveMetrics serves reg's metrics on a loopback port until the test ends.
 func serveMetrics(t *testing.T, reg *prometheus.Registry) string {
@@ -155,11 +53,11 @@ func TestPrometheusGate(t *testing.T) {
 	value.Set(0.01)
 	pair.WithLabelValues("blue").Set(1)
 	pair.WithLabelValues("green").Set(2)
-	prom := startPrometheus(t, serveMetrics(t, reg))
+	prom := prometheustest.Start(t, serveMetrics(t, reg))
 
 	gate := func(g spec.PrometheusGate) *Prometheus {
 		t.Helper()
-		g.URL = prom.url
+		g.URL = prom.URL
 		p, err := NewPrometheus("prom-1", g)
 		if err != nil {
 			t.Fatal(err)
@@ -228,7 +126,7 @@ func TestPrometheusGate(t *testing.T) {
 			{"sum(gate_test_absent)", 0, `retire: query "sum(gate_test_absent)": no data: no rate to judge the drain on; if no series means no requests, write (sum(gate_test_absent)) or vector(0)`},
 			{"0/0", 0, `retire: query "0/0" = NaN: not a rate`},
 		} {
-			res, err := NewResidual(spec.Retire{Prometheus: &spec.RetireQuery{URL: prom.url, Query: tc.query}})
+			res, err := NewResidual(spec.Retire{Prometheus: &spec.RetireQuery{URL: prom.URL, Query: tc.query}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -257,7 +155,7 @@ func TestPrometheusGate(t *testing.T) {
 	})
 
 	t.Run("server stopped", func(t *testing.T) {
-		prom.stop()
+		prom.Stop()
 		r := run(underMax)
 		if r.Pass || r.Err == "" || !strings.Contains(r.Err, "connection refused") {
 			t.Errorf("want a failure with Err: %+v", r)
