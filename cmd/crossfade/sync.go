@@ -16,7 +16,9 @@ func newSyncCmd(g *globalFlags) *cobra.Command {
 	f := &cli.SyncOptions{}
 	cmd := cli.NewSyncCommand(f, &g.Checks)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		return runSync(cmd, f, g.logger())
+		// To the command's stderr (os.Stderr unless a test sets it), so that its
+		// warnings are seen where its errors are.
+		return runSync(cmd, f, g.loggerTo(cmd.ErrOrStderr()))
 	}
 	return cmd
 }
@@ -35,6 +37,11 @@ func runSync(cmd *cobra.Command, f *cli.SyncOptions, log *slog.Logger) error {
 	out := &controller.Outcome{Source: p.Source.Endpoints(loaded.Snapshot), DryRun: f.DryRun}
 	for _, e := range loaded.Errors {
 		out.InputErrors = append(out.InputErrors, e)
+	}
+	// A legacy-prefix value that lost to the configured prefix's
+	// (--enable-legacy-annotation-prefix) is not published: said so, as the controller does.
+	for _, o := range out.Source.Overridden {
+		log.Warn("annotation set aside", "kind", o.Object.Kind, "namespace", o.Object.Namespace, "name", o.Object.Name, "reason", o.Reason)
 	}
 	out.Report, err = p.Syncer.SyncKeeping(ctx, out.Source.Endpoints, out.Keep())
 	if err != nil {

@@ -11,7 +11,6 @@ import (
 
 	"github.com/crossfade-io/crossfade/internal/controller"
 	"github.com/crossfade-io/crossfade/internal/cutover"
-	"github.com/crossfade-io/crossfade/internal/source"
 )
 
 // The flags of `controller` and `cutover` are checked from here, by name, rather than
@@ -92,20 +91,6 @@ func CheckControllerFlags(fc *FlagChecks, c *cobra.Command) {
 	fc.Want(fl, "gateway-namespace", Optional(K8sName("namespace", true)))
 	fc.Want(fl, "gateway-name", Optional(K8sName("Gateway", false)))
 	fc.Want(fl, "gateway-label-filter", Selector("GatewayLabelFilter"))
-	// As external-dns v0.23 refuses it: the legacy prefix would be read twice, as the
-	// configured one and as the fallback that yields to it.
-	fc.Check(c, func() error {
-		if legacy, _ := fl.GetBool("enable-legacy-annotation-prefix"); !legacy {
-			return nil
-		}
-		prefixes, _ := fl.GetStringSlice("annotation-prefix")
-		for _, p := range prefixes {
-			if strings.HasPrefix(p, source.PrefixAlpha) {
-				return fmt.Errorf("--enable-legacy-annotation-prefix: not with --annotation-prefix %q, which starts with the legacy prefix %s that it adds as a fallback", p, source.PrefixAlpha)
-			}
-		}
-		return nil
-	})
 }
 
 // CheckCutoverFlags declares what the values of `crossfade cutover`'s flags must be: its

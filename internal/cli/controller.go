@@ -30,7 +30,6 @@ import (
 	"github.com/crossfade-io/crossfade/internal/provider/route53"
 	"github.com/crossfade-io/crossfade/internal/registry"
 	"github.com/crossfade-io/crossfade/internal/registry/crdstore"
-	"github.com/crossfade-io/crossfade/internal/source"
 )
 
 // ControllerOptions are `crossfade controller`'s flags. Those external-dns also has keep
@@ -226,8 +225,6 @@ func (f *ControllerOptions) AddFlags(fl *pflag.FlagSet) {
 	fl.StringVar(&f.source.GatewayNamespace, "gateway-namespace", "", "only Gateway API Gateways in this namespace")
 	fl.StringVar(&f.source.GatewayName, "gateway-name", "", "only routes attached to Gateways of this name")
 	fl.StringVar(&f.source.GatewayLabelFilter, "gateway-label-filter", "", "only Gateway API Gateways whose labels match")
-	fl.BoolVar(&f.source.LegacyAnnotationPrefix, "enable-legacy-annotation-prefix", false, "read "+source.PrefixAlpha+" annotations as a fallback after --annotation-prefix (default "+
-		source.PrefixStable+"), whose value wins where both set one, as external-dns v0.23 does (without this flag and --annotation-prefix, crossfade reads both prefixes and refuses an object that sets one key differently under each)")
 }
 
 // ControllerEnv is what `crossfade controller` takes from its environment rather than

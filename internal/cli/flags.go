@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -12,6 +13,7 @@ import (
 	"github.com/crossfade-io/crossfade/internal/endpoint"
 	"github.com/crossfade-io/crossfade/internal/provider/route53"
 	"github.com/crossfade-io/crossfade/internal/sandbox"
+	"github.com/crossfade-io/crossfade/internal/source"
 )
 
 // Route53Flags adds the flags that point a command at a Route 53 API.
@@ -67,11 +69,34 @@ func CheckPublishFlags(fc *FlagChecks, c *cobra.Command, fl *pflag.FlagSet) {
 	fc.Want(fl, "domain-filter", Domain)
 	fc.Want(fl, "exclude-domains", Domain)
 	// The planner compares types as written: "a" would manage nothing.
-	fc.Want(fl, "managed-record-types", OneOf(endpoint.TypeA, endpoint.TypeAAAA, endpoint.TypeCNAME, endpoint.TypeTXT,
-		endpoint.TypeMX, endpoint.TypeNS, endpoint.TypeSRV, endpoint.TypePTR, endpoint.TypeNAPTR))
+	fc.Want(fl, "managed-record-types", OneOf(append([]string{endpoint.TypeA, endpoint.TypeAAAA, endpoint.TypeCNAME, endpoint.TypeTXT,
+		endpoint.TypeMX, endpoint.TypeNS, endpoint.TypeSRV, endpoint.TypePTR, endpoint.TypeNAPTR}, UnpublishedTypes...)...))
+	// UnpublishedTypes alone would run a sync that manages nothing and says it succeeded.
+	fc.Check(c, func() error {
+		types, _ := fl.GetStringSlice("managed-record-types")
+		if planned, unpublished := splitManagedTypes(types); len(planned) == 0 && len(unpublished) > 0 {
+			return fmt.Errorf("--managed-record-types %q: crossfade does not publish %s (accepted only beside a type it publishes), so nothing would be managed; want one or more of A, AAAA, CNAME, TXT, MX, NS, SRV, PTR, NAPTR",
+				strings.Join(types, ","), strings.Join(unpublished, " or "))
+		}
+		return nil
+	})
 	fc.Want(fl, "txt-owner-id", OwnerID)
 	CheckTXTFlags(fc, c, fl)
 	fc.Want(fl, "annotation-prefix", AnnotationPrefix)
+	// As external-dns v0.23 refuses it: the legacy prefix would be read twice, as the
+	// configured one and as the fallback that yields to it.
+	fc.Check(c, func() error {
+		if legacy, _ := fl.GetBool("enable-legacy-annotation-prefix"); !legacy {
+			return nil
+		}
+		prefixes, _ := fl.GetStringSlice("annotation-prefix")
+		for _, p := range prefixes {
+			if strings.HasPrefix(p, source.PrefixAlpha) {
+				return fmt.Errorf("--enable-legacy-annotation-prefix: not with --annotation-prefix %q, which starts with the legacy prefix %s that it adds as a fallback", p, source.PrefixAlpha)
+			}
+		}
+		return nil
+	})
 	fc.Want(fl, "annotation-filter", Selector("AnnotationFilter"))
 	fc.Want(fl, "label-filter", Selector("LabelFilter"))
 	fc.Want(fl, "namespace", Optional(K8sName("namespace", true)))

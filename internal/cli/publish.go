@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
+	"strings"
 
 	"github.com/spf13/pflag"
 
@@ -39,7 +41,8 @@ func (f *PublishOptions) AddFlags(fl *pflag.FlagSet) {
 	fl.StringVar(&f.policy, "policy", string(changes.Sync), "what a sync may change: sync, upsert-only or create-only")
 	fl.StringSliceVar(&f.domains, "domain-filter", nil, "only manage names at or below these domains (repeatable)")
 	fl.StringSliceVar(&f.excludeDomains, "exclude-domains", nil, "never manage names at or below these domains (repeatable)")
-	fl.StringSliceVar(&f.managedTypes, "managed-record-types", changes.DefaultManagedTypes, "record types planned")
+	fl.StringSliceVar(&f.managedTypes, "managed-record-types", changes.DefaultManagedTypes, "record types planned; others are never touched ("+
+		strings.Join(UnpublishedTypes, " and ")+", which external-dns v0.22/v0.23 take, are accepted with a warning and ignored: crossfade neither writes nor deletes them)")
 
 	fl.StringVar(&f.registry.OwnerID, "txt-owner-id", "", "owner id written into and required of ownership TXT records (required)")
 	fl.StringVar(&f.registry.Prefix, "txt-prefix", "", "prefix on ownership TXT names; may hold %{record_type}")
@@ -48,6 +51,8 @@ func (f *PublishOptions) AddFlags(fl *pflag.FlagSet) {
 	fl.BoolVar(&f.registry.WriteLegacy, "txt-write-legacy", false, "also write the same-name TXT form that external-dns < 0.18 reads")
 
 	fl.StringSliceVar(&f.source.AnnotationPrefixes, "annotation-prefix", nil, "annotation key prefixes read (default external-dns.kubernetes.io/ and external-dns.alpha.kubernetes.io/)")
+	fl.BoolVar(&f.source.LegacyAnnotationPrefix, "enable-legacy-annotation-prefix", false, "read "+source.PrefixAlpha+" annotations as a fallback after --annotation-prefix (default "+
+		source.PrefixStable+"), whose value wins where both set one, as external-dns v0.23 does (without this flag and --annotation-prefix, crossfade reads both prefixes and refuses an object that sets one key differently under each)")
 	fl.StringVar(&f.source.AnnotationFilter, "annotation-filter", "", "only read objects whose annotations match this selector")
 	fl.StringVar(&f.source.LabelFilter, "label-filter", "", "only read objects whose labels match this selector")
 	fl.StringVar(&f.source.Namespace, "namespace", "", "only read objects in this namespace (default: all)")
@@ -63,6 +68,30 @@ func (f *PublishOptions) AddFlags(fl *pflag.FlagSet) {
 	fl.Float64Var(&f.guard.MaxRatio, "max-delete-ratio", controller.DefaultMaxDeleteRatio, "hold a zone's deletions when they are more than this share of the owner's records there (and at least --max-delete-min), or all of them")
 	fl.IntVar(&f.guard.Min, "max-delete-min", controller.DefaultMaxDeleteMin, "the fewest deletions --max-delete-ratio holds")
 	fl.BoolVar(&f.guard.Allow, "allow-mass-delete", false, "let the deletions the deletion guard would hold through (controller: at its first reconcile, and only the deletions the guard held before it started)")
+}
+
+// UnpublishedTypes are the record types external-dns v0.22/v0.23 take in
+// --managed-record-types (DNAME from v0.22, TLSA from v0.23) that crossfade does not
+// publish: Route 53 has no DNAME, and v0.23's own AWS provider never reads a TLSA record
+// back. They are accepted, so that a copied v0.23 command line runs, and Build warns once
+// that they are ignored, so that nobody believes they are managed.
+var UnpublishedTypes = []string{"DNAME", "TLSA"}
+
+// splitManagedTypes parts --managed-record-types into the types planned and those of
+// UnpublishedTypes, each in the order given. planned is never nil, as nil would plan the
+// default types.
+func splitManagedTypes(types []string) (planned, unpublished []string) {
+	planned = []string{}
+	for _, t := range types {
+		if slices.Contains(UnpublishedTypes, t) {
+			if !slices.Contains(unpublished, t) {
+				unpublished = append(unpublished, t)
+			}
+			continue
+		}
+		planned = append(planned, t)
+	}
+	return planned, unpublished
 }
 
 // Parts are what the flags build: the source, and a Syncer over the provider.
@@ -95,6 +124,12 @@ func (f *PublishOptions) Build(ctx context.Context, log *slog.Logger, wrap func(
 	if err != nil {
 		return nil, err
 	}
+	managed, unpublished := splitManagedTypes(f.managedTypes)
+	if len(unpublished) > 0 {
+		log.Warn("record types accepted for external-dns compatibility and ignored: crossfade neither writes nor deletes records of these types",
+			"flag", "--managed-record-types", "types", strings.Join(unpublished, ","),
+			"why", "Route 53 has no DNAME, and external-dns v0.23's AWS provider never reads TLSA back")
+	}
 	filter := endpoint.NewDomainFilter(f.domains, f.excludeDomains)
 	f.route53.DomainFilter, f.route53.Logger = filter, log
 	// Set once here, so that the Cloud Map publisher's client retries alike.
@@ -104,7 +139,7 @@ func (f *PublishOptions) Build(ctx context.Context, log *slog.Logger, wrap func(
 		return nil, err
 	}
 	syncer := &controller.Syncer{Provider: dns, Registry: reg, Policy: policy, DomainFilter: filter,
-		ManagedTypes: f.managedTypes, DryRun: f.DryRun, Logger: log, Guard: f.guard}
+		ManagedTypes: managed, DryRun: f.DryRun, Logger: log, Guard: f.guard}
 	if wrap != nil {
 		syncer.Provider = wrap(dns)
 	}
