@@ -155,6 +155,10 @@ func badValues() []badValue {
 		{line(handoverLine, "--txt-suffix=a b"), "txt-suffix", `want letters`},
 		{line(handoverLine, "--txt-wildcard-replacement=*"), "txt-wildcard-replacement", `want 1 to 63 letters`},
 		{line(handoverLine, "--aws-endpoint=ftp://x"), "aws-endpoint", `want an http:// or https:// URL`},
+		{line(handoverLine, "--registry=dynamodb"), "registry", `--registry "dynamodb": want "txt" or "crd"`},
+		{line(handoverLine, "--to-registry=dynamodb"), "to-registry", `--to-registry "dynamodb": want "txt" or "crd"`},
+		{line(handoverLine, "--crd-registry-namespace=Default"), "crd-registry-namespace", `want a namespace name`},
+		{line(handoverLine, "--master=https://"), "master", `--master "https://": want the Kubernetes API server's URL`},
 		{line(handoverLine, "--aws-region=US_EAST"), "aws-region", `want an AWS region`},
 
 		{line(verifyLine, "--type=BOGUS"), "type", `--type "BOGUS": want A, AAAA or CNAME`},
@@ -258,6 +262,7 @@ func TestFlagValueErrors(t *testing.T) {
 var freeFlags = map[string]string{
 	"crossfade sandbox --state":                "a file path: opening it is the sandbox's first read",
 	"crossfade controller --kubeconfig":        "a file path: reading it is the controller's first read",
+	"crossfade handover --kubeconfig":          "a file path: read as the controller reads it, before anything else",
 	"crossfade cutover run --log-file":         "a file path: opened (created) when the run starts",
 	"crossfade sync --dry-run-dir":             "a directory, written with --dry-run only (syncFlags.check)",
 	"crossfade cutover dashboard --kubeconfig": "a file path: read as kubectl reads it, by the command",

@@ -22,6 +22,14 @@ type Registry interface {
 	For(rec *endpoint.Endpoint) []*endpoint.Endpoint
 }
 
+// TakeOverAdvisor is a Registry that keeps ownership elsewhere than in the zone's TXT
+// records (the CRD registry's DNSRecords): the advice of a conflict over a record another
+// owner holds, or none, says how owner comes to own it there, not which TXT record to write.
+type TakeOverAdvisor interface {
+	// TakeOver says how owner comes to own rec, as a clause: "hand it over with …".
+	TakeOver(rec *endpoint.Endpoint, owner string) string
+}
+
 // Input is everything one zone's plan is computed from.
 type Input struct {
 	// Desired are the records the sources want in this zone.
@@ -507,6 +515,9 @@ func (pl *planner) unit(g *group) Unit {
 		switch {
 		case cur != nil && cur.Owner() != pl.owner:
 			c = ptr(notOwned(cur, want, pl.reg.For(want)[0].Name, pl.owner))
+			if a, ok := pl.reg.(TakeOverAdvisor); ok {
+				c.Advice = fmt.Sprintf("if %s should own it, %s, or remove it, then sync again; otherwise give this member its own set identifier", pl.owner, a.TakeOver(cur, pl.owner))
+			}
 		case cur != nil && pl.policy == CreateOnly:
 			pl.plan.Summary.Held++
 			continue
@@ -694,7 +705,11 @@ func (pl *planner) clearWay(b *builder, g *group, want *endpoint.Endpoint) (int,
 				Reason: fmt.Sprintf("cannot be created beside the existing %s, a type crossfade does not manage here%s", describe(bl), wantedBy(want)),
 				Advice: "Route 53 holds no other record beside a CNAME at one name: remove that record, or publish an alias A (the alias annotation) instead of a CNAME"}
 		default:
-			return 0, ptr(blocked(bl, want, pl.owner, pl.reg.For(bl)[0].Name))
+			c := blocked(bl, want, pl.owner, pl.reg.For(bl)[0].Name)
+			if a, ok := pl.reg.(TakeOverAdvisor); ok {
+				c.Advice = fmt.Sprintf("to convert it, either %s, so that the next sync replaces it atomically, or delete it and create the new record in one change batch yourself", a.TakeOver(bl, pl.owner))
+			}
+			return 0, &c
 		}
 	}
 	return replaced, nil

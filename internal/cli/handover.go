@@ -1,11 +1,14 @@
 package cli
 
 import (
+	"cmp"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 
 	"github.com/spf13/cobra"
+	"k8s.io/client-go/rest"
 
 	"github.com/crossfade-io/crossfade/internal/handover"
 	"github.com/crossfade-io/crossfade/internal/provider/route53"
@@ -17,6 +20,31 @@ type HandoverOptions struct {
 	cfg handover.Config
 	// Route53 points at the Route 53 API.
 	Route53 route53.Config
+	// Registry is where ownership is now (--registry: txt or crd), ToRegistry where it
+	// goes (--to-registry; empty: the same).
+	Registry, ToRegistry string
+	// CRDNamespace holds the DNSRecords when either registry is crd (--crd-registry-namespace).
+	CRDNamespace string
+	// kubeconfig and master reach the API server holding the DNSRecords.
+	kubeconfig, master string
+}
+
+// Registries are --registry and --to-registry as given (--to-registry defaulting to --registry).
+func (o *HandoverOptions) Registries() (from, to string) {
+	return o.Registry, cmp.Or(o.ToRegistry, o.Registry)
+}
+
+// NeedsKube says whether either registry is crd, so the DNSRecords' API server is needed.
+func (o *HandoverOptions) NeedsKube() bool {
+	from, to := o.Registries()
+	return from == "crd" || to == "crd"
+}
+
+// RESTConfig is the client configuration of the API server holding the DNSRecords, found
+// as `crossfade controller` finds it: --kubeconfig/--master, else in-cluster, else the
+// usual kubeconfig files.
+func (o *HandoverOptions) RESTConfig() (*rest.Config, error) {
+	return (&ControllerOptions{kubeconfig: o.kubeconfig, master: o.master}).restConfig()
 }
 
 // AddFlags defines the flags on c, marks the required ones and declares their checks in fc.
@@ -31,6 +59,11 @@ func (o *HandoverOptions) AddFlags(c *cobra.Command, fc *FlagChecks) {
 	fl.StringVar(&f.Registry.Prefix, "txt-prefix", "", "prefix on ownership TXT names; may hold %{record_type}")
 	fl.StringVar(&f.Registry.Suffix, "txt-suffix", "", "suffix on the first label of ownership TXT names; may hold %{record_type}")
 	fl.StringVar(&f.Registry.WildcardReplacement, "txt-wildcard-replacement", "", "replaces a leading * in ownership TXT names")
+	fl.StringVar(&o.Registry, "registry", "txt", "where ownership is now: txt (TXT records in the zone) or crd (external-dns v0.23's DNSRecord objects)")
+	fl.StringVar(&o.ToRegistry, "to-registry", "", "where ownership goes: txt or crd (default: --registry); moving between registries keeps the owner (--to = --from)")
+	fl.StringVar(&o.CRDNamespace, "crd-registry-namespace", "", "namespace of the DNSRecords (required when --registry or --to-registry is crd)")
+	fl.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig file for the DNSRecords' cluster (default: in-cluster, else $KUBECONFIG or ~/.kube/config)")
+	fl.StringVar(&o.master, "master", "", "Kubernetes API server URL, overriding the kubeconfig's")
 	Route53Flags(fl, &o.Route53)
 	for _, name := range []string{"zone", "from", "to"} {
 		_ = c.MarkFlagRequired(name)
@@ -46,8 +79,36 @@ func (o *HandoverOptions) AddFlags(c *cobra.Command, fc *FlagChecks) {
 	fc.Want(fl, "name", Optional(Glob))
 	CheckTXTFlags(fc, c, fl)
 	CheckRoute53Flags(fc, fl)
+	registryName := func(v string) error {
+		if v == "txt" || v == "crd" {
+			return nil
+		}
+		return errors.New(`want "txt" or "crd"`)
+	}
+	fc.Want(fl, "registry", registryName)
+	fc.Want(fl, "to-registry", Optional(registryName))
+	fc.Want(fl, "crd-registry-namespace", Optional(K8sName("namespace", true)))
+	fc.Want(fl, "master", Optional(KubeAPIServer))
 	// The flags together (--from and --to differ), as PlanHandover checks them again.
 	fc.Check(c, func() error {
+		if from, to := o.Registries(); from != to {
+			// A move between registries rewrites where ownership is kept, not whose it is:
+			// one step that cannot leave a record without an owner.
+			switch {
+			case f.From != f.To:
+				return fmt.Errorf("--registry %s --to-registry %s: moves ownership between registries and keeps the owner: give --to %s (the same as --from), and hand over to %s within one registry before or after", from, to, f.From, f.To)
+			case f.Names != "":
+				return fmt.Errorf("--registry %s --to-registry %s: --name: a move between registries takes every record of --from in the zone", from, to)
+			}
+		}
+		if o.NeedsKube() && o.CRDNamespace == "" {
+			// A wrong namespace would read no DNSRecords: records owned there would look
+			// unowned, and a move would write where no controller reads.
+			return errors.New("--crd-registry-namespace: required with --registry crd or --to-registry crd: the namespace the controllers' --crd-registry-namespace names")
+		}
+		if from, to := o.Registries(); from != to {
+			return nil
+		}
 		if err := (registry.Handover{From: f.From, To: f.To, Names: f.Names}).Validate(); err != nil {
 			// The usage error names the command already.
 			return errors.New(strings.TrimPrefix(err.Error(), "handover: "))

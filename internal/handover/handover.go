@@ -51,9 +51,18 @@ type result struct {
 	batches int
 	// dryRun holds each batch as the provider renders it, in a dry run.
 	dryRun [][]byte
+	// format says what a dry run's documents are, when the provider renders more than
+	// a change batch (DryRunFormatter); empty for a plain change batch.
+	format string
 	// errs are failures other than refusals (a throttled, failed or cancelled call): the
 	// names of that batch may or may not have moved.
 	errs []error
+}
+
+// DryRunFormatter is a provider whose DryRun renders more than the zone's change batch
+// (the CRD registry: its DNSRecord writes too); DryRunFormat says what, for people.
+type DryRunFormatter interface {
+	DryRunFormat() string
 }
 
 // Run hands cfg.Zone over: read it, plan, and write (or, in a dry run, render) the
@@ -91,6 +100,9 @@ func Run(ctx context.Context, dns provider.Provider, cfg Config, out io.Writer) 
 		return err
 	}
 	res := &result{zone: zone, refused: hp.Refused, moves: map[string][]registry.HandoverMove{}}
+	if f, ok := dns.(DryRunFormatter); ok {
+		res.format = f.DryRunFormat()
+	}
 	log = log.With("zone", zone.Name, "zone_id", zone.ID, "from", cfg.From, "to", cfg.To)
 	batches := res.prepare(ctx, dns, hp)
 	for _, r := range hp.Refused {
@@ -131,6 +143,11 @@ func (r *result) write(ctx context.Context, dns provider.Provider, batches [][]c
 		}
 	}
 	return nil
+}
+
+// FindZone picks the zone --zone names among zones, as Run does.
+func FindZone(zones []provider.Zone, want string) (provider.Zone, error) {
+	return findZone(zones, want)
 }
 
 // findZone picks the zone --zone names: by id ("Z123", "/hostedzone/Z123") first, else by
@@ -238,6 +255,10 @@ func (r *result) writeText(w io.Writer, from, to string, dryRun bool) error {
 		}
 	}
 	for i, doc := range r.dryRun {
+		if r.format != "" {
+			fmt.Fprintf(b, "  batch %d of %d, %s:\n%s\n", i+1, len(r.dryRun), r.format, doc)
+			continue
+		}
 		fmt.Fprintf(b, "  batch %d of %d, as `aws route53 change-resource-record-sets --hosted-zone-id %s --change-batch file://BATCH.json` takes it:\n%s\n", i+1, len(r.dryRun), r.zone.ID, doc)
 	}
 	if len(r.refused) > 0 {

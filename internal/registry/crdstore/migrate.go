@@ -2,10 +2,12 @@ package crdstore
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"slices"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/crossfade-io/crossfade/internal/changes"
@@ -26,6 +28,10 @@ type Moved struct {
 	Records []endpoint.Key
 	// Refused are the records that did not move, each with why.
 	Refused []changes.Conflict
+	// Writes are, under Config.DryRun, the writes the move would send, in order: each
+	// DNSRecord created as its JSON object, each DNSRecord deleted, each zone batch as
+	// the provider renders it. Empty otherwise.
+	Writes []string
 }
 
 // FromTXT moves the ownership of owner's records in zone from TXT records (as txt reads
@@ -66,6 +72,15 @@ func (p *Provider) FromTXT(ctx context.Context, zone provider.Zone, txt *registr
 				Reason: fmt.Sprintf("its DNSRecord %s/%s is owner %q's", p.ns, name, d.Owner()),
 				Advice: "hand it over within the CRD registry first, or delete the DNSRecord if it is stale"})
 			continue
+		} else if d == nil && p.dryRun {
+			obj := p.newObject(rec, rec.Labels)
+			meta.SetStatusCondition(&obj.Status.Conditions, metav1.Condition{Type: ReadyCondition, Status: metav1.ConditionTrue,
+				Reason: ProgrammedReason, Message: "Endpoint applied to the DNS provider (ownership moved from TXT records)"})
+			doc, err := json.MarshalIndent(obj, "", "  ")
+			if err != nil {
+				return nil, fmt.Errorf("render DNSRecord %s/%s: %w", p.ns, obj.Name, err)
+			}
+			out.Writes = append(out.Writes, fmt.Sprintf("create DNSRecord %s/%s (with status Ready=True/Programmed):\n%s", p.ns, obj.Name, doc))
 		} else if d == nil {
 			o := &op{rec: rec, labels: rec.Labels}
 			if err := p.accept(ctx, o); err != nil {
@@ -153,6 +168,11 @@ func (p *Provider) ToTXT(ctx context.Context, zone provider.Zone, txt *registry.
 	// Units are per record here, so that each DNSRecord goes once its own TXT records stand.
 	for _, u := range p.writeUnits(ctx, zone, units, out) {
 		if d := objOf[u.Changes[0].Endpoint]; d != nil {
+			if p.dryRun {
+				out.Writes = append(out.Writes, fmt.Sprintf("delete DNSRecord %s/%s (if still at resourceVersion %s)", p.ns, d.Name, d.ResourceVersion))
+				out.Records = append(out.Records, d.Key())
+				continue
+			}
 			err := p.client.Delete(ctx, d.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{ResourceVersion: &d.ResourceVersion}})
 			if err != nil {
 				out.Refused = append(out.Refused, changes.Conflict{Key: d.Key(),
@@ -170,6 +190,26 @@ func (p *Provider) ToTXT(ctx context.Context, zone provider.Zone, txt *registry.
 // each refused unit reported in out, and returns the units written.
 func (p *Provider) writeUnits(ctx context.Context, zone provider.Zone, units []changes.Unit, out *Moved) []changes.Unit {
 	var written []changes.Unit
+	if p.dryRun {
+		for len(units) > 0 {
+			n := min(len(units), migrateBatch)
+			var batch changes.Batch
+			for _, u := range units[:n] {
+				batch = append(batch, u.Changes...)
+			}
+			doc, err := p.Provider.DryRun(ctx, zone, batch)
+			if err != nil {
+				for _, u := range units[:n] {
+					out.Refused = append(out.Refused, changes.Conflict{Key: u.Changes[0].Endpoint.Key(), Reason: "it cannot be rendered: " + err.Error()})
+				}
+			} else {
+				out.Writes = append(out.Writes, fmt.Sprintf("zone %s (%s), change batch as `aws route53 change-resource-record-sets --change-batch` takes it:\n%s", zone.Name, zone.ID, doc))
+				written = append(written, units[:n]...)
+			}
+			units = units[n:]
+		}
+		return written
+	}
 	for len(units) > 0 {
 		n, size := 0, 0
 		for n < len(units) && (n == 0 || size+len(units[n].Changes) <= migrateBatch) {

@@ -2,6 +2,7 @@ package crdstore
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -35,6 +36,9 @@ type Config struct {
 	// owner's: ownership is what DNSRecords say and nothing else. For `crossfade
 	// handover` between owners of this registry, whose plan must rewrite no TXT record.
 	OnlyDNSRecords bool
+	// DryRun makes FromTXT and ToTXT write nothing: Moved.Writes holds each write as it
+	// would be sent (DNSRecords as JSON objects, zone batches as the provider renders them).
+	DryRun bool
 	// Logger receives structured logs; nil discards them.
 	Logger *slog.Logger
 }
@@ -54,6 +58,8 @@ type Provider struct {
 	log    *slog.Logger
 	// onlyDNSRecords is Config.OnlyDNSRecords.
 	onlyDNSRecords bool
+	// dryRun is Config.DryRun.
+	dryRun bool
 
 	mu sync.Mutex
 	// listed is, by zone id, what the last Records saw: the ownership DNSRecords by the
@@ -88,7 +94,7 @@ func New(p provider.Provider, cfg Config) (*Provider, error) {
 	}
 	return &Provider{Provider: p, client: dyn.Resource(Resource).Namespace(cfg.Namespace), ns: cfg.Namespace,
 		reg: cfg.Registry, log: log.With("registry", "crd", "namespace", cfg.Namespace), listed: map[string]*listing{},
-		onlyDNSRecords: cfg.OnlyDNSRecords}, nil
+		onlyDNSRecords: cfg.OnlyDNSRecords, dryRun: cfg.DryRun}, nil
 }
 
 // Namespace is the namespace holding the DNSRecords.
@@ -249,16 +255,61 @@ func (p *Provider) Apply(ctx context.Context, zone provider.Zone, batch changes.
 	return errors.Join(errs...)
 }
 
-// DryRun renders the zone's part of batch; the DNSRecord writes are not rendered.
+// dryRunWrite is one DNSRecord write as DryRun renders it.
+type dryRunWrite struct {
+	// Action is CREATE, UPDATE or DELETE.
+	Action string `json:"action"`
+	// ResourceVersion is the version read, that an UPDATE or DELETE is conditional on.
+	ResourceVersion string `json:"ifResourceVersion,omitempty"`
+	// Object is the DNSRecord as it would stand after the write (its name, for a DELETE).
+	Object *DNSRecord `json:"object"`
+}
+
+// DryRun renders batch as it would be written: each DNSRecord write (the object as it
+// would stand, with its Ready condition once the zone took the batch) and the zone's part
+// as the wrapped provider renders it, in one JSON document
+// {"dnsRecords": [...], "changeBatch": {...}}.
 func (p *Provider) DryRun(ctx context.Context, zone provider.Zone, batch changes.Batch) ([]byte, error) {
-	_, rest, _, err := p.split(zone, batch)
+	ops, rest, _, err := p.split(zone, batch)
 	if err != nil {
 		return nil, err
 	}
-	if len(rest) == 0 {
-		return []byte("{}"), nil
+	doc := struct {
+		DNSRecords  []dryRunWrite   `json:"dnsRecords"`
+		ChangeBatch json.RawMessage `json:"changeBatch,omitempty"`
+	}{DNSRecords: []dryRunWrite{}}
+	for _, o := range ops {
+		w := dryRunWrite{}
+		switch {
+		case o.rec == nil:
+			w.Action, w.ResourceVersion = "DELETE", o.old.ResourceVersion
+			w.Object = &DNSRecord{TypeMeta: o.old.TypeMeta, ObjectMeta: metav1.ObjectMeta{Name: o.old.Name, Namespace: p.ns}}
+		case o.old != nil:
+			w.Action, w.ResourceVersion = "UPDATE", o.old.ResourceVersion
+			w.Object = o.old.DeepCopy()
+			w.Object.Labels = map[string]string{OwnerLabel: o.labels[endpoint.OwnerLabel]}
+			w.Object.Spec.Endpoint = FromEndpoint(o.rec, o.labels)
+			w.Object.ManagedFields = nil
+		default:
+			w.Action, w.Object = "CREATE", p.newObject(o.rec, o.labels)
+		}
+		if w.Object.Spec.Endpoint.DNSName != "" {
+			meta.SetStatusCondition(&w.Object.Status.Conditions, metav1.Condition{Type: ReadyCondition, Status: metav1.ConditionTrue,
+				Reason: ProgrammedReason, Message: "Endpoint applied to the DNS provider"})
+		}
+		doc.DNSRecords = append(doc.DNSRecords, w)
 	}
-	return p.Provider.DryRun(ctx, zone, rest)
+	if len(rest) > 0 {
+		if doc.ChangeBatch, err = p.Provider.DryRun(ctx, zone, rest); err != nil {
+			return nil, err
+		}
+	}
+	return json.MarshalIndent(doc, "", "  ")
+}
+
+// DryRunFormat says what DryRun renders, for the people reading it.
+func (p *Provider) DryRunFormat() string {
+	return fmt.Sprintf("as the DNSRecord writes in namespace %s (dnsRecords) and the zone's change batch (changeBatch, as `aws route53 change-resource-record-sets --change-batch` takes it)", p.ns)
 }
 
 // split sorts batch into DNSRecord writes and the changes for the zone (with, for each,
@@ -354,12 +405,8 @@ func (p *Provider) accept(ctx context.Context, o *op) error {
 		o.obj = o.old.DeepCopy()
 		return p.writeStatus(ctx, o, AcceptedReason, "Endpoint accepted by crossfade; not yet programmed")
 	}
-	name := ObjectName(o.rec.Key())
-	d := &DNSRecord{
-		TypeMeta:   metav1.TypeMeta{APIVersion: Resource.GroupVersion().String(), Kind: "DNSRecord"},
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: p.ns, Labels: map[string]string{OwnerLabel: o.labels[endpoint.OwnerLabel]}},
-		Spec:       DNSRecordSpec{Endpoint: FromEndpoint(o.rec, o.labels)},
-	}
+	d := p.newObject(o.rec, o.labels)
+	name := d.Name
 	created, err := p.create(ctx, d)
 	if apierrors.IsAlreadyExists(err) {
 		// This owner's object whose record the zone does not hold (a write that did not
@@ -383,6 +430,15 @@ func (p *Provider) accept(ctx context.Context, o *op) error {
 	}
 	o.obj = created
 	return p.writeStatus(ctx, o, AcceptedReason, "Endpoint accepted by crossfade; not yet programmed")
+}
+
+// newObject is the DNSRecord that owns rec with labels, as it is created.
+func (p *Provider) newObject(rec *endpoint.Endpoint, labels endpoint.Labels) *DNSRecord {
+	return &DNSRecord{
+		TypeMeta:   metav1.TypeMeta{APIVersion: Resource.GroupVersion().String(), Kind: "DNSRecord"},
+		ObjectMeta: metav1.ObjectMeta{Name: ObjectName(rec.Key()), Namespace: p.ns, Labels: map[string]string{OwnerLabel: labels[endpoint.OwnerLabel]}},
+		Spec:       DNSRecordSpec{Endpoint: FromEndpoint(rec, labels)},
+	}
 }
 
 // commit completes o once the zone took its batch; see Apply.
@@ -515,4 +571,28 @@ func (d *DNSRecord) DeepCopy() *DNSRecord {
 		c.Status.Conditions = append(c.Status.Conditions, *cond.DeepCopy())
 	}
 	return &c
+}
+
+// Registry is reg as the planner of this registry sees it: the same ownership records,
+// and conflict advice that names the DNSRecord and `crossfade handover --registry crd`
+// rather than an ownership TXT record to write.
+func (p *Provider) Registry() *AdvisingRegistry {
+	return &AdvisingRegistry{TXT: p.reg, ns: p.ns}
+}
+
+// AdvisingRegistry is the planner's registry under the CRD registry; see Provider.Registry.
+type AdvisingRegistry struct {
+	*registry.TXT
+	ns string
+}
+
+// TakeOver says how owner comes to own rec under the CRD registry (changes.TakeOverAdvisor).
+func (r *AdvisingRegistry) TakeOver(rec *endpoint.Endpoint, owner string) string {
+	name := ObjectName(rec.Key())
+	if o := rec.Owner(); o != "" {
+		return fmt.Sprintf("hand it over (`crossfade handover --registry crd --crd-registry-namespace %s --from %s --to %s`, which rewrites its DNSRecord %s/%s)",
+			r.ns, o, owner, r.ns, name)
+	}
+	return fmt.Sprintf("adopt it: create its DNSRecord %s/%s with label %s=%s and spec.endpoint as the record stands (or, where its ownership TXT records name %s, `crossfade handover --to-registry crd --crd-registry-namespace %s --from %s --to %s`)",
+		r.ns, name, OwnerLabel, owner, owner, r.ns, owner, owner)
 }
