@@ -327,7 +327,7 @@ func (f *ControllerOptions) crdRegistry(p *Parts, restCfg *rest.Config, env Cont
 	if err != nil {
 		return fmt.Errorf("--registry crd: %w", err)
 	}
-	p.Syncer.Provider, p.Syncer.Registry = crd, reg
+	p.Syncer.Provider, p.Syncer.Registry = crd, crd.Registry()
 	return nil
 }
 

@@ -19,8 +19,9 @@ import (
 type Syncer struct {
 	// Provider reads and writes the zones.
 	Provider provider.Provider
-	// Registry reads and writes ownership.
-	Registry *registry.TXT
+	// Registry reads and writes ownership: a *registry.TXT, or the CRD registry's
+	// (crdstore.Provider.Registry), whose conflict advice names DNSRecords.
+	Registry changes.Registry
 	// Policy limits what a sync may change.
 	Policy changes.Policy
 	// DomainFilter keeps the desired and current names it matches; the provider filters
