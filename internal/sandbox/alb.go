@@ -278,18 +278,29 @@ func targetAddr(tr elb.Target, instanceIP func(id string) (netip.Addr, bool)) (a
 // group stickiness. A rule has at most one, and it is the last.
 func forwardOf(actions []elb.Action) albproxy.ForwardAction {
 	var fa albproxy.ForwardAction
-	for _, a := range actions {
-		if a.Type != elb.ActionForward || a.Forward == nil {
-			continue
-		}
-		for _, w := range a.Forward.TargetGroups {
-			fa.TargetGroups = append(fa.TargetGroups, albproxy.WeightedTargetGroup{TargetGroupID: w.TargetGroupARN, Weight: w.Weight})
-		}
-		if s := a.Forward.Stickiness; s.Enabled {
-			fa.Stickiness = albproxy.GroupStickiness{Enabled: true, Duration: time.Duration(s.DurationSeconds) * time.Second}
-		}
+	f := forwardConfig(actions)
+	if f == nil {
+		return fa
+	}
+	for _, w := range f.TargetGroups {
+		fa.TargetGroups = append(fa.TargetGroups, albproxy.WeightedTargetGroup{TargetGroupID: w.TargetGroupARN, Weight: w.Weight})
+	}
+	if s := f.Stickiness; s.Enabled {
+		fa.Stickiness = albproxy.GroupStickiness{Enabled: true, Duration: time.Duration(s.DurationSeconds) * time.Second}
 	}
 	return fa
+}
+
+// forwardConfig is the forward action's configuration among actions (a rule's or a
+// listener's default actions; ELBv2 allows at most one forward, and it is the last), or
+// nil when none forwards. Both the ALB's and the NLB's proxy read their weights here.
+func forwardConfig(actions []elb.Action) *elb.ForwardConfig {
+	for _, a := range actions {
+		if a.Type == elb.ActionForward && a.Forward != nil {
+			return a.Forward
+		}
+	}
+	return nil
 }
 
 // proxyHealth is the proxy's health checks as the ELBv2 store reads them, by the store's

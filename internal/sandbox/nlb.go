@@ -3,9 +3,7 @@ package sandbox
 import (
 	"context"
 	"log/slog"
-	"net"
 	"net/netip"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -97,20 +95,17 @@ func (b *nlbBridge) proxyConfig(snap elb.Snapshot) (nlbproxy.Config, map[string]
 			if tr.Draining() {
 				continue
 			}
-			addr := tr.Address()
-			if strings.HasPrefix(tr.ID, "i-") {
-				// An instance target is served at the instance's IP. One that has none
-				// (not running, or unknown to EC2) is not served at all: ELBv2 reports it
-				// unused, Target.InvalidState, and the proxy neither checks nor dials it
-				// (never a placeholder address an address mapping could route).
-				ip, ok := netip.Addr{}, false
-				if b.instanceIP != nil {
-					ip, ok = b.instanceIP(tr.ID)
-				}
-				if !ok {
-					continue
-				}
-				addr = net.JoinHostPort(ip.Unmap().String(), strconv.Itoa(tr.Port))
+			if strings.HasPrefix(tr.ID, "i-") && b.instanceIP == nil {
+				// Without EC2 an instance has no address at all: unlike the ALB, which
+				// keeps an unroutable "i-…:port" to report unhealthy, the TCP proxy leaves
+				// it out (never a placeholder an address mapping could route).
+				continue
+			}
+			addr, ok := targetAddr(tr, b.instanceIP)
+			if !ok {
+				continue // not running, or unknown to EC2: unused, Target.InvalidState
+			}
+			if addr != tr.Address() {
 				if registered[tg.ARN] == nil {
 					registered[tg.ARN] = map[string]string{}
 				}
@@ -129,11 +124,8 @@ func (b *nlbBridge) proxyConfig(snap elb.Snapshot) (nlbproxy.Config, map[string]
 				continue
 			}
 			pl := nlbproxy.Listener{ID: l.ARN, LoadBalancer: lb.ARN, Addr: "127.0.0.1:0"}
-			for _, a := range l.DefaultActions {
-				if a.Type != elb.ActionForward || a.Forward == nil {
-					continue
-				}
-				for _, w := range a.Forward.TargetGroups {
+			if f := forwardConfig(l.DefaultActions); f != nil {
+				for _, w := range f.TargetGroups {
 					pl.TargetGroups = append(pl.TargetGroups, nlbproxy.WeightedTargetGroup{TargetGroupID: w.TargetGroupARN, Weight: w.Weight})
 				}
 			}

@@ -13,33 +13,35 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/crossfade-io/crossfade/internal/sandbox/elb"
 	"github.com/crossfade-io/crossfade/internal/sandbox/targetaddr"
 )
 
-// State is a target's health state, named as DescribeTargetHealth names it.
+// State is a target's health state, named as DescribeTargetHealth names it: the values
+// are the ELBv2 store's (elb), so that the proxies and the API can never disagree.
 type State string
 
 // The ELBv2 target health states.
 const (
-	StateInitial     State = "initial"
-	StateHealthy     State = "healthy"
-	StateUnhealthy   State = "unhealthy"
-	StateUnused      State = "unused"
-	StateDraining    State = "draining"
-	StateUnavailable State = "unavailable"
+	StateInitial     State = elb.StateInitial
+	StateHealthy     State = elb.StateHealthy
+	StateUnhealthy   State = elb.StateUnhealthy
+	StateUnused      State = elb.StateUnused
+	StateDraining    State = elb.StateDraining
+	StateUnavailable State = elb.StateUnavailable
 )
 
 // The ELBv2 target health reason codes the proxy reports.
 const (
-	ReasonRegistrationInProgress   = "Elb.RegistrationInProgress"
-	ReasonInitialHealthChecking    = "Elb.InitialHealthChecking"
-	ReasonResponseCodeMismatch     = "Target.ResponseCodeMismatch"
-	ReasonTimeout                  = "Target.Timeout"
-	ReasonFailedHealthChecks       = "Target.FailedHealthChecks"
-	ReasonNotRegistered            = "Target.NotRegistered"
-	ReasonNotInUse                 = "Target.NotInUse"
-	ReasonDeregistrationInProgress = "Target.DeregistrationInProgress"
-	ReasonHealthCheckDisabled      = "Target.HealthCheckDisabled"
+	ReasonRegistrationInProgress   = elb.ReasonRegistrationInProgress
+	ReasonInitialHealthChecking    = elb.ReasonInitialHealthChecking
+	ReasonResponseCodeMismatch     = elb.ReasonResponseCodeMismatch
+	ReasonTimeout                  = elb.ReasonTimeout
+	ReasonFailedHealthChecks       = elb.ReasonFailedHealthChecks
+	ReasonNotRegistered            = elb.ReasonNotRegistered
+	ReasonNotInUse                 = elb.ReasonNotInUse
+	ReasonDeregistrationInProgress = elb.ReasonDeregistrationInProgress
+	ReasonHealthCheckDisabled      = elb.ReasonHealthCheckDisabled
 )
 
 // Health is one target's TargetHealth: State, and for every state but healthy a Reason

@@ -34,6 +34,7 @@ const (
 	ReasonNotInUse                 = "Target.NotInUse"
 	ReasonDeregistrationInProgress = "Target.DeregistrationInProgress"
 	ReasonInternalError            = "Elb.InternalError"
+	ReasonHealthCheckDisabled      = "Target.HealthCheckDisabled"
 	// ReasonInvalidState is an instance target that is not running (stopped, terminated):
 	// unused, and sent nothing.
 	ReasonInvalidState = "Target.InvalidState"

@@ -9,28 +9,30 @@ import (
 	"sync"
 	"time"
 
+	"github.com/crossfade-io/crossfade/internal/sandbox/elb"
 	"github.com/crossfade-io/crossfade/internal/sandbox/targetaddr"
 )
 
-// State is a target's health state, named as DescribeTargetHealth names it.
+// State is a target's health state, named as DescribeTargetHealth names it: the values
+// are the ELBv2 store's (elb), so that the proxies and the API can never disagree.
 type State string
 
 // The ELBv2 target health states the proxy reports.
 const (
-	StateInitial   State = "initial"
-	StateHealthy   State = "healthy"
-	StateUnhealthy State = "unhealthy"
-	StateUnused    State = "unused"
-	StateDraining  State = "draining"
+	StateInitial   State = elb.StateInitial
+	StateHealthy   State = elb.StateHealthy
+	StateUnhealthy State = elb.StateUnhealthy
+	StateUnused    State = elb.StateUnused
+	StateDraining  State = elb.StateDraining
 )
 
 // The ELBv2 reason codes the proxy reports.
 const (
-	ReasonRegistrationInProgress   = "Elb.RegistrationInProgress"
-	ReasonInitialHealthChecking    = "Elb.InitialHealthChecking"
-	ReasonFailedHealthChecks       = "Target.FailedHealthChecks"
-	ReasonNotInUse                 = "Target.NotInUse"
-	ReasonDeregistrationInProgress = "Target.DeregistrationInProgress"
+	ReasonRegistrationInProgress   = elb.ReasonRegistrationInProgress
+	ReasonInitialHealthChecking    = elb.ReasonInitialHealthChecking
+	ReasonFailedHealthChecks       = elb.ReasonFailedHealthChecks
+	ReasonNotInUse                 = elb.ReasonNotInUse
+	ReasonDeregistrationInProgress = elb.ReasonDeregistrationInProgress
 )
 
 // Health is one target's health: State, and for every state but healthy a Reason and a
