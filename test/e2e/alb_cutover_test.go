@@ -13,7 +13,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -127,124 +126,6 @@ spec:
 
 // cutSample is one request of the loop: when it was sent and answered, which way it went
 // (through the rule or the listener's default action), and which group answered.
-type cutSample struct {
-	sent, done time.Time
-	rule       bool
-	group      string
-}
-
-// cutLoad sends requests through the listener from several goroutines until halted,
-// alternately with the rule's Host and without, and counts a request that got no response
-// or a response the proxy made itself (no backend named in it) as failed. A backend's
-// own 500 is an answer, not a failure.
-type cutLoad struct {
-	stop     chan struct{}
-	wg       sync.WaitGroup
-	mu       sync.Mutex
-	samples  []cutSample
-	failures []string
-	total    atomic.Int64
-}
-
-func startCutLoad(t *testing.T, addr string, workers int) *cutLoad {
-	l := &cutLoad{stop: make(chan struct{})}
-	for w := range workers {
-		tr := &http.Transport{MaxIdleConnsPerHost: 2}
-		client := &http.Client{Transport: tr, Timeout: 10 * time.Second}
-		l.wg.Go(func() {
-			defer tr.CloseIdleConnections()
-			for i := 0; ; i++ {
-				select {
-				case <-l.stop:
-					return
-				default:
-				}
-				rule := (i+w)%2 == 0
-				l.one(client, addr, rule)
-				time.Sleep(3 * time.Millisecond)
-			}
-		})
-	}
-	t.Cleanup(l.halt)
-	return l
-}
-
-func (l *cutLoad) one(client *http.Client, addr string, rule bool) {
-	req, _ := http.NewRequest(http.MethodGet, "http://"+addr+"/", nil)
-	if rule {
-		req.Host = cutovertest.ALBHost
-	}
-	s := cutSample{sent: time.Now(), rule: rule}
-	resp, err := client.Do(req)
-	var fail string
-	if err != nil {
-		fail = err.Error()
-	} else {
-		body, rerr := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		s.group = resp.Header.Get(cutBackendHeader)
-		switch {
-		case rerr != nil:
-			fail = "reading the body: " + rerr.Error()
-		case s.group == "":
-			fail = fmt.Sprintf("%s from the proxy: %q", resp.Status, body)
-		}
-	}
-	s.done = time.Now()
-	l.total.Add(1)
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if fail != "" {
-		l.failures = append(l.failures, s.sent.Format("15:04:05.000")+" "+fail)
-		return
-	}
-	l.samples = append(l.samples, s)
-}
-
-// halt stops the loop and waits for its requests to end; a second call does nothing.
-func (l *cutLoad) halt() {
-	select {
-	case <-l.stop:
-		return
-	default:
-	}
-	close(l.stop)
-	l.wg.Wait()
-}
-
-// waitRequests waits until the loop has sent n requests.
-func (l *cutLoad) waitRequests(t *testing.T, n int64) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for l.total.Load() < n {
-		if time.Now().After(deadline) {
-			t.Fatalf("request loop: %d requests after 10 s", l.total.Load())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
-// share counts the samples sent at or after from and answered by to, through the rule or
-// not, and the share of them to answered.
-func (l *cutLoad) share(from, to time.Time, rule bool, group string) (float64, int) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	n, hit := 0, 0
-	for _, s := range l.samples {
-		if s.rule != rule || s.sent.Before(from) || s.done.After(to) {
-			continue
-		}
-		n++
-		if s.group == group {
-			hit++
-		}
-	}
-	if n == 0 {
-		return 0, 0
-	}
-	return float64(hit) / float64(n), n
-}
-
 // cutStepWindows are, per step index, the time its last write was seen in effect and the
 // time it passed, from the journal.
 func cutStepWindows(t *testing.T, state, name string) map[int][2]time.Time {
@@ -278,8 +159,8 @@ func cutStepWindows(t *testing.T, state, name string) map[int][2]time.Time {
 func TestALBCutover(t *testing.T) {
 	began := time.Now()
 	a := newCutALB(t)
-	load := startCutLoad(t, a.addr, 4)
-	load.waitRequests(t, 100)
+	load := cutovertest.StartLoad(t, a.addr, cutBackendHeader, 4, 3*time.Millisecond)
+	load.WaitRequests(t, 100)
 	// CloudWatch answers whole periods only: the plan's traffic gate reads the last ten
 	// 1-second periods up to now, rounded down, so the loop's first requests must lie in a
 	// second that has ended (on a loaded machine, 100 requests can all fall in this one).
@@ -307,12 +188,12 @@ func TestALBCutover(t *testing.T) {
 	runStart := time.Now()
 	out, code = runCutover(t, a.sb, state, "run", planFile)
 	runTook := time.Since(runStart)
-	load.halt()
+	load.Halt()
 	if code != 0 {
 		t.Fatalf("cutover run exited %d:\n%s", code, out)
 	}
-	if len(load.failures) > 0 {
-		t.Errorf("%d of %d requests failed during the cutover; first: %s", len(load.failures), load.total.Load(), load.failures[0])
+	if len(load.Failures()) > 0 {
+		t.Errorf("%d of %d requests failed during the cutover; first: %s", len(load.Failures()), load.Total(), load.Failures()[0])
 	}
 	if rule, listener := a.weights(); rule != "blue=0 green=100" || listener != "blue=0 green=100" {
 		t.Errorf("final weights: rule %s, listener %s; want blue=0 green=100 on both", rule, listener)
@@ -333,7 +214,7 @@ func TestALBCutover(t *testing.T) {
 			t.Fatalf("step %d: no in-effect or passed entry in the journal: %v", i+1, windows)
 		}
 		for _, rule := range []bool{true, false} {
-			got, n := load.share(w[0], w[1], rule, "green")
+			got, n := load.Share(w[0], w[1], rule, "green")
 			tol := math.Max(0.05, 5*math.Sqrt(want*(1-want)/float64(max(n, 1))))
 			if n < 100 || math.Abs(got-want) > tol {
 				t.Errorf("step %d (rule %v): green answered %.3f of %d requests, want %.2f ± %.3f", i+1, rule, got, n, want, tol)
@@ -357,7 +238,7 @@ func TestALBCutover(t *testing.T) {
 			t.Errorf("step %d: the traffic gate measured green's share %v, want %.2f ± 0.1", i+1, traffic, want)
 		}
 	}
-	t.Logf("%d requests, %d failed; cutover run took %s, the whole test %s", load.total.Load(), len(load.failures), runTook.Round(time.Millisecond), time.Since(began).Round(time.Millisecond))
+	t.Logf("%d requests, %d failed; cutover run took %s, the whole test %s", load.Total(), len(load.Failures()), runTook.Round(time.Millisecond), time.Since(began).Round(time.Millisecond))
 }
 
 // readCutReport reads the report the run saved.
@@ -377,8 +258,8 @@ func readCutReport(t *testing.T, state, name string) *cutover.Report {
 // own answers).
 func TestALBCutoverRollsBack(t *testing.T) {
 	a := newCutALB(t)
-	load := startCutLoad(t, a.addr, 4)
-	load.waitRequests(t, 100)
+	load := cutovertest.StartLoad(t, a.addr, cutBackendHeader, 4, 3*time.Millisecond)
+	load.WaitRequests(t, 100)
 	state := t.TempDir()
 	planFile := a.plan("shop-fails", "blue", "green", "2s", "")
 	cmd, out := cutoverCmd(t, a.sb, state, "run", planFile)
@@ -402,15 +283,15 @@ func TestALBCutoverRollsBack(t *testing.T) {
 	}()
 	code := waitCmd(t, cmd, out)
 	<-broke
-	load.halt()
+	load.Halt()
 	if code == 0 {
 		t.Fatalf("cutover run exited 0, want a rollback:\n%s", out)
 	}
 	if !a.failing["green"].Load() {
 		t.Fatalf("the run never reached the 50 %% step:\n%s", out)
 	}
-	if len(load.failures) > 0 {
-		t.Errorf("%d of %d requests failed; first: %s", len(load.failures), load.total.Load(), load.failures[0])
+	if len(load.Failures()) > 0 {
+		t.Errorf("%d of %d requests failed; first: %s", len(load.Failures()), load.Total(), load.Failures()[0])
 	}
 	if rule, listener := a.weights(); rule != "blue=99 green=1" || listener != "blue=99 green=1" {
 		t.Errorf("weights after the rollback: rule %s, listener %s; want blue=99 green=1 on both", rule, listener)
@@ -434,7 +315,7 @@ func TestALBCutoverRollsBack(t *testing.T) {
 		t.Errorf("journal: step-failed %q, rollback %q, done %q", failed, rolled, done)
 	}
 	mustContain(t, "cutover run", out.String(), "cutover shop-fails: rolled-back", "rolled back: gate traffic: green: target 5xx rate")
-	t.Logf("journal: %s; %d requests, %d failed", failed, load.total.Load(), len(load.failures))
+	t.Logf("journal: %s; %d requests, %d failed", failed, load.Total(), len(load.Failures()))
 }
 
 // TestALBCutoverSelectsTheCluster runs a plan that names the ALB (spec.alb.select) instead
@@ -471,8 +352,8 @@ func TestALBCutoverSelectsTheCluster(t *testing.T) {
 	}
 	unrelated := aws.ToString(r.Rules[0].RuleArn)
 
-	load := startCutLoad(t, a.addr, 4)
-	load.waitRequests(t, 100)
+	load := cutovertest.StartLoad(t, a.addr, cutBackendHeader, 4, 3*time.Millisecond)
+	load.WaitRequests(t, 100)
 	state := t.TempDir()
 	planFile := filepath.Join(t.TempDir(), "shop-select.yaml")
 	plan := fmt.Sprintf(`apiVersion: crossfade.io/v1alpha1
@@ -500,13 +381,13 @@ spec:
 		t.Errorf("cutover plan names the rule forwarding to blue and other, which it must not select:\n%s", out)
 	}
 	out, code = runCutover(t, a.sb, state, "run", planFile)
-	load.halt()
+	load.Halt()
 	if code != 0 {
 		t.Fatalf("cutover run exited %d:\n%s", code, out)
 	}
 	mustContain(t, "cutover run", out, "cutover shop-select: completed")
-	if len(load.failures) > 0 {
-		t.Errorf("%d of %d requests failed during the cutover; first: %s", len(load.failures), load.total.Load(), load.failures[0])
+	if len(load.Failures()) > 0 {
+		t.Errorf("%d of %d requests failed during the cutover; first: %s", len(load.Failures()), load.Total(), load.Failures()[0])
 	}
 	if rule, listener := a.weights(); rule != "blue=0 green=100" || listener != "blue=0 green=100" {
 		t.Errorf("final weights: rule %s, listener %s; want blue=0 green=100 on both", rule, listener)
@@ -534,7 +415,7 @@ spec:
 	if got := a.Render(rs.Rules[0].Actions); got != "blue=50 other=50" {
 		t.Errorf("the unselected rule's weights: %s, want blue=50 other=50 (unchanged)", got)
 	}
-	t.Logf("%d requests, %d failed", load.total.Load(), len(load.failures))
+	t.Logf("%d requests, %d failed", load.Total(), len(load.Failures()))
 }
 
 // authority lists the cutover authority tags on the rule and on the listener's default
@@ -601,8 +482,8 @@ spec:
 // and no tag is left. Requests flow through the listener the whole time; none fails.
 func TestALBCutoverTwoRunners(t *testing.T) {
 	a := newCutALB(t)
-	load := startCutLoad(t, a.addr, 2)
-	load.waitRequests(t, 50)
+	load := cutovertest.StartLoad(t, a.addr, cutBackendHeader, 2, 3*time.Millisecond)
+	load.WaitRequests(t, 50)
 	const races = 4
 	for i := range races {
 		from, to := "blue", "green"
@@ -700,11 +581,11 @@ func TestALBCutoverTwoRunners(t *testing.T) {
 	if out, code = runCutover(t, a.sb, dirD, "release", planFile); code != 0 || !strings.Contains(out, "cutover alb-release: authority tags removed from 0 listener rules") {
 		t.Fatalf("release after the abort exited %d, want 0 in the ALB's words:\n%s", code, out)
 	}
-	load.halt()
-	if len(load.failures) > 0 {
-		t.Errorf("%d of %d requests failed; first: %s", len(load.failures), load.total.Load(), load.failures[0])
+	load.Halt()
+	if len(load.Failures()) > 0 {
+		t.Errorf("%d of %d requests failed; first: %s", len(load.Failures()), load.Total(), load.Failures()[0])
 	}
-	t.Logf("%d requests, %d failed; A: %s", load.total.Load(), len(load.failures), lastLine(outA.String()))
+	t.Logf("%d requests, %d failed; A: %s", load.Total(), len(load.Failures()), lastLine(outA.String()))
 }
 
 // lastLine is the last non-empty line of s.

@@ -6,8 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
@@ -18,11 +16,9 @@ import (
 	"github.com/crossfade-io/crossfade/internal/kubetest"
 	"github.com/crossfade-io/crossfade/internal/provider"
 	"github.com/crossfade-io/crossfade/internal/provider/route53"
-	"github.com/crossfade-io/crossfade/internal/provider/route53/route53test"
-	"github.com/crossfade-io/crossfade/internal/registry"
 	"github.com/crossfade-io/crossfade/internal/registry/crdstore"
+	"github.com/crossfade-io/crossfade/internal/registry/crdstore/crdstoretest"
 	"github.com/crossfade-io/crossfade/internal/sandbox"
-	"github.com/crossfade-io/crossfade/internal/sandbox/sandboxtest"
 )
 
 // The test in this file runs `crossfade handover` as a separate process between the TXT
@@ -34,6 +30,8 @@ import (
 // hrWorld is a kube-apiserver with the DNSRecord CRD and namespace hrNamespace, and a
 // sandbox holding example.com.
 type hrWorld struct {
+	kube *crdstoretest.Kube
+	z    *crdstoretest.Zone
 	kc   *kubetest.Cluster
 	dyn  dynamic.Interface
 	sb   *sandbox.Sandbox
@@ -45,51 +43,24 @@ const hrNamespace = "dns"
 
 func newHRWorld(t *testing.T) *hrWorld {
 	t.Helper()
-	kc := kubetest.Start(t)
-	kc.InstallCRDs(t, "../../deploy/crds/dnsrecords.externaldns.k8s.io.yaml")
-	if _, err := kc.Clientset(t).CoreV1().Namespaces().Create(t.Context(),
-		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: hrNamespace}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	dyn, err := dynamic.NewForConfig(kc.Config())
-	if err != nil {
-		t.Fatal(err)
-	}
-	sb := sandboxtest.Start(t)
-	if _, _, err := sb.Store().CreateZone("example.com", "ref", "", false); err != nil {
-		t.Fatal(err)
-	}
-	dns := route53test.New(t, sb)
-	zones, err := dns.Zones(t.Context())
-	if err != nil || len(zones) != 1 {
-		t.Fatalf("zones: %v %v", zones, err)
-	}
-	return &hrWorld{kc: kc, dyn: dyn, sb: sb, dns: dns, zone: zones[0]}
+	k := crdstoretest.StartKube(t)
+	k.Namespace(t, hrNamespace)
+	z := crdstoretest.NewZone(t)
+	return &hrWorld{kube: k, kc: k.Cluster, dyn: k.Dyn, z: z, sb: z.Sandbox, dns: z.DNS, zone: z.Zone}
 }
 
 // txt is owner's publisher on the TXT registry.
 func (w *hrWorld) txt(t *testing.T, owner string) *controller.Syncer {
 	t.Helper()
-	reg, err := registry.New(registry.Config{OwnerID: owner})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &controller.Syncer{Provider: w.dns, Registry: reg, Policy: changes.Sync}
+	return w.z.TXT(t, owner)
 }
 
 // crd is owner's publisher on the CRD registry of hrNamespace, as `crossfade controller
 // --registry crd` builds it.
 func (w *hrWorld) crd(t *testing.T, owner string) *controller.Syncer {
 	t.Helper()
-	reg, err := registry.New(registry.Config{OwnerID: owner})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := crdstore.New(w.dns, crdstore.Config{REST: w.kc.Config(), Namespace: hrNamespace, Registry: reg})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &controller.Syncer{Provider: p, Registry: reg, Policy: changes.Sync}
+	_, s := w.z.CRD(t, w.kube, hrNamespace, owner)
+	return s
 }
 
 // handover runs `crossfade handover` against the world.
@@ -102,47 +73,19 @@ func (w *hrWorld) handover(t *testing.T, args ...string) runResult {
 // records lists the zone's records (not the apex NS and SOA) as "name TYPE set targets".
 func (w *hrWorld) records(t *testing.T) []string {
 	t.Helper()
-	recs, err := w.dns.Records(t.Context(), w.zone)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for _, r := range recs {
-		if r.Name == "example.com" && (r.Type == "NS" || r.Type == "SOA") {
-			continue
-		}
-		out = append(out, strings.Join(strings.Fields(r.Name+" "+r.Type+" "+r.SetIdentifier+" "+strings.Join(r.Targets, ",")), " "))
-	}
-	slices.Sort(out)
-	return out
+	return w.z.Records(t)
 }
 
 // objects lists hrNamespace's DNSRecords as "name owner resourceVersion".
 func (w *hrWorld) objects(t *testing.T) []string {
 	t.Helper()
-	l, err := w.dyn.Resource(crdstore.Resource).Namespace(hrNamespace).List(t.Context(), metav1.ListOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for _, u := range l.Items {
-		out = append(out, u.GetName()+" "+u.GetLabels()[crdstore.OwnerLabel]+" "+u.GetResourceVersion())
-	}
-	slices.Sort(out)
-	return out
+	return w.kube.Objects(t, hrNamespace)
 }
 
 // object reads DNSRecord name; nil when there is none.
 func (w *hrWorld) object(t *testing.T, name string) *unstructured.Unstructured {
 	t.Helper()
-	u, err := w.dyn.Resource(crdstore.Resource).Namespace(hrNamespace).Get(t.Context(), name, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	return u
+	return w.kube.Object(t, hrNamespace, name)
 }
 
 func hrA(name, setID, target string) *endpoint.Endpoint {

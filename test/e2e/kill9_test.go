@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/crossfade-io/crossfade/internal/sandbox"
+	"github.com/crossfade-io/crossfade/test/internal/cutovertest"
 )
 
 // kill9Lever is one lever's part of TestCutoverKill9: how many trials it runs by default,
@@ -251,8 +252,8 @@ func kill9Route53(t *testing.T) *kill9Target {
 // when the kill came between the end and their removal.
 func kill9ALB(t *testing.T) *kill9Target {
 	a := newCutALB(t)
-	load := startCutLoad(t, a.addr, 4)
-	load.waitRequests(t, 100)
+	load := cutovertest.StartLoad(t, a.addr, cutBackendHeader, 4, 3*time.Millisecond)
+	load.WaitRequests(t, 100)
 	return &kill9Target{
 		sb: a.sb, held: "the rules", steps: 4, what: "requests through the listener",
 		plan: func(name, from, to string) string { return a.plan(name, from, to, "1s", "") },
@@ -270,8 +271,8 @@ func kill9ALB(t *testing.T) *kill9Target {
 			return nil
 		},
 		traffic: func() ([]string, int64) {
-			load.halt()
-			return load.failures, load.total.Load()
+			load.Halt()
+			return load.Failures(), load.Total()
 		},
 	}
 }

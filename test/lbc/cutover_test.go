@@ -4,14 +4,10 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -27,92 +23,6 @@ func TestMain(m *testing.M) { controllertest.Main(m) }
 // runBound bounds one `crossfade cutover run`; a failure bound (the plan takes about ten
 // seconds), so that a hang ends the test with the output so far.
 const runBound = 3 * time.Minute
-
-// load sends requests through the listener from several goroutines until halted,
-// alternately with the rule's Host and without, and counts a request that got no answer,
-// or an answer the proxy made itself (no backend named in it), as failed.
-type load struct {
-	stop     chan struct{}
-	wg       sync.WaitGroup
-	mu       sync.Mutex
-	failures []string
-	byGroup  map[string]int
-	total    atomic.Int64
-}
-
-func startLoad(t *testing.T, addr string, workers int) *load {
-	l := &load{stop: make(chan struct{}), byGroup: map[string]int{}}
-	for w := range workers {
-		tr := &http.Transport{MaxIdleConnsPerHost: 2}
-		client := &http.Client{Transport: tr, Timeout: 10 * time.Second}
-		l.wg.Go(func() {
-			defer tr.CloseIdleConnections()
-			for i := 0; ; i++ {
-				select {
-				case <-l.stop:
-					return
-				default:
-				}
-				l.one(client, addr, (i+w)%2 == 0)
-				time.Sleep(5 * time.Millisecond)
-			}
-		})
-	}
-	t.Cleanup(l.halt)
-	return l
-}
-
-func (l *load) one(client *http.Client, addr string, rule bool) {
-	req, _ := http.NewRequest(http.MethodGet, "http://"+addr+"/", nil)
-	if rule {
-		req.Host = cutovertest.ALBHost
-	}
-	resp, err := client.Do(req)
-	var fail, group string
-	if err != nil {
-		fail = err.Error()
-	} else {
-		body, rerr := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		group = resp.Header.Get(groupHeader)
-		switch {
-		case rerr != nil:
-			fail = "reading the body: " + rerr.Error()
-		case group == "":
-			fail = fmt.Sprintf("%s from the proxy: %q", resp.Status, body)
-		}
-	}
-	l.total.Add(1)
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if fail != "" {
-		l.failures = append(l.failures, time.Now().Format("15:04:05.000")+" "+fail)
-		return
-	}
-	l.byGroup[group]++
-}
-
-// halt stops the loop and waits for its requests to end; a second call does nothing.
-func (l *load) halt() {
-	select {
-	case <-l.stop:
-		return
-	default:
-	}
-	close(l.stop)
-	l.wg.Wait()
-}
-
-// check fails t if any request failed, and logs the counts.
-func (l *load) check(t *testing.T) {
-	t.Helper()
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if len(l.failures) > 0 {
-		t.Errorf("%d of %d requests failed; first: %s", len(l.failures), l.total.Load(), l.failures[0])
-	}
-	t.Logf("%d requests through the listener, answered by group: %v", l.total.Load(), l.byGroup)
-}
 
 // cutoverPlan writes the plan moving the rule and the listener from blue to green in
 // 1 → 10 → 50 → 100 % steps held for pause each, gated on target health (two healthy
@@ -243,10 +153,10 @@ func newBlueGreen(t *testing.T) *blueGreen {
 func TestCutoverWithController(t *testing.T) {
 	began := time.Now()
 	bg := newBlueGreen(t)
-	l := startLoad(t, bg.addr, 4)
+	l := cutovertest.StartLoad(t, bg.addr, groupHeader, 4, 5*time.Millisecond)
 	// CloudWatch answers whole periods only: the traffic gate's first read must find the
 	// loop's requests in a second that has ended.
-	for l.total.Load() < 100 {
+	for l.Total() < 100 {
 		time.Sleep(10 * time.Millisecond)
 	}
 	time.Sleep(2 * time.Second)
@@ -273,11 +183,11 @@ func TestCutoverWithController(t *testing.T) {
 	code := run.wait(t)
 	runTook := time.Since(runStart)
 	waitHealth(t, bg.alb.API, "green", bg.alb.Groups["green"], "192.0.2.21:8080=healthy", "192.0.2.22:8080=healthy", "192.0.2.23:8080=healthy", "192.0.2.24:8080=healthy")
-	l.halt()
+	l.Halt()
 	if code != 0 {
 		t.Fatalf("cutover run exited %d:\n%s", code, out)
 	}
-	l.check(t)
+	l.Check(t)
 	if rule, listener := bg.alb.Weights(t); rule != "blue=0 green=100" || listener != "blue=0 green=100" {
 		t.Errorf("final weights: rule %s, listener %s; want blue=0 green=100 on both", rule, listener)
 	}
@@ -296,8 +206,8 @@ func TestCutoverWithController(t *testing.T) {
 // unhealthy, whenever that is, and a step that passed instead would fail the test.
 func TestCutoverWithControllerRollsBack(t *testing.T) {
 	bg := newBlueGreen(t)
-	l := startLoad(t, bg.addr, 4)
-	for l.total.Load() < 100 {
+	l := cutovertest.StartLoad(t, bg.addr, groupHeader, 4, 5*time.Millisecond)
+	for l.Total() < 100 {
 		time.Sleep(10 * time.Millisecond)
 	}
 	time.Sleep(2 * time.Second)
@@ -329,14 +239,14 @@ func TestCutoverWithControllerRollsBack(t *testing.T) {
 	code := run.wait(t)
 	cancel()
 	reached := <-broke
-	l.halt()
+	l.Halt()
 	if !reached {
 		t.Fatalf("the run never had its first step in effect (exit %d):\n%s", code, out)
 	}
 	if code == 0 {
 		t.Fatalf("cutover run exited 0, want a rollback:\n%s", out)
 	}
-	l.check(t)
+	l.Check(t)
 	if rule, listener := bg.alb.Weights(t); rule != "blue=100 green=0" || listener != "blue=100 green=0" {
 		t.Errorf("weights after the rollback: rule %s, listener %s; want blue=100 green=0 on both", rule, listener)
 	}

@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
@@ -21,11 +19,10 @@ import (
 	"github.com/crossfade-io/crossfade/internal/kubetest"
 	"github.com/crossfade-io/crossfade/internal/provider"
 	"github.com/crossfade-io/crossfade/internal/provider/route53"
-	"github.com/crossfade-io/crossfade/internal/provider/route53/route53test"
 	"github.com/crossfade-io/crossfade/internal/registry"
 	"github.com/crossfade-io/crossfade/internal/registry/crdstore"
+	"github.com/crossfade-io/crossfade/internal/registry/crdstore/crdstoretest"
 	"github.com/crossfade-io/crossfade/internal/sandbox"
-	"github.com/crossfade-io/crossfade/internal/sandbox/sandboxtest"
 )
 
 // TestObjectName: the object names external-dns v0.23's recordObjectName gives, the
@@ -48,10 +45,13 @@ func TestObjectName(t *testing.T) {
 	}
 }
 
-// world is a kube-apiserver with the DNSRecord CRD and a sandbox zone example.com.
+// world is a kube-apiserver with the DNSRecord CRD and, per subtest, a sandbox zone
+// example.com.
 type world struct {
+	kube *crdstoretest.Kube
 	kc   *kubetest.Cluster
 	dyn  dynamic.Interface
+	z    *crdstoretest.Zone
 	dns  *route53.Provider
 	zone provider.Zone
 	// sbURL is the sandbox's Route 53 API.
@@ -61,46 +61,22 @@ type world struct {
 
 func newWorld(t *testing.T) *world {
 	t.Helper()
-	kc := kubetest.Start(t)
-	kc.InstallCRDs(t, "../../../deploy/crds/dnsrecords.externaldns.k8s.io.yaml")
-	dyn, err := dynamic.NewForConfig(kc.Config())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &world{kc: kc, dyn: dyn}
+	k := crdstoretest.StartKube(t)
+	return &world{kube: k, kc: k.Cluster, dyn: k.Dyn}
 }
 
 // fresh gives each subtest its own namespace and zone.
 func (w *world) fresh(t *testing.T, ns string) {
 	t.Helper()
-	if _, err := w.kc.Clientset(t).CoreV1().Namespaces().Create(t.Context(),
-		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	sb := sandboxtest.Start(t)
-	if _, _, err := sb.Store().CreateZone("example.com", "ref", "", false); err != nil {
-		t.Fatal(err)
-	}
-	w.dns, w.sbURL, w.sb = route53test.New(t, sb), sb.APIURL(), sb
-	zones, err := w.dns.Zones(t.Context())
-	if err != nil || len(zones) != 1 {
-		t.Fatalf("zones: %v %v", zones, err)
-	}
-	w.zone = zones[0]
+	w.kube.Namespace(t, ns)
+	w.z = crdstoretest.NewZone(t)
+	w.dns, w.sbURL, w.sb, w.zone = w.z.DNS, w.z.Sandbox.APIURL(), w.z.Sandbox, w.z.Zone
 }
 
 // registry is owner's CRD registry over the zone, in namespace ns.
 func (w *world) registry(t *testing.T, ns, owner string) (*crdstore.Provider, *controller.Syncer) {
 	t.Helper()
-	reg, err := registry.New(registry.Config{OwnerID: owner})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := crdstore.New(w.dns, crdstore.Config{REST: w.kc.Config(), Namespace: ns, Registry: reg})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p, &controller.Syncer{Provider: p, Registry: reg, Policy: changes.Sync}
+	return w.z.CRD(t, w.kube, ns, owner)
 }
 
 // v023 creates a DNSRecord as external-dns v0.23's registry/crd writes it for an endpoint
@@ -162,32 +138,13 @@ func (w *world) seed(t *testing.T, recs ...*endpoint.Endpoint) {
 // zoneRecords lists the zone's records (not the apex NS and SOA) as "name TYPE set targets".
 func (w *world) zoneRecords(t *testing.T) []string {
 	t.Helper()
-	recs, err := w.dns.Records(t.Context(), w.zone)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for _, r := range recs {
-		if r.Name == "example.com" && (r.Type == "NS" || r.Type == "SOA") {
-			continue
-		}
-		out = append(out, strings.Join(strings.Fields(r.Name+" "+r.Type+" "+r.SetIdentifier+" "+strings.Join(r.Targets, ",")), " "))
-	}
-	slices.Sort(out)
-	return out
+	return crdstoretest.RecordLines(t, w.dns, w.zone)
 }
 
 // object reads DNSRecord name in ns; nil when there is none.
 func (w *world) object(t *testing.T, ns, name string) *unstructured.Unstructured {
 	t.Helper()
-	u, err := w.dyn.Resource(crdstore.Resource).Namespace(ns).Get(t.Context(), name, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	return u
+	return w.kube.Object(t, ns, name)
 }
 
 // readyReason is the object's Ready condition as "Status/Reason".
