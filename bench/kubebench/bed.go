@@ -162,28 +162,10 @@ func (b *bed) measureInto(ctx context.Context, o options, scenario string, t too
 	pid := c.Pid()
 
 	// 1. First sync: from process start until every record is in the zone.
-	syncCtx, cancel := context.WithTimeout(ctx, o.syncTimeout)
-	defer cancel()
-	tick := time.NewTicker(pollEvery)
-	defer tick.Stop()
-	for {
-		ok, err := converged(store, z.ID, z.Name, o.services)
-		if err != nil {
-			return err
-		}
-		if ok {
-			r.firstSync = time.Since(started)
-			break
-		}
-		if c.Exited() {
-			return c.ExitError()
-		}
-		select {
-		case <-syncCtx.Done():
-			return fmt.Errorf("first sync: not every record in zone %s after %s: %w", z.Name, o.syncTimeout, context.Cause(syncCtx))
-		case <-tick.C:
-		}
+	if err := waitConverged(ctx, c, store, z.ID, z.Name, o.services, o.syncTimeout); err != nil {
+		return err
 	}
+	r.firstSync = time.Since(started)
 	r.synced = true
 	r.syncCPU, _ = child.CPUTime(pid)
 	if zz, err := store.Zone(z.ID); err == nil {
@@ -266,6 +248,29 @@ func (b *bed) measureInto(ctx context.Context, o options, scenario string, t too
 		return fmt.Errorf("%d of %d change-to-answer samples not answered within %s", r.missed, samples, o.sampleTimeout)
 	}
 	return nil
+}
+
+// waitConverged waits until zone holds every one of n Services' records (read from the
+// store in process: polling costs no API call), c exits, or timeout passes.
+func waitConverged(ctx context.Context, c *child.Process, store *zones.Store, zoneID, zoneName string, n int, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	tick := time.NewTicker(pollEvery)
+	defer tick.Stop()
+	for {
+		ok, err := converged(store, zoneID, zoneName, n)
+		if err != nil || ok {
+			return err
+		}
+		if c.Exited() {
+			return c.ExitError()
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("first sync: not every record in zone %s after %s: %w", zoneName, timeout, context.Cause(ctx))
+		case <-tick.C:
+		}
+	}
 }
 
 // sampleGap is the pause before the next change: base, plus a random part uniform over

@@ -317,7 +317,7 @@ func TestRenderClusterReport(t *testing.T) {
 			{tool: evt, scenario: scenarioCluster, err: errTest},
 		},
 	}
-	rep := renderRun(o, environment{Info: machine.Info{CPUs: 2}, args: []string{"--scenarios", "cluster"}}, nil, nil, run)
+	rep := renderRun(o, environment{Info: machine.Info{CPUs: 2}, args: []string{"--scenarios", "cluster"}}, nil, nil, nil, run)
 	for _, want := range []string{
 		"## crossfade controller vs external-dns in a cluster: 10,000 LoadBalancer Services, 30,000 Running Pods, 10,000 EndpointSlices, 20 Nodes",
 		"| first sync: process start → all 10,000 records in the zone (goal < 10s) | 2.00 s ✓ | 40.0 s | n/a (failed) | 20.0× / — ✓ |",
@@ -337,7 +337,7 @@ func TestRenderClusterReport(t *testing.T) {
 		t.Errorf("cluster-only report has the services scenario's rows:\n%s", rep)
 	}
 
-	failed := renderRun(o, environment{}, []*result{}, nil, &clusterRun{err: errTest})
+	failed := renderRun(o, environment{}, []*result{}, nil, nil, &clusterRun{err: errTest})
 	if !strings.Contains(failed, "Creating the cluster's objects failed, so no tool ran: the tool broke") ||
 		!strings.Contains(failed, "## crossfade controller vs external-dns: 10,000 LoadBalancer Services") {
 		t.Errorf("failed fixtures not reported, or the services section missing:\n%s", failed)

@@ -140,7 +140,7 @@ func TestRenderHoldReport(t *testing.T) {
 		},
 		idle: 3 * time.Minute, idleCalls: callCounts{}, held: 3 * time.Minute, heldCalls: callCounts{},
 		probes: callCounts{"same": 10, "changed": 6}}
-	rep := renderRun(o, environment{Info: machine.Info{CPUs: 2}, args: []string{"--tools", "crossfade", "--scenarios", "hold"}}, nil, h, nil)
+	rep := renderRun(o, environment{Info: machine.Info{CPUs: 2}, args: []string{"--tools", "crossfade", "--scenarios", "hold"}}, nil, h, nil, nil)
 	for _, want := range []string{
 		"## crossfade controller: confirming a cutover's hold (issue 25)",
 		"| holds confirmed (not confirmed within 6m0s) | 3 (0) |",
@@ -161,7 +161,7 @@ func TestRenderHoldReport(t *testing.T) {
 	// A hold confirmed after the goal, or not at all, is no ✓.
 	h.samples[2].confirm = 0
 	h.missed = 1
-	if rep := renderRun(o, environment{}, nil, h, nil); !strings.Contains(rep, "| 20.0 s / 20.0 s / 90.0 s ✗ |") || !strings.Contains(rep, "| 2 (1) |") {
+	if rep := renderRun(o, environment{}, nil, h, nil, nil); !strings.Contains(rep, "| 20.0 s / 20.0 s / 90.0 s ✗ |") || !strings.Contains(rep, "| 2 (1) |") {
 		t.Errorf("a missed hold passes:\n%s", rep)
 	}
 }

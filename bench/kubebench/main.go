@@ -84,6 +84,8 @@ type options struct {
 	holdSamples     int
 	holdProbe       time.Duration
 	holdTimeout     time.Duration
+	soak            time.Duration
+	soakEvery       time.Duration
 }
 
 func parseFlags(args []string) (options, error) {
@@ -100,10 +102,12 @@ func parseFlags(args []string) (options, error) {
 	fs.BoolVar(&o.bystanders, "bystanders", false, "give every Service also the 7 annotations a Helm-installed Service behind the AWS Load Balancer Controller carries (Helm release, NLB settings, tags), which neither tool reads")
 	fs.IntVar(&o.workers, "workers", 16, "concurrent API requests while creating and deleting the Services and creating the cluster scenario's objects")
 	scenarios := fs.String("scenarios", strings.Join(defaultScenarios, ","), "scenarios to run (comma-separated; run in this order whatever the order given): "+
-		"services (the Services alone), hold (crossfade only: a cutover's hold of a weighted member, confirmed by the controller; issue 25), cluster (Services selecting Running Pods, with their EndpointSlices and Nodes)")
+		"services (the Services alone), hold (crossfade only: a cutover's hold of a weighted member, confirmed by the controller; issue 25), soak (crossfade only: at rest for --soak after the first sync; issue 32), cluster (Services selecting Running Pods, with their EndpointSlices and Nodes)")
 	fs.IntVar(&o.holdSamples, "hold-samples", 3, "hold scenario: holds to confirm (each takes up to twice the probe interval, 2m by default, plus a pause of up to one)")
 	fs.DurationVar(&o.holdProbe, "hold-probe-interval", 0, "hold scenario: the controller's --hold-probe-interval (0: not passed, its default "+controller.DefaultHoldProbe.String()+")")
 	fs.DurationVar(&o.holdTimeout, "hold-timeout", goalHoldConfirm+time.Minute, "hold scenario: give up on a confirmation (or its removal) after this long")
+	fs.DurationVar(&o.soak, "soak", time.Hour, "soak scenario: how long the controller runs at rest after its first sync")
+	fs.DurationVar(&o.soakEvery, "soak-every", time.Minute, "soak scenario: time between two readings of its CPU, goroutines and heap")
 	fs.IntVar(&o.podsPerService, "pods-per-service", 3, "cluster scenario: Running Pods behind each Service")
 	fs.IntVar(&o.nodes, "nodes", 20, "cluster scenario: Nodes the Pods run on")
 	fs.DurationVar(&o.clusterHold, "cluster-hold", 70*time.Second, "cluster scenario: keep each tool running this long after the first sync (and --settle) before its peak RSS is read, so that it goes through one periodic sync (both tools' interval is 1m)")
@@ -153,6 +157,10 @@ func parseFlags(args []string) (options, error) {
 		return o, fmt.Errorf("--cluster-hold %s: want 0 or more", o.clusterHold)
 	case o.holdSamples < 1 || o.holdProbe < 0 || o.holdTimeout <= 0:
 		return o, fmt.Errorf("--hold-samples %d --hold-probe-interval %s --hold-timeout %s: want at least 1, 0 or more, more than 0", o.holdSamples, o.holdProbe, o.holdTimeout)
+	case o.soak <= 0 || o.soakEvery <= 0:
+		return o, fmt.Errorf("--soak %s --soak-every %s: want more than 0", o.soak, o.soakEvery)
+	case o.has(scenarioSoak) && !slices.Contains(o.tools, toolCrossfade):
+		return o, errors.New("--scenarios soak measures crossfade only: add crossfade to --tools")
 	case o.has(scenarioHold) && !slices.Contains(o.tools, toolCrossfade):
 		return o, errors.New("--scenarios hold measures crossfade only (external-dns confirms no cutover's hold): add crossfade to --tools")
 	case o.has(scenarioCluster) && o.services*o.podsPerService > maxPods:
@@ -167,10 +175,11 @@ func parseFlags(args []string) (options, error) {
 const (
 	scenarioServices = "services"
 	scenarioHold     = "hold"
+	scenarioSoak     = "soak"
 	scenarioCluster  = "cluster"
 )
 
-var scenarioNames = []string{scenarioServices, scenarioHold, scenarioCluster}
+var scenarioNames = []string{scenarioServices, scenarioHold, scenarioSoak, scenarioCluster}
 
 // defaultScenarios are the ones run without --scenarios: the comparisons with
 // external-dns (hold measures crossfade alone, and takes minutes per sample).
@@ -284,6 +293,7 @@ func runTo(ctx context.Context, o options, log *slog.Logger, w io.Writer) (err e
 	var services []*result
 	var cluster *clusterRun
 	var hold *holdRun
+	var soak *soakRun
 	if o.has(scenarioServices) {
 		services, failed = bed.runTools(ctx, o, scenarioServices, tools, dir, log)
 	}
@@ -293,6 +303,14 @@ func runTo(ctx context.Context, o options, log *slog.Logger, w io.Writer) (err e
 		if hold.err != nil && ctx.Err() == nil {
 			failed = append(failed, fmt.Errorf("%s (%s): %w", tools[i].title, scenarioHold, hold.err))
 			log.Error("tool failed (--keep keeps its log)", "scenario", scenarioHold, "tool", tools[i].title, "err", hold.err)
+		}
+	}
+	if i := slices.IndexFunc(tools, func(t tool) bool { return t.name == toolCrossfade }); o.has(scenarioSoak) && i >= 0 && ctx.Err() == nil {
+		log.Info("benchmarking", "scenario", scenarioSoak, "tool", tools[i].title, "length", o.soak)
+		soak = bed.measureSoak(ctx, o, tools[i], filepath.Join(dir, tools[i].name+"-"+scenarioSoak+".log"), log)
+		if soak.err != nil && ctx.Err() == nil {
+			failed = append(failed, fmt.Errorf("%s (%s): %w", tools[i].title, scenarioSoak, soak.err))
+			log.Error("tool failed (--keep keeps its log)", "scenario", scenarioSoak, "tool", tools[i].title, "err", soak.err)
 		}
 	}
 	if o.has(scenarioCluster) && ctx.Err() == nil {
@@ -312,7 +330,7 @@ func runTo(ctx context.Context, o options, log *slog.Logger, w io.Writer) (err e
 	}
 
 	env.LoadAfter = machine.LoadAverage()
-	if werr := report.Write(w, renderRun(o, env, services, hold, cluster), "--out", o.out); werr != nil {
+	if werr := report.Write(w, renderRun(o, env, services, hold, soak, cluster), "--out", o.out); werr != nil {
 		failed = append(failed, werr)
 	}
 	if ctx.Err() != nil {

@@ -124,13 +124,13 @@ func mark(ok bool) string {
 
 // renderReport renders the Markdown report of the services scenario alone.
 func renderReport(o options, env environment, results []*result) string {
-	return renderRun(o, env, results, nil, nil)
+	return renderRun(o, env, results, nil, nil, nil)
 }
 
 // renderRun renders the Markdown report: for each scenario that ran (services, hold and
 // cluster non-nil), its main table, a table of details, and how the numbers were made;
 // then how to reproduce them.
-func renderRun(o options, env environment, services []*result, hold *holdRun, cluster *clusterRun) string {
+func renderRun(o options, env environment, services []*result, hold *holdRun, soak *soakRun, cluster *clusterRun) string {
 	var b strings.Builder
 	if services != nil {
 		writeServices(&b, o, env, services)
@@ -140,6 +140,12 @@ func renderRun(o options, env environment, services []*result, hold *holdRun, cl
 			b.WriteString("\n")
 		}
 		writeHold(&b, o, env, hold)
+	}
+	if soak != nil {
+		if b.Len() > 0 {
+			b.WriteString("\n")
+		}
+		writeSoak(&b, o, env, soak)
 	}
 	if cluster != nil {
 		if b.Len() > 0 {
