@@ -330,6 +330,7 @@ func (f *cutoverFlags) config(cmd *cobra.Command, g *globalFlags, file string) (
 	if err != nil {
 		return cutover.Config{}, err
 	}
+	cli.Route53Limiter(&f.route53)
 	env := levers.Env{Registry: reg,
 		// The ALB and Cloud Map levers: through the standard AWS configuration chain,
 		// loaded when the plan's lever is built; each API's endpoint defaults to

@@ -66,6 +66,9 @@ func publishBadValues(base []string) []badValue {
 		{line(base, "--zone-id-filter=z123"), "zone-id-filter", `--zone-id-filter "z123": want a hosted zone id`},
 		{line(base, "--aws-zone-type=internal"), "aws-zone-type", `--aws-zone-type "internal": want public or private`},
 		{line(base, "--aws-max-retries=-1"), "aws-max-retries", `--aws-max-retries "-1": want an integer 0 or more`},
+		{line(base, "--aws-route53-rate=0"), "aws-route53-rate", `--aws-route53-rate "0": want requests per second above 0 (negative: no pacing)`},
+		{line(base, "--aws-route53-rate=NaN"), "aws-route53-rate", `--aws-route53-rate "NaN": want requests per second`},
+		{line(base, "--aws-route53-burst=0"), "aws-route53-burst", `--aws-route53-burst "0": want an integer 1 or more`},
 	}
 }
 
@@ -155,6 +158,8 @@ func badValues() []badValue {
 		{line(handoverLine, "--txt-suffix=a b"), "txt-suffix", `want letters`},
 		{line(handoverLine, "--txt-wildcard-replacement=*"), "txt-wildcard-replacement", `want 1 to 63 letters`},
 		{line(handoverLine, "--aws-endpoint=ftp://x"), "aws-endpoint", `want an http:// or https:// URL`},
+		{line(handoverLine, "--aws-route53-rate=inf"), "aws-route53-rate", `want requests per second above 0`},
+		{line(handoverLine, "--aws-route53-burst=-5"), "aws-route53-burst", `want an integer 1 or more`},
 		{line(handoverLine, "--registry=dynamodb"), "registry", `--registry "dynamodb": want "txt" or "crd"`},
 		{line(handoverLine, "--to-registry=dynamodb"), "to-registry", `--to-registry "dynamodb": want "txt" or "crd"`},
 		{line(handoverLine, "--crd-registry-namespace=Default"), "crd-registry-namespace", `want a namespace name`},
@@ -168,6 +173,8 @@ func badValues() []badValue {
 		{line(verifyLine, "--queries=0"), "queries", `--queries "0": want an integer 1..100000`},
 		{line(verifyLine, "--tolerance=7"), "tolerance", `--tolerance "7": want a number 0..1`},
 		{line(verifyLine, "--aws-endpoint=example.com"), "aws-endpoint", `want an http:// or https:// URL`},
+		{line(verifyLine, "--aws-route53-rate=0"), "aws-route53-rate", `want requests per second above 0`},
+		{line(verifyLine, "--aws-route53-burst=0"), "aws-route53-burst", `want an integer 1 or more`},
 		{line(verifyLine, "--aws-region=a/b"), "aws-region", `want an AWS region`},
 		{[]string{"verify", "--cloudmap-service=api"}, "cloudmap-service", `--cloudmap-service "api": want NAMESPACE/SERVICE`},
 		// The old names (cli.DeprecatedAlias) are checked as the new ones, and named as given.
@@ -191,6 +198,8 @@ func badValues() []badValue {
 		{cutoverLine("plan", "--txt-prefix=a", "--txt-suffix=b"), "txt-prefix", `--txt-prefix "a" and --txt-suffix "b": give one or the other`},
 		{cutoverLine("status", "--txt-suffix=a b"), "txt-suffix", `want letters`},
 		{cutoverLine("abort", "--aws-endpoint=localhost:10080"), "aws-endpoint", `want an http:// or https:// URL`},
+		{cutoverLine("run", "--aws-route53-rate=0"), "aws-route53-rate", `want requests per second above 0`},
+		{cutoverLine("run", "--aws-route53-burst=0"), "aws-route53-burst", `want an integer 1 or more`},
 		{cutoverLine("pause", "--aws-region=Us East"), "aws-region", `want an AWS region`},
 		{cutoverLine("resume", "--elbv2-endpoint=x"), "elbv2-endpoint", `want an http:// or https:// URL`},
 		{cutoverLine("promote", "--cloudmap-endpoint=x"), "cloudmap-endpoint", `--cloudmap-endpoint "x": want an http:// or https:// URL`},
@@ -318,6 +327,8 @@ func TestFlagValuesAccepted(t *testing.T) {
 		line(ctlLine, "--enable-legacy-annotation-prefix", "--annotation-prefix=external-dns.kubernetes.io/"),
 		line(ctlLine, "--enable-legacy-annotation-prefix", "--annotation-prefix=dns.example.io/"),
 		line(syncLine, "--enable-legacy-annotation-prefix"),
+		line(syncLine, "--aws-route53-rate=-1", "--aws-route53-burst=1"),
+		line(syncLine, "--aws-route53-rate=0.5", "--aws-route53-burst=500"),
 		line(syncLine, "--enable-legacy-annotation-prefix", "--annotation-prefix=external-dns.kubernetes.io/"),
 		// external-dns v0.22/v0.23's DNAME and TLSA beside a type crossfade publishes.
 		line(syncLine, "--managed-record-types=A,AAAA,CNAME,DNAME,TLSA"),

@@ -346,7 +346,9 @@ func (f *ControllerOptions) cutoverRunner(ctx context.Context, env ControllerEnv
 	// limited by --domain-filter, --zone-id-filter or --aws-zone-type: a plan names its
 	// zone, as for `cutover run`.
 	r53 := route53.Config{Endpoint: f.route53.Endpoint, Region: f.route53.Region, MaxRetries: f.route53.MaxRetries,
-		MaxBackoff: f.route53.MaxBackoff, APIOptions: f.route53.APIOptions, Logger: log}
+		MaxBackoff: f.route53.MaxBackoff, APIOptions: f.route53.APIOptions, Logger: log,
+		// The publisher's bucket: the cutovers and the publisher keep within one rate.
+		RequestsPerSecond: f.route53.RequestsPerSecond, Burst: f.route53.Burst, Limiter: Route53Limiter(&f.route53)}
 	leverEnv := levers.Env{Registry: reg,
 		AWS: func() (aws.Config, error) {
 			return awsconfig.Load(ctx, awsconfig.Options{Region: r53.Region, MaxRetries: r53.MaxRetries, MaxBackoff: r53.MaxBackoff})

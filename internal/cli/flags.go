@@ -3,11 +3,13 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	"golang.org/x/time/rate"
 
 	"github.com/crossfade-io/crossfade/internal/changes"
 	"github.com/crossfade-io/crossfade/internal/endpoint"
@@ -20,6 +22,19 @@ import (
 func Route53Flags(fs *pflag.FlagSet, c *route53.Config) {
 	fs.StringVar(&c.Endpoint, "aws-endpoint", "", "Route 53 API URL, e.g. the sandbox's http://"+sandbox.DefaultAPIAddr)
 	fs.StringVar(&c.Region, "aws-region", "", "AWS region for signing (default: from the environment, else us-east-1)")
+	fs.Float64Var(&c.RequestsPerSecond, "aws-route53-rate", route53.DefaultRequestsPerSecond,
+		"Route 53 requests per second this process sends at most, retries included: Route 53's account limit is 10/s (negative: no pacing)")
+	fs.IntVar(&c.Burst, "aws-route53-burst", route53.DefaultBurst, "Route 53 requests sent at once before --aws-route53-rate applies (Route 53's bucket holds 50)")
+}
+
+// Route53Limiter is the one token bucket every Route 53 client of the process shares
+// (the publisher's, and each cutover's), so that together they keep within
+// --aws-route53-rate; nil when pacing is off. Set once, before the first client.
+func Route53Limiter(c *route53.Config) *rate.Limiter {
+	if c.Limiter == nil {
+		c.Limiter = route53.NewLimiter(c.RequestsPerSecond, c.Burst)
+	}
+	return c.Limiter
 }
 
 // Renamed flags: each old name is a hidden, deprecated alias of its new one for one
@@ -135,6 +150,17 @@ func CheckTXTFlags(fc *FlagChecks, c *cobra.Command, fl *pflag.FlagSet) {
 func CheckRoute53Flags(fc *FlagChecks, fl *pflag.FlagSet) {
 	fc.Want(fl, "aws-endpoint", Optional(HTTPURL))
 	fc.Want(fl, "aws-region", Optional(AWSRegion))
+	fc.Want(fl, "aws-route53-rate", PaceRate)
+	fc.Want(fl, "aws-route53-burst", IntRange(1, -1))
+}
+
+// PaceRate wants a request rate: a finite number above 0, or below 0 for no pacing. 0
+// would send nothing at all.
+func PaceRate(v string) error {
+	if x, err := strconv.ParseFloat(v, 64); err == nil && x != 0 && !math.IsInf(x, 0) && !math.IsNaN(x) {
+		return nil
+	}
+	return errors.New("want requests per second above 0 (negative: no pacing)")
 }
 
 // SDKRetries is --aws-max-retries as awsconfig takes it: there 0 means its default and

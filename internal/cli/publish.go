@@ -134,6 +134,7 @@ func (f *PublishOptions) Build(ctx context.Context, log *slog.Logger, wrap func(
 	f.route53.DomainFilter, f.route53.Logger = filter, log
 	// Set once here, so that the Cloud Map publisher's client retries alike.
 	f.route53.MaxRetries = SDKRetries(f.route53.MaxRetries)
+	Route53Limiter(&f.route53)
 	dns, err := route53.New(ctx, f.route53)
 	if err != nil {
 		return nil, err

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"net"
 	"net/netip"
 	"slices"
@@ -85,11 +86,29 @@ const (
 // member's. Only what the second resolution does not explain is counted as matching no
 // member, or empty.
 //
-// The check's result: an error on any record (could not measure) is the result; else any
-// judged record's failure fails the check; else it passes if at least one record was
-// judged, and records not applicable are named in Detail. A check whose every record is
+// The check's result: a judged record's failure fails the check, even when a record after
+// it could not be measured; else an error on any record (could not measure) is the result;
+// else it passes if at least one record was judged, and records not applicable are named
+// in Detail. A check whose every record is
 // not applicable judged nothing: it passes as Pending, so the step holds on (and fails at
 // its time limit) rather than passing on no measurement.
+//
+// A plan of many records (a fleet cutover: a thousand names) is not sampled whole at every
+// check: at 200 queries a record that is 200,000 queries a check. A check samples at most
+// k records (WithSampleNames, default DefaultSampleNames) in turn, plus the suspects: the
+// records whose last sample failed, could not be measured, or passed only on its second
+// sample (at most k more, the longest suspected first), which are sampled again at every
+// check until they pass on a first sample. The turn is a rotation over the plan's records
+// shuffled by a seed drawn per gate (per run): check c samples positions c·k … c·k+k-1
+// (mod N) of the shuffle, so over any ⌈N/k⌉ consecutive checks every record is sampled,
+// and a wrong-weighted record fails the step at the latest at the ⌈N/k⌉-th check after the
+// weights took effect (a check ended early, as by an error, moves the rotation only past
+// the records it reached). Until every record has been judged right since the weights took
+// effect (Step.Since and the weights: a rewrite starts again), a check that finds nothing
+// wrong passes as Pending, so that a step cannot pass having measured part of its records;
+// Detail starts with how many are judged. With N ≤ k every record is sampled at every
+// check, as always. Values add "names" (N), "names.sampled", "names.judged" and
+// "names.suspects" when sampling.
 //
 // Values, per record key "<name>/<type>": <key>.samples (answered), .unanswered, .empty,
 // .other, and per member <key>.<id>.count, .share, .expected (and .addresses, for an alias,
@@ -107,12 +126,27 @@ type DNS struct {
 	// afterResolve, when set, is called after each record's targets are first resolved in a
 	// check: tests change a load balancer's addresses there, as one that scales does.
 	afterResolve func()
+	// sampleNames is k, the records a check samples in turn; seed orders the rotation.
+	sampleNames int
+	seed        uint64
+
+	mu  sync.Mutex // serializes checks: rot is the state between them
+	rot rotation
 }
 
-// NewDNS builds a DNS gate from its spec. Servers may be empty here: cutover.NewGate fills
-// them from --dns-server (a gate with neither is refused there).
-func NewDNS(name string, g spec.DNSGate) (*DNS, error) {
-	d := &DNS{name: name, samples: g.Samples, tolerance: spec.DefaultDNSTolerance}
+// NewDNS builds a DNS gate from its spec and opts. Servers may be empty here:
+// cutover.NewGate fills them from --dns-server (a gate with neither is refused there).
+func NewDNS(name string, g spec.DNSGate, opts ...DNSOption) (*DNS, error) {
+	d := &DNS{name: name, samples: g.Samples, tolerance: spec.DefaultDNSTolerance, seed: rand.Uint64()}
+	for _, o := range opts {
+		o(d)
+	}
+	if d.sampleNames < 0 {
+		return nil, fmt.Errorf("gate %s: sampleNames %d: want 0 (the default %d) or more", name, d.sampleNames, DefaultSampleNames)
+	}
+	if d.sampleNames == 0 {
+		d.sampleNames = DefaultSampleNames
+	}
 	if d.samples <= 0 {
 		d.samples = spec.DefaultDNSSamples
 	}
@@ -202,7 +236,8 @@ func (t *tally) add(a reply) {
 	}
 }
 
-// Check samples every record of the step and judges the shares.
+// Check samples the step's records (every one, or the rotation's turn and the suspects:
+// see the type's comment) and judges the shares.
 func (d *DNS) Check(ctx context.Context, s Step) Result {
 	r := Result{Gate: d.name, Kind: KindDNS}
 	if len(d.servers) == 0 {
@@ -218,15 +253,40 @@ func (d *DNS) Check(ctx context.Context, s Step) Result {
 	var next atomic.Uint64 // round robin over the servers across the whole check
 	var problems, summary, notApplicable []string
 	var empty, other, unanswered, judged int
-	for _, rec := range s.Records {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	picked := d.rot.next(s, d.sampleNames, d.seed)
+	// outcome is what the check found of each record it reached; the rotation learns it
+	// however the check ends (a record it ended on stays unmeasured: a suspect).
+	outcome := make(map[int]nameOutcome, len(picked.idx))
+	noted := false
+	defer func() {
+		if !noted {
+			d.rot.note(picked, outcome)
+		}
+	}()
+	// stop ends the check on err, a record it could not measure: as "could not measure"
+	// (Result.Err, which the engine holds on for a few checks), unless a record already
+	// failed: a measured failure is never held off behind another record's error.
+	stop := func(err error) Result {
+		if len(problems) == 0 {
+			return r.fail(err)
+		}
+		r.Pass = false
+		r.Detail = strings.Join(problems, "; ") + " — and the check ended on " + err.Error()
+		return r
+	}
+	for _, ri := range picked.idx {
+		rec := s.Records[ri]
+		outcome[ri] = nameUnmeasured
 		key := rec.Name + "/" + recordType(rec)
 		qtype, members, err := d.prepare(rec, s.Weights)
 		if err != nil {
-			return r.fail(err)
+			return stop(err)
 		}
 		m, aliases, err := d.resolveAliases(ctx, key, qtype, members, s.Weights)
 		if err != nil {
-			return r.fail(err)
+			return stop(err)
 		}
 		if d.afterResolve != nil {
 			d.afterResolve()
@@ -249,14 +309,16 @@ func (d *DNS) Check(ctx context.Context, s Step) Result {
 		}
 		d.sample(ctx, rec.Name, qtype, m, t, &next)
 		if err := settle(); err != nil {
-			return r.fail(err)
+			return stop(err)
 		}
 		na := m.noneAnswers() && t.total > 0 && t.counts[classNoData] == t.total
 		bad := d.deviations(t, want)
+		retried := false
 		if !na && len(bad) > 0 && t.counts[classEmpty] == 0 && t.counts[classOther] == 0 && t.counts[classNoData] == 0 && !t.tooFewAnswers() && ctx.Err() == nil {
+			retried = true
 			d.sample(ctx, rec.Name, qtype, m, t, &next) // see the type's comment
 			if err := settle(); err != nil {
-				return r.fail(err)
+				return stop(err)
 			}
 			bad = d.deviations(t, want)
 		}
@@ -265,7 +327,7 @@ func (d *DNS) Check(ctx context.Context, s Step) Result {
 		}
 		if t.tooFewAnswers() {
 			r.set(key+".unanswered", float64(t.unanswered))
-			return r.fail(fmt.Errorf("%s: %d of %d queries got no reply (e.g. %s): too few answers to judge",
+			return stop(fmt.Errorf("%s: %d of %d queries got no reply (e.g. %s): too few answers to judge",
 				key, t.unanswered, t.total+t.unanswered, t.examples[classUnanswered]))
 		}
 		for _, id := range sortedKeys(m.alias) {
@@ -290,9 +352,11 @@ func (d *DNS) Check(ctx context.Context, s Step) Result {
 				line += "; " + strings.Join(aliases, "; ")
 			}
 			notApplicable = append(notApplicable, line+")")
+			outcome[ri] = nameNotApplicable
 			continue
 		}
 		judged++
+		before := len(problems)
 		// NODATA no member explains (the targets answered nothing of the type, yet some
 		// answers held addresses) is an empty answer like any other.
 		t.counts[classEmpty] += t.counts[classNoData]
@@ -336,6 +400,23 @@ func (d *DNS) Check(ctx context.Context, s Step) Result {
 			problems = append(problems, fmt.Sprintf("%s: share off by more than %s: %s (%d answers)",
 				key, fmtPct(d.tolerance), strings.Join(off, ", "), t.total))
 		}
+		switch {
+		case len(problems) > before:
+			outcome[ri] = nameFailed
+		case retried:
+			outcome[ri] = nameClose
+		default:
+			outcome[ri] = namePassed
+		}
+	}
+	d.rot.note(picked, outcome)
+	noted = true
+	coverage := d.rot.coverage(picked, d.sampleNames)
+	if coverage != "" {
+		r.set("names", float64(len(s.Records)))
+		r.set("names.sampled", float64(len(picked.idx)))
+		r.set("names.judged", float64(len(d.rot.judged)))
+		r.set("names.suspects", float64(len(d.rot.suspects)))
 	}
 	r.set("empty", float64(empty))
 	r.set("other", float64(other))
@@ -343,9 +424,16 @@ func (d *DNS) Check(ctx context.Context, s Step) Result {
 	r.set("judged", float64(judged))
 	r.Pass = len(problems) == 0
 	r.Detail = strings.Join(append(summary, notApplicable...), "; ")
+	if coverage != "" {
+		r.Detail = coverage + " — " + r.Detail
+	}
 	switch {
 	case !r.Pass:
 		r.Detail = strings.Join(problems, "; ") + " — " + r.Detail
+	case len(d.rot.judged) < len(s.Records):
+		// Part of the records judged: the step holds on until the rotation has judged
+		// them all (see the type's comment).
+		r.Pending = true
 	case judged == 0:
 		// Every record is not applicable: nothing was measured, so nothing passes (the
 		// engine says "has not judged" before Detail).

@@ -29,6 +29,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/route53/types"
 	"github.com/aws/smithy-go"
 	"github.com/aws/smithy-go/middleware"
+	"golang.org/x/time/rate"
 
 	"github.com/crossfade-io/crossfade/internal/awsconfig"
 	"github.com/crossfade-io/crossfade/internal/changes"
@@ -90,6 +91,19 @@ type Config struct {
 	// instead of the alias A and AAAA external-dns writes for it (external-dns's
 	// --aws-prefer-cname). See AdjustEndpoints.
 	PreferCNAME bool
+	// RequestsPerSecond paces every request the Provider sends (each attempt of a retried
+	// call too) with a token bucket, so that a cutover writing and polling a hundred zones
+	// stays within the account's limit rather than being throttled: 0 means
+	// DefaultRequestsPerSecond (Route 53's 10/s), a negative value turns pacing off.
+	// Waiting for a slot ends with the call's context. Only New paces; NewFromClient's
+	// client is the caller's.
+	RequestsPerSecond float64
+	// Burst is the bucket's size: requests sent at once before the rate applies; 0 means
+	// DefaultBurst (Route 53's 50).
+	Burst int
+	// Limiter, when set, is the bucket instead of RequestsPerSecond and Burst: share one
+	// (NewLimiter) between every Provider of a process calling one account.
+	Limiter *rate.Limiter
 }
 
 // API is the part of the Route 53 client the provider uses; *route53.Client implements it.
@@ -134,6 +148,9 @@ func New(ctx context.Context, cfg Config) (*Provider, error) {
 			o.HTTPClient = cfg.HTTPClient
 		}
 		o.APIOptions = append(o.APIOptions, cfg.APIOptions...)
+		if lim := cfg.limiter(); lim != nil {
+			o.APIOptions = append(o.APIOptions, pace(lim, cfg.logger()))
+		}
 	})
 	return newProvider(client, cfg), nil
 }
@@ -171,7 +188,7 @@ func (c Config) validate() error {
 	default:
 		return fmt.Errorf("route53: zone type %q: want \"public\", \"private\" or empty for both", c.ZoneType)
 	}
-	return nil
+	return c.validatePacing()
 }
 
 // Limits are Route 53's per-request limits.
