@@ -6,7 +6,9 @@
 #   - for `test`, a real Kubernetes API (kube-apiserver and etcd), built from the Go module
 #     proxy at pinned versions into the same directory (internal/kubetest starts them), and
 #     helm (test/chart lints, renders and installs deploy/chart/crossfade with it), and the AWS
-#     Load Balancer Controller with its CRDs (test/lbc runs it against the sandbox).
+#     Load Balancer Controller with its CRDs (test/lbc runs it against the sandbox), external-dns
+#     v0.21.0 and v0.23.0 (test/sidebyside) and CoreDNS (bench/dnsbench compares the sandbox's DNS
+#     server with it; its test runs it).
 # Usage: scripts/deps.sh [demo|test|bench]   (default: test)
 set -euo pipefail
 
@@ -155,11 +157,12 @@ build_external_dns() {
   echo "deps.sh: external-dns $EXTERNAL_DNS_VERSION built in $((SECONDS - start)) s"
 }
 
-# build_external_dns_v023 builds external-dns $EXTERNAL_DNS_V023_VERSION into
-# $bin/external-dns-$EXTERNAL_DNS_V023_VERSION, beside v0.21.0. `go install module@version` cannot
-# build it: three of the modules its go.mod requires are refused by the Go module proxy. So it
-# is built, as kube-apiserver, in a writable copy of the module in a throwaway directory, with
-# exactly these changes (each checked: a change that no longer applies stops the build):
+# external_dns_v023_src keeps a trimmed copy of external-dns $EXTERNAL_DNS_V023_VERSION's module in
+# $src_v023 (${XDG_CACHE_HOME:-$HOME/.cache}/crossfade/src/external-dns-v0.23.0): build_external_dns_v023
+# builds the binary from it, and test/golden/extdns023 (the golden generator, run by
+# test/golden/regen.sh) compiles against it through a replace directive. The whole module cannot be
+# used as it is: three of the modules its go.mod requires are refused by the Go module proxy. So the
+# copy has exactly these changes (each checked: a change that no longer applies stops the script):
 #   - provider/civo removed, and its import and `externaldns.ProviderCivo: civo.New` line in
 #     provider/factory/provider.go: it is the only user of github.com/civo/civogo, which the
 #     proxy refuses; that require is dropped.
@@ -171,21 +174,20 @@ build_external_dns() {
 #     `openshift-route` case and buildOpenShiftRouteSource: the only users of
 #     github.com/openshift/client-go, whose github.com/openshift/api the proxy refuses; that
 #     require is dropped.
-# So `--provider civo|exoscale` and `--source openshift-route` are unknown to this binary; no test
-# uses them. Everything else, module versions included, is v0.23.0's go.mod and go.sum.
+# Everything else, module versions included, is v0.23.0's go.mod and go.sum. The copy is made in a
+# throwaway directory and moved into place whole, then stamped, so a half-made one is never used;
+# it is read-only to its users (the binary is built in a copy of it).
 # The toolchain ($EXTERNAL_DNS_V023_GOTOOLCHAIN) goes to the Go module cache like any module.
-build_external_dns_v023() {
+src_v023=$cache/src/external-dns-$EXTERNAL_DNS_V023_VERSION
+external_dns_v023_src() {
   local ver=$EXTERNAL_DNS_V023_VERSION
-  local out=$bin/external-dns-$ver
-  # Not .external-dns-*: build_external_dns removes those when it rebuilds v0.21.0.
-  local stamp=$bin/.externaldns-v023-$ver
-  if [ -f "$out" ] && [ -x "$out" ] && [ -e "$stamp" ]; then return; fi
-  echo "deps.sh: building external-dns $ver into $out (a few minutes, once)"
-  local start=$SECONDS work src
-  work=$(mktemp -d "$cache/build-external-dns-v023.XXXXXX")
+  local stamp=$cache/src/.external-dns-$ver
+  if [ -f "$src_v023/go.mod" ] && [ -e "$stamp" ]; then return; fi
+  echo "deps.sh: making the trimmed source of external-dns $ver in $src_v023"
+  local work src
+  work=$(mktemp -d "$cache/build-external-dns-v023-src.XXXXXX")
   throwaway+=("$work")
-  export GOTOOLCHAIN=$EXTERNAL_DNS_V023_GOTOOLCHAIN
-  (cd "$work" && GOWORK=off GOFLAGS= go mod download -json "sigs.k8s.io/external-dns@$ver" >download.json) ||
+  (cd "$work" && GOTOOLCHAIN=$EXTERNAL_DNS_V023_GOTOOLCHAIN GOWORK=off GOFLAGS= go mod download -json "sigs.k8s.io/external-dns@$ver" >download.json) ||
     { cat "$work/download.json" >&2; exit 1; }
   src=$(sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p' "$work/download.json")
   [ -n "$src" ] && [ -f "$src/go.mod" ] || { echo "deps.sh: sigs.k8s.io/external-dns@$ver: no module directory" >&2; exit 1; }
@@ -229,16 +231,42 @@ build_external_dns_v023() {
   drop_lines "$f" 3 '^[[:space:]]*(openshiftClient|openshiftClientErr|openshiftOnce)[[:space:]]'
   ! grep -nE 'openshift\.|civo\.|exoscale\.' "$d/provider/factory/provider.go" "$f" ||
     { echo "deps.sh: external-dns $ver: references left after the edits above" >&2; exit 1; }
+  (cd "$d" && GOTOOLCHAIN=$EXTERNAL_DNS_V023_GOTOOLCHAIN GOWORK=off GOFLAGS= go mod edit -droprequire=github.com/civo/civogo \
+    -droprequire=github.com/exoscale/egoscale/v3 -droprequire=github.com/openshift/api)
+  mkdir -p "$cache/src"
+  rm -f "$stamp"
+  if [ -e "$src_v023" ]; then chmod -R u+w "$src_v023" && rm -rf "$src_v023"; fi
+  mv "$d" "$src_v023"
+  touch "$stamp"
+}
+
+# build_external_dns_v023 builds external-dns $EXTERNAL_DNS_V023_VERSION into
+# $bin/external-dns-$EXTERNAL_DNS_V023_VERSION, beside v0.21.0. `go install module@version` cannot
+# build it (three of the modules its go.mod requires are refused by the Go module proxy), so it is
+# built, as kube-apiserver, in a throwaway copy of the trimmed source external_dns_v023_src keeps
+# (the changes are listed there). So `--provider civo|exoscale` and `--source openshift-route` are
+# unknown to this binary; no test uses them.
+build_external_dns_v023() {
+  local ver=$EXTERNAL_DNS_V023_VERSION
+  local out=$bin/external-dns-$ver
+  # Not .external-dns-*: build_external_dns removes those when it rebuilds v0.21.0.
+  local stamp=$bin/.externaldns-v023-$ver
+  # The trimmed source is kept even where the binary is already built: test/golden needs it.
+  external_dns_v023_src
+  if [ -f "$out" ] && [ -x "$out" ] && [ -e "$stamp" ]; then return; fi
+  echo "deps.sh: building external-dns $ver into $out (a few minutes, once)"
+  local start=$SECONDS work
+  work=$(mktemp -d "$cache/build-external-dns-v023.XXXXXX")
+  throwaway+=("$work")
+  local d=$work/src
+  cp -R "$src_v023" "$d"
   # The version it reports (--version, its user agent), as its release build stamps it.
   # Built from a directory, its module version is (devel): these -ldflags are what says
   # v0.23.0 in its build information (internal/externaldnstest checks it there). So no
   # -trimpath, with which go leaves -ldflags out of the build information.
   local ldflags="-s -w -X sigs.k8s.io/external-dns/pkg/apis/externaldns.Version=$ver"
   (cd "$d" &&
-    GOWORK=off GOFLAGS= go mod edit -droprequire=github.com/civo/civogo \
-      -droprequire=github.com/exoscale/egoscale/v3 -droprequire=github.com/openshift/api &&
-    CGO_ENABLED=0 GOWORK=off GOFLAGS=-mod=mod go build -ldflags "$ldflags" -o "$work/external-dns" .)
-  unset GOTOOLCHAIN
+    CGO_ENABLED=0 GOTOOLCHAIN=$EXTERNAL_DNS_V023_GOTOOLCHAIN GOWORK=off GOFLAGS=-mod=mod go build -ldflags "$ldflags" -o "$work/external-dns" .)
   mv -f "$work/external-dns" "$out"
   rm -f "$bin"/.externaldns-v023-* && touch "$stamp"
   echo "deps.sh: external-dns $ver built in $((SECONDS - start)) s"
@@ -296,6 +324,26 @@ build_lbc() {
   echo "deps.sh: aws-load-balancer-controller $LBC_VERSION built in $((SECONDS - start)) s"
 }
 
+# build_coredns installs CoreDNS $COREDNS_VERSION as $bin/coredns-$COREDNS_VERSION (the version is
+# in the name: bench/dnsbench looks for exactly that file, so a cache holding another version is not
+# taken for it). bench/dnsbench serves its zone from CoreDNS's `file` plugin beside Knot and the
+# sandbox. Its go.mod has no replace directives, so, as external-dns, a plain
+# `go install module@version` builds it outside any module, with every plugin of its release build
+# (plugin.cfg is compiled in); GOBIN is a throwaway directory because go install names the binary
+# plain `coredns`. Cold: about 3.5 minutes on 2 busy cores, downloads included.
+COREDNS_VERSION=v1.11.3
+build_coredns() {
+  local out=$bin/coredns-$COREDNS_VERSION
+  if [ -f "$out" ] && [ -x "$out" ]; then return; fi
+  echo "deps.sh: building coredns $COREDNS_VERSION into $out (a few minutes, once)"
+  local start=$SECONDS work
+  work=$(mktemp -d "$cache/build-coredns.XXXXXX")
+  throwaway+=("$work")
+  (cd "$cache" && CGO_ENABLED=0 GOWORK=off GOFLAGS=-mod=mod GOBIN=$work go install -trimpath -ldflags "-s -w" "github.com/coredns/coredns@$COREDNS_VERSION")
+  mv -f "$work/coredns" "$out"
+  echo "deps.sh: coredns $COREDNS_VERSION built in $((SECONDS - start)) s"
+}
+
 if [ "$what" = test ] || [ "$what" = bench ]; then
   # Throwaway build directories go when the script ends, however it ends.
   throwaway=()
@@ -309,5 +357,6 @@ if [ "$what" = test ] || [ "$what" = bench ]; then
   build_etcd
   build_kube_apiserver
   build_external_dns
-  if [ "$what" = test ]; then build_external_dns_v023; build_helm; build_lbc; fi
+  if [ "$what" = bench ]; then build_coredns; fi
+  if [ "$what" = test ]; then build_external_dns_v023; build_helm; build_lbc; build_coredns; fi
 fi

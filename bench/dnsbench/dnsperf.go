@@ -21,9 +21,20 @@ import (
 	"github.com/crossfade-io/crossfade/internal/child"
 )
 
+// role is what a target stands for in the ratios the report computes.
+type role int
+
+const (
+	roleWeighted role = iota // the sandbox serving weighted A pairs
+	rolePlain                // the sandbox serving plain A records
+	roleCoreDNS              // CoreDNS's file plugin, plain A records
+	roleKnot                 // Knot DNS, plain A records
+)
+
 // target is one DNS server under test and what was measured on it.
 type target struct {
 	name    string
+	role    role
 	kind    string // what its records are, for the report
 	addr    string
 	proc    *child.Process
@@ -94,8 +105,8 @@ func writeQueryFile(path string, names int, seed uint64) error {
 	return f.Close()
 }
 
-// measureDNS runs the throughput rounds, alternating servers so that drift in machine load
-// hits both alike, then one verbose latency run per server.
+// measureDNS runs the throughput rounds, the servers taking turns so that drift in machine
+// load hits all alike, then one verbose latency run per server.
 func measureDNS(ctx context.Context, o options, file string, targets []*target, log *slog.Logger) error {
 	base := perfRun{file: file, duration: o.duration, clients: o.clients, threads: o.threads, outstanding: o.outstanding}
 	for round := 1; round <= o.rounds; round++ {
@@ -126,8 +137,8 @@ func measureDNS(ctx context.Context, o options, file string, targets []*target, 
 	return nil
 }
 
-// latencyRate is the offered rate of the latency runs. By default it is half the lower of
-// the servers' best qps: the same load for both, which neither is saturated by, so p99
+// latencyRate is the offered rate of the latency runs. By default it is half the lowest of
+// the servers' best qps: the same load for all, which none is saturated by, so p99
 // shows how fast a server answers rather than how deep dnsperf's queue (-q) is.
 func latencyRate(flagValue int, targets []*target) int {
 	switch {

@@ -46,25 +46,50 @@ func newRoute53Client(apiURL string) *route53.Client {
 	})
 }
 
-// populateAPI creates bench.test. with names weighted A pairs in 1,000-change batches, timing
-// each batch, and then times a full ListResourceRecordSets walk of the zone.
-func populateAPI(ctx context.Context, apiURL string, names int, log *slog.Logger) (apiStats, error) {
+// zoneShape is what records each benchmark name gets in a sandbox's zone.
+type zoneShape int
+
+const (
+	// weightedPairs: two weighted A sets per name, blue 1 → 127.0.0.1 and green 3 → 127.0.0.2.
+	weightedPairs zoneShape = iota
+	// plainA: one simple-routing A set per name, 127.0.0.1, as in Knot's and CoreDNS's zone file.
+	plainA
+)
+
+func (s zoneShape) String() string {
+	if s == plainA {
+		return "plain A"
+	}
+	return "weighted A pairs"
+}
+
+// changes are the CREATEs of name in this shape.
+func (s zoneShape) changes(name string) []types.Change {
+	if s == plainA {
+		return []types.Change{createPlain(name, "127.0.0.1")}
+	}
+	return []types.Change{createWeighted(name, "blue", 1, "127.0.0.1"), createWeighted(name, "green", 3, "127.0.0.2")}
+}
+
+// populateAPI creates bench.test. with names names in the given shape in 1,000-change
+// batches, timing each batch, and then times a full ListResourceRecordSets walk of the zone.
+func populateAPI(ctx context.Context, apiURL string, names int, shape zoneShape, log *slog.Logger) (apiStats, error) {
 	client := newRoute53Client(apiURL)
 	zoneID, err := createZone(ctx, client)
 	if err != nil {
 		return apiStats{}, err
 	}
-	st, err := writeBatches(ctx, client, zoneID, names)
+	st, err := writeBatches(ctx, client, zoneID, names, shape)
 	if err != nil {
 		return st, err
 	}
-	log.Info("zone populated", "zone_id", zoneID, "batches", len(st.batches), "changes", st.changes, "took", st.total.Round(time.Millisecond))
+	log.Info("zone populated", "shape", shape.String(), "zone_id", zoneID, "batches", len(st.batches), "changes", st.changes, "took", st.total.Round(time.Millisecond))
 	if err := walkZone(ctx, client, zoneID, &st); err != nil {
 		return st, err
 	}
-	// SOA and NS come with the zone; each name adds two weighted sets.
-	if want := 2*names + 2; st.sets != want {
-		return st, fmt.Errorf("ListResourceRecordSets walk: %d record sets, want %d", st.sets, want)
+	// SOA and NS come with the zone; each name adds one set per change.
+	if want := len(shape.changes(hostName(0)))*names + 2; st.sets != want {
+		return st, fmt.Errorf("ListResourceRecordSets walk of %s (%s): %d record sets, want %d", zoneID, shape, st.sets, want)
 	}
 	return st, nil
 }
@@ -82,7 +107,7 @@ func createZone(ctx context.Context, client *route53.Client) (string, error) {
 
 // writeBatches sends the CREATEs back to back. Each batch is built before its timer starts,
 // so the latency is the SDK call alone: serialisation, signing, HTTP and the server.
-func writeBatches(ctx context.Context, client *route53.Client, zoneID string, names int) (apiStats, error) {
+func writeBatches(ctx context.Context, client *route53.Client, zoneID string, names int, shape zoneShape) (apiStats, error) {
 	var st apiStats
 	changes := make([]types.Change, 0, changesPerBatch)
 	flush := func() error {
@@ -106,10 +131,7 @@ func writeBatches(ctx context.Context, client *route53.Client, zoneID string, na
 		return nil
 	}
 	for i := range names {
-		name := hostName(i)
-		changes = append(changes,
-			createWeighted(name, "blue", 1, "127.0.0.1"),
-			createWeighted(name, "green", 3, "127.0.0.2"))
+		changes = append(changes, shape.changes(hostName(i))...)
 		if len(changes) >= changesPerBatch {
 			if err := flush(); err != nil {
 				return st, err
@@ -123,6 +145,13 @@ func createWeighted(name, id string, weight int64, ip string) types.Change {
 	return types.Change{Action: types.ChangeActionCreate, ResourceRecordSet: &types.ResourceRecordSet{
 		Name: aws.String(name), Type: types.RRTypeA, SetIdentifier: aws.String(id),
 		Weight: aws.Int64(weight), TTL: aws.Int64(60),
+		ResourceRecords: []types.ResourceRecord{{Value: aws.String(ip)}},
+	}}
+}
+
+func createPlain(name, ip string) types.Change {
+	return types.Change{Action: types.ChangeActionCreate, ResourceRecordSet: &types.ResourceRecordSet{
+		Name: aws.String(name), Type: types.RRTypeA, TTL: aws.Int64(60),
 		ResourceRecords: []types.ResourceRecord{{Value: aws.String(ip)}},
 	}}
 }

@@ -33,8 +33,9 @@ type sandbox struct {
 	dnsAddr string
 }
 
-// startSandbox starts the sandbox on free loopback ports and waits until its API is healthy.
-func startSandbox(ctx context.Context, binary, dir string, log *slog.Logger) (*sandbox, error) {
+// startSandbox starts a sandbox on free loopback ports and waits until its API is healthy.
+// name tells the sandboxes of one run apart in logs and errors; its log file is name.log.
+func startSandbox(ctx context.Context, binary, dir, name string, log *slog.Logger) (*sandbox, error) {
 	apiPort, err := freePort()
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
@@ -45,7 +46,7 @@ func startSandbox(ctx context.Context, binary, dir string, log *slog.Logger) (*s
 	}
 	apiAddr := fmt.Sprintf("127.0.0.1:%d", apiPort)
 	dnsAddr := fmt.Sprintf("127.0.0.1:%d", dnsPort)
-	c, err := startChild("crossfade sandbox", filepath.Join(dir, "sandbox.log"),
+	c, err := startChild(name, filepath.Join(dir, strings.ReplaceAll(name, " ", "-")+".log"),
 		binary, "sandbox", "--api", apiAddr, "--dns", dnsAddr, "--log-level", "warn")
 	if err != nil {
 		return nil, err
@@ -55,7 +56,7 @@ func startSandbox(ctx context.Context, binary, dir string, log *slog.Logger) (*s
 		stopChild(c, log)
 		return nil, err
 	}
-	log.Info("sandbox ready", "api", sb.apiURL, "dns", dnsAddr)
+	log.Info("sandbox ready", "name", name, "api", sb.apiURL, "dns", dnsAddr)
 	return sb, nil
 }
 
