@@ -1,18 +1,22 @@
-// Package golden compares crossfade's planner and TXT registry with the pinned peer,
-// external-dns v0.21.0, on the same inputs.
+// Package golden compares crossfade's planner and TXT registry with external-dns's own
+// code on the same inputs: the pinned peer, external-dns v0.21.0, and the newest release,
+// v0.23.0.
 //
-// How the goldens were obtained: testdata/*.golden.json were written by the program in
-// extdns/ (a separate Go module requiring sigs.k8s.io/external-dns v0.21.0), which runs
-// external-dns's own TXT registry, planner and AWS provider on each cases/*.json input
-// against an in-process fake Route 53 API and records the ChangeResourceRecordSets
-// batches the AWS provider sends. Regenerate with
+// How the goldens were obtained: testdata/*.golden.json (v0.21.0) and
+// testdata/v0.23.0/*.golden.json were written by the generator in extdns/gen, built as the
+// separate Go modules extdns/ (requiring sigs.k8s.io/external-dns v0.21.0) and extdns023/
+// (v0.23.0), which runs external-dns's own TXT registry, planner and AWS provider on each
+// cases/*.json input against an in-process fake Route 53 API and records the
+// ChangeResourceRecordSets batches the AWS provider sends. Regenerate with
 //
-//	cd test/golden/extdns && GOWORK=off go run . -cases ../cases -out ../testdata
+//	test/golden/regen.sh
 //
-// (README.md beside this file has the details). This test runs crossfade's registry and
-// planner on the same cases and requires the same Route 53 changes, except in the cases
-// listed in intendedDifferences, where crossfade differs on purpose; for those the test
-// requires that the outputs still differ, so that the list stays true.
+// (README.md beside this file has the details). This test runs crossfade's route53
+// AdjustEndpoints, registry and planner on the same cases and requires, for each release,
+// the same Route 53 changes, except in the cases listed for that release, where crossfade
+// differs on purpose; for those the test requires exactly the difference listed (the
+// changes only crossfade sends and those only external-dns sends), so that the list stays
+// true and a new difference in a listed case fails too.
 //
 // One difference is systematic and folded before comparing: crossfade replaces a record
 // set as DELETE (exactly as read) + CREATE where external-dns sends UPSERT, because
@@ -22,7 +26,8 @@
 // unchanged (crossfade rewrites it exactly as read beside a write of its record, to make
 // that write conditional on the ownership). So a DELETE+CREATE pair of one set compares
 // as an UPSERT of the new set, and an UPSERT that rewrites a set exactly as it stands is
-// dropped, on both sides.
+// dropped, on both sides (external-dns's AWS provider sends a DELETE+CREATE itself where
+// an update changes the type, alias or routing policy).
 package golden
 
 import (
@@ -34,21 +39,140 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	r53sdk "github.com/aws/aws-sdk-go-v2/service/route53"
+
 	"github.com/crossfade-io/crossfade/internal/changes"
 	"github.com/crossfade-io/crossfade/internal/endpoint"
+	"github.com/crossfade-io/crossfade/internal/provider/route53"
 	"github.com/crossfade-io/crossfade/internal/registry"
 )
 
-// intendedDifferences are the cases where crossfade deliberately sends something other
-// than external-dns v0.21.0, and why.
-var intendedDifferences = map[string]string{
-	"10-issue1411-simple-to-weighted-upsert-only":    "external-dns drops the DELETE under upsert-only, so Route 53 rejects its CREATE; crossfade replaces its own simple record atomically (docs/architecture.md, Data flow of a publish)",
-	"16-legacy-same-name-txt-update":                 "external-dns UPSERTs the missing type-prefixed TXT; crossfade CREATEs it, so that one another writer put there meanwhile is never overwritten (Route 53 refuses the CREATE instead)",
-	"22-legacy-same-name-txt-no-change":              "external-dns force-UPSERTs the unchanged A to add the type-prefixed TXT; crossfade writes only the TXT",
-	"27-cname-elb-becomes-alias":                     "external-dns's AWS provider turns a CNAME to an ELB into alias A+AAAA; so does crossfade's route53 provider (AdjustEndpoints, before planning), which this test, running the planner alone, leaves out",
-	"31-two-owners-blue-joins-existing-simple-other": "external-dns sends a weighted CREATE beside green's simple A, which Route 53 rejects; crossfade reports the conflict and sends nothing",
-	"35-alias-a-with-a-prefixed-txt":                 "external-dns v0.21 does not read the a- form v0.22 writes for an alias A; crossfade reads both (docs/architecture.md, Compatibility with external-dns), so it adopts the record and moves its ownership record to the cname- form v0.21 reads",
-	"36-simple-a-to-alias-owned":                     "external-dns leaves the old a- TXT behind; crossfade deletes it with the record it owned",
+// difference is a case where crossfade deliberately sends other Route 53 changes than an
+// external-dns release: exactly the changes only crossfade sends and those only
+// external-dns sends, each as line renders it (sorted), and why.
+type difference struct {
+	why             string
+	crossfadeOnly   []string
+	externalDNSOnly []string
+}
+
+// release is an external-dns release the goldens were recorded from.
+type release struct {
+	version string
+	// dir holds its NN-name.golden.json files.
+	dir string
+	// differences are the cases where crossfade differs from it on purpose.
+	differences map[string]difference
+}
+
+var releases = []release{
+	{version: "v0.21.0", dir: "testdata", differences: differencesV021},
+	{version: "v0.23.0", dir: filepath.Join("testdata", "v0.23.0"), differences: differencesV023},
+}
+
+// blueOwnership is the ownership record every case's TXT records carry.
+const blueOwnership = `"heritage=external-dns,external-dns/owner=blue,external-dns/resource=service/default/app"`
+
+// ownership renders a change of the ownership TXT record name (with no set identifier).
+func ownership(action, name string) string {
+	return line(action, name, "TXT", "", nil, "", 300, []string{blueOwnership}, "", "")
+}
+
+// ownershipOfMember renders a change of the ownership TXT record name of a weighted member.
+func ownershipOfMember(action, name, setID string, weight int64) string {
+	return line(action, name, "TXT", setID, &weight, "", 300, []string{blueOwnership}, "", "")
+}
+
+// record renders a change of a simple app.example.com record of type typ.
+func record(action, typ string, values ...string) string {
+	return line(action, "app.example.com", typ, "", nil, "", 300, values, "", "")
+}
+
+// member renders a change of an app.example.com A record that is a weighted member.
+func member(action, setID string, weight int64, values ...string) string {
+	return line(action, "app.example.com", "A", setID, &weight, "", 300, values, "", "")
+}
+
+// alias renders a change of an app.example.com alias of type typ to target.
+func alias(action, typ, target string) string {
+	return line(action, "app.example.com", typ, "", nil, "", 0, nil, "", target)
+}
+
+const (
+	elb0 = "k8s-default-app-0123456789.us-east-1.elb.amazonaws.com"
+	elb9 = "k8s-default-app-9876543210.us-east-1.elb.amazonaws.com"
+)
+
+// Reasons shared by both releases' tables.
+const (
+	whyUpsertOnly1411 = "external-dns drops the DELETE under upsert-only, so Route 53 rejects its CREATE; crossfade replaces its own simple record atomically (docs/architecture.md, Data flow of a publish)"
+	whyCreateTXT      = "external-dns UPSERTs the missing type-prefixed TXT; crossfade CREATEs it, so that one another writer put there meanwhile is never overwritten (Route 53 refuses the CREATE instead)"
+	whyNoForceUpdate  = "external-dns force-UPSERTs the unchanged A to add the type-prefixed TXT (the UPSERT of the unchanged A is folded away); crossfade CREATEs only the TXT, for the same reason as 16"
+	whyConflict       = "external-dns sends a weighted CREATE beside green's simple A, which Route 53 rejects; crossfade reports the conflict and sends nothing"
+	whyAliasAForm     = "an alias A's ownership record: crossfade writes it under cname-, the form v0.21 reads (v0.21 never reads a-, case 35), so that the zone can be handed back to either release; v0.23 writes a-, and reads cname- too (logging that it can be removed)"
+)
+
+// differencesV021 are the cases where crossfade deliberately sends something other than
+// external-dns v0.21.0, the release crossfade hands a zone back to byte for byte.
+var differencesV021 = map[string]difference{
+	"10-issue1411-simple-to-weighted-upsert-only": {why: whyUpsertOnly1411,
+		crossfadeOnly: []string{ownership("DELETE", "a-app.example.com"), record("DELETE", "A", "192.0.2.1")}},
+	"16-legacy-same-name-txt-update": {why: whyCreateTXT,
+		crossfadeOnly: []string{ownership("CREATE", "a-app.example.com")}, externalDNSOnly: []string{ownership("UPSERT", "a-app.example.com")}},
+	"22-legacy-same-name-txt-no-change": {why: whyNoForceUpdate,
+		crossfadeOnly: []string{ownership("CREATE", "a-app.example.com")}, externalDNSOnly: []string{ownership("UPSERT", "a-app.example.com")}},
+	"31-two-owners-blue-joins-existing-simple-other": {why: whyConflict,
+		externalDNSOnly: []string{ownershipOfMember("CREATE", "a-app.example.com", "blue", 1), member("CREATE", "blue", 1, "192.0.2.20")}},
+	"35-alias-a-with-a-prefixed-txt": {
+		why:           "external-dns v0.21 does not read the a- form v0.22+ writes for an alias A; crossfade reads both (docs/architecture.md, Compatibility with external-dns), so it adopts the record and moves its ownership record to the cname- form v0.21 reads",
+		crossfadeOnly: []string{ownership("CREATE", "cname-app.example.com"), ownership("DELETE", "a-app.example.com"), alias("UPSERT", "A", elb9)}},
+	"36-simple-a-to-alias-owned": {
+		why:           "external-dns leaves the simple A's a- TXT behind, crossfade deletes it with the record it owned; and external-dns UPSERTs the alias's missing cname- TXT where crossfade CREATEs it, for the same reason as 16",
+		crossfadeOnly: []string{ownership("CREATE", "cname-app.example.com"), ownership("DELETE", "a-app.example.com")}, externalDNSOnly: []string{ownership("UPSERT", "cname-app.example.com")}},
+	"37-alias-aaaa-only-create": {
+		why:           `external-dns v0.21 does not know alias "AAAA" (v0.23's alias of one type, its PR 5997): its AWS provider takes any value but "true" for false and writes a CNAME with a cname- TXT; crossfade gives it v0.23's meaning (docs/compatibility.md) and writes the alias AAAA alone with its aaaa- TXT`,
+		crossfadeOnly: []string{ownership("CREATE", "aaaa-app.example.com"), alias("CREATE", "AAAA", elb0)}, externalDNSOnly: []string{ownership("CREATE", "cname-app.example.com"), record("CREATE", "CNAME", elb0)}},
+	"38-alias-a-only-create": {
+		why:           `as 37 for alias "A": v0.21 writes a CNAME, crossfade the alias A alone; both ownership records are cname-app (the alias A's form for v0.21)`,
+		crossfadeOnly: []string{alias("CREATE", "A", elb0)}, externalDNSOnly: []string{record("CREATE", "CNAME", elb0)}},
+	"39-alias-aaaa-owned-no-change": {
+		why:             `as 37: v0.21 replaces the alias AAAA v0.23 wrote for alias "AAAA" by a CNAME, crossfade leaves it as it is`,
+		externalDNSOnly: []string{record("CREATE", "CNAME", elb0), ownership("CREATE", "cname-app.example.com"), ownership("DELETE", "aaaa-app.example.com"), alias("DELETE", "AAAA", elb0)}},
+}
+
+// differencesV023 are the cases where crossfade deliberately sends something other than
+// external-dns v0.23.0. crossfade writes ownership records as v0.21.0 reads them, so that
+// a zone is handed back to either release, and reads what v0.23.0 writes.
+var differencesV023 = map[string]difference{
+	"10-issue1411-simple-to-weighted-upsert-only": {why: whyUpsertOnly1411,
+		crossfadeOnly: []string{ownership("DELETE", "a-app.example.com"), record("DELETE", "A", "192.0.2.1")}},
+	"16-legacy-same-name-txt-update": {why: whyCreateTXT,
+		crossfadeOnly: []string{ownership("CREATE", "a-app.example.com")}, externalDNSOnly: []string{ownership("UPSERT", "a-app.example.com")}},
+	"17-alias-a-create": {why: whyAliasAForm,
+		crossfadeOnly: []string{ownership("CREATE", "cname-app.example.com")}, externalDNSOnly: []string{ownership("CREATE", "a-app.example.com")}},
+	"22-legacy-same-name-txt-no-change": {why: whyNoForceUpdate,
+		crossfadeOnly: []string{ownership("CREATE", "a-app.example.com")}, externalDNSOnly: []string{ownership("UPSERT", "a-app.example.com")}},
+	"26-weighted-alias-create": {why: whyAliasAForm,
+		crossfadeOnly: []string{ownershipOfMember("CREATE", "cname-app.example.com", "blue", 1)}, externalDNSOnly: []string{ownershipOfMember("CREATE", "a-app.example.com", "blue", 1)}},
+	"27-cname-elb-becomes-alias": {why: whyAliasAForm + " (the alias AAAA's aaaa- record is the same in both)",
+		crossfadeOnly: []string{ownership("CREATE", "cname-app.example.com")}, externalDNSOnly: []string{ownership("CREATE", "a-app.example.com")}},
+	"31-two-owners-blue-joins-existing-simple-other": {why: whyConflict,
+		externalDNSOnly: []string{ownershipOfMember("CREATE", "a-app.example.com", "blue", 1), member("CREATE", "blue", 1, "192.0.2.20")}},
+	"33-alias-a-owned-no-change": {
+		why:             "v0.23 finds an alias A owned only through cname- and writes the a- form beside it (its migration, forced on an unchanged record as for a legacy same-name TXT, case 22); crossfade reads both forms and writes cname- only, so a zone crossfade wrote gets this one a- write per alias A from v0.23 when handed back, then none",
+		externalDNSOnly: []string{ownership("UPSERT", "a-app.example.com")}},
+	"34-alias-a-owned-target-change": {
+		why:             "as 33, beside the alias's new target, which both write",
+		externalDNSOnly: []string{ownership("UPSERT", "a-app.example.com")}},
+	"35-alias-a-with-a-prefixed-txt": {
+		why:           "both adopt the alias A owned through a- and write its new target; crossfade also moves the ownership record to cname-, the form v0.21 reads, where v0.23 keeps a-",
+		crossfadeOnly: []string{ownership("CREATE", "cname-app.example.com"), ownership("DELETE", "a-app.example.com")}},
+	"36-simple-a-to-alias-owned": {
+		why:           "a simple A becoming an alias A: v0.23's ownership record for both is a-, which it keeps; crossfade moves it to cname-, the alias A's form for v0.21",
+		crossfadeOnly: []string{ownership("CREATE", "cname-app.example.com"), ownership("DELETE", "a-app.example.com")}},
+	"38-alias-a-only-create": {why: whyAliasAForm,
+		crossfadeOnly: []string{ownership("CREATE", "cname-app.example.com")}, externalDNSOnly: []string{ownership("CREATE", "a-app.example.com")}},
 }
 
 type caseRecord struct {
@@ -177,18 +301,38 @@ func crossfadeLines(c *changes.Set, current []string) []string {
 	return out
 }
 
-// goldenLines renders external-dns's changes, less the UPSERTs that rewrite a set of
+// goldenLines renders external-dns's changes, a DELETE+CREATE of one set (its AWS
+// provider's requiresDeleteCreate) as an UPSERT, less the UPSERTs that rewrite a set of
 // current exactly as it stands.
 func goldenLines(g golden, current []string) []string {
 	var out []string
 	for _, b := range g.Batches {
+		key := func(c sentChange) string {
+			return c.Name + " " + c.Type + " " + c.SetIdentifier
+		}
+		created, deleted := map[string]bool{}, map[string]bool{}
 		for _, c := range b {
+			switch c.Action {
+			case "CREATE":
+				created[key(c)] = true
+			case "DELETE":
+				deleted[key(c)] = true
+			}
+		}
+		for _, c := range b {
+			action := c.Action
+			switch {
+			case action == "DELETE" && created[key(c)]:
+				continue
+			case action == "CREATE" && deleted[key(c)]:
+				action = "UPSERT"
+			}
 			alias := ""
 			if c.AliasTarget != nil {
 				alias = endpoint.NormalizeTarget(c.AliasTarget.DNSName)
 			}
-			l := line(c.Action, endpoint.NormalizeName(strings.ReplaceAll(c.Name, `\052`, "*")), c.Type, c.SetIdentifier, c.Weight, c.Failover, c.TTL, c.Values, c.HealthCheckID, alias)
-			if c.Action == "UPSERT" && slices.Contains(current, "CURRENT"+strings.TrimPrefix(l, "UPSERT")) {
+			l := line(action, endpoint.NormalizeName(strings.ReplaceAll(c.Name, `\052`, "*")), c.Type, c.SetIdentifier, c.Weight, c.Failover, c.TTL, c.Values, c.HealthCheckID, alias)
+			if action == "UPSERT" && slices.Contains(current, "CURRENT"+strings.TrimPrefix(l, "UPSERT")) {
 				continue
 			}
 			out = append(out, l)
@@ -198,45 +342,104 @@ func goldenLines(g golden, current []string) []string {
 	return out
 }
 
+// symmetricDiff returns the lines only in a and those only in b; a and b are sorted and
+// may repeat a line.
+func symmetricDiff(a, b []string) (onlyA, onlyB []string) {
+	for len(a) > 0 || len(b) > 0 {
+		switch {
+		case len(b) == 0 || len(a) > 0 && a[0] < b[0]:
+			onlyA, a = append(onlyA, a[0]), a[1:]
+		case len(a) == 0 || b[0] < a[0]:
+			onlyB, b = append(onlyB, b[0]), b[1:]
+		default:
+			a, b = a[1:], b[1:]
+		}
+	}
+	return onlyA, onlyB
+}
+
+// goSlice renders lines as a Go string slice literal, to paste into a differences table.
+func goSlice(lines []string) string {
+	if len(lines) == 0 {
+		return "nil"
+	}
+	q := make([]string, len(lines))
+	for i, l := range lines {
+		q[i] = fmt.Sprintf("%q", l)
+	}
+	return "[]string{" + strings.Join(q, ", ") + "}"
+}
+
+// crossfadeChanges runs crossfade on a case as its controller does: the desired endpoints
+// through the route53 provider's AdjustEndpoints (as sync.go does), then the registry and
+// the planner.
+func crossfadeChanges(t *testing.T, c goldenCase) (*changes.Set, []*endpoint.Endpoint) {
+	t.Helper()
+	reg, err := registry.New(registry.Config{OwnerID: c.OwnerID, Prefix: c.TXTPrefix, Suffix: c.TXTSuffix})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// AdjustEndpoints is pure; the client is never called (no endpoint, no credentials).
+	p, err := route53.NewFromClient(r53sdk.NewFromConfig(aws.Config{Region: "us-east-1"}), route53.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var current, desired []*endpoint.Endpoint
+	for _, r := range c.Current {
+		current = append(current, r.endpoint())
+	}
+	for _, r := range c.Desired {
+		desired = append(desired, r.endpoint())
+	}
+	desired = p.AdjustEndpoints(desired)
+	return changes.Calculate(changes.Input{Desired: desired, Current: current, Registry: reg, Policy: changes.Policy(c.Policy)}), current
+}
+
 func TestMatchesExternalDNS(t *testing.T) {
 	files, err := filepath.Glob("cases/*.json")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no cases: %v", err)
 	}
+	names := map[string]bool{}
 	for _, f := range files {
-		name := strings.TrimSuffix(filepath.Base(f), ".json")
-		t.Run(name, func(t *testing.T) {
-			var c goldenCase
-			var g golden
-			readJSON(t, f, &c)
-			readJSON(t, filepath.Join("testdata", name+".golden.json"), &g)
-			reg, err := registry.New(registry.Config{OwnerID: c.OwnerID, Prefix: c.TXTPrefix, Suffix: c.TXTSuffix})
-			if err != nil {
-				t.Fatal(err)
+		names[strings.TrimSuffix(filepath.Base(f), ".json")] = true
+	}
+	for _, rel := range releases {
+		// A difference listed for a case that does not exist is a stale list.
+		for name := range rel.differences {
+			if !names[name] {
+				t.Errorf("%s: difference listed for %s, which is not a case", rel.version, name)
 			}
-			var current, desired []*endpoint.Endpoint
-			for _, r := range c.Current {
-				current = append(current, r.endpoint())
-			}
-			for _, r := range c.Desired {
-				desired = append(desired, r.endpoint())
-			}
-			p := changes.Calculate(changes.Input{Desired: desired, Current: current, Registry: reg, Policy: changes.Policy(c.Policy)})
-			var cur []string
-			for _, e := range current {
-				cur = append(cur, changeLine("CURRENT", e))
-			}
-			got, want := crossfadeLines(p, cur), goldenLines(g, cur)
-			why, differs := intendedDifferences[name]
-			switch {
-			case differs && slices.Equal(got, want):
-				t.Errorf("listed as an intended difference (%s) but crossfade now matches external-dns", why)
-			case differs:
-				t.Logf("intended difference: %s\ncrossfade:\n  %s\nexternal-dns:\n  %s", why, strings.Join(got, "\n  "), strings.Join(want, "\n  "))
-			case !slices.Equal(got, want):
-				t.Errorf("%s\ncrossfade sends:\n  %s\nexternal-dns v0.21.0 sends:\n  %s\nconflicts: %v", c.Description, strings.Join(got, "\n  "), strings.Join(want, "\n  "), p.Conflicts)
-			}
-		})
+		}
+		for _, f := range files {
+			name := strings.TrimSuffix(filepath.Base(f), ".json")
+			t.Run(rel.version+"/"+name, func(t *testing.T) {
+				var c goldenCase
+				var g golden
+				readJSON(t, f, &c)
+				readJSON(t, filepath.Join(rel.dir, name+".golden.json"), &g)
+				p, current := crossfadeChanges(t, c)
+				var cur []string
+				for _, e := range current {
+					cur = append(cur, changeLine("CURRENT", e))
+				}
+				got, want := crossfadeLines(p, cur), goldenLines(g, cur)
+				onlyCF, onlyEDNS := symmetricDiff(got, want)
+				d, listed := rel.differences[name]
+				switch {
+				case listed && len(d.crossfadeOnly) == 0 && len(d.externalDNSOnly) == 0:
+					t.Errorf("%s: listed as a difference from external-dns %s (%s) but with no change on either side", name, rel.version, d.why)
+				case listed && slices.Equal(onlyCF, slices.Sorted(slices.Values(d.crossfadeOnly))) && slices.Equal(onlyEDNS, slices.Sorted(slices.Values(d.externalDNSOnly))):
+					t.Logf("intended difference: %s", d.why)
+				case listed:
+					t.Errorf("%s: the difference from external-dns %s is not the one listed (%s)\ncrossfade only: %s\nexternal-dns only: %s\nconflicts: %v",
+						c.Description, rel.version, d.why, goSlice(onlyCF), goSlice(onlyEDNS), p.Conflicts)
+				case len(onlyCF) > 0 || len(onlyEDNS) > 0:
+					t.Errorf("%s\ncrossfade sends:\n  %s\nexternal-dns %s sends:\n  %s\ncrossfade only: %s\nexternal-dns only: %s\nconflicts: %v",
+						c.Description, strings.Join(got, "\n  "), rel.version, strings.Join(want, "\n  "), goSlice(onlyCF), goSlice(onlyEDNS), p.Conflicts)
+				}
+			})
+		}
 	}
 }
 

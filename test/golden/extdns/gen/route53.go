@@ -1,4 +1,4 @@
-package main
+package gen
 
 import (
 	"encoding/xml"
@@ -223,7 +223,7 @@ func (f *fakeRoute53) serve(w http.ResponseWriter, req *http.Request) {
 
 // portedOrder is a port of provider/aws ApplyChanges → createUpdateChanges
 // (requiresDeleteCreate) → batchChangeSet → sortChangesByActionNameType from
-// external-dns v0.21.0 (one zone, everything fits one batch), with ties
+// external-dns v0.21.0, unchanged in v0.23.0 (one zone, everything fits one batch), with ties
 // (same action, name, type) broken by set identifier. It is only used to
 // cross-check the order the real provider sent.
 func portedOrder(ch *plan.Changes) []string {
