@@ -214,14 +214,16 @@ func (r *resolver) delegation(a zones.Answer, qname string) *zones.RRSet {
 		if len(name) <= len(a.Apex) {
 			break
 		}
-		var n *zones.Node
-		switch {
-		case off > 0:
-			n = r.recs.LookupIn(a.ZoneID, name)
-		case a.Node != nil && len(a.Node.Sets) > 0 && a.Node.Sets[0].Name == qname:
-			n = a.Node // Lookup's node, unless a wildcard stood in for a missing name
+		var g []*zones.RRSet
+		if off > 0 {
+			g = group(r.recs.LookupIn(a.ZoneID, name), "NS")
+		} else if g = group(a.Node, "NS"); len(g) > 0 && g[0].Name != qname {
+			// A wildcard stood in for a missing name: it is no cut. The names are compared
+			// only where there is an NS set, because reading a set's name costs a cache miss
+			// on every query, and NS sets below the apex are rare.
+			g = nil
 		}
-		if g := group(n, "NS"); len(g) > 0 {
+		if len(g) > 0 {
 			cut = g[0]
 		}
 	}

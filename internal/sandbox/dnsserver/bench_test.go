@@ -80,3 +80,87 @@ func BenchmarkNXDOMAIN(b *testing.B) {
 		srv.ServeDNS(w, q)
 	}
 }
+
+// benchPackets is benchQueries packed, as the UDP listener receives them.
+func benchPackets(b *testing.B) [][]byte {
+	b.Helper()
+	qs := benchQueries()
+	ps := make([][]byte, len(qs))
+	for i, q := range qs {
+		q.Id = uint16(i)
+		p, err := q.Pack()
+		if err != nil {
+			b.Fatal(err)
+		}
+		ps[i] = p
+	}
+	return ps
+}
+
+// BenchmarkAnswerPacket measures the UDP listener's per-packet work: raw query bytes in,
+// packed reply out, over the weighted zone.
+func BenchmarkAnswerPacket(b *testing.B) {
+	srv := New(benchStore(b), nil)
+	ps := benchPackets(b)
+	rp, req := newReply(), new(dns.Msg)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		if srv.answerPacket(rp, req, ps[i%len(ps)]) == nil {
+			b.Fatal("no reply")
+		}
+		rp.reset()
+	}
+}
+
+// BenchmarkReadQuery compares reading a query with parseQuery and with miekg/dns's Unpack,
+// which the UDP listener used for every packet before.
+func BenchmarkReadQuery(b *testing.B) {
+	pkt, err := query("host1.bench.test.", dns.TypeA, 1232).Pack()
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("parseQuery", func(b *testing.B) {
+		var req dns.Msg
+		var opt dns.OPT
+		b.ReportAllocs()
+		for b.Loop() {
+			if !parseQuery(&req, &opt, pkt) {
+				b.Fatal("declined")
+			}
+		}
+	})
+	b.Run("Unpack", func(b *testing.B) {
+		var req dns.Msg
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := req.Unpack(pkt); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// BenchmarkWriteReply compares packing a weighted answer with packReply and with miekg/dns's
+// PackBuffer, which the server used for every reply before.
+func BenchmarkWriteReply(b *testing.B) {
+	srv := New(benchStore(b), nil)
+	rp := newReply()
+	limit := srv.respond(rp, query("host1.bench.test.", dns.TypeA, 1232), true)
+	b.Run("packReply", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, ok := packReply(&rp.msg, rp.wire, limit); !ok {
+				b.Fatal("declined")
+			}
+		}
+	})
+	b.Run("PackBuffer", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := rp.msg.PackBuffer(rp.wire); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

@@ -17,6 +17,8 @@ type reply struct {
 	msg  dns.Msg
 	opt  dns.OPT
 	wire []byte
+	// query is the request's OPT record when parseQuery read the request.
+	query dns.OPT
 }
 
 func newReply() *reply {
@@ -51,4 +53,5 @@ func (rp *reply) reset() {
 	clear(m.Extra[:cap(m.Extra)])
 	*m = dns.Msg{Question: m.Question[:0], Answer: m.Answer[:0], Ns: m.Ns[:0], Extra: m.Extra[:0]}
 	rp.opt = dns.OPT{}
+	rp.query = dns.OPT{}
 }

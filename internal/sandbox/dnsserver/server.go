@@ -37,6 +37,9 @@ type Server struct {
 	// unknownLB holds the load balancer names an alias pointed at that the sandbox did not
 	// know, so that each is explained in the log once, not once per query.
 	unknownLB sync.Map
+	// noteUnknownLB is s.unknownLoadBalancer, bound once: a method value made per query
+	// would cost every query an allocation.
+	noteUnknownLB func(zoneID, name string)
 }
 
 // New returns a server answering from recs; a nil logger discards logs.
@@ -44,7 +47,9 @@ func New(recs Records, logger *slog.Logger) *Server {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &Server{recs: recs, log: logger}
+	s := &Server{recs: recs, log: logger}
+	s.noteUnknownLB = s.unknownLoadBalancer
+	return s
 }
 
 // ServeDNS answers one query. Responses (QR set) get no answer so that two servers can never
@@ -69,6 +74,17 @@ func (s *Server) ServeDNS(w dns.ResponseWriter, req *dns.Msg) {
 func (s *Server) answer(rp *reply, req *dns.Msg, udp bool) []byte {
 	m := &rp.msg
 	limit := s.respond(rp, req, udp)
+	// The common reply packs without miekg/dns, into the same bytes.
+	if wire, ok := packReply(m, rp.wire, limit); ok {
+		return wire
+	}
+	return s.pack(rp, req, limit)
+}
+
+// pack packs rp's reply to req with miekg/dns, truncated to limit; nil if not even an error
+// reply packs.
+func (s *Server) pack(rp *reply, req *dns.Msg, limit int) []byte {
+	m := &rp.msg
 	// Pack first and truncate only what does not fit: sizing a message costs a walk over
 	// it, and almost every reply fits. Truncate compresses before it drops records.
 	wire, err := m.PackBuffer(rp.wire)
@@ -148,7 +164,7 @@ func (s *Server) respond(rp *reply, req *dns.Msg, udp bool) (limit int) {
 		// Route 53 does not offer zone transfers.
 		m.Rcode = dns.RcodeRefused
 	default:
-		r := resolver{recs: s.recs, qtype: q.Qtype, typ: dns.TypeToString[q.Qtype], budget: healthBudget, unknownLB: s.unknownLoadBalancer}
+		r := resolver{recs: s.recs, qtype: q.Qtype, typ: dns.TypeToString[q.Qtype], budget: healthBudget, unknownLB: s.noteUnknownLB}
 		r.resolve(m, strings.ToLower(q.Name))
 	}
 	return limit

@@ -12,13 +12,17 @@ import (
 // headerSize is the fixed DNS header; anything shorter is not a DNS message.
 const headerSize = 12
 
-// answerPacket answers one raw UDP query into rp, reusing req to unpack it, and treats bad
+// answerPacket answers one raw UDP query into rp, reusing req to unpack it (parseQuery reads
+// the common query, miekg/dns the rest), and treats bad
 // packets as miekg/dns's server does before it calls a handler: no reply to a runt or to a
 // response (so that two servers cannot bounce packets), FORMERR to a message that does not
 // unpack. It returns the packed reply, nil for none.
 func (s *Server) answerPacket(rp *reply, req *dns.Msg, pkt []byte) []byte {
 	if len(pkt) < headerSize || pkt[2]&0x80 != 0 {
 		return nil
+	}
+	if parseQuery(req, &rp.query, pkt) {
+		return s.answer(rp, req, true)
 	}
 	*req = dns.Msg{}
 	if err := req.Unpack(pkt); err != nil {
