@@ -43,6 +43,8 @@ func CheckControllerFlags(fc *FlagChecks, c *cobra.Command) {
 	})
 	fc.Want(fl, "registry", OneOf("txt", "crd"))
 	fc.Want(fl, "crd-registry-namespace", Optional(K8sName("namespace", true)))
+	fc.Want(fl, "kube-api-qps", IntRange(1, -1))
+	fc.Want(fl, "kube-api-burst", IntRange(1, -1))
 	// 0 would be the controller's default for each, not what the value says.
 	for _, name := range []string{"interval", "debounce", "max-delay", "resync-interval", "crd-poll-interval", "cloudmap-operation-timeout",
 		"reconcile-backoff-base", "reconcile-backoff-max"} {

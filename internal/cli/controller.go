@@ -38,6 +38,10 @@ import (
 type ControllerOptions struct {
 	PublishOptions
 	kubeconfig   string
+	// kubeQPS and kubeBurst bound the requests to the API server, as external-dns's
+	// --kube-api-qps and --kube-api-burst (client-go's defaults): the CRD registry writes
+	// one DNSRecord per record through them.
+	kubeQPS, kubeBurst int
 	master       string
 	sources      []string
 	registryName string
@@ -190,6 +194,8 @@ func (f *ControllerOptions) AddFlags(fl *pflag.FlagSet) {
 	f.PublishOptions.AddFlags(fl)
 	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig file (default: in-cluster, else $KUBECONFIG or ~/.kube/config)")
 	fl.StringVar(&f.master, "master", "", "Kubernetes API server URL, overriding the kubeconfig's")
+	fl.IntVar(&f.kubeQPS, "kube-api-qps", int(rest.DefaultQPS), "requests per second to the Kubernetes API server (sustained; as external-dns: raise it with --registry crd, which writes one DNSRecord per record)")
+	fl.IntVar(&f.kubeBurst, "kube-api-burst", rest.DefaultBurst, "requests to the Kubernetes API server sent at once before --kube-api-qps applies")
 	fl.StringSliceVar(&f.sources, "source", nil, "kinds to publish from (repeatable): "+strings.Join(controller.Sources, ", "))
 	fl.StringVar(&f.registryName, "registry", "txt", "ownership registry: txt (TXT records in the zone) or crd (external-dns v0.23's DNSRecord objects)")
 	fl.StringVar(&f.crdNamespace, "crd-registry-namespace", "", "namespace of the DNSRecords of --registry crd (default: the pod's namespace, else default)")
@@ -378,6 +384,16 @@ func runCutovers(rc reconciler.Config) controller.CutoverRunner {
 // restConfig builds the Kubernetes client configuration: --kubeconfig, else in-cluster,
 // else the usual kubeconfig files.
 func (f *ControllerOptions) restConfig() (*rest.Config, error) {
+	cfg, err := f.loadRESTConfig()
+	if err != nil {
+		return nil, err
+	}
+	cfg.QPS, cfg.Burst = float32(f.kubeQPS), f.kubeBurst
+	return cfg, nil
+}
+
+// loadRESTConfig is the cluster and credentials restConfig starts from.
+func (f *ControllerOptions) loadRESTConfig() (*rest.Config, error) {
 	if f.kubeconfig == "" && f.master == "" {
 		if cfg, err := rest.InClusterConfig(); err == nil {
 			return cfg, nil

@@ -1,10 +1,13 @@
 package cli
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/spf13/cobra"
+	"k8s.io/client-go/rest"
 )
 
 // TestSDKRetries: --aws-max-retries 0 retries nothing (awsconfig's 0 is its default).
@@ -112,6 +115,40 @@ func TestControllerCutovers(t *testing.T) {
 			if rc.REST != cfg.REST || rc.Namespace != tc.wantNS || rc.Identity != tc.wantID || strings.Join(rc.DNSServers, ",") != tc.wantDNS || rc.Levers == nil {
 				t.Errorf("cutover runner = REST %p, namespace %q, identity %q, DNS servers %v, levers %v; want REST %p, %q, %q, %q, levers set",
 					rc.REST, rc.Namespace, rc.Identity, rc.DNSServers, rc.Levers != nil, cfg.REST, tc.wantNS, tc.wantID, tc.wantDNS)
+			}
+		})
+	}
+}
+
+// TestRESTConfigRateLimits: --kube-api-qps and --kube-api-burst reach the client's
+// configuration, as external-dns's do (the CRD registry writes through it), for the
+// controller and for handover alike.
+func TestRESTConfigRateLimits(t *testing.T) {
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	const file = `apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "https://127.0.0.1:6443"}}]
+users: [{name: u, user: {token: t}}]
+contexts: [{name: x, context: {cluster: c, user: u}}]
+current-context: x
+`
+	if err := os.WriteFile(kubeconfig, []byte(file), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		build func() (*rest.Config, error)
+	}{
+		{"controller", (&ControllerOptions{kubeconfig: kubeconfig, kubeQPS: 50, kubeBurst: 100}).restConfig},
+		{"handover", (&HandoverOptions{kubeconfig: kubeconfig, kubeQPS: 50, kubeBurst: 100}).RESTConfig},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, err := tc.build()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cfg.QPS != 50 || cfg.Burst != 100 || cfg.Host != "https://127.0.0.1:6443" {
+				t.Errorf("QPS %v, Burst %d, Host %s: want 50, 100 and the kubeconfig's server", cfg.QPS, cfg.Burst, cfg.Host)
 			}
 		})
 	}

@@ -27,6 +27,8 @@ type HandoverOptions struct {
 	CRDNamespace string
 	// kubeconfig and master reach the API server holding the DNSRecords.
 	kubeconfig, master string
+	// kubeQPS and kubeBurst pace the DNSRecord reads and writes (--kube-api-qps/--kube-api-burst).
+	kubeQPS, kubeBurst int
 }
 
 // Registries are --registry and --to-registry as given (--to-registry defaulting to --registry).
@@ -44,7 +46,7 @@ func (o *HandoverOptions) NeedsKube() bool {
 // as `crossfade controller` finds it: --kubeconfig/--master, else in-cluster, else the
 // usual kubeconfig files.
 func (o *HandoverOptions) RESTConfig() (*rest.Config, error) {
-	return (&ControllerOptions{kubeconfig: o.kubeconfig, master: o.master}).restConfig()
+	return (&ControllerOptions{kubeconfig: o.kubeconfig, master: o.master, kubeQPS: o.kubeQPS, kubeBurst: o.kubeBurst}).restConfig()
 }
 
 // AddFlags defines the flags on c, marks the required ones and declares their checks in fc.
@@ -64,6 +66,8 @@ func (o *HandoverOptions) AddFlags(c *cobra.Command, fc *FlagChecks) {
 	fl.StringVar(&o.CRDNamespace, "crd-registry-namespace", "", "namespace of the DNSRecords (required when --registry or --to-registry is crd)")
 	fl.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig file for the DNSRecords' cluster (default: in-cluster, else $KUBECONFIG or ~/.kube/config)")
 	fl.StringVar(&o.master, "master", "", "Kubernetes API server URL, overriding the kubeconfig's")
+	fl.IntVar(&o.kubeQPS, "kube-api-qps", int(rest.DefaultQPS), "requests per second to the Kubernetes API server (one per DNSRecord read or written)")
+	fl.IntVar(&o.kubeBurst, "kube-api-burst", rest.DefaultBurst, "requests to the Kubernetes API server sent at once before --kube-api-qps applies")
 	Route53Flags(fl, &o.Route53)
 	for _, name := range []string{"zone", "from", "to"} {
 		_ = c.MarkFlagRequired(name)
@@ -79,6 +83,8 @@ func (o *HandoverOptions) AddFlags(c *cobra.Command, fc *FlagChecks) {
 	fc.Want(fl, "name", Optional(Glob))
 	CheckTXTFlags(fc, c, fl)
 	CheckRoute53Flags(fc, fl)
+	fc.Want(fl, "kube-api-qps", IntRange(1, -1))
+	fc.Want(fl, "kube-api-burst", IntRange(1, -1))
 	registryName := func(v string) error {
 		if v == "txt" || v == "crd" {
 			return nil
