@@ -142,6 +142,10 @@ type Endpoint struct {
 	Labels Labels
 	// ProviderSpecific holds provider properties such as alias and health-check id.
 	ProviderSpecific map[string]string
+
+	// ownership is the ownership TXT value Labels are read from while Labels is nil
+	// (SetOwnership).
+	ownership Ownership
 }
 
 // Key returns the record set's identity.
@@ -150,10 +154,10 @@ func (e *Endpoint) Key() Key {
 }
 
 // Owner returns the owner label, "" when the record has no owner.
-func (e *Endpoint) Owner() string { return e.Labels[OwnerLabel] }
+func (e *Endpoint) Owner() string { return e.Label(OwnerLabel) }
 
 // Resource returns the resource label, "" when unknown.
-func (e *Endpoint) Resource() string { return e.Labels[ResourceLabel] }
+func (e *Endpoint) Resource() string { return e.Label(ResourceLabel) }
 
 // Prop returns a provider-specific property.
 func (e *Endpoint) Prop(name string) (string, bool) {
@@ -183,7 +187,13 @@ func (e *Endpoint) IsAlias() bool {
 func (e *Endpoint) Clone() *Endpoint {
 	c := *e
 	c.Targets = slices.Clone(e.Targets)
-	c.Labels = maps.Clone(e.Labels)
+	if e.Labels == nil && e.ownership.value != "" {
+		// A fresh map already: read from the ownership value.
+		c.Labels = e.AllLabels()
+	} else {
+		c.Labels = maps.Clone(e.Labels)
+	}
+	c.ownership = Ownership{}
 	c.ProviderSpecific = maps.Clone(e.ProviderSpecific)
 	return &c
 }

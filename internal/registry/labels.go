@@ -31,28 +31,8 @@ func Payload(l endpoint.Labels) string {
 // not key=value are ignored, as external-dns ignores them; a value without
 // heritage=external-dns is not an ownership record.
 func ParsePayload(v string) (endpoint.Labels, error) {
-	v = strings.Trim(v, `"`)
-	labels := make(endpoint.Labels, 2)
-	found := false
-	for rest := v; rest != ""; {
-		var tok string
-		tok, rest, _ = strings.Cut(rest, ",")
-		key, val, ok := strings.Cut(tok, "=")
-		if !ok || strings.Contains(val, "=") {
-			continue
-		}
-		if key == "heritage" {
-			if val != heritage {
-				return nil, errNotOurs
-			}
-			found = true
-			continue
-		}
-		if rest, ok := strings.CutPrefix(key, heritage+"/"); ok {
-			labels[rest] = val
-		}
-	}
-	if !found {
+	labels, ok := endpoint.ParseOwnership(v)
+	if !ok {
 		return nil, errNotOurs
 	}
 	return labels, nil

@@ -2,6 +2,8 @@ package registry
 
 import (
 	"errors"
+	"slices"
+	"strings"
 
 	"github.com/crossfade-io/crossfade/internal/endpoint"
 )
@@ -54,7 +56,46 @@ type Zone struct {
 	Other map[endpoint.Key]*endpoint.Endpoint
 
 	mapper nameMapper
-	owners map[ownerKey]owned
+	// entries are the ownership records in the order read. When the records they speak
+	// for come in strictly increasing order (Route 53 lists a zone by name: so are the
+	// ownership records of one type under one parent domain), entries are searched as
+	// they are and owners is nil, which saves a large zone's planner most of the cost of
+	// reading it; otherwise owners indexes them by the record each speaks for, the last
+	// one read winning.
+	entries []owned
+	owners  map[ownerKey]int
+	// unique is set when no two ownership records speak for one record: then the entry
+	// after the one a record found is the next record's whenever the zone lists records
+	// and their ownership records in the same order, and is checked first.
+	unique bool
+}
+
+// find returns the index of the entry speaking for key.
+func (z *Zone) find(key ownerKey) (int, bool) {
+	if z.owners != nil {
+		i, ok := z.owners[key]
+		return i, ok
+	}
+	return slices.BinarySearchFunc(z.entries, key, func(o owned, k ownerKey) int { return compareOwnerKeys(o.key, k) })
+}
+
+// owner returns the ownership record entry speaking for key.
+func (z *Zone) owner(key ownerKey) (owned, bool) {
+	i, ok := z.find(key)
+	if !ok {
+		return owned{}, false
+	}
+	return z.entries[i], true
+}
+
+func compareOwnerKeys(a, b ownerKey) int {
+	if c := strings.Compare(a.name, b.name); c != 0 {
+		return c
+	}
+	if c := strings.Compare(a.typ, b.typ); c != 0 {
+		return c
+	}
+	return strings.Compare(a.setID, b.setID)
 }
 
 // TXT returns the ownership record stored under key (a TXT record's own name, type and
@@ -64,7 +105,7 @@ func (z *Zone) TXT(key endpoint.Key) *endpoint.Endpoint {
 	if !ok || key.Type != endpoint.TypeTXT {
 		return nil
 	}
-	o := z.owners[ownerKey{name, typ, key.SetIdentifier}]
+	o, _ := z.owner(ownerKey{name, typ, key.SetIdentifier})
 	if o.txt == nil || o.txt.Name != key.Name {
 		return nil
 	}
@@ -77,8 +118,11 @@ type ownerKey struct {
 }
 
 type owned struct {
-	labels endpoint.Labels
-	txt    *endpoint.Endpoint
+	key ownerKey
+	// labels are read by Read, ownership by Index.
+	labels    endpoint.Labels
+	ownership endpoint.Ownership
+	txt       *endpoint.Endpoint
 }
 
 // Read separates ownership TXT records from the rest and labels each record with its
@@ -86,38 +130,81 @@ type owned struct {
 // (except for AAAA, as external-dns does). It sets the Labels of the records it is given
 // (a provider lists fresh ones each time; copying 100,000 records costs more than the
 // rest of a plan); the maps may be shared and must be treated as read-only.
-func (r *TXT) Read(records []*endpoint.Endpoint) Zone {
+func (r *TXT) Read(records []*endpoint.Endpoint) Zone { return r.read(records, false) }
+
+// Index is Read for the planner: it labels each record with its ownership record's value
+// (endpoint.Endpoint.SetOwnership), read on demand, instead of a map of labels per
+// record, which is most of the cost of planning a large zone. Labels, Owner, Resource
+// and Clone of the records see the same labels as after Read.
+func (r *TXT) Index(records []*endpoint.Endpoint) Zone { return r.read(records, true) }
+
+func (r *TXT) read(records []*endpoint.Endpoint, lazy bool) Zone {
 	// Zones written by a registry hold about one TXT record per record: size for that.
-	owners := make(map[ownerKey]owned, len(records)/2)
-	z := Zone{mapper: r.mapper, owners: owners}
-	var rest []*endpoint.Endpoint
-	for _, rec := range records {
+	entries := make([]owned, 0, len(records)/2)
+	sorted := true
+	// ours marks the ownership records, which Records leaves out: one pass indexes them,
+	// the next labels the rest, with no list of the rest in between.
+	ours := make([]bool, len(records))
+	n := len(records)
+	for i, rec := range records {
 		if rec.Type != endpoint.TypeTXT || len(rec.Targets) == 0 {
-			rest = append(rest, rec)
 			continue
 		}
-		labels, err := ParsePayload(rec.Targets[0])
-		if err != nil {
-			rest = append(rest, rec)
-			continue
+		var labels endpoint.Labels
+		var ownership endpoint.Ownership
+		if lazy {
+			var ok bool
+			if ownership, ok = endpoint.ReadOwnership(rec.Targets[0]); !ok {
+				continue
+			}
+		} else {
+			var err error
+			if labels, err = ParsePayload(rec.Targets[0]); err != nil {
+				continue
+			}
 		}
 		name, typ, ok := r.mapper.recordName(rec.Name)
 		if !ok {
-			rest = append(rest, rec)
 			continue
 		}
-		owners[ownerKey{name, typ, rec.SetIdentifier}] = owned{labels: labels, txt: rec}
+		key := ownerKey{name, typ, rec.SetIdentifier}
+		if sorted && len(entries) > 0 && compareOwnerKeys(entries[len(entries)-1].key, key) >= 0 {
+			sorted = false
+		}
+		entries = append(entries, owned{key: key, labels: labels, ownership: ownership, txt: rec})
+		ours[i] = true
+		n--
 	}
-	z.Records = make([]*endpoint.Endpoint, 0, len(rest))
-	for _, rec := range rest {
-		o, ok := owners[r.ownerKey(rec, rec.Type)]
+	z := Zone{mapper: r.mapper, entries: entries, unique: true}
+	if !sorted {
+		z.owners = make(map[ownerKey]int, len(entries))
+		for i, o := range entries {
+			z.owners[o.key] = i
+		}
+		z.unique = len(z.owners) == len(entries)
+	}
+	z.Records = make([]*endpoint.Endpoint, 0, n)
+	next := 0 // the entry after the last one found
+	for i, rec := range records {
+		if ours[i] {
+			continue
+		}
+		var o owned
+		ok := false
+		if k := r.ownerKey(rec, rec.Type); z.unique && next < len(entries) && entries[next].key == k {
+			o, ok = entries[next], true
+			next++
+		} else if j, found := z.find(k); found {
+			o, ok = entries[j], true
+			next = j + 1
+		}
 		if rec.IsAlias() && rec.Type == endpoint.TypeA {
 			// external-dns ≥ 0.22 writes an alias A's ownership under "a-", where earlier
 			// releases (and crossfade, for them) write "cname-": both are read, so a zone
 			// written by either is adopted without churn.
 			k := r.ownerKey(rec, "")
 			k.typ = endpoint.TypeA
-			if a, found := owners[k]; found {
+			if a, found := z.owner(k); found {
 				if !ok {
 					o, ok = a, true
 				}
@@ -128,14 +215,17 @@ func (r *TXT) Read(records []*endpoint.Endpoint) Zone {
 			}
 		}
 		if !ok && rec.Type != endpoint.TypeAAAA {
-			if o, ok = owners[r.ownerKey(rec, "")]; ok {
+			if o, ok = z.owner(r.ownerKey(rec, "")); ok {
 				if z.LegacyOnly == nil {
 					z.LegacyOnly = map[endpoint.Key]bool{}
 				}
 				z.LegacyOnly[rec.Key()] = true
 			}
 		}
-		if ok {
+		switch {
+		case ok && lazy:
+			rec.SetOwnership(o.ownership)
+		case ok:
 			rec.Labels = o.labels
 		}
 		z.Records = append(z.Records, rec)
@@ -180,7 +270,7 @@ func (r *TXT) txt(name string, rec *endpoint.Endpoint) *endpoint.Endpoint {
 	t := &endpoint.Endpoint{
 		Name:          name,
 		Type:          endpoint.TypeTXT,
-		Targets:       endpoint.Targets{Payload(rec.Labels)},
+		Targets:       endpoint.Targets{Payload(rec.AllLabels())},
 		SetIdentifier: rec.SetIdentifier,
 		Policy:        rec.Policy,
 	}

@@ -16,6 +16,11 @@ func TestTXTNames(t *testing.T) {
 		{name: "app.example.com", typ: "A", want: "a-app.example.com", legacy: "app.example.com"},
 		{name: "app.example.com", typ: "CNAME", want: "cname-app.example.com", legacy: "app.example.com"},
 		{name: "app.example.com", typ: "AAAA", want: "aaaa-app.example.com", legacy: "app.example.com"},
+		// external-dns v0.23 owns TXT records (and knows DNAME, TLSA) under the TXT registry.
+		{name: "spf.example.com", typ: "TXT", want: "txt-spf.example.com", legacy: "spf.example.com"},
+		{name: "app.example.com", typ: "DNAME", want: "dname-app.example.com", legacy: "app.example.com"},
+		{name: "_443._tcp.app.example.com", typ: "TLSA", want: "tlsa-_443._tcp.app.example.com", legacy: "_443._tcp.app.example.com"},
+		{prefix: "%{record_type}-owner.", name: "spf.example.com", typ: "TXT", want: "txt-owner.spf.example.com", legacy: "-owner.spf.example.com"},
 		{prefix: "txt.", name: "app.example.com", typ: "A", want: "txt.a-app.example.com", legacy: "txt.app.example.com"},
 		{suffix: "-txt", name: "app.example.com", typ: "A", want: "a-app-txt.example.com", legacy: "app-txt.example.com"},
 		{prefix: "%{record_type}-owner.", name: "app.example.com", typ: "CNAME", want: "cname-owner.app.example.com", legacy: "-owner.app.example.com"},
