@@ -10,9 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	awsr53 "github.com/aws/aws-sdk-go-v2/service/route53"
-	r53types "github.com/aws/aws-sdk-go-v2/service/route53/types"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -23,7 +20,6 @@ import (
 	"github.com/crossfade-io/crossfade/internal/controllertest"
 	"github.com/crossfade-io/crossfade/internal/externaldnstest"
 	"github.com/crossfade-io/crossfade/internal/kubetest"
-	"github.com/crossfade-io/crossfade/internal/provider/route53/route53test"
 	"github.com/crossfade-io/crossfade/internal/registry/crdstore"
 	"github.com/crossfade-io/crossfade/internal/sandbox/sandboxtest"
 )
@@ -54,7 +50,24 @@ type takeover struct {
 	// crdRegistry runs both tools with --registry crd --crd-registry-namespace
 	// crdRegistryNamespace: ownership in DNSRecord objects, no TXT records in the zone.
 	crdRegistry bool
+	// txtRecords adds a TXT record to the DNSEndpoint and runs both tools with
+	// --managed-record-types=A,AAAA,CNAME,TXT (managedTypes).
+	txtRecords bool
+	// pin ends the row with checkPinnedRecords (aws-hosted-zone-id, v0.23's).
+	pin bool
 }
+
+// managedTypes are the record types both tools manage in a row with txtRecords: their
+// default (A, AAAA, CNAME) and TXT. Repeated flags: external-dns's kingpin takes one
+// type a flag (a comma is not a separator there); crossfade's pflag takes either form.
+var managedTypes = []string{"--managed-record-types=A", "--managed-record-types=AAAA", "--managed-record-types=CNAME", "--managed-record-types=TXT"}
+
+// The TXT record txtRecords adds to the DNSEndpoint: a value as Route 53 takes it (quoted;
+// neither tool quotes a DNSEndpoint's TXT target for it).
+const (
+	txtRecordName  = "spf." + zoneName
+	txtRecordValue = `"v=spf1 -all"`
+)
 
 // name is the subtest's name: the release, and the registry when it is not txt.
 func (tc takeover) name() string {
@@ -80,36 +93,48 @@ func v023PrefixOf(object string) string {
 }
 
 var takeovers = []takeover{
-	{rel: externaldnstest.V021},
+	{
+		// No txtRecords: v0.21.0 creates a DNSEndpoint's TXT record and its ownership
+		// record (txt-NAME) but never owns it after: its registry/mapper has no "txt-" type
+		// prefix (supportedRecords, added in v0.23's PR 6435), so it reads txt-NAME back as
+		// the legacy ownership record of a record named "txt-NAME", and the TXT record as
+		// one of no owner, which it never updates or deletes. No pin: aws-hosted-zone-id
+		// is v0.23's (PR 6559); v0.21.0 writes such a record into every zone of its name.
+		rel: externaldnstest.V021,
+	},
 	{
 		rel: externaldnstest.V023, legacy: true, prefixOf: v023PrefixOf,
 		// Both prefixes on one object with different values: the new one wins.
-		extra: map[string]map[string]string{"api": {newPrefix + "ttl": "90"}},
+		extra:      map[string]map[string]string{"api": {newPrefix + "ttl": "90"}},
+		txtRecords: true, pin: true,
 	},
 	{
 		// The same fixtures, ownership in DNSRecord objects (v0.23.0's --registry crd).
 		rel: externaldnstest.V023, legacy: true, prefixOf: v023PrefixOf,
 		extra:       map[string]map[string]string{"api": {newPrefix + "ttl": "90"}},
 		crdRegistry: true,
+		txtRecords:  true, pin: true,
 	},
 }
 
 // TestControllerTakesOverFromExternalDNS, for each external-dns release: external-dns
-// manages a zone from Services, Ingresses and DNSEndpoints (a dual-stack load balancer, a
-// weighted pair, aliases, CNAMEs, an A/AAAA DNSEndpoint, for v0.23.0 both annotation
-// prefixes); it is stopped and `crossfade controller` starts with the same owner id over
-// the same cluster: it makes 0 changes, reconcile after reconcile. Then it is stopped and
-// external-dns started again: 0 changes again. The handover external-dns users do today
-// by deleting one Deployment and creating another, without a record touched.
+// manages a zone from Services, Ingresses, DNSEndpoints and Gateway API routes (a
+// dual-stack load balancer, a weighted pair, aliases, CNAMEs, an A/AAAA DNSEndpoint, an
+// HTTPRoute and a GRPCRoute on a Gateway of the real Gateway API CRDs, for v0.23.0 both
+// annotation prefixes and a DNSEndpoint's TXT record); it is stopped and `crossfade
+// controller` starts with the same owner id over the same cluster: it makes 0 changes and
+// finds no conflict, reconcile after reconcile. Then it is stopped and external-dns
+// started again: 0 changes again. The handover external-dns users do today by deleting
+// one Deployment and creating another, without a record touched.
 //
 // The row "v0.23.0 --registry crd" runs both tools with the CRD registry (ownership in
 // DNSRecord objects, no TXT records): there 0 changes also means no DNSRecord written by
 // crossfade, spec or status, and none by external-dns after it (resourceVersions compared).
 //
-// Not in the scenario yet: Gateway routes (the repository has stub Gateway API CRDs
-// only); TXT records from DNSEndpoints (`crossfade controller` accepts
-// --managed-record-types with a warning and ignores it, so 0 changes would prove
-// nothing). v0.23.0's annotations are TestControllerTakesOverV023Annotations.
+// What a row leaves out, and why, is on its takeover (v0.21.0: TXT records and the pin).
+// The v0.23.0 rows end with checkPinnedRecords (aws-hosted-zone-id, crossfade's side
+// only: v0.23.0 itself never converges on a pinned record). v0.23.0's other annotations
+// are TestControllerTakesOverV023Annotations.
 func TestControllerTakesOverFromExternalDNS(t *testing.T) {
 	for _, tc := range takeovers {
 		t.Run(tc.name(), func(t *testing.T) {
@@ -119,12 +144,19 @@ func TestControllerTakesOverFromExternalDNS(t *testing.T) {
 
 			opts := z.externalDNS(kube)
 			opts.Release, opts.LegacyAnnotationPrefix = tc.rel, tc.legacy
-			opts.Sources = []string{"service", "ingress", "crd"}
-			args := []string{"--source=crd"}
+			// The gateway sources need no other flag in either release (source/gateway.go):
+			// ListenerSets are read only with --gateway-listener-sets (off by default), so
+			// their CRD need not be installed.
+			opts.Sources = []string{"service", "ingress", "crd", "gateway-httproute", "gateway-grpcroute"}
+			args := []string{"--source=crd", "--source=gateway-httproute", "--source=gateway-grpcroute"}
+			if tc.txtRecords {
+				opts.Args = append(opts.Args, managedTypes...)
+				args = append(args, managedTypes...)
+			}
 			if tc.crdRegistry {
 				installDNSRecords(t, kube)
 				opts.Registry = "crd"
-				opts.Args = []string{"--crd-registry-namespace=" + crdRegistryNamespace}
+				opts.Args = append(opts.Args, "--crd-registry-namespace="+crdRegistryNamespace)
 				// Repeated after startCrossfade's --registry=txt: the last one wins.
 				args = append(args, "--registry=crd", "--crd-registry-namespace="+crdRegistryNamespace)
 			}
@@ -176,6 +208,13 @@ func TestControllerTakesOverFromExternalDNS(t *testing.T) {
 					t.Errorf("the DNSRecords changed across the handover and back:\n%s", diff(now, records))
 				}
 			}
+
+			if tc.pin {
+				if err := edns.Stop(); err != nil {
+					t.Fatal(err)
+				}
+				checkPinnedRecords(t, tc, kube, z, written, args)
+			}
 		})
 	}
 }
@@ -210,14 +249,28 @@ func controllerFixtures(t *testing.T, kube *kubetest.Cluster, tc takeover) int {
 		}
 	}
 
-	createDNSEndpoint(t, kube, "endpoints",
+	endpoints := []any{
 		map[string]any{"dnsName": "crd.shop.example.com", "recordType": "A", "targets": []any{"192.0.2.40"}, "recordTTL": int64(120)},
-		map[string]any{"dnsName": "crd.shop.example.com", "recordType": "AAAA", "targets": []any{"2001:db8::40"}, "recordTTL": int64(120)})
+		map[string]any{"dnsName": "crd.shop.example.com", "recordType": "AAAA", "targets": []any{"2001:db8::40"}, "recordTTL": int64(120)},
+	}
+	txt := 0
+	if tc.txtRecords {
+		endpoints = append(endpoints, map[string]any{"dnsName": txtRecordName, "recordType": "TXT", "targets": []any{txtRecordValue}})
+		txt = 1 // the record; its ownership TXT record under the TXT registry
+		if !tc.crdRegistry {
+			txt = 2
+		}
+	}
+	createDNSEndpoint(t, kube, "endpoints", endpoints...)
+
+	installGatewayAPI(t, kube)
+	createGatewayRoutes(t, kube, prefix("shop-web"))
+
 	if tc.crdRegistry {
 		// No ownership TXT records: want's other records, and the two additions' two each.
-		return len(slices.DeleteFunc(slices.Clone(want), isTXT)) + 2 + 2
+		return len(slices.DeleteFunc(slices.Clone(want), isTXT)) + 2 + 2 + txt + gatewayRecords(true)
 	}
-	return len(want) + 4 + 4
+	return len(want) + 4 + 4 + txt + gatewayRecords(false)
 }
 
 // isTXT reports whether a line of externaldnstest.Render is a TXT record set.
@@ -269,8 +322,8 @@ func dnsRecords(t *testing.T, kube *kubetest.Cluster) []string {
 func checkDNSRecords(t *testing.T, tc takeover, written, records []string) {
 	t.Helper()
 	for _, l := range written {
-		if isTXT(l) {
-			t.Errorf("external-dns %s --registry crd wrote a TXT record: %s", tc.rel.Version, l)
+		if isTXT(l) && !strings.HasPrefix(l, txtRecordName+". ") {
+			t.Errorf("external-dns %s --registry crd wrote an ownership TXT record: %s", tc.rel.Version, l)
 		}
 	}
 	if len(records) != len(written) {
@@ -313,6 +366,23 @@ func checkWritten(t *testing.T, tc takeover, written []string) {
 	for _, name := range aliases {
 		if want := tc.rel.AliasAOwnershipPrefix + name + "." + zoneName + ". TXT "; !strings.Contains(zone, want) {
 			t.Errorf("external-dns %s: no %q record owning the alias A of %s:\n%s", tc.rel.Version, want, name, zone)
+		}
+	}
+	// The Gateway routes and the DNSEndpoint's TXT record: published, or the takeover of
+	// them would prove nothing.
+	lines := []string{
+		httpRouteHost + ". A ttl=120 192.0.2.80", httpRouteHost + ". AAAA ttl=120 2001:db8::80",
+		grpcRouteHost + ". A ttl=300 192.0.2.80", grpcRouteHost + ". AAAA ttl=300 2001:db8::80",
+	}
+	if tc.txtRecords {
+		lines = append(lines, txtRecordName+". TXT ttl=300 "+txtRecordValue)
+		if !tc.crdRegistry {
+			lines = append(lines, "txt-"+txtRecordName+". TXT ttl=300 ")
+		}
+	}
+	for _, l := range lines {
+		if !slices.ContainsFunc(written, func(w string) bool { return strings.HasPrefix(w, l) }) {
+			t.Errorf("external-dns %s wrote no %q:\n%s", tc.rel.Version, l, zone)
 		}
 	}
 	if _, ok := tc.extra["api"][newPrefix+"ttl"]; ok {
@@ -390,20 +460,19 @@ func ptr[T any](v T) *T { return &v }
 // TestControllerTakesOverV023Annotations: external-dns v0.23.0 publishes, beside a plain
 // A record, one object carrying an annotation v0.23.0 added; `crossfade controller` takes
 // the zone over with 0 changes and hands it back with 0 changes, as in
-// TestControllerTakesOverFromExternalDNS. With private, the sandbox holds a private
-// hosted zone of the same name too, and both tools manage both (--aws-zone-type="").
+// TestControllerTakesOverFromExternalDNS.
 //
 // Not here: a record pinned with aws-hosted-zone-id (PR 6559). external-dns v0.23.0 itself
 // never converges on one: its AWS provider does not put aws/hosted-zone-id back on the
 // records it reads, so every loop UPSERTs the pinned record and its TXT record. crossfade's
 // side (the record goes to the pinned zone only, and the next sync plans nothing) is
+// checkPinnedRecords, at the end of TestControllerTakesOverFromExternalDNS's v0.23.0 rows, and
 // internal/provider/route53's TestHostedZonePinAndAliasOfOneType.
 func TestControllerTakesOverV023Annotations(t *testing.T) {
 	for _, tc := range []struct {
-		name    string
-		private bool
-		// ann are the Service's annotations, given the public and private zones' ids.
-		ann func(public, private string) map[string]string
+		name string
+		// ann are the Service's annotations.
+		ann map[string]string
 		lb  []corev1.LoadBalancerIngress
 		// sets is how many record sets external-dns writes in all zones, the plain
 		// record's included.
@@ -421,9 +490,7 @@ func TestControllerTakesOverV023Annotations(t *testing.T) {
 			// hasAliasFromAnnotations), so alias: AAAA there is ignored and a load balancer
 			// gets its alias A and AAAA as without it. crossfade must do the same.
 			name: "alias=AAAA annotation",
-			ann: func(string, string) map[string]string {
-				return map[string]string{newPrefix + "hostname": "v6." + zoneName, newPrefix + "alias": "AAAA"}
-			},
+			ann:  map[string]string{newPrefix + "hostname": "v6." + zoneName, newPrefix + "alias": "AAAA"},
 			lb:   []corev1.LoadBalancerIngress{{Hostname: dualstackALB}},
 			sets: 2 + 4,
 			has: []string{"v6." + zoneName + ". A alias=" + dualstackALB + ".", "a-v6." + zoneName + ". TXT ",
@@ -448,21 +515,9 @@ func TestControllerTakesOverV023Annotations(t *testing.T) {
 			}
 			z := newZone(t)
 			zones := []zone{z}
-			if tc.private {
-				out, err := route53test.Client(z.sb).CreateHostedZone(t.Context(), &awsr53.CreateHostedZoneInput{
-					Name: aws.String(zoneName), CallerReference: aws.String(t.Name() + "/private"),
-					HostedZoneConfig: &r53types.HostedZoneConfig{PrivateZone: true},
-					VPC:              &r53types.VPC{VPCId: aws.String("vpc-0123456789abcdef0"), VPCRegion: r53types.VPCRegionUsEast1},
-				})
-				if err != nil {
-					t.Fatalf("create the private zone %s: %v", zoneName, err)
-				}
-				zones = append(zones, zone{sb: z.sb, id: aws.ToString(out.HostedZone.Id)})
-			}
-			private := zones[len(zones)-1].id
 			lbs := []loadBalancer{{"plain", map[string]string{newPrefix + "hostname": "plain." + zoneName}, []corev1.LoadBalancerIngress{{IP: "192.0.2.60"}}}}
 			if tc.endpoint == nil {
-				lbs = append(lbs, loadBalancer{"subject", tc.ann(z.id, private), tc.lb})
+				lbs = append(lbs, loadBalancer{"subject", tc.ann, tc.lb})
 			}
 			createLoadBalancers(t, cs, lbs)
 			var crd []string
@@ -484,9 +539,6 @@ func TestControllerTakesOverV023Annotations(t *testing.T) {
 			opts.Release = externaldnstest.V023
 			if crd != nil {
 				opts.Sources = []string{"service", "ingress", "crd"}
-			}
-			if tc.private {
-				opts.ZoneType = ""
 			}
 			edns := externaldnstest.Start(t, opts)
 			// A failure bound, not an expectation: external-dns writes them in its first loop.
@@ -519,9 +571,6 @@ func TestControllerTakesOverV023Annotations(t *testing.T) {
 			}
 
 			args := crd
-			if tc.private {
-				args = append(args, "--aws-zone-type=")
-			}
 			before := changeCalls(sandboxtest.APICalls(t, z.sb))
 			cf := startCrossfade(t, "crossfade", kube, z, owner, args...)
 			cf.WaitReconciles(t, 5, time.Minute)
