@@ -384,7 +384,9 @@ func planHash(p *spec.Plan) string {
 		SelectAllWeighted bool `json:",omitempty"`
 		// Left out when nil, so that the other levers' plans hash as before it.
 		CloudMap *spec.CloudMap `json:",omitempty"`
-	}{p.Zone, p.ZoneID, p.From, p.To, records, steps, p.Rollback.Steps, p.Rollback.Mode, p.LowerTTL, alb, p.SelectAllWeighted, p.CloudMap})
+		// Left out when nil, so that a plan of one zone hashes as before spec.zones.
+		Zones []string `json:",omitempty"`
+	}{p.Zone, p.ZoneID, p.From, p.To, records, steps, p.Rollback.Steps, p.Rollback.Mode, p.LowerTTL, alb, p.SelectAllWeighted, p.CloudMap, p.Zones})
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:8])
 }

@@ -29,7 +29,7 @@ func NewGate(g spec.Gate, c GateClients) (Gate, error) {
 			}
 			d.Servers = slices.Clone(c.DNSServers)
 		}
-		return gate.NewDNS(g.Name, d)
+		return gate.NewDNS(g.Name, d, gate.WithSampleNames(d.SampleNames))
 	case g.TargetHealth != nil:
 		return gate.NewTargetHealth(g.Name, *g.TargetHealth, c.ELB)
 	case g.ALBTraffic != nil:

@@ -309,6 +309,10 @@ type WriteEnv struct {
 type Written struct {
 	// ID is the provider's change id to follow (Route 53); "" where there is none.
 	ID string
+	// IDs are every change id of a write that sent several requests (a plan of several
+	// zones: one batch per zone), ID being the first; nil when it sent one. The journal
+	// keeps ID, and the lever puts IDs in Data.
+	IDs []string
 	// Detail says what was sent, for the journal: "5 changes", "1 ModifyRule, 1
 	// ModifyListener".
 	Detail string

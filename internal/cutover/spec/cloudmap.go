@@ -101,7 +101,7 @@ func (v validator) cloudMap(sp *field.Path) (errs field.ErrorList) {
 	for _, f := range []struct {
 		key string
 		set bool
-	}{{"zone", s.Zone != ""}, {"zoneID", s.ZoneID != ""}, {"records", len(s.Records) > 0}, {"select", s.Select != nil}, {"alb", s.ALB != nil}} {
+	}{{"zone", s.Zone != ""}, {"zoneID", s.ZoneID != ""}, {"zones", len(s.Zones) > 0}, {"records", len(s.Records) > 0}, {"select", s.Select != nil}, {"alb", s.ALB != nil}} {
 		if f.set {
 			errs = append(errs, v.ps.forbidden(sp.Child(f.key), "", other))
 		}

@@ -38,6 +38,7 @@ func (c *Cutover) DeepCopy() *Cutover {
 // DeepCopyInto copies s into out, sharing no memory.
 func (s *Spec) DeepCopyInto(out *Spec) {
 	*out = *s
+	out.Zones = slices.Clone(s.Zones)
 	out.Records = slices.Clone(s.Records)
 	out.Select = copyPtr(s.Select)
 	out.ALB = s.ALB.DeepCopy()

@@ -31,7 +31,7 @@ func TestExplain(t *testing.T) {
 		{path: "spec.stepz", wantErr: `unknown field "spec.stepz": spec has no field "stepz"; did you mean "spec.steps"?`},
 		{path: "spec.gates.htp.url", wantErr: `unknown field "spec.gates.htp.url": spec.gates has no field "htp"; did you mean "spec.gates.http"?`},
 		{path: "metdata", wantErr: `unknown field "metdata": the plan file has no field "metdata"; did you mean "metadata"?`},
-		{path: "spec.xyzzy", wantErr: `spec has no field "xyzzy"; want one of zone, zoneID, records,`},
+		{path: "spec.xyzzy", wantErr: `spec has no field "xyzzy"; want one of zone, zoneID, zones, records,`},
 		{path: "spec.pause.seconds", wantErr: `unknown field "spec.pause.seconds": spec.pause <duration> has no fields`},
 	} {
 		t.Run(tc.path, func(t *testing.T) {

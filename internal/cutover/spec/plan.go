@@ -13,6 +13,9 @@ type Plan struct {
 	Name string
 	// Zone and ZoneID are as written; at least one is set, unless ALB is.
 	Zone, ZoneID string
+	// Zones is spec.zones, normalised (lower case, no trailing dot): several hosted zones
+	// moved together, in place of Zone and ZoneID; nil for a plan of one zone.
+	Zones []string
 	// Records have their Type defaulted (A) and names normalised (lower case, no trailing dot).
 	Records []Record
 	// SelectAllWeighted is spec.select.allWeighted: Records are empty in the plan as

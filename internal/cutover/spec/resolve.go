@@ -18,6 +18,7 @@ func resolve(c *Cutover) *Plan {
 		Name:          c.Metadata.Name,
 		Zone:          s.Zone,
 		ZoneID:        s.ZoneID,
+		Zones:         normalizeZones(s.Zones),
 		From:          s.From,
 		To:            s.To,
 		InSyncTimeout: s.Timeouts.InSync.Duration,
@@ -195,4 +196,16 @@ func orDefault(v *float64, def float64) float64 {
 		return def
 	}
 	return *v
+}
+
+// normalizeZones returns spec.zones normalised as the records' names are; nil for none.
+func normalizeZones(zones []string) []string {
+	if len(zones) == 0 {
+		return nil
+	}
+	out := make([]string, len(zones))
+	for i, z := range zones {
+		out[i] = endpoint.NormalizeName(z)
+	}
+	return out
 }

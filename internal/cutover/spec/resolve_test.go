@@ -40,9 +40,10 @@ func examplePlan() *Plan {
 	}
 	dns := func() Gate {
 		return Gate{Name: "dns-1", DNS: &DNSGate{
-			Servers:   []string{"198.51.100.1:53", "198.51.100.2:53"},
-			Samples:   400,
-			Tolerance: ptr(0.05),
+			Servers:     []string{"198.51.100.1:53", "198.51.100.2:53"},
+			Samples:     400,
+			Tolerance:   ptr(0.05),
+			SampleNames: 20,
 		}}
 	}
 	canary := Gate{Name: "canary-errors", Prometheus: &PrometheusGate{

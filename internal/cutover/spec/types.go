@@ -48,6 +48,16 @@ type Spec struct {
 	Zone   string `json:"zone,omitempty"`
 	ZoneID string `json:"zoneID,omitempty"`
 	// +optional
+	// +kubebuilder:validation:MaxItems=100
+
+	// Zones, in place of zone and zoneID, are several hosted zones' names whose records
+	// move together (a fleet): each record belongs to the longest of them its name ends
+	// in, select searches every one, and each step writes one change batch per zone (more
+	// only where a zone's changes exceed Route 53's limits of a batch), the zones in
+	// parallel. Each name must be one hosted zone's: zones of one name (a public and a
+	// private one) need spec.zoneID, one plan each.
+	Zones []string `json:"zones,omitempty"`
+	// +optional
 
 	// Records are the weighted record sets shifted together, in one change batch per step.
 	Records []Record `json:"records"`
@@ -483,6 +493,13 @@ type DNSGate struct {
 	// Tolerance is the largest absolute difference allowed between a member's measured
 	// and written share, 0..1; default 0.1.
 	Tolerance *float64 `json:"tolerance,omitempty"`
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100000
+
+	// SampleNames is how many records a check samples in turn when the plan has more
+	// (those that failed or could not be measured are sampled again on top); default 20.
+	// A step passes only once every record has been judged since its weights were written.
+	SampleNames int `json:"sampleNames,omitempty"`
 }
 
 // Rollback is how a failed or aborted cutover returns to its starting weights.

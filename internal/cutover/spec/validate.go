@@ -56,6 +56,7 @@ const (
 		"or of a listener for its default action (…:listener/app/…, or a Network Load Balancer's …:listener/net/…)"
 	wantLoadBalancerARN = "want the ARN of an Application Load Balancer (arn:aws:elasticloadbalancing:REGION:ACCOUNT:loadbalancer/app/NAME/ID)"
 	wantAllWeighted     = "want true: select every weighted record set of the zone with members for from and to"
+	wantZones           = "want hosted zones' names, e.g. [a.example.com, b.example.com]"
 	wantTargetGroup     = "want a target group's ARN (arn:aws:elasticloadbalancing:REGION:ACCOUNT:targetgroup/NAME/ID) " +
 		"or its name (1 to 32 of a-z, A-Z, 0-9 and '-', not starting or ending with '-')"
 )
@@ -82,7 +83,7 @@ const (
 var wants = map[reflect.Type]map[string]string{
 	reflect.TypeFor[Cutover]():          {"apiVersion": wantAPIVersion, "kind": wantKind},
 	reflect.TypeFor[Metadata]():         {"name": wantName},
-	reflect.TypeFor[Spec]():             {"onDrift": wantOnDrift},
+	reflect.TypeFor[Spec]():             {"onDrift": wantOnDrift, "zones": wantZones},
 	reflect.TypeFor[Record]():           {"type": wantRecordType},
 	reflect.TypeFor[ALB]():              {"listenerRules": wantRuleARN, "from": wantTargetGroup, "to": wantTargetGroup},
 	reflect.TypeFor[ALBSelect]():        {"loadBalancers": wantLoadBalancerARN},
@@ -92,7 +93,7 @@ var wants = map[reflect.Type]map[string]string{
 	reflect.TypeFor[HTTPGate]():         {"url": wantURL, "resolver": wantHostPort, "requests": wantRequests, "expectStatus": wantStatus, "minSuccessRatio": wantRatio, "latencySlack": wantSlack},
 	reflect.TypeFor[Latency]():          {"percentile": wantPercentile},
 	reflect.TypeFor[PrometheusGate]():   {"url": wantURL, "noData": wantNoData},
-	reflect.TypeFor[DNSGate]():          {"servers": wantHostPort, "samples": wantSamples, "tolerance": wantRatio},
+	reflect.TypeFor[DNSGate]():          {"servers": wantHostPort, "samples": wantSamples, "sampleNames": wantSamples, "tolerance": wantRatio},
 	reflect.TypeFor[TargetHealthGate](): {"minHealthy": wantMinHealthy},
 	reflect.TypeFor[ALBTrafficGate]():   {"tolerance": wantRatio, "minRequests": wantMinRequests, "maxErrorRate": wantRatio, "period": wantPeriod},
 	reflect.TypeFor[RetireCloudWatch](): {"period": wantPeriod},
@@ -151,12 +152,12 @@ func (v validator) cutover() (errs field.ErrorList) {
 	} else if c.Spec.ALB != nil {
 		errs = append(errs, v.alb(sp)...)
 	} else {
-		zone, zerrs := v.zone(sp)
+		zones, zerrs := v.zones(sp)
 		errs = append(errs, zerrs...)
 		if c.Spec.Select != nil {
 			errs = append(errs, v.selectRecords(sp)...)
 		} else {
-			errs = append(errs, v.records(sp, zone)...)
+			errs = append(errs, v.records(sp, zones)...)
 		}
 	}
 	errs = append(errs, v.setIDs(sp)...)
@@ -220,6 +221,73 @@ func (v validator) zone(sp *field.Path) (zone string, errs field.ErrorList) {
 	return zone, nil
 }
 
+// maxZones bounds spec.zones: a step writes every zone, and Route 53 accepts 5 requests a
+// second of an account.
+const maxZones = 100
+
+// zones checks zone and zoneID, or zones in their place, and returns the normalised zone
+// names the records must be in; nil when there are none to check the records against
+// (zoneID alone, or a zone that is not a DNS name).
+func (v validator) zones(sp *field.Path) (zones []string, errs field.ErrorList) {
+	s := &v.c.Spec
+	if len(s.Zones) == 0 && v.ps.isBad(pathString(sp.Child("zones"))) {
+		return nil, nil // the decoder said what is wrong with it; no zone is missing
+	}
+	if len(s.Zones) == 0 {
+		zone, errs := v.zone(sp)
+		if zone == "" {
+			return nil, errs
+		}
+		return []string{zone}, errs
+	}
+	zp := sp.Child("zones")
+	const either = "not with spec.zones: name the hosted zones in spec.zones, or one zone in spec.zone or spec.zoneID"
+	if s.Zone != "" {
+		errs = append(errs, v.ps.forbidden(sp.Child("zone"), s.Zone, either))
+	}
+	if s.ZoneID != "" {
+		errs = append(errs, v.ps.forbidden(sp.Child("zoneID"), s.ZoneID, either))
+	}
+	if len(s.Zones) > maxZones {
+		errs = append(errs, v.ps.invalid(zp, strconv.Itoa(len(s.Zones))+" zones", fmt.Sprintf("want at most %d zones", maxZones)))
+	}
+	seen := map[string]int{}
+	for i, z := range s.Zones {
+		name := endpoint.NormalizeName(z)
+		switch why := endpoint.CheckName(name); {
+		case z == "":
+			errs = append(errs, v.ps.required(zp.Index(i), wantZones))
+			continue
+		case why != "":
+			errs = append(errs, v.ps.invalid(zp.Index(i), z, "want a hosted zone's name ("+why+")"))
+			continue
+		}
+		if j, dup := seen[name]; dup {
+			errs = append(errs, v.ps.duplicate(zp.Index(i), z, fmt.Sprintf("duplicate of spec.zones[%d]: want each zone once", j)))
+			continue
+		}
+		seen[name] = i
+		zones = append(zones, name)
+	}
+	if len(errs) > 0 {
+		// A zone left out would refuse records that are in it: check them once it is right.
+		return nil, errs
+	}
+	return zones, nil
+}
+
+// ZoneOf returns the zone among zones (normalised names) that name is in: the longest
+// one it is at or below, as Route 53 answers from the most specific zone; "" when none.
+func ZoneOf(zones []string, name string) string {
+	best := ""
+	for _, z := range zones {
+		if endpoint.InDomain(name, z) && len(z) > len(best) {
+			best = z
+		}
+	}
+	return best
+}
+
 // selectRecords checks spec.select: it selects the records, so none are listed.
 func (v validator) selectRecords(sp *field.Path) (errs field.ErrorList) {
 	s := &v.c.Spec
@@ -232,7 +300,7 @@ func (v validator) selectRecords(sp *field.Path) (errs field.ErrorList) {
 	return errs
 }
 
-func (v validator) records(sp *field.Path, zone string) (errs field.ErrorList) {
+func (v validator) records(sp *field.Path, zones []string) (errs field.ErrorList) {
 	rp := sp.Child("records")
 	if len(v.c.Spec.Records) == 0 {
 		errs = append(errs, v.ps.required(rp, "want at least one record, e.g. [{name: www.example.com}]"))
@@ -252,8 +320,12 @@ func (v validator) records(sp *field.Path, zone string) (errs field.ErrorList) {
 			errs = append(errs, v.ps.required(p.Child("name"), "want the record's DNS name"))
 		case why != "":
 			errs = append(errs, v.ps.invalid(p.Child("name"), r.Name, "want a DNS name ("+why+")"))
-		case zone != "" && !endpoint.InDomain(name, zone):
-			errs = append(errs, v.ps.invalid(p.Child("name"), r.Name, fmt.Sprintf("want a name at or below the zone %q", zone)))
+		case len(zones) > 0 && ZoneOf(zones, name) == "":
+			want := fmt.Sprintf("want a name at or below the zone %q", zones[0])
+			if len(v.c.Spec.Zones) > 0 {
+				want = fmt.Sprintf("want a name at or below one of spec.zones (%s)", strings.Join(zones, ", "))
+			}
+			errs = append(errs, v.ps.invalid(p.Child("name"), r.Name, want))
 		default:
 			nameOK = true
 		}
@@ -344,6 +416,9 @@ func (v validator) alb(sp *field.Path) (errs field.ErrorList) {
 	}
 	if s.ZoneID != "" {
 		errs = append(errs, v.ps.forbidden(sp.Child("zoneID"), s.ZoneID, notDNS))
+	}
+	if len(s.Zones) > 0 {
+		errs = append(errs, v.ps.forbidden(sp.Child("zones"), "", notDNS))
 	}
 	if len(s.Records) > 0 {
 		errs = append(errs, v.ps.forbidden(sp.Child("records"), "", notDNS))
@@ -927,6 +1002,9 @@ func (v validator) dnsGate(p *field.Path, g *DNSGate) (errs field.ErrorList) {
 	}
 	if sp := p.Child("samples"); v.ps.present(sp) && (g.Samples < 1 || g.Samples > maxSamples) {
 		errs = append(errs, v.ps.invalid(sp, strconv.Itoa(g.Samples), wantSamples))
+	}
+	if sp := p.Child("sampleNames"); v.ps.present(sp) && (g.SampleNames < 1 || g.SampleNames > maxSamples) {
+		errs = append(errs, v.ps.invalid(sp, strconv.Itoa(g.SampleNames), wantSamples))
 	}
 	if t := g.Tolerance; t != nil && !(*t >= 0 && *t <= 1) {
 		errs = append(errs, v.ps.invalid(p.Child("tolerance"), formatFloat(*t), wantRatio))

@@ -189,6 +189,8 @@ func TestValidationRules(t *testing.T) {
 			[]string{`spec.gates[0].dns.samples "0": want an integer 1..100000`}},
 		{"dns samples too many", nil, gate(`{dns: {samples: 100001}}`),
 			[]string{`spec.gates[0].dns.samples "100001": want an integer 1..100000`}},
+		{"dns sampleNames", nil, gate(`{dns: {sampleNames: 0}}`),
+			[]string{`spec.gates[0].dns.sampleNames "0": want an integer 1..100000`}},
 		{"dns tolerance", nil, gate(`{dns: {tolerance: -0.1}}`),
 			[]string{`spec.gates[0].dns.tolerance "-0.1": want a number 0..1`}},
 
@@ -247,7 +249,7 @@ func TestValidationRules(t *testing.T) {
 		{"unknown field in wrong case", nil, kv{"zoneId": "Z1"},
 			[]string{`spec.zoneId: unknown field; did you mean "zoneID"?`}},
 		{"unknown field with odd characters", nil, kv{`"a b"`: "1"},
-			[]string{`spec["a b"]: unknown field; want one of zone, zoneID, records, select, alb, cloudMap, from, to, steps, pause, paused, gates, rollback, onDrift, timeouts, ttl, retire`}},
+			[]string{`spec["a b"]: unknown field; want one of zone, zoneID, zones, records, select, alb, cloudMap, from, to, steps, pause, paused, gates, rollback, onDrift, timeouts, ttl, retire`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			doc := planYAML(tc.top, tc.spec)

@@ -7,10 +7,12 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/crossfade-io/crossfade/internal/changes"
 	"github.com/crossfade-io/crossfade/internal/cutover/lever"
+	"github.com/crossfade-io/crossfade/internal/cutover/spec"
 	"github.com/crossfade-io/crossfade/internal/endpoint"
 	"github.com/crossfade-io/crossfade/internal/provider"
 	"github.com/crossfade-io/crossfade/internal/registry"
@@ -30,37 +32,55 @@ const (
 // as read in the same batch: a record rewritten meanwhile fails the batch, and the zone is
 // read and judged again.
 func (d *dnsLever) Release(ctx context.Context, r lever.ReleaseRequest) (lever.ReleaseResult, error) {
-	p, force, log := d.p, r.Force, r.Log
+	return release(ctx, d.p, d.dns, r, func(ctx context.Context, ro lever.ReadOptions) (*live, []*live, error) {
+		l, err := readLive(ctx, d.dns, d.reg, d.p, ro)
+		if err != nil {
+			return nil, nil, err
+		}
+		return l, []*live{l}, nil
+	})
+}
+
+// release is Release of the sets read reads: all of them as one (their union), and the
+// zones' apart. Each zone's authority records are deleted by one batch of that zone, the
+// zones in parallel; a zone whose batch is refused (rewritten since the read) has the
+// whole release read and judged again, and a zone already released has nothing left to
+// delete then.
+func release(ctx context.Context, p *spec.Plan, dns DNS, r lever.ReleaseRequest, read func(ctx context.Context, ro lever.ReadOptions) (*live, []*live, error)) (lever.ReleaseResult, error) {
+	force, log := r.Force, r.Log
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	poll := cmp.Or(r.Poll, defaultReleasePoll)
 	start := time.Now()
 	ro := lever.ReadOptions{Partial: true, Runner: registry.Runner{Token: r.Token}, Takeover: force}
+	// released counts the records, and ids the changes, of zones released by an attempt
+	// whose other zones' batches were refused.
+	var released int
+	var ids []string
 	for attempt := 1; ; attempt++ {
-		l, err := readLive(ctx, d.dns, d.reg, p, ro)
+		l, parts, err := read(ctx, ro)
 		if err != nil {
 			return lever.ReleaseResult{}, err
 		}
-		var b changes.Batch
-		for _, cur := range l.current {
-			if cur != nil {
-				b = append(b, changes.Change{Action: changes.Delete, Endpoint: cur})
-			}
-		}
-		if len(b) == 0 {
+		records := heldIn(l)
+		switch {
+		case records == 0 && released == 0:
 			return lever.ReleaseResult{None: true}, nil
+		case records == 0:
+			// An earlier attempt released some zones, and the refused ones are released
+			// now (by another runner's release?): nothing is left to delete.
+			return lever.ReleaseResult{Records: released, ChangeID: strings.Join(ids, " "), TakenOver: l.takenOver}, nil
 		}
-		records := len(b)
-		changes, gone, unconfirmed := l.verdicts()
-		if !force && len(changes)+len(gone)+len(unconfirmed) > 0 && time.Since(start) < r.Wait {
+		handBacks, gone, unconfirmed := l.verdicts()
+		if !force && len(handBacks)+len(gone)+len(unconfirmed) > 0 && time.Since(start) < r.Wait {
 			// Wait for the publishers' next syncs: a confirmation, or a source set to the
 			// weight the zone holds, is written by a sync.
 			attrs := []any{"cutover", p.Name, "next_read_in", poll.Round(time.Second), "gives_up_in", (r.Wait - time.Since(start)).Round(time.Second)}
 			for _, u := range unconfirmed {
 				log.Info("waiting for a publisher to confirm the hold", append(attrs, "member", u.Member, "owner", u.Owner, "resource", u.Resource)...)
 			}
-			for _, h := range changes {
+			for _, h := range handBacks {
 				log.Info("waiting for a source to ask for the weight the zone holds", append(attrs, "member", h.Member, "wants", h.Wants, "holds", h.Holds, "advice", h.Advice)...)
 			}
 			for _, g := range gone {
@@ -73,8 +93,8 @@ func (d *dnsLever) Release(ctx context.Context, r lever.ReleaseRequest) (lever.R
 			attempt = 0
 			continue
 		}
-		if !force && len(changes)+len(gone)+len(unconfirmed) > 0 {
-			refused := &lever.ReleaseRefusedError{Cutover: p.Name, Sets: changes, Gone: gone, Unconfirmed: unconfirmed}
+		if !force && len(handBacks)+len(gone)+len(unconfirmed) > 0 {
+			refused := &lever.ReleaseRefusedError{Cutover: p.Name, Sets: handBacks, Gone: gone, Unconfirmed: unconfirmed}
 			if r.Wait > 0 {
 				refused.Waited = time.Since(start).Round(time.Millisecond)
 				if refused.Waited >= time.Second {
@@ -83,21 +103,53 @@ func (d *dnsLever) Release(ctx context.Context, r lever.ReleaseRequest) (lever.R
 			}
 			return lever.ReleaseResult{}, refused
 		}
-		dels, creates := l.ownershipSwaps()
-		b = append(append(b, dels...), creates...)
-		id, err := d.dns.ApplyChange(ctx, l.zone, b, fmt.Sprintf("crossfade cutover %s: release weights", p.Name))
-		var rej *provider.RejectedError
-		if errors.As(err, &rej) && attempt < lever.CASAttempts {
+		var sends []*live
+		var batches []changes.Batch
+		for _, part := range parts {
+			var b changes.Batch
+			for _, cur := range part.current {
+				if cur != nil {
+					b = append(b, changes.Change{Action: changes.Delete, Endpoint: cur})
+				}
+			}
+			if len(b) == 0 {
+				continue // released already, by an earlier attempt
+			}
+			dels, creates := part.ownershipSwaps()
+			sends, batches = append(sends, part), append(batches, append(append(b, dels...), creates...))
+		}
+		got := make([]string, len(sends))
+		errs := make([]error, len(sends))
+		inParallel(len(sends), func(i int) {
+			got[i], errs[i] = dns.ApplyChange(ctx, sends[i].zone, batches[i], fmt.Sprintf("crossfade cutover %s: release weights", p.Name))
+		})
+		var refused, failed error
+		for i, err := range errs {
+			var rej *provider.RejectedError
+			switch {
+			case err == nil:
+				ids = append(ids, got[i])
+				released += heldIn(sends[i])
+			case errors.As(err, &rej):
+				refused = cmp.Or(refused, err)
+			default:
+				failed = cmp.Or(failed, err)
+			}
+		}
+		if failed == nil && refused != nil && attempt < lever.CASAttempts {
 			// Rewritten since the read (a runner elsewhere resumed): read it again.
 			if err := lever.Backoff(ctx, attempt); err != nil {
 				return lever.ReleaseResult{}, err
 			}
 			continue
 		}
-		if err != nil {
+		if err := cmp.Or(failed, refused); err != nil {
+			if len(ids) > 0 {
+				return lever.ReleaseResult{}, fmt.Errorf("release: %d authority records released (changes %s), the others not: %w", released, strings.Join(ids, " "), err)
+			}
 			return lever.ReleaseResult{}, fmt.Errorf("release: %w", err)
 		}
-		return lever.ReleaseResult{Records: records, ChangeID: id, TakenOver: l.takenOver, Changes: changes, Gone: gone, Unconfirmed: unconfirmed}, nil
+		return lever.ReleaseResult{Records: released, ChangeID: strings.Join(ids, " "), TakenOver: l.takenOver, Changes: handBacks, Gone: gone, Unconfirmed: unconfirmed}, nil
 	}
 }
 
@@ -140,4 +192,15 @@ func (l *live) verdicts() (changes []lever.HandBack, gone []lever.Departure, unc
 		}
 	}
 	return changes, gone, unconfirmed
+}
+
+// heldIn counts the authority records l found in its zone.
+func heldIn(l *live) int {
+	n := 0
+	for _, cur := range l.current {
+		if cur != nil {
+			n++
+		}
+	}
+	return n
 }

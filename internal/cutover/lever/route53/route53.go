@@ -85,6 +85,8 @@ type live struct {
 	// authority are the records by which this cutover holds the weights, one per name,
 	// as they should be; current holds those the zone has (nil where missing).
 	authority, current []*endpoint.Endpoint
+	// authorityOf is, for each authority record, the name whose weights it holds.
+	authorityOf []string
 	// takenOver are the runners whose authority records of this cutover the next batch
 	// replaces: an abort or a forced release taking the weights over, never a run.
 	takenOver []registry.Runner
@@ -159,6 +161,11 @@ func readLive(ctx context.Context, dns DNS, reg *registry.TXT, p *spec.Plan, o l
 	if err != nil {
 		return nil, &lever.ReadError{Err: err}
 	}
+	return readZone(ctx, dns, reg, p, zone, o)
+}
+
+// readZone is readLive in zone, found: p's records are all in it.
+func readZone(ctx context.Context, dns DNS, reg *registry.TXT, p *spec.Plan, zone provider.Zone, o lever.ReadOptions) (*live, error) {
 	recs, err := dns.Records(ctx, zone)
 	if err != nil {
 		return nil, &lever.ReadError{Err: fmt.Errorf("zone %s: %w", zone, err)}
@@ -269,6 +276,7 @@ func readLive(ctx context.Context, dns DNS, reg *registry.TXT, p *spec.Plan, o l
 		}
 		l.authority = append(l.authority, want)
 		l.current = append(l.current, cur)
+		l.authorityOf = append(l.authorityOf, n)
 	}
 	// Until the cutover holds the weights (none of its authority records is in the zone
 	// yet), the weights read are the ones it would start from, and roll back to.
@@ -770,6 +778,9 @@ type dnsLever struct {
 // New returns the Route 53 lever of p: its weighted record sets in the zone dns
 // serves, their ownership records found with reg. It calls nothing until it is pulled.
 func New(p *spec.Plan, dns DNS, reg *registry.TXT) lever.Lever {
+	if len(p.Zones) > 0 {
+		return lever.Wrap[*fleet](&fleetLever{p: p, dns: dns, reg: reg})
+	}
 	return lever.Wrap[*live](&dnsLever{p: p, dns: dns, reg: reg})
 }
 
@@ -1019,8 +1030,23 @@ func (d *dnsLever) Select(ctx context.Context) (lever.Selection, error) {
 	if err != nil {
 		return lever.Selection{}, &lever.ReadError{Err: fmt.Errorf("zone %s: %w", zone, err)}
 	}
+	s := lever.Selection{Records: selectWeighted(recs, d.p.From, d.p.To, nil)}
+	if len(s.Records) == 0 {
+		return lever.Selection{}, &lever.NotReadyError{Problems: []string{fmt.Sprintf(
+			"spec.select: zone %s has no weighted record set with members for both %s and %s: nothing to move", zone.Name, d.p.From, d.p.To)}}
+	}
+	return s, nil
+}
+
+// selectWeighted returns the weighted A, AAAA and CNAME records among recs with a member
+// for from and one for to, in name and type order; keep, when set, says which names may be
+// selected (a plan of several zones: those whose zone is this one).
+func selectWeighted(recs []*endpoint.Endpoint, from, to string, keep func(name string) bool) []spec.Record {
 	ids := map[spec.Record]map[string]bool{}
 	for _, e := range recs {
+		if keep != nil && !keep(e.Name) {
+			continue
+		}
 		switch e.Type {
 		case endpoint.TypeA, endpoint.TypeAAAA, endpoint.TypeCNAME:
 		default:
@@ -1035,18 +1061,14 @@ func (d *dnsLever) Select(ctx context.Context) (lever.Selection, error) {
 		}
 		ids[r][e.SetIdentifier] = true
 	}
-	var s lever.Selection
+	var out []spec.Record
 	for r, set := range ids {
-		if set[d.p.From] && set[d.p.To] {
-			s.Records = append(s.Records, r)
+		if set[from] && set[to] {
+			out = append(out, r)
 		}
 	}
-	if len(s.Records) == 0 {
-		return lever.Selection{}, &lever.NotReadyError{Problems: []string{fmt.Sprintf(
-			"spec.select: zone %s has no weighted record set with members for both %s and %s: nothing to move", zone.Name, d.p.From, d.p.To)}}
-	}
-	slices.SortFunc(s.Records, func(a, b spec.Record) int {
+	slices.SortFunc(out, func(a, b spec.Record) int {
 		return cmp.Or(strings.Compare(a.Name, b.Name), strings.Compare(a.Type, b.Type))
 	})
-	return s, nil
+	return out
 }
