@@ -129,11 +129,31 @@ func (r *resolver) chase(m *dns.Msg, qname, target string) {
 // type with it (the store lets nothing else live beside a CNAME, so looking for typ first
 // costs nothing); a query for CNAME itself gets the CNAME and no chase.
 func (r *resolver) answerAt(out []dns.RR, n *zones.Node, typ, owner string, depth int) ([]dns.RR, string) {
-	g := group(n, typ)
-	if len(g) == 0 && typ != "CNAME" {
-		g = group(n, "CNAME")
+	g := n.Group(typ)
+	if g == nil && typ != "CNAME" {
+		g = n.Group("CNAME")
 	}
-	return r.emit(out, r.pick(g, depth), owner, depth)
+	if g == nil {
+		return out, ""
+	}
+	m := r.choose(g, depth)
+	if m == nil {
+		return out, ""
+	}
+	if m.Plain && owner == g.Name {
+		// The records answer as stored: the common answer reads nothing but the group.
+		out = append(out, m.Records...)
+		target := ""
+		if g.Type == "CNAME" {
+			for _, rr := range m.Records {
+				if c, ok := rr.(*dns.CNAME); ok {
+					target = c.Target
+				}
+			}
+		}
+		return out, target
+	}
+	return r.emit(out, m.Set, owner, depth)
 }
 
 // answerAny answers qtype ANY with every type at the name, each group chosen by its routing
@@ -186,28 +206,21 @@ func (r *resolver) emit(out []dns.RR, set *zones.RRSet, owner string, depth int)
 	return out, target
 }
 
-// group returns the sets of one type at n. Node.Sets is sorted by type, so they are
-// contiguous; nodes are small, so a linear scan beats anything cleverer.
+// group returns the sets of one type at n, nil if there are none.
 func group(n *zones.Node, typ string) []*zones.RRSet {
-	if n == nil || typ == "" {
-		return nil
+	if g := n.Group(typ); g != nil {
+		return g.Sets
 	}
-	sets := n.Sets
-	i := 0
-	for i < len(sets) && sets[i].Type != typ {
-		i++
-	}
-	j := i
-	for j < len(sets) && sets[j].Type == typ {
-		j++
-	}
-	return sets[i:j]
+	return nil
 }
 
 // delegation returns the NS set of the zone cut closest to the apex that lies strictly below
 // the apex and at or above qname, nil if there is none: Route 53 answers a name at or below
 // a delegation with a referral. A DS query at the cut itself belongs to the parent side.
 func (r *resolver) delegation(a zones.Answer, qname string) *zones.RRSet {
+	if !a.HasCuts {
+		return nil // no NS set below the apex: nothing to look up, name by name
+	}
 	var cut *zones.RRSet
 	for off, end := 0, false; !end; off, end = dns.NextLabel(qname, off) {
 		name := qname[off:]

@@ -10,6 +10,40 @@ import (
 // zones.MaxWeightedSets (100) in a group.
 const maxStackGroup = 128
 
+// choose returns the member of g that answers this query: settled by the group for most
+// groups, with one random draw for a weighted group whose members have no health to
+// evaluate, and by pick's rules on every query where health decides.
+func (r *resolver) choose(g *zones.Group, depth int) *zones.Member {
+	switch g.Choice {
+	case zones.ChooseFirst:
+		return &g.Members[0]
+	case zones.ChooseWeighted:
+		return drawWeighted(g)
+	}
+	set := r.pick(g.Sets, depth)
+	for i := range g.Members {
+		if g.Members[i].Set == set {
+			return &g.Members[i]
+		}
+	}
+	return nil
+}
+
+// drawWeighted chooses a member with probability weight/Total, uniformly when every weight is
+// 0: what pickWeighted does when every member is healthy.
+func drawWeighted(g *zones.Group) *zones.Member {
+	if g.Total == 0 {
+		return &g.Members[rand.IntN(len(g.Members))]
+	}
+	n := rand.Uint64N(g.Total)
+	for i := range g.Members {
+		if n < g.Members[i].Cum {
+			return &g.Members[i]
+		}
+	}
+	return &g.Members[len(g.Members)-1] // unreachable: the last Cum is Total
+}
+
 // pick applies a group's routing policy and returns the one set to answer with, nil for an
 // empty group. Every set of a group has the same policy: the store rejects mixed groups.
 func (r *resolver) pick(g []*zones.RRSet, depth int) *zones.RRSet {

@@ -29,14 +29,21 @@ func TestWeightedShares(t *testing.T) {
 		members [2]member
 		queries int
 		share   [2]float64 // expected share of each member
+		// unchecked leaves the members without health checks: the store then settles the
+		// choice when it publishes the name, and the server draws from its running sums.
+		unchecked bool
 	}{
-		{"weights 1:3", [2]member{{1, true}, {3, true}}, 4000, [2]float64{0.25, 0.75}},
-		{"weights 0:1 never answer the 0", [2]member{{0, true}, {1, true}}, 1000, [2]float64{0, 1}},
-		{"weights 0:0 are equally likely", [2]member{{0, true}, {0, true}}, 2000, [2]float64{0.5, 0.5}},
-		{"unhealthy member is skipped", [2]member{{1, true}, {3, false}}, 500, [2]float64{1, 0}},
-		{"0-weight answers when every non-zero one is unhealthy", [2]member{{1, false}, {0, true}}, 500, [2]float64{0, 1}},
-		{"all unhealthy count as healthy", [2]member{{1, false}, {3, false}}, 2000, [2]float64{0.25, 0.75}},
-		{"healthy 0-weight before unhealthy 0-weight", [2]member{{0, true}, {0, false}}, 500, [2]float64{1, 0}},
+		{"weights 1:3", [2]member{{1, true}, {3, true}}, 4000, [2]float64{0.25, 0.75}, false},
+		{"weights 0:1 never answer the 0", [2]member{{0, true}, {1, true}}, 1000, [2]float64{0, 1}, false},
+		{"weights 0:0 are equally likely", [2]member{{0, true}, {0, true}}, 2000, [2]float64{0.5, 0.5}, false},
+		{"unhealthy member is skipped", [2]member{{1, true}, {3, false}}, 500, [2]float64{1, 0}, false},
+		{"0-weight answers when every non-zero one is unhealthy", [2]member{{1, false}, {0, true}}, 500, [2]float64{0, 1}, false},
+		{"all unhealthy count as healthy", [2]member{{1, false}, {3, false}}, 2000, [2]float64{0.25, 0.75}, false},
+		{"healthy 0-weight before unhealthy 0-weight", [2]member{{0, true}, {0, false}}, 500, [2]float64{1, 0}, false},
+		{"unchecked weights 1:3", [2]member{{1, true}, {3, true}}, 4000, [2]float64{0.25, 0.75}, true},
+		{"unchecked weights 3:1", [2]member{{3, true}, {1, true}}, 4000, [2]float64{0.75, 0.25}, true},
+		{"unchecked weights 0:1 never answer the 0", [2]member{{0, true}, {1, true}}, 1000, [2]float64{0, 1}, true},
+		{"unchecked weights 0:0 are equally likely", [2]member{{0, true}, {0, true}}, 2000, [2]float64{0.5, 0.5}, true},
 	}
 	st := newStore(t)
 	zoneID := newZone(t, st, "example.com")
@@ -45,7 +52,13 @@ func TestWeightedShares(t *testing.T) {
 		for j, m := range tc.members {
 			c := weighted(name, "A", fmt.Sprintf("m%d", j), m.weight, fmt.Sprintf("192.0.2.%d", j+1))
 			c.Set.HealthCheckID = fmt.Sprintf("hc-%d-%d", i, j)
+			if tc.unchecked {
+				c.Set.HealthCheckID = ""
+			}
 			apply(t, st, zoneID, c)
+			if tc.unchecked {
+				continue
+			}
 			if err := st.SetHealth(c.Set.HealthCheckID, m.healthy); err != nil {
 				t.Fatal(err)
 			}

@@ -55,7 +55,7 @@ func (s *Store) SetLoadBalancer(dnsName string, addrs []netip.Addr) (LoadBalance
 			v6 = append(v6, a.String())
 		}
 	}
-	node := &Node{}
+	var sets []*RRSet
 	ttl := int64(LoadBalancerTTL)
 	for _, set := range []*RRSet{{Name: name, Type: "A", TTL: &ttl, Records: v4}, {Name: name, Type: "AAAA", TTL: &ttl, Records: v6}} {
 		if len(set.Records) == 0 {
@@ -66,8 +66,9 @@ func (s *Store) SetLoadBalancer(dnsName string, addrs []netip.Addr) (LoadBalance
 			return LoadBalancer{}, fmt.Errorf("load balancer %s: %s", name, why)
 		}
 		set.rrs = rrs
-		node.Sets = append(node.Sets, set) // A before AAAA: the order Node.Sets keeps
+		sets = append(sets, set) // A before AAAA: the order Node.Sets keeps
 	}
+	node := newNode(sets)
 	lb := LoadBalancer{DNSName: name, ZoneID: zoneID, Addresses: slices.Clone(addrs)}
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -18,6 +18,9 @@ type Answer struct {
 	Exists bool
 	// SOA is the zone's SOA set, for the authority section of negative answers.
 	SOA *RRSet
+	// HasCuts reports that the zone has an NS set below its apex: only then can the name
+	// lie at or below a zone cut.
+	HasCuts bool
 }
 
 // Lookup finds the zone authoritative for qname (a canonical, lower-case, absolute name)
@@ -30,14 +33,7 @@ func (s *Store) Lookup(qname string) (a Answer, ok bool) {
 	if zs == nil {
 		return Answer{}, false
 	}
-	a = Answer{ZoneID: zs.ID, Apex: zs.Name}
-	if soa := zs.nodes[zs.Name]; soa != nil {
-		for _, set := range soa.Sets {
-			if set.Type == "SOA" {
-				a.SOA = set
-			}
-		}
-	}
+	a = Answer{ZoneID: zs.ID, Apex: zs.Name, SOA: zs.soa, HasCuts: zs.cuts > 0}
 	if n := zs.nodes[qname]; n != nil {
 		a.Node, a.Exists = n, true
 		return a, true

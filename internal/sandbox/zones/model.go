@@ -104,6 +104,8 @@ func (c ChangeInfo) Status(now time.Time, delay time.Duration) string {
 // Node is every record set at one owner name. Nodes are immutable once published.
 type Node struct {
 	Sets []*RRSet
+	// groups is Sets by type, prepared for answering when the node is built (newNode).
+	groups []Group
 }
 
 // setKey identifies a record set inside a zone.

@@ -43,6 +43,11 @@ type zoneState struct {
 	// ents counts, for every name strictly between a record's owner and the apex, the owner
 	// names below it: such an empty non-terminal answers NODATA, not NXDOMAIN.
 	ents map[string]int
+	// cuts counts the NS sets strictly below the apex, so that a zone without delegations
+	// (nearly every zone) skips the zone-cut check on every query.
+	cuts int
+	// soa is the apex SOA set, kept so that a look-up needs no second one for it.
+	soa *RRSet
 
 	sortMu sync.Mutex
 	sorted []*RRSet // listing order; nil when a change made it stale
@@ -315,9 +320,14 @@ func (s *Store) Healthy(id string) bool {
 	return !ok || h
 }
 
-// put stores a set and republishes its node. The caller holds the write lock.
+// put stores a set and republishes its node. The caller holds the write lock. The set is not
+// yet visible to readers, so its type is interned here.
 func (zs *zoneState) put(set *RRSet) {
+	set.Type = internType(set.Type)
 	k := keyOf(set)
+	if _, ok := zs.sets[k]; !ok && zs.isCut(k) {
+		zs.cuts++
+	}
 	zs.sets[k] = set
 	old := zs.nodes[set.Name]
 	sets := make([]*RRSet, 0, 4)
@@ -335,6 +345,9 @@ func (zs *zoneState) put(set *RRSet) {
 
 // remove deletes a set and republishes its node. The caller holds the write lock.
 func (zs *zoneState) remove(k setKey) {
+	if _, ok := zs.sets[k]; ok && zs.isCut(k) {
+		zs.cuts--
+	}
 	delete(zs.sets, k)
 	old := zs.nodes[k.name]
 	if old == nil {
@@ -369,9 +382,17 @@ func (zs *zoneState) publish(name string, old *Node, sets []*RRSet) {
 			zs.adjustENTs(name, -1)
 		}
 	default:
-		zs.nodes[name] = &Node{Sets: sets}
+		zs.nodes[name] = newNode(sets)
 		if old == nil {
 			zs.adjustENTs(name, +1)
+		}
+	}
+	if name == zs.Name {
+		zs.soa = nil
+		for _, set := range sets {
+			if set.Type == "SOA" {
+				zs.soa = set
+			}
 		}
 	}
 }

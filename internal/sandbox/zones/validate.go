@@ -136,6 +136,7 @@ func parseRecords(s *RRSet) ([]dns.RR, string) {
 		seen[canon] = true
 		rrs = append(rrs, rr)
 	}
+	internOwner(rrs, s.Name)
 	return rrs, ""
 }
 
