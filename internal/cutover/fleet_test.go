@@ -253,7 +253,7 @@ func changeIDs(tb testing.TB, e journal.Entry) []string {
 }
 
 // wantAllAt fails unless every name of every zone, and its ownership records, stand at w.
-func (f *fleetFixture) wantAllAt(t *testing.T, w string) {
+func (f *fleetFixture) wantAllAt(t testing.TB, w string) {
 	t.Helper()
 	a, txt := f.weights(t)
 	for _, z := range f.zones {
