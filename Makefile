@@ -10,7 +10,7 @@ FUZZ_TARGETS := ./internal/sandbox/route53api:FuzzChangeBatchXML ./internal/sand
 # deadline exceeded" when a duration budget expires mid-run (golang/go#75804).
 FUZZTIME ?= 50000x
 
-.PHONY: all build demo test unit vet lint fuzz soak bench bench-controller deps clean
+.PHONY: all build demo test unit vet lint fuzz soak bench bench-soak bench-controller deps clean
 
 all: build
 
@@ -75,11 +75,26 @@ soak:
 	CROSSFADE_CUTOVER_TRIALS=$(SOAK_TRIALS) $(GO) test -count=1 -timeout 180m -run '^TestCutoverKill9$$' -v ./test/e2e
 	CROSSFADE_CUTOVER_OBJECT_TRIALS=$(SOAK_TRIALS) $(GO) test -count=1 -timeout 180m -run '^TestCutoverObjectsKill9$$' -v ./test/controller
 
+# Every figure of BENCHMARKS.md's summary in one run (well under 15 minutes on 2 cores):
+# the packages' go test benchmarks (the plan, the fleet cutover and its pacing, the DNS
+# server in process, …), the planner beside its 6ef3d3f baseline, the sandbox's DNS server
+# beside CoreDNS and Knot, the ALB proxy beside nginx, one Service's change at 10,000
+# Services, and the controller at rest for a few minutes. Apart: the side by side with
+# external-dns (bench-controller, about 35 minutes) and the hour at rest (bench-soak).
 bench:
 	@scripts/deps.sh bench
-	$(GO) test -run='^$$' -bench=. -benchmem ./internal/...
-	$(GO) run ./bench/dnsbench -out BENCHMARKS.latest.md
-	$(GO) run ./bench/albbench -out BENCHMARKS.alb.md
+	$(GO) test -run='^$$' -bench=. -benchmem -timeout 30m ./internal/...
+	$(GO) run ./bench/planbench -out BENCHMARKS.plan.md
+	$(GO) run ./bench/dnsbench -duration 8s -out BENCHMARKS.latest.md
+	$(GO) run ./bench/albbench -duration 10s -out BENCHMARKS.alb.md
+	KUBEBENCH_SERVICES=10000 $(GO) test -run='^$$' -bench='ReconcileOneChange' -benchtime=20x -timeout 20m ./bench/kubebench/
+	$(GO) run ./bench/kubebench --tools crossfade --scenarios soak --services 10000 --soak 2m --soak-every 15s -out BENCHMARKS.soak.md
+
+# The controller at rest for an hour over 10,000 Services: CPU, goroutines, heap, Route 53
+# calls (bench/kubebench's soak scenario).
+bench-soak:
+	@scripts/deps.sh bench
+	$(GO) run ./bench/kubebench --tools crossfade --scenarios soak --services 10000 --soak 1h --soak-every 1m -out BENCHMARKS.soak.md
 
 # crossfade controller against external-dns v0.21.0, 10,000 Services (about 35 minutes:
 # three 5-minute idle windows and external-dns's 1-minute loop).
@@ -88,7 +103,7 @@ bench-controller:
 	$(GO) run ./bench/kubebench -out BENCHMARKS.controller.md
 
 clean:
-	rm -rf bin BENCHMARKS.latest.md BENCHMARKS.controller.md BENCHMARKS.alb.md
+	rm -rf bin BENCHMARKS.latest.md BENCHMARKS.controller.md BENCHMARKS.alb.md BENCHMARKS.plan.md BENCHMARKS.soak.md
 
 # The container image (Dockerfile): the static binary and the host's CA bundle staged in
 # bin/image/, then `buildah bud` (Debian package buildah). FROM scratch with no RUN step:
