@@ -18,7 +18,8 @@ type Registry interface {
 	OwnerID() string
 	// Read labels the zone's records with their owners and indexes the ownership records.
 	Read(records []*endpoint.Endpoint) registry.Zone
-	// For returns the ownership records that accompany an owned record.
+	// For returns the ownership records that accompany an owned record: the
+	// registry.TypedForms(rec) type-prefixed ones first, then the optional legacy one.
 	For(rec *endpoint.Endpoint) []*endpoint.Endpoint
 }
 
@@ -334,8 +335,8 @@ type planner struct {
 	managed func(*endpoint.Endpoint) bool
 	// apex is the zone's name, "" when unknown.
 	apex string
-	// other are ownership records under a form the registry reads but does not write
-	// (registry.Zone.Other): deleted with their record.
+	// other are the "a-" ownership records read for alias A records (registry.Zone.Other):
+	// deleted with their record, like every form read.
 	other map[endpoint.Key]*endpoint.Endpoint
 	// keep and keepAll are Input.Keep and Input.KeepAll.
 	keep      []string
@@ -875,8 +876,11 @@ func (pl *planner) deleteWithTXT(b *builder, cur, keep *endpoint.Endpoint) {
 // listing another writer raced) could replace a record whose ownership was handed to
 // another owner in between, since the record's own DELETE still matches.
 func (pl *planner) ownership(b *builder, want *endpoint.Endpoint, recheck bool) *Conflict {
+	// Every type-prefixed form marks the record owned for some release (an alias A's
+	// "cname-" and "a-"): each is written or nothing is.
+	typed := registry.TypedForms(want)
 	for i, t := range pl.reg.For(want) {
-		legacy := i > 0
+		legacy := i >= typed
 		c := pl.ownershipRecord(b, t, recheck)
 		switch {
 		case c == nil:

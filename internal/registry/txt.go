@@ -50,9 +50,9 @@ type Zone struct {
 	// LegacyOnly holds the keys of records owned only through the legacy same-name form,
 	// whose type-prefixed ownership record is still to be written.
 	LegacyOnly map[endpoint.Key]bool
-	// Other holds, by record key, an ownership record of an alias A under the form
-	// external-dns ≥ 0.22 writes ("a-"), which For does not render: it goes when its record
-	// goes.
+	// Other holds, by record key, the ownership record of an alias A read under the form
+	// external-dns ≥ 0.22 writes ("a-"), beside or instead of the "cname-" one earlier
+	// releases read: every form read goes when its record goes.
 	Other map[endpoint.Key]*endpoint.Endpoint
 
 	mapper nameMapper
@@ -199,9 +199,9 @@ func (r *TXT) read(records []*endpoint.Endpoint, lazy bool) Zone {
 			next = j + 1
 		}
 		if rec.IsAlias() && rec.Type == endpoint.TypeA {
-			// external-dns ≥ 0.22 writes an alias A's ownership under "a-", where earlier
-			// releases (and crossfade, for them) write "cname-": both are read, so a zone
-			// written by either is adopted without churn.
+			// external-dns ≥ 0.22 writes an alias A's ownership under "a-", earlier releases
+			// under "cname-", crossfade under both (For): either is read, so a zone written
+			// by any of them is adopted without churn.
 			k := r.ownerKey(rec, "")
 			k.typ = endpoint.TypeA
 			if a, found := z.owner(k); found {
@@ -246,15 +246,26 @@ func (r *TXT) ownerKey(rec *endpoint.Endpoint, typ string) ownerKey {
 }
 
 // For returns the ownership TXT records that accompany rec, whose labels must already
-// carry the owner: the type-prefixed one, and the legacy one when configured. Each
-// carries rec's set identifier, routing policy and health check, as external-dns's do, so
-// that it can live beside the record's other members.
+// carry the owner: first the TypedForms(rec) type-prefixed ones, then the legacy one when
+// configured. Each carries rec's set identifier, routing policy and health check, as
+// external-dns's do, so that it can live beside the record's other members.
+//
+// An alias A has two type-prefixed forms: "cname-", which external-dns ≤ 0.21 writes and
+// alone reads, and "a-", which ≥ 0.22 writes and reads first (migrating a zone by writing
+// it beside "cname-"). Writing both leaves the zone as that migration does, so that
+// either release takes it over with no change.
 func (r *TXT) For(rec *endpoint.Endpoint) []*endpoint.Endpoint {
-	typ := rec.Type
-	if rec.IsAlias() && typ == endpoint.TypeA {
-		typ = endpoint.TypeCNAME
+	typed := TypedForms(rec)
+	n := typed
+	if r.cfg.WriteLegacy {
+		n++
 	}
-	out := []*endpoint.Endpoint{r.txt(r.mapper.txtName(rec.Name, typ), rec)}
+	out := make([]*endpoint.Endpoint, 0, n)
+	if typed == 2 {
+		out = append(out, r.txt(r.mapper.txtName(rec.Name, endpoint.TypeCNAME), rec), r.txt(r.mapper.txtName(rec.Name, endpoint.TypeA), rec))
+	} else {
+		out = append(out, r.txt(r.mapper.txtName(rec.Name, rec.Type), rec))
+	}
 	if r.cfg.WriteLegacy {
 		// A CNAME cannot share its name with a TXT record; without an affix the legacy
 		// name is the record's own name.
@@ -264,6 +275,16 @@ func (r *TXT) For(rec *endpoint.Endpoint) []*endpoint.Endpoint {
 		}
 	}
 	return out
+}
+
+// TypedForms is how many of the ownership records For returns for rec are type-prefixed
+// (they come first, and each marks rec owned): two for an alias A ("cname-" and "a-"),
+// one for any other record.
+func TypedForms(rec *endpoint.Endpoint) int {
+	if rec.IsAlias() && rec.Type == endpoint.TypeA {
+		return 2
+	}
+	return 1
 }
 
 func (r *TXT) txt(name string, rec *endpoint.Endpoint) *endpoint.Endpoint {

@@ -146,3 +146,74 @@ func TestFor(t *testing.T) {
 		t.Error("prefix and suffix accepted together")
 	}
 }
+
+// TestForAliasA: an alias A's ownership is written under both type-prefixed forms,
+// "cname-" (external-dns ≤ 0.21) and "a-" (≥ 0.22), before the legacy one; every other
+// record, an alias AAAA included, has one. Read back, the record is owned and both forms
+// are found, the "a-" one in Other, so that a delete removes both.
+func TestForAliasA(t *testing.T) {
+	aliasTo := func(typ string) *endpoint.Endpoint {
+		return &endpoint.Endpoint{Name: "app.example.com", Type: typ, Targets: endpoint.Targets{"lb.example.net"},
+			ProviderSpecific: map[string]string{endpoint.PropAlias: "true"}}
+	}
+	plain := &endpoint.Endpoint{Name: "app.example.com", Type: "A", Targets: endpoint.Targets{"192.0.2.1"}}
+	tests := []struct {
+		name  string
+		cfg   Config
+		rec   *endpoint.Endpoint
+		want  []string
+		typed int
+	}{
+		{name: "alias A", rec: aliasTo("A"), want: []string{"cname-app.example.com", "a-app.example.com"}, typed: 2},
+		{name: "alias A, legacy form last", cfg: Config{WriteLegacy: true}, rec: aliasTo("A"),
+			want: []string{"cname-app.example.com", "a-app.example.com", "app.example.com"}, typed: 2},
+		{name: "alias A, prefix", cfg: Config{Prefix: "txt."}, rec: aliasTo("A"), want: []string{"txt.cname-app.example.com", "txt.a-app.example.com"}, typed: 2},
+		{name: "alias A, templated prefix", cfg: Config{Prefix: "%{record_type}-owner."}, rec: aliasTo("A"),
+			want: []string{"cname-owner.app.example.com", "a-owner.app.example.com"}, typed: 2},
+		{name: "alias A, suffix", cfg: Config{Suffix: "-txt"}, rec: aliasTo("A"), want: []string{"cname-app-txt.example.com", "a-app-txt.example.com"}, typed: 2},
+		{name: "alias AAAA: aaaa- in every release", rec: aliasTo("AAAA"), want: []string{"aaaa-app.example.com"}, typed: 1},
+		{name: "plain A", rec: plain, want: []string{"a-app.example.com"}, typed: 1},
+		{name: "plain A, legacy form", cfg: Config{WriteLegacy: true}, rec: plain, want: []string{"a-app.example.com", "app.example.com"}, typed: 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := tt.cfg
+			cfg.OwnerID = "blue"
+			reg, err := New(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := TypedForms(tt.rec); got != tt.typed {
+				t.Errorf("TypedForms = %d, want %d", got, tt.typed)
+			}
+			l := tt.rec.Clone()
+			l.Labels = endpoint.Labels{endpoint.OwnerLabel: "blue", endpoint.ResourceLabel: "service/default/app"}
+			txts := reg.For(l)
+			var names []string
+			for _, x := range txts {
+				names = append(names, x.Name)
+			}
+			if !slices.Equal(names, tt.want) {
+				t.Fatalf("For names %q, want %q", names, tt.want)
+			}
+			for _, read := range []func([]*endpoint.Endpoint) Zone{reg.Read, reg.Index} {
+				z := read(append([]*endpoint.Endpoint{tt.rec.Clone()}, txts...))
+				if len(z.Records) != 1 || z.Records[0].Owner() != "blue" {
+					t.Fatalf("read back: %v, want the record owned by blue", z.Records)
+				}
+				for _, x := range txts[:tt.typed] {
+					if z.TXT(x.Key()) == nil {
+						t.Errorf("read back: TXT(%s) found nothing", x.Key())
+					}
+				}
+				other := z.Other[tt.rec.Key()]
+				switch {
+				case tt.typed == 2 && (other == nil || other.Name != tt.want[1]):
+					t.Errorf("read back: Other = %v, want the a- form %s", other, tt.want[1])
+				case tt.typed == 1 && other != nil:
+					t.Errorf("read back: Other = %v, want none", other)
+				}
+			}
+		})
+	}
+}

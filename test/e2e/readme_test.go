@@ -16,6 +16,9 @@ func TestReadmeSyncExample(t *testing.T) {
 		mustSync(t, sb, "../../examples/"+c, c)
 	}
 	want := []string{
+		// An alias A's ownership in both forms: a- (external-dns ≥ 0.22) and cname- (≤ 0.21).
+		"a-app.example.com. TXT [blue] w=100 " + payload("blue", "service/shop/app"),
+		"a-app.example.com. TXT [green] w=0 " + payload("green", "service/shop/app"),
 		// As external-dns v0.21 does, an alias to a load balancer gets an alias AAAA
 		// beside it, owned under aaaa- (zoneSets lists A and TXT sets).
 		"aaaa-app.example.com. TXT [blue] w=100 " + payload("blue", "service/shop/app"),

@@ -110,69 +110,79 @@ const (
 	whyCreateTXT      = "external-dns UPSERTs the missing type-prefixed TXT; crossfade CREATEs it, so that one another writer put there meanwhile is never overwritten (Route 53 refuses the CREATE instead)"
 	whyNoForceUpdate  = "external-dns force-UPSERTs the unchanged A to add the type-prefixed TXT (the UPSERT of the unchanged A is folded away); crossfade CREATEs only the TXT, for the same reason as 16"
 	whyConflict       = "external-dns sends a weighted CREATE beside green's simple A, which Route 53 rejects; crossfade reports the conflict and sends nothing"
-	whyAliasAForm     = "an alias A's ownership record: crossfade writes it under cname-, the form v0.21 reads (v0.21 never reads a-, case 35), so that the zone can be handed back to either release; v0.23 writes a-, and reads cname- too (logging that it can be removed)"
+	whyAliasAForm     = "an alias A's ownership record: crossfade writes it under both cname-, the form v0.21 writes and alone reads (it never reads a-, case 35), and a-, the form v0.23 writes and reads first; that is the state v0.23's own migration leaves a zone in (case 33), so the zone is handed back to either release with no change"
+	whyAliasATarget   = "an alias A whose ownership crossfade rewrites (here for its new target) gets both forms, cname- and a-, as in 17; the form missing is CREATEd, not UPSERTed, for the same reason as 16"
 )
 
 // differencesV021 are the cases where crossfade deliberately sends something other than
-// external-dns v0.21.0, the release crossfade hands a zone back to byte for byte.
+// external-dns v0.21.0, the release crossfade hands a zone back to byte for byte but for
+// an alias A's a- ownership record, which v0.21 does not read.
 var differencesV021 = map[string]difference{
 	"10-issue1411-simple-to-weighted-upsert-only": {why: whyUpsertOnly1411,
 		crossfadeOnly: []string{ownership("DELETE", "a-app.example.com"), record("DELETE", "A", "192.0.2.1")}},
 	"16-legacy-same-name-txt-update": {why: whyCreateTXT,
 		crossfadeOnly: []string{ownership("CREATE", "a-app.example.com")}, externalDNSOnly: []string{ownership("UPSERT", "a-app.example.com")}},
+	"17-alias-a-create": {why: whyAliasAForm,
+		crossfadeOnly: []string{ownership("CREATE", "a-app.example.com")}},
 	"22-legacy-same-name-txt-no-change": {why: whyNoForceUpdate,
 		crossfadeOnly: []string{ownership("CREATE", "a-app.example.com")}, externalDNSOnly: []string{ownership("UPSERT", "a-app.example.com")}},
+	"26-weighted-alias-create": {why: whyAliasAForm,
+		crossfadeOnly: []string{ownershipOfMember("CREATE", "a-app.example.com", "blue", 1)}},
+	"27-cname-elb-becomes-alias": {why: whyAliasAForm + " (the alias AAAA's aaaa- record is the same in both)",
+		crossfadeOnly: []string{ownership("CREATE", "a-app.example.com")}},
 	"31-two-owners-blue-joins-existing-simple-other": {why: whyConflict,
 		externalDNSOnly: []string{ownershipOfMember("CREATE", "a-app.example.com", "blue", 1), member("CREATE", "blue", 1, "192.0.2.20")}},
+	"34-alias-a-owned-target-change": {why: whyAliasATarget + "; v0.21 leaves the alias A's ownership at cname- alone",
+		crossfadeOnly: []string{ownership("CREATE", "a-app.example.com")}},
 	"35-alias-a-with-a-prefixed-txt": {
-		why:           "external-dns v0.21 does not read the a- form v0.22+ writes for an alias A; crossfade reads both (docs/architecture.md, Compatibility with external-dns), so it adopts the record and moves its ownership record to the cname- form v0.21 reads",
-		crossfadeOnly: []string{ownership("CREATE", "cname-app.example.com"), ownership("DELETE", "a-app.example.com"), alias("UPSERT", "A", elb9)}},
+		why:           "external-dns v0.21 does not read the a- form v0.22+ writes for an alias A; crossfade reads both (docs/compatibility.md), so it adopts the record, writes its new target and adds the cname- form v0.21 reads beside the a- one, as in 17",
+		crossfadeOnly: []string{ownership("CREATE", "cname-app.example.com"), alias("UPSERT", "A", elb9)}},
 	"36-simple-a-to-alias-owned": {
-		why:           "external-dns leaves the simple A's a- TXT behind, crossfade deletes it with the record it owned; and external-dns UPSERTs the alias's missing cname- TXT where crossfade CREATEs it, for the same reason as 16",
-		crossfadeOnly: []string{ownership("CREATE", "cname-app.example.com"), ownership("DELETE", "a-app.example.com")}, externalDNSOnly: []string{ownership("UPSERT", "cname-app.example.com")}},
+		why:           "the simple A's a- TXT is also the alias A's a- form, which crossfade keeps (as v0.23 does) and v0.21 leaves behind; both add the alias's cname- form, which external-dns UPSERTs where crossfade CREATEs it, for the same reason as 16",
+		crossfadeOnly: []string{ownership("CREATE", "cname-app.example.com")}, externalDNSOnly: []string{ownership("UPSERT", "cname-app.example.com")}},
 	"37-alias-aaaa-only-create": {
 		why:           `external-dns v0.21 does not know alias "AAAA" (v0.23's alias of one type, its PR 5997): its AWS provider takes any value but "true" for false and writes a CNAME with a cname- TXT; crossfade gives it v0.23's meaning (docs/compatibility.md) and writes the alias AAAA alone with its aaaa- TXT`,
 		crossfadeOnly: []string{ownership("CREATE", "aaaa-app.example.com"), alias("CREATE", "AAAA", elb0)}, externalDNSOnly: []string{ownership("CREATE", "cname-app.example.com"), record("CREATE", "CNAME", elb0)}},
 	"38-alias-a-only-create": {
-		why:           `as 37 for alias "A": v0.21 writes a CNAME, crossfade the alias A alone; both ownership records are cname-app (the alias A's form for v0.21)`,
-		crossfadeOnly: []string{alias("CREATE", "A", elb0)}, externalDNSOnly: []string{record("CREATE", "CNAME", elb0)}},
+		why:           `as 37 for alias "A": v0.21 writes a CNAME, crossfade the alias A alone; both write the ownership record cname-app (the CNAME's form, and the alias A's for v0.21), and crossfade also a-app, the alias A's form for v0.23, as in 17`,
+		crossfadeOnly: []string{ownership("CREATE", "a-app.example.com"), alias("CREATE", "A", elb0)}, externalDNSOnly: []string{record("CREATE", "CNAME", elb0)}},
 	"39-alias-aaaa-owned-no-change": {
 		why:             `as 37: v0.21 replaces the alias AAAA v0.23 wrote for alias "AAAA" by a CNAME, crossfade leaves it as it is`,
 		externalDNSOnly: []string{record("CREATE", "CNAME", elb0), ownership("CREATE", "cname-app.example.com"), ownership("DELETE", "aaaa-app.example.com"), alias("DELETE", "AAAA", elb0)}},
 }
 
 // differencesV023 are the cases where crossfade deliberately sends something other than
-// external-dns v0.23.0. crossfade writes ownership records as v0.21.0 reads them, so that
-// a zone is handed back to either release, and reads what v0.23.0 writes.
+// external-dns v0.23.0. crossfade writes an alias A's ownership record in both the form
+// v0.21.0 reads and the one v0.23.0 writes, so that a zone is handed back to either
+// release with no change, and reads either.
 var differencesV023 = map[string]difference{
 	"10-issue1411-simple-to-weighted-upsert-only": {why: whyUpsertOnly1411,
 		crossfadeOnly: []string{ownership("DELETE", "a-app.example.com"), record("DELETE", "A", "192.0.2.1")}},
 	"16-legacy-same-name-txt-update": {why: whyCreateTXT,
 		crossfadeOnly: []string{ownership("CREATE", "a-app.example.com")}, externalDNSOnly: []string{ownership("UPSERT", "a-app.example.com")}},
 	"17-alias-a-create": {why: whyAliasAForm,
-		crossfadeOnly: []string{ownership("CREATE", "cname-app.example.com")}, externalDNSOnly: []string{ownership("CREATE", "a-app.example.com")}},
+		crossfadeOnly: []string{ownership("CREATE", "cname-app.example.com")}},
 	"22-legacy-same-name-txt-no-change": {why: whyNoForceUpdate,
 		crossfadeOnly: []string{ownership("CREATE", "a-app.example.com")}, externalDNSOnly: []string{ownership("UPSERT", "a-app.example.com")}},
 	"26-weighted-alias-create": {why: whyAliasAForm,
-		crossfadeOnly: []string{ownershipOfMember("CREATE", "cname-app.example.com", "blue", 1)}, externalDNSOnly: []string{ownershipOfMember("CREATE", "a-app.example.com", "blue", 1)}},
+		crossfadeOnly: []string{ownershipOfMember("CREATE", "cname-app.example.com", "blue", 1)}},
 	"27-cname-elb-becomes-alias": {why: whyAliasAForm + " (the alias AAAA's aaaa- record is the same in both)",
-		crossfadeOnly: []string{ownership("CREATE", "cname-app.example.com")}, externalDNSOnly: []string{ownership("CREATE", "a-app.example.com")}},
+		crossfadeOnly: []string{ownership("CREATE", "cname-app.example.com")}},
 	"31-two-owners-blue-joins-existing-simple-other": {why: whyConflict,
 		externalDNSOnly: []string{ownershipOfMember("CREATE", "a-app.example.com", "blue", 1), member("CREATE", "blue", 1, "192.0.2.20")}},
 	"33-alias-a-owned-no-change": {
-		why:             "v0.23 finds an alias A owned only through cname- and writes the a- form beside it (its migration, forced on an unchanged record as for a legacy same-name TXT, case 22); crossfade reads both forms and writes cname- only, so a zone crossfade wrote gets this one a- write per alias A from v0.23 when handed back, then none",
+		why:             "a zone v0.21 (or crossfade before it wrote both forms) wrote: v0.23 finds an alias A owned only through cname- and writes the a- form beside it (its migration, forced on an unchanged record as for a legacy same-name TXT, case 22); crossfade adopts the unchanged record as it stands, writing nothing (so a zone is handed back to v0.21 unchanged too), and adds a- only when it next writes the record's ownership (34)",
 		externalDNSOnly: []string{ownership("UPSERT", "a-app.example.com")}},
-	"34-alias-a-owned-target-change": {
-		why:             "as 33, beside the alias's new target, which both write",
-		externalDNSOnly: []string{ownership("UPSERT", "a-app.example.com")}},
+	"34-alias-a-owned-target-change": {why: whyAliasATarget,
+		crossfadeOnly: []string{ownership("CREATE", "a-app.example.com")}, externalDNSOnly: []string{ownership("UPSERT", "a-app.example.com")}},
 	"35-alias-a-with-a-prefixed-txt": {
-		why:           "both adopt the alias A owned through a- and write its new target; crossfade also moves the ownership record to cname-, the form v0.21 reads, where v0.23 keeps a-",
-		crossfadeOnly: []string{ownership("CREATE", "cname-app.example.com"), ownership("DELETE", "a-app.example.com")}},
+		why:           "both adopt the alias A owned through a- and write its new target; crossfade also adds the cname- form v0.21 reads beside the a- one, as in 17",
+		crossfadeOnly: []string{ownership("CREATE", "cname-app.example.com")}},
 	"36-simple-a-to-alias-owned": {
-		why:           "a simple A becoming an alias A: v0.23's ownership record for both is a-, which it keeps; crossfade moves it to cname-, the alias A's form for v0.21",
-		crossfadeOnly: []string{ownership("CREATE", "cname-app.example.com"), ownership("DELETE", "a-app.example.com")}},
+		why:           "a simple A becoming an alias A: v0.23's ownership record for both is a-, which both keep; crossfade also adds the cname- form v0.21 reads, as in 17",
+		crossfadeOnly: []string{ownership("CREATE", "cname-app.example.com")}},
 	"38-alias-a-only-create": {why: whyAliasAForm,
-		crossfadeOnly: []string{ownership("CREATE", "cname-app.example.com")}, externalDNSOnly: []string{ownership("CREATE", "a-app.example.com")}},
+		crossfadeOnly: []string{ownership("CREATE", "cname-app.example.com")}},
 }
 
 type caseRecord struct {

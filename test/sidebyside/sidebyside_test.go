@@ -161,8 +161,15 @@ func TestExternalDNSZoneAdoptedWithoutChurn(t *testing.T) {
 			t.Fatalf("crossfade's second sync would change its own zone:\n  %s", strings.Join(again, "\n  "))
 		}
 		ours := z.published(t)
-		if written != nil && !slices.Equal(ours, written) {
-			t.Errorf("crossfade wrote other records than external-dns did from the same objects:\n%s", diff(ours, written))
+		// crossfade also writes each alias A's ownership under a-, the form external-dns
+		// v0.23 writes (docs/compatibility.md), which v0.21 neither writes nor reads.
+		sameAsV021 := slices.DeleteFunc(slices.Clone(ours), func(l string) bool {
+			return slices.ContainsFunc([]string{"app", "legacy", "secure", "store", "web", "www"}, func(n string) bool {
+				return strings.HasPrefix(l, "a-"+n+"."+zoneName+". TXT ")
+			})
+		})
+		if written != nil && !slices.Equal(sameAsV021, written) {
+			t.Errorf("crossfade wrote other records than external-dns did from the same objects:\n%s", diff(sameAsV021, written))
 		}
 
 		before := sandboxtest.APICalls(t, z.sb)

@@ -37,6 +37,8 @@ func TestLoadBalancerCNAMEBecomesDualAlias(t *testing.T) {
 		"web.example.com CNAME " + alb,
 	}
 	dual := []string{
+		"a-app.example.com TXT [blue] " + `"heritage=external-dns,external-dns/owner=blue,external-dns/resource=service/default/app"`,
+		"a-web.example.com TXT " + `"heritage=external-dns,external-dns/owner=blue,external-dns/resource=service/default/web"`,
 		"aaaa-app.example.com TXT [blue] " + `"heritage=external-dns,external-dns/owner=blue,external-dns/resource=service/default/app"`,
 		"aaaa-web.example.com TXT " + `"heritage=external-dns,external-dns/owner=blue,external-dns/resource=service/default/web"`,
 		"app.example.com A [blue] " + nlb,
