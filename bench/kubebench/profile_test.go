@@ -25,6 +25,7 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"strconv"
+	"syscall"
 	"testing"
 	"time"
 
@@ -123,8 +124,9 @@ func (pb *profileBed) watch(b *testing.B) *controller.Watcher {
 
 // newController wires a controller over w writing zone zoneID as cmd/crossfade's
 // controller command does with --source service --txt-owner-id kubebench
-// --domain-filter <zone> and default settings otherwise.
-func (pb *profileBed) newController(b *testing.B, ctx context.Context, w *controller.Watcher, zoneID string) *controller.Controller {
+// --domain-filter <zone> and default settings otherwise; incremental sets
+// controller.Config.Incremental.
+func (pb *profileBed) newController(b *testing.B, ctx context.Context, w *controller.Watcher, zoneID string, incremental bool) *controller.Controller {
 	b.Helper()
 	filter := endpoint.NewDomainFilter([]string{pb.zone}, nil)
 	dns, err := route53.New(ctx, route53.Config{Endpoint: pb.sb.APIURL(), Region: "us-east-1", DomainFilter: filter, ZoneIDs: []string{zoneID}})
@@ -141,7 +143,7 @@ func (pb *profileBed) newController(b *testing.B, ctx context.Context, w *contro
 	}
 	syncer := &controller.Syncer{Provider: cache.New(dns, cache.Config{Resync: time.Hour}), Registry: reg, Policy: changes.Sync,
 		DomainFilter: filter, ManagedTypes: changes.DefaultManagedTypes, Refusals: &controller.Refusals{}}
-	ctl, err := controller.New(w, controller.Config{Syncer: syncer, Source: src, DropKinds: []string{"Ingress"}})
+	ctl, err := controller.New(w, controller.Config{Syncer: syncer, Source: src, DropKinds: []string{"Ingress"}, Incremental: incremental})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -157,7 +159,7 @@ func BenchmarkFirstSync(b *testing.B) {
 	w := pb.watch(b)
 	ctx := b.Context()
 	for b.Loop() {
-		ctl := pb.newController(b, ctx, w, pb.newZone(b))
+		ctl := pb.newController(b, ctx, w, pb.newZone(b), false)
 		rep, err := ctl.ReconcileOnce(ctx)
 		if err != nil {
 			b.Fatal(err)
@@ -171,15 +173,36 @@ func BenchmarkFirstSync(b *testing.B) {
 
 // BenchmarkReconcileOneChange measures the reconcile that follows one Service's target
 // change, once the zone is cached: what a change-to-answer sample costs on top of the
-// debounce.
+// debounce. "full" re-reads every Service and re-plans the zone (Config.Incremental off,
+// as before it existed); "incremental" re-reads the changed Service and re-plans its name.
+// Besides wall time it reports the process's CPU time (cpu-ns/op: the sandbox's side of
+// the write included, the wait for the loopback HTTP answer not) and the bytes and
+// objects allocated during the reconcile (reconcile-B/op, reconcile-allocs/op).
 func BenchmarkReconcileOneChange(b *testing.B) {
 	pb := newProfileBed(b)
+	for _, mode := range []struct {
+		name        string
+		incremental bool
+	}{{"full", false}, {"incremental", true}} {
+		b.Run(mode.name, func(b *testing.B) { pb.reconcileOneChange(b, mode.incremental) })
+	}
+}
+
+// reconcileChangeSeq numbers the Service changes across BenchmarkReconcileOneChange's
+// runs, so that each run changes Services to addresses they do not have.
+var reconcileChangeSeq int
+
+func (pb *profileBed) reconcileOneChange(b *testing.B, incremental bool) {
 	ctx := b.Context()
-	w, ctl := pb.synced(b, ctx)
+	w, ctl := pb.synced(b, ctx, incremental)
 	drain(w)
-	sample := 0
+	var cpu time.Duration
+	var bytes, allocs uint64
+	var before, after runtime.MemStats
 	for b.Loop() {
 		b.StopTimer()
+		sample := reconcileChangeSeq
+		reconcileChangeSeq++
 		i := sample * 7919 % pb.n
 		if err := setTarget(ctx, pb.kube, i, changedIP(sample)); err != nil {
 			b.Fatal(err)
@@ -189,17 +212,40 @@ func BenchmarkReconcileOneChange(b *testing.B) {
 		case <-time.After(30 * time.Second):
 			b.Fatal("the watcher did not see the change in 30 s")
 		}
-		sample++
+		runtime.ReadMemStats(&before)
+		cpu0 := cpuTime(b)
 		b.StartTimer()
 		rep, err := ctl.ReconcileOnce(ctx)
+		b.StopTimer()
+		cpu += cpuTime(b) - cpu0
+		runtime.ReadMemStats(&after)
+		bytes += after.TotalAlloc - before.TotalAlloc
+		allocs += after.Mallocs - before.Mallocs
 		if err != nil {
 			b.Fatal(err)
 		}
 		if got := rep.Zones[0].Written[changes.Create]; got == 0 {
 			b.Fatalf("the change of svc-%d wrote nothing", i)
 		}
+		if rep.Incremental != incremental {
+			b.Fatalf("the reconcile after the change of svc-%d: incremental %v, want %v", i, rep.Incremental, incremental)
+		}
+		b.StartTimer()
 	}
+	n := float64(b.N)
+	b.ReportMetric(float64(cpu.Nanoseconds())/n, "cpu-ns/op")
+	b.ReportMetric(float64(bytes)/n, "reconcile-B/op")
+	b.ReportMetric(float64(allocs)/n, "reconcile-allocs/op")
 	reportHeap(b, w, ctl)
+}
+
+// cpuTime is the CPU time the process has used so far, user and system, every thread.
+func cpuTime(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // BenchmarkReconcileIdle measures a reconcile with nothing to change (the --interval
@@ -207,7 +253,7 @@ func BenchmarkReconcileOneChange(b *testing.B) {
 func BenchmarkReconcileIdle(b *testing.B) {
 	pb := newProfileBed(b)
 	ctx := b.Context()
-	w, ctl := pb.synced(b, ctx)
+	w, ctl := pb.synced(b, ctx, false)
 	for b.Loop() {
 		rep, err := ctl.ReconcileOnce(ctx)
 		if err != nil {
@@ -222,10 +268,10 @@ func BenchmarkReconcileIdle(b *testing.B) {
 
 // synced is a controller watching the bed's cluster whose first reconcile has written
 // the bed's Services into a fresh zone: what the benchmarks of a later reconcile start from.
-func (pb *profileBed) synced(b *testing.B, ctx context.Context) (*controller.Watcher, *controller.Controller) {
+func (pb *profileBed) synced(b *testing.B, ctx context.Context, incremental bool) (*controller.Watcher, *controller.Controller) {
 	b.Helper()
 	w := pb.watch(b)
-	ctl := pb.newController(b, ctx, w, pb.newZone(b))
+	ctl := pb.newController(b, ctx, w, pb.newZone(b), incremental)
 	if _, err := ctl.ReconcileOnce(ctx); err != nil {
 		b.Fatalf("first reconcile into zone %s: %v", pb.zone, err)
 	}

@@ -143,7 +143,7 @@ func TestErrorMessages(t *testing.T) {
 		{"plan: unknown field", []string{"cutover", "plan", "unknown.yaml", "--aws-endpoint", api}, 1,
 			"crossfade: unknown.yaml: spec.stepz: unknown field; did you mean \"steps\"?\n"},
 		{"plan: gate field", []string{"cutover", "plan", "gate.yaml", "--aws-endpoint", api}, 1,
-			"crossfade: gate.yaml: spec.gates[0].dns.bogus: unknown field; want one of servers, samples, tolerance\n"},
+			"crossfade: gate.yaml: spec.gates[0].dns.bogus: unknown field; want one of servers, samples, tolerance, sampleNames\n"},
 		// Zone lookup and a zone that does not hold the plan's members.
 		{"plan: no such zone", []string{"cutover", "plan", "otherzone.yaml", "--aws-endpoint", api}, 1,
 			"crossfade: zone example.org: not found among the 1 zones the provider manages\n"},

@@ -122,6 +122,7 @@ func badValues() []badValue {
 		{line(ctlLine, "--cloudmap-operation-timeout=0s"), "cloudmap-operation-timeout", `want a duration above 0`},
 		{line(ctlLine, "--kube-api-qps=0"), "kube-api-qps", `--kube-api-qps "0": want an integer 1 or more`},
 		{line(ctlLine, "--kube-api-burst=0"), "kube-api-burst", `--kube-api-burst "0": want an integer 1 or more`},
+		{line(ctlLine, "--full-reconcile-interval=0s"), "full-reconcile-interval", `--full-reconcile-interval "0s": want a duration above 0`},
 		{line(ctlLine, "--reconcile-backoff-base=0s"), "reconcile-backoff-base", `--reconcile-backoff-base "0s": want a duration above 0`},
 		{line(ctlLine, "--reconcile-backoff-max=-1s"), "reconcile-backoff-max", `--reconcile-backoff-max "-1s": want a duration above 0`},
 		{line(ctlLine, "--reconcile-backoff-base=10s", "--reconcile-backoff-max=5s"), "reconcile-backoff-max", `--reconcile-backoff-max 5s is below --reconcile-backoff-base 10s`},

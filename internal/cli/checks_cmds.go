@@ -46,7 +46,7 @@ func CheckControllerFlags(fc *FlagChecks, c *cobra.Command) {
 	fc.Want(fl, "kube-api-qps", IntRange(1, -1))
 	fc.Want(fl, "kube-api-burst", IntRange(1, -1))
 	// 0 would be the controller's default for each, not what the value says.
-	for _, name := range []string{"interval", "debounce", "max-delay", "resync-interval", "crd-poll-interval", "cloudmap-operation-timeout",
+	for _, name := range []string{"interval", "full-reconcile-interval", "debounce", "max-delay", "resync-interval", "crd-poll-interval", "cloudmap-operation-timeout",
 		"reconcile-backoff-base", "reconcile-backoff-max"} {
 		fc.Want(fl, name, PositiveDuration)
 	}

@@ -37,11 +37,15 @@ import (
 // and command.
 type ControllerOptions struct {
 	PublishOptions
-	kubeconfig   string
+	kubeconfig string
 	// kubeQPS and kubeBurst bound the requests to the API server, as external-dns's
 	// --kube-api-qps and --kube-api-burst (client-go's defaults): the CRD registry writes
 	// one DNSRecord per record through them.
 	kubeQPS, kubeBurst int
+	// incremental re-plans only the names a change touched (controller.Config.Incremental).
+	incremental bool
+	// fullInterval is controller.Config.FullInterval.
+	fullInterval time.Duration
 	master       string
 	sources      []string
 	registryName string
@@ -204,6 +208,8 @@ func (f *ControllerOptions) AddFlags(fl *pflag.FlagSet) {
 	fl.BoolVar(&f.events, "events", true, "accepted for external-dns compatibility: crossfade always reconciles on events")
 	fl.BoolVar(&f.DryRun, "dry-run", false, "plan and log, send nothing")
 	fl.DurationVar(&f.debounce, "debounce", controller.DefaultDebounce, "quiet time after an object change before reconciling")
+	fl.BoolVar(&f.incremental, "incremental", true, "after a Service changes, re-read it alone and re-plan only its names (a full reconcile still runs every --full-reconcile-interval and for every change it cannot follow alone)")
+	fl.DurationVar(&f.fullInterval, "full-reconcile-interval", controller.DefaultFullInterval, "with --incremental, read every object and re-plan every name at least this often (at least --interval); the reconciles between re-plan only what changed, at rest nothing")
 	fl.DurationVar(&f.maxDelay, "max-delay", controller.DefaultMaxDelay, "longest wait for quiet after the first change")
 	fl.DurationVar(&f.backoffBase, "reconcile-backoff-base", controller.DefaultBackoffBase, "the first retry of a failed reconcile (Route 53 or Cloud Map throttling, failing or down) comes within this; the wait doubles with each failure in a row, jittered, up to --reconcile-backoff-max, and changes that come meanwhile wait for its end")
 	fl.DurationVar(&f.backoffMax, "reconcile-backoff-max", controller.DefaultBackoffMax, "cap of the wait after failed reconciles: the longest the controller is late once the API answers again")
@@ -297,7 +303,7 @@ func (f *ControllerOptions) Config(ctx context.Context, env ControllerEnv, log *
 	}
 	return controller.AppConfig{REST: restCfg, Sources: f.sources, Namespace: f.source.Namespace, Cutovers: cutovers,
 		Syncer: p.Syncer, Source: p.Source, Zones: zones, Metrics: m, MetricsAddress: f.metricsAddress, CloudMap: cm,
-		Debounce: f.debounce, MaxDelay: f.maxDelay, Interval: f.interval, CRDPoll: f.crdPoll,
+		Debounce: f.debounce, MaxDelay: f.maxDelay, Interval: f.interval, CRDPoll: f.crdPoll, Incremental: f.incremental, FullInterval: f.fullInterval,
 		BackoffBase: f.backoffBase, BackoffMax: f.backoffMax,
 		HoldProbe: controller.HoldProbeConfig{Interval: f.holdProbe, Servers: f.holdProbeServers, APIEndpoint: api},
 		Once:      f.once, LeaderElect: f.leaderElect,

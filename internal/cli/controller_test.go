@@ -32,12 +32,14 @@ func TestControllerConfig(t *testing.T) {
 		// want* are what the configuration must hold.
 		wantLeaseNS, wantAPI, wantPod string
 		wantOnce, wantElect           bool
+		// wantFull is --incremental=false: every reconcile re-plans the whole zone.
+		wantFull bool
 	}{
 		{name: "outside a pod", args: base, wantLeaseNS: "default", wantElect: true},
 		{name: "in a pod", args: base, env: inPod, wantLeaseNS: "dns", wantAPI: "http://127.0.0.1:1", wantPod: "dns/crossfade-0", wantElect: true},
 		{name: "flags over the environment", env: inPod,
-			args:        append([]string{"--leader-election-namespace=ops", "--aws-endpoint=http://127.0.0.1:2", "--once", "--leader-elect=false"}, base...),
-			wantLeaseNS: "ops", wantAPI: "http://127.0.0.1:2", wantPod: "dns/crossfade-0", wantOnce: true},
+			args:        append([]string{"--leader-election-namespace=ops", "--aws-endpoint=http://127.0.0.1:2", "--once", "--leader-elect=false", "--incremental=false"}, base...),
+			wantLeaseNS: "ops", wantAPI: "http://127.0.0.1:2", wantPod: "dns/crossfade-0", wantOnce: true, wantFull: true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -60,6 +62,9 @@ func TestControllerConfig(t *testing.T) {
 				t.Errorf("Config = lease namespace %q, API endpoint %q, pod %q, once %v, leader-elect %v, identity %q; want %q, %q, %q, %v, %v, %q",
 					cfg.Leader.Namespace, cfg.HoldProbe.APIEndpoint, pod, cfg.Once, cfg.LeaderElect, cfg.Leader.Identity,
 					tc.wantLeaseNS, tc.wantAPI, tc.wantPod, tc.wantOnce, tc.wantElect, tc.env.Identity)
+			}
+			if cfg.Incremental == tc.wantFull {
+				t.Errorf("Config.Incremental = %v with %v: want it on unless --incremental=false", cfg.Incremental, tc.args)
 			}
 			if cfg.REST == nil || cfg.REST.Host != "https://127.0.0.1:6443" || cfg.Syncer == nil || cfg.Zones == nil || cfg.Metrics == nil || cfg.Owner != "blue" {
 				t.Errorf("Config = REST %v, syncer %v, zones %v, metrics %v, owner %q: want --master's client, the parts built, owner blue",

@@ -53,6 +53,10 @@ type AppConfig struct {
 	// and WatchConfig's fields of those names.
 	Debounce, MaxDelay, Interval, CRDPoll time.Duration
 	BackoffBase, BackoffMax               time.Duration
+	// Incremental is Config.Incremental: after a change, re-plan only the names of the
+	// Services it touched; FullInterval is Config.FullInterval.
+	Incremental  bool
+	FullInterval time.Duration
 	// HoldProbe configures the hold prober (Interval 0: none); RunApp sets its
 	// Invalidate, Observe and Logger.
 	HoldProbe HoldProbeConfig
@@ -270,7 +274,7 @@ func (a *app) build(dyn dynamic.Interface, recorder record.EventRecorder) error 
 	a.obs = NewMetricsObserver(m, held)
 	m.SetCacheAges(func() map[string]time.Duration { return a.obs.ByName(cfg.Zones.Ages()) })
 	ctlCfg := Config{Syncer: cfg.Syncer, Source: cfg.Source, DropKinds: drop,
-		Debounce: cfg.Debounce, MaxDelay: cfg.MaxDelay, Interval: cfg.Interval,
+		Debounce: cfg.Debounce, MaxDelay: cfg.MaxDelay, Interval: cfg.Interval, Incremental: cfg.Incremental, FullInterval: cfg.FullInterval,
 		Events: events, Observer: a.obs, Logger: a.log}
 	if cfg.CloudMap != nil {
 		// Not a nil *Publisher in the interface: the loop tells "off" by a nil CloudMap.

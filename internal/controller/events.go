@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -238,7 +239,7 @@ func (r *EventReporter) ReportAll(res source.Result, rep *Report, cm *cloudmap.R
 		for _, id := range rep.Unplanned {
 			unknown[id] = true
 		}
-		wanters := resourcesByKey(res.Endpoints)
+		wanters := resourcesByKey(res.Endpoints, rep)
 		for _, z := range rep.Zones {
 			if z.Changes != nil {
 				for _, c := range z.Changes.Conflicts {
@@ -319,11 +320,30 @@ func conflictProblems(c changes.Conflict, reason string, zone provider.Zone, unt
 	return out
 }
 
-func resourcesByKey(eps []*endpoint.Endpoint) map[endpoint.Key][]string {
+// resourcesByKey returns the resources wanting each record set of eps that a conflict,
+// note or refusal of rep names: only those, so that a reconcile with few problems does
+// not index every record (an incremental reconcile costs what it changes).
+func resourcesByKey(eps []*endpoint.Endpoint, rep *Report) map[endpoint.Key][]string {
+	named := map[endpoint.Key]bool{}
+	for _, z := range rep.Zones {
+		if z.Changes != nil {
+			for _, c := range slices.Concat(z.Changes.Conflicts, z.Changes.Notes) {
+				named[c.Key] = true
+			}
+		}
+		for _, c := range z.Refused {
+			named[c.Key] = true
+		}
+	}
 	out := map[endpoint.Key][]string{}
+	if len(named) == 0 {
+		return out
+	}
 	for _, e := range eps {
 		if res := e.Resource(); res != "" {
-			out[e.Key()] = append(out[e.Key()], res)
+			if k := e.Key(); named[k] {
+				out[k] = append(out[k], res)
+			}
 		}
 	}
 	return out

@@ -30,6 +30,10 @@ const (
 	// DefaultInterval is how often a reconcile runs without any event. It costs no DNS
 	// API call while the zone cache is fresh.
 	DefaultInterval = time.Minute
+	// DefaultFullInterval is how often, with Incremental, every object is read again and
+	// every name re-planned even when no event asks for it: the other reconciles, the
+	// Interval's included, re-plan only what changed, which at rest is nothing.
+	DefaultFullInterval = 10 * time.Minute
 	// DefaultGrace is how long the reconcile in flight may run on after a stop, so a
 	// batch is never cut off between its calls (Kubernetes' termination grace period
 	// is 30 s by default).
@@ -137,6 +141,13 @@ type Config struct {
 	Holds *HoldProber
 	// Logger receives structured logs; nil discards them.
 	Logger *slog.Logger
+	// Incremental re-plans, after a change, only the names of the records of the objects
+	// it touched, when it can (see incremental.go for when it cannot, and the full
+	// reconcile runs instead); a full reconcile still runs at least every FullInterval.
+	Incremental bool
+	// FullInterval is how often, with Incremental, a full reconcile runs whatever
+	// happens; default DefaultFullInterval, and never less than Interval.
+	FullInterval time.Duration
 }
 
 // Controller reconciles whenever watched objects change: debounced, against cached
@@ -151,6 +162,8 @@ type Controller struct {
 	// overridden are the set-aside annotations the last reconcile found, so that each is
 	// logged once when it appears, not at every reconcile.
 	overridden map[source.Skipped]bool
+	// inc is what an incremental reconcile starts from; nil until a full one allows it.
+	inc *incState
 }
 
 // zoneNumbers are a zone's figures in Stats.
@@ -173,6 +186,10 @@ func New(w objects, cfg Config) (*Controller, error) {
 			*d.v = d.def
 		}
 	}
+	if cfg.FullInterval <= 0 {
+		cfg.FullInterval = DefaultFullInterval
+	}
+	cfg.FullInterval = max(cfg.FullInterval, cfg.Interval)
 	log := cfg.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -308,15 +325,26 @@ func (c *Controller) ReconcileOnce(ctx context.Context) (*Report, error) {
 	defer stop()
 
 	start := time.Now()
-	snap, complete := c.objects.Snapshot()
-	res := c.cfg.Source.Endpoints(snap)
-	res = dropKinds(res, c.cfg.DropKinds)
-	if !complete {
-		c.log.Warn("some objects are not known yet: no record is deleted this time")
-	}
-	rep, err := c.syncGuarded(rctx, res.Endpoints, Keep{Resources: res.Held, All: !complete})
-	if err == nil {
-		err = rep.Err()
+	var snap *source.Snapshot
+	complete := true
+	res, rep, err, done := c.reconcileIncremental(rctx, start)
+	if !done {
+		snap, complete = c.objects.Snapshot()
+		var idx source.Index
+		if c.cfg.Incremental {
+			res, idx = c.cfg.Source.EndpointsIndexed(snap)
+		} else {
+			res = c.cfg.Source.Endpoints(snap)
+		}
+		res = dropKinds(res, c.cfg.DropKinds)
+		if !complete {
+			c.log.Warn("some objects are not known yet: no record is deleted this time")
+		}
+		rep, err = c.syncGuarded(rctx, res.Endpoints, Keep{Resources: res.Held, All: !complete})
+		if err == nil {
+			err = rep.Err()
+		}
+		c.rememberFull(start, res, idx, rep, err, complete)
 	}
 	var cm *cloudmap.Report
 	if c.cfg.CloudMap != nil {
@@ -376,6 +404,9 @@ func (c *Controller) ReconcileOnce(ctx context.Context) (*Report, error) {
 		"refused", st.Refused, "written", st.Written, "took", st.Duration.Round(time.Millisecond)}
 	if cm != nil {
 		attrs = append(attrs, "cloudmap_problems", len(cm.Problems), "cloudmap_written", cm.Written)
+	}
+	if rep != nil && rep.Incremental {
+		attrs = append(attrs, "incremental", true)
 	}
 	if err != nil {
 		c.log.Error("reconcile", append(attrs, "err", err)...)

@@ -81,6 +81,10 @@ type ZoneReport struct {
 	heldUntil map[endpoint.Key]time.Time
 	// failed are the names of the units whose write failed (they may not have landed).
 	failed []string
+	// current is the zone as listed for the plan, and applied the batches written since:
+	// what a controller's incremental reconcile plans against next (incremental.go).
+	current []*endpoint.Endpoint
+	applied []changes.Batch
 }
 
 // Report is the outcome of one sync.
@@ -94,6 +98,10 @@ type Report struct {
 	// ZoneReport has no Plan): nothing is known of them this time, so what earlier syncs
 	// found there (conflicts, refusals, notes) is not known to be gone.
 	Unplanned []string
+	// Incremental is true when a controller re-planned only the names its objects'
+	// changes touched (Config.Incremental); the zones' reports then hold the conflicts,
+	// notes and kept records of the last full plan at every other name.
+	Incremental bool
 }
 
 // Conflicts returns every zone's conflicts in zone order.
@@ -280,6 +288,7 @@ func (s *Syncer) syncZone(ctx context.Context, z provider.Zone, desired []*endpo
 		KeepNames:    keepNames,
 	}
 	zr.Changes = changes.Calculate(in)
+	zr.current = current
 	s.guard(ctx, &zr, in, current, log)
 	// Calculate has labelled current with its owners.
 	zr.Weighted, zr.NameServers = weightedNames(desired, current, s.Registry.OwnerID()), apexNS(current, z.Name)
@@ -333,6 +342,7 @@ func (s *Syncer) holdBack(zr *ZoneReport, units []changes.Unit) []changes.Unit {
 func (s *Syncer) apply(ctx context.Context, zr *ZoneReport, units []changes.Unit, log *slog.Logger) {
 	WriteUnits(ctx, s.Provider, zr.Zone, units, UnitOutcomes{
 		Applied: func(_ []changes.Unit, batch changes.Batch) {
+			zr.applied = append(zr.applied, batch)
 			zr.Applied++
 			if zr.Written == nil {
 				zr.Written = map[changes.Action]int{}

@@ -99,6 +99,9 @@ type Watcher struct {
 	// confirming is whether the last poll left some kind's absence to be confirmed by
 	// later polls, under mu.
 	confirming bool
+
+	// changes are the objects changed since the controller last took them.
+	changes changeLog
 }
 
 // typedLists are the built-in kinds' informer stores; nil when not watched.
@@ -310,13 +313,13 @@ func (w *Watcher) notify() {
 // handle makes inf's events wake the reconciler.
 func (w *Watcher) handle(inf cache.SharedIndexInformer) {
 	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc: func(any) { w.notify() },
+		AddFunc: func(obj any) { w.touched(obj) },
 		UpdateFunc: func(oldObj, newObj any) {
 			if !sameForSources(oldObj, newObj) {
-				w.notify()
+				w.touched(newObj)
 			}
 		},
-		DeleteFunc: func(any) { w.notify() },
+		DeleteFunc: func(obj any) { w.touched(obj) },
 	})
 }
 

@@ -37,7 +37,7 @@ func BenchmarkFleet100ZonesThrottled(b *testing.B) {
 		f.publish(b, "green", "127.0.0.20", 0, nil)
 		sandboxtest.SetFaults(b, f.sb, fmt.Sprintf(`{"requestsPerSecond": %d, "burst": %d}`, route53.DefaultRequestsPerSecond, route53.DefaultBurst))
 		runs++
-		cfg := f.config(b, f.plan(b, fmt.Sprintf("fleet100-%d", runs), 50, 100), route53test.New(b, f.sb))
+		cfg := f.config(b, f.plan(b, fmt.Sprintf("fleet100-%d", runs), 50, 100), route53test.Paced(b, f.sb))
 		before := sandboxtest.APICalls(b, f.sb)
 		start := time.Now()
 		b.StartTimer()

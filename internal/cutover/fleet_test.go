@@ -514,7 +514,7 @@ func benchPlan(b *testing.B, f *fleetFixture) {
 	p := f.plan(b, "bench-plan", 10, 50, 100)
 	for b.Loop() {
 		b.StopTimer()
-		cfg := f.config(b, p, route53test.New(b, f.sb))
+		cfg := f.config(b, p, route53test.Paced(b, f.sb))
 		apiBefore := apiCalls(b, f.sb)
 		b.StartTimer()
 		pv, err := cutover.DryRun(context.Background(), cfg)
@@ -558,7 +558,7 @@ func benchStep(b *testing.B, f *fleetFixture) {
 	i, sent, calls := 0, 0, 0
 	for b.Loop() {
 		b.StopTimer()
-		dns := &zoneDNS{DNS: route53test.New(b, f.sb)}
+		dns := &zoneDNS{DNS: route53test.Paced(b, f.sb)}
 		lv, _, err := f.config(b, p, dns).Levers(p)
 		if err != nil {
 			b.Fatal(err)

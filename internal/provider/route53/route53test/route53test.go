@@ -19,12 +19,27 @@ import (
 )
 
 // New returns a provider for sb's API with static test credentials. The backoff is
-// capped at a few milliseconds so that tests which provoke throttling do not sleep.
+// capped at a few milliseconds so that tests which provoke throttling do not sleep, and
+// requests are not paced: a test sends in a second what a controller sends in an hour
+// (Paced keeps Route 53's pacing, for the tests and benchmarks of it).
 func New(t testing.TB, sb *sandbox.Sandbox) *route53.Provider {
+	t.Helper()
+	return newProvider(t, sb, -1)
+}
+
+// Paced is New with the provider's default pacing: Route 53's account limit, 10 requests a
+// second with a burst of 50, as `crossfade` runs it.
+func Paced(t testing.TB, sb *sandbox.Sandbox) *route53.Provider {
+	t.Helper()
+	return newProvider(t, sb, 0)
+}
+
+func newProvider(t testing.TB, sb *sandbox.Sandbox, requestsPerSecond float64) *route53.Provider {
 	t.Helper()
 	p, err := route53.New(context.Background(), route53.Config{
 		Endpoint: sb.APIURL(), Region: "us-east-1", MaxBackoff: 5 * time.Millisecond,
-		Credentials: credentials.NewStaticCredentialsProvider("test", "test", ""),
+		Credentials:       credentials.NewStaticCredentialsProvider("test", "test", ""),
+		RequestsPerSecond: requestsPerSecond,
 	})
 	if err != nil {
 		t.Fatal(err)
