@@ -185,6 +185,32 @@ func TestExternalDNSZoneAdoptedWithoutChurn(t *testing.T) {
 			t.Errorf("the zone moved under external-dns:\n%s", diff(now, ours))
 		}
 	})
+
+	// The same zone handed to v0.23.0 (reading the fixtures' legacy prefix, as a cluster
+	// mid-upgrade runs it): a zone crossfade wrote, not one crossfade adopted, sends it no
+	// change either. (Measured: it sends none with the cname- form alone too; crossfade
+	// writes the a- form as well so that a batch v0.23 sends for another reason, a target
+	// change as in test/golden's case 34, carries no ownership migration.)
+	t.Run("crossfade to external-dns v0.23.0", func(t *testing.T) {
+		z := newZone(t)
+		if changes := crossfadeSync(t, kube, z, false); len(changes) == 0 {
+			t.Fatal("crossfade wrote nothing into the fresh zone")
+		}
+		ours := z.published(t)
+		before := sandboxtest.APICalls(t, z.sb)
+		opts := z.externalDNS(kube)
+		opts.Release, opts.LegacyAnnotationPrefix = externaldnstest.V023, true
+		edns := externaldnstest.Start(t, opts)
+		edns.WaitLoops(t, 2)
+		after := sandboxtest.APICalls(t, z.sb)
+		if n := changeCalls(after) - changeCalls(before); n != 0 {
+			t.Errorf("external-dns v0.23.0 sent %d ChangeResourceRecordSets calls over the zone crossfade wrote; zone now:\n%s",
+				n, diff(z.published(t), ours))
+		}
+		if now := z.published(t); !slices.Equal(now, ours) {
+			t.Errorf("the zone moved under external-dns v0.23.0:\n%s", diff(now, ours))
+		}
+	})
 }
 
 // knownDifferences are the changes crossfade plans over a zone external-dns v0.21.0 wrote
