@@ -30,7 +30,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -39,6 +38,7 @@ import (
 	"github.com/crossfade-io/crossfade/internal/changes"
 	"github.com/crossfade-io/crossfade/internal/endpoint"
 	"github.com/crossfade-io/crossfade/internal/provider"
+	"github.com/crossfade-io/crossfade/internal/provider/cache"
 	"github.com/crossfade-io/crossfade/internal/registry"
 	"github.com/crossfade-io/crossfade/internal/source"
 )
@@ -350,17 +350,7 @@ func (s *Syncer) planNames(st *incState, zones []provider.Zone, touched map[stri
 				return nil, nil, "weighted records at " + e.Name
 			}
 		}
-		set := changes.Calculate(changes.Input{
-			Desired:      desired,
-			Current:      current,
-			Registry:     s.Registry,
-			Policy:       s.Policy,
-			ManagedTypes: s.ManagedTypes,
-			Limits:       s.Provider.Limits(),
-			DomainFilter: s.DomainFilter,
-			Zone:         z.Name,
-			Keep:         keep.Resources,
-		})
+		set := changes.Calculate(s.planInput(z, desired, current, keep, nil))
 		if set.Summary.Delete > 0 || set.Summary.Replace > 0 {
 			return nil, nil, "the plan deletes records in zone " + z.Name + ", which the deletion guard weighs against the whole zone"
 		}
@@ -503,7 +493,7 @@ func (m *zoneMirror) apply(b changes.Batch) {
 		if c.Endpoint == nil {
 			continue
 		}
-		s := listedForm(c.Endpoint)
+		s := cache.Stored(c.Endpoint) // the zone cache's rule, so that this copy lists as the cache does
 		recs := m.byName[s.Name]
 		i := slices.IndexFunc(recs, func(r *endpoint.Endpoint) bool { return r.Key() == s.Key() })
 		switch {
@@ -521,56 +511,6 @@ func (m *zoneMirror) apply(b changes.Batch) {
 			m.byName[s.Name] = recs
 		}
 	}
-}
-
-// listedForm is the set e writes as the Route 53 provider lists it afterwards: the zone
-// cache's rule (internal/provider/cache stored), which this copy must follow for the
-// incremental plan to be the full one (TestIncrementalEqualsFull lists the zone to check).
-func listedForm(e *endpoint.Endpoint) *endpoint.Endpoint {
-	s := &endpoint.Endpoint{
-		Name:          endpoint.NormalizeName(e.Name),
-		Type:          strings.ToUpper(e.Type),
-		SetIdentifier: e.SetIdentifier,
-		TTL:           e.TTL,
-	}
-	switch e.Policy.Kind {
-	case endpoint.Weighted:
-		s.Policy = endpoint.WeightedPolicy(e.Policy.Weight)
-	case endpoint.Failover:
-		s.Policy = endpoint.FailoverPolicy(e.Policy.Role)
-	}
-	if id := e.ProviderSpecific[endpoint.PropHealthCheckID]; id != "" {
-		s.SetProp(endpoint.PropHealthCheckID, id)
-	}
-	if alias, _ := strconv.ParseBool(e.ProviderSpecific[endpoint.PropAlias]); alias {
-		s.TTL = 0
-		if len(e.Targets) > 0 {
-			s.Targets = endpoint.Targets{endpoint.NormalizeName(e.Targets[0])}
-		}
-		s.SetProp(endpoint.PropAlias, "true")
-		if v, ok := e.Prop(endpoint.PropEvaluateTargetHealth); ok {
-			if eval, err := strconv.ParseBool(v); err == nil && !eval {
-				s.SetProp(endpoint.PropEvaluateTargetHealth, "false")
-			}
-		}
-		if id := strings.TrimPrefix(strings.TrimPrefix(e.ProviderSpecific[endpoint.PropAliasZoneID], "/"), "hostedzone/"); id != "" {
-			s.SetProp(endpoint.PropAliasZoneID, id)
-		}
-		return s
-	}
-	if !s.TTL.IsConfigured() {
-		s.TTL = 300 // route53.DefaultTTL
-	}
-	s.Targets = make(endpoint.Targets, len(e.Targets))
-	for i, v := range e.Targets {
-		switch s.Type {
-		case endpoint.TypeA, endpoint.TypeAAAA, endpoint.TypeCNAME, endpoint.TypeNS, endpoint.TypePTR, endpoint.TypeMX, endpoint.TypeSRV:
-			v = endpoint.NormalizeTarget(v)
-		}
-		s.Targets[i] = v
-	}
-	slices.Sort(s.Targets)
-	return s
 }
 
 // recordsAt returns the records of eps (sorted by name) named name.

@@ -254,6 +254,25 @@ func notTaken(zr ZoneReport, assigned []*endpoint.Endpoint, moving map[string]st
 	}
 }
 
+// planInput is what the planner is given for zone z: the same for a full reconcile and
+// an incremental one (over the records of the names it touched), so that the two plan
+// alike.
+func (s *Syncer) planInput(z provider.Zone, desired, current []*endpoint.Endpoint, keep Keep, keepNames map[string]string) changes.Input {
+	return changes.Input{
+		Desired:      desired,
+		Current:      current,
+		Registry:     s.Registry,
+		Policy:       s.Policy,
+		ManagedTypes: s.ManagedTypes,
+		Limits:       s.Provider.Limits(),
+		DomainFilter: s.DomainFilter,
+		Zone:         z.Name,
+		Keep:         keep.Resources,
+		KeepAll:      keep.All,
+		KeepNames:    keepNames,
+	}
+}
+
 // syncZone plans zone z and applies its batches; moving names the owned records kept
 // because their name moves to a more specific zone that has not taken it.
 func (s *Syncer) syncZone(ctx context.Context, z provider.Zone, desired []*endpoint.Endpoint, keep Keep, moving map[string]string, rep *Report, log *slog.Logger) ZoneReport {
@@ -274,19 +293,7 @@ func (s *Syncer) syncZone(ctx context.Context, z provider.Zone, desired []*endpo
 			keepNames[name] = why
 		}
 	}
-	in := changes.Input{
-		Desired:      desired,
-		Current:      current,
-		Registry:     s.Registry,
-		Policy:       s.Policy,
-		ManagedTypes: s.ManagedTypes,
-		Limits:       s.Provider.Limits(),
-		DomainFilter: s.DomainFilter,
-		Zone:         z.Name,
-		Keep:         keep.Resources,
-		KeepAll:      keep.All,
-		KeepNames:    keepNames,
-	}
+	in := s.planInput(z, desired, current, keep, keepNames)
 	zr.Changes = changes.Calculate(in)
 	zr.current = current
 	s.guard(ctx, &zr, in, current, log)

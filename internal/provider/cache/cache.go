@@ -265,7 +265,7 @@ func applyBatch(records []*endpoint.Endpoint, batch changes.Batch) []*endpoint.E
 		if c.Endpoint == nil {
 			continue
 		}
-		s := stored(c.Endpoint)
+		s := Stored(c.Endpoint)
 		k := s.Key()
 		if _, seen := final[k]; !seen {
 			order = append(order, k)
@@ -317,7 +317,7 @@ var hostnameTypes = map[string]bool{
 	endpoint.TypePTR: true, endpoint.TypeMX: true, endpoint.TypeSRV: true,
 }
 
-// stored returns the set e writes as the Route 53 provider (crossfade's one provider) lists
+// Stored returns the set e writes as the Route 53 provider (crossfade's one provider) lists
 // it afterwards, so that the cache holds what a fresh listing would and a reconcile over it
 // plans nothing new. A provider that reads its writes back otherwise needs its own rules
 // here. The rules mirror route53's toRecordSet and toEndpoint; TestWrittenFormIsListedForm
@@ -339,7 +339,7 @@ var hostnameTypes = map[string]bool{
 // the target), which only the provider knows. The cache keeps an explicit id as written;
 // the planner ignores the property (Endpoint.SameRecord), and a DELETE rendered from either
 // form names the same zone.
-func stored(e *endpoint.Endpoint) *endpoint.Endpoint {
+func Stored(e *endpoint.Endpoint) *endpoint.Endpoint {
 	s := &endpoint.Endpoint{
 		Name:          endpoint.NormalizeName(e.Name),
 		Type:          strings.ToUpper(e.Type),
