@@ -101,8 +101,9 @@ func TestRefusedBeforeSending(t *testing.T) {
 				theirs := owned(t, rec("app.example.com", "A", "192.0.2.2"), "green", "service/default/g")[1:]
 				return append(mine, theirs...)
 			},
-			desired:   []*endpoint.Endpoint{from(rec("app.example.com", "A", "192.0.2.1"), "service/default/app")},
-			conflicts: []string{`TXT a-app.example.com is taken by owner "green"`},
+			desired: []*endpoint.Endpoint{from(rec("app.example.com", "A", "192.0.2.1"), "service/default/app")},
+			// cname- names blue and a- green: the alias is nobody's, and nothing is written.
+			conflicts: []string{"exists as simple A record app.example.com -> lb.example.com with no owner"},
 		},
 		{
 			name: "alias becomes a plain record: the old ownership record goes, the new one comes",

@@ -446,6 +446,15 @@ func ownershipNames(reg changes.Registry, name string, current, desired []*endpo
 			out = append(out, o.Name)
 		}
 	}
+	// The records themselves too: an alias A's ownership has a second form ("cname-")
+	// that a bare record of its type does not ask for, whatever the managed types.
+	for _, e := range slices.Concat(current, desired) {
+		if e.Name == name && e.Type != endpoint.TypeTXT {
+			for _, o := range reg.For(e) {
+				out = append(out, o.Name)
+			}
+		}
+	}
 	return out
 }
 

@@ -349,6 +349,7 @@ func TestChangeLog(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
 		untaken   bool // no take before the events
+		stopped   bool // an informer stopped after the events (its CRD removed)
 		events    []any
 		want      ObjectChanges
 		wantAfter ObjectChanges // the take after that one, with no event between
@@ -363,6 +364,7 @@ func TestChangeLog(t *testing.T) {
 		{name: "a slice of no Service", events: []any{slice(nil)}, want: ObjectChanges{}},
 		{name: "a Node", events: []any{svc, &corev1.Node{}}, want: ObjectChanges{All: true}},
 		{name: "another kind after a Service", events: []any{svc, &corev1.Namespace{}, svc}, want: ObjectChanges{All: true}},
+		{name: "an informer stopped after a Service", events: []any{svc}, stopped: true, want: ObjectChanges{All: true}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var l changeLog
@@ -371,6 +373,9 @@ func TestChangeLog(t *testing.T) {
 			}
 			for _, e := range tc.events {
 				l.add(e)
+			}
+			if tc.stopped {
+				l.all()
 			}
 			if got := l.take(); !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("take: %+v, want %+v", got, tc.want)

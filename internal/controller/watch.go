@@ -421,6 +421,10 @@ func (w *Watcher) discover(ctx context.Context) (confirming bool) {
 			}
 			k.stop()
 			k.informer, k.list, k.stop, k.logged = nil, nil, nil, false
+			// A stopped informer sends no Delete events for the objects it held: the next
+			// reconcile must read everything, not follow the changes it was told of.
+			w.changes.all()
+			w.notify()
 			if version == "" {
 				// Confirmed above: absent now, without another round of polls.
 				k.absent, k.unknown = true, nil

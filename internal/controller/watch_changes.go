@@ -35,6 +35,13 @@ func (w *Watcher) touched(obj any) {
 	w.notify()
 }
 
+// all notes that more changed than the log can say: the next take reads everything.
+func (l *changeLog) all() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.followed = false
+}
+
 func (l *changeLog) add(obj any) {
 	if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = t.Obj

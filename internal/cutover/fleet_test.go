@@ -426,6 +426,48 @@ func TestFleetPartialWriteResumes(t *testing.T) {
 	f.wantAllAt(t, "blue=0 green=100")
 }
 
+// TestFleetStopsSendingAfterAFailure: once one zone's batch fails, no zone not yet sent
+// is written: 12 zones, at most 10 in flight, the first refused; the zones still waiting
+// for a slot (z10, z11) keep their weights, and the partial write names them as failed.
+func TestFleetStopsSendingAfterAFailure(t *testing.T) {
+	zones := make([]string, 12)
+	for i := range zones {
+		zones[i] = fmt.Sprintf("z%02d.example.com", i)
+	}
+	f := newFleet(t, sandbox.Config{}, zones, 1)
+	failed := make(chan struct{})
+	dns := &zoneDNS{DNS: f.dns, fail: func(zone string, n int) error {
+		if zone == "z00.example.com" {
+			defer close(failed)
+			return errors.New("AccessDenied: not authorized to change zone z00")
+		}
+		return nil
+	}}
+	dns.before = func(zone string, n int) {
+		if zone != "z00.example.com" {
+			// The zones in flight beside z00 land after its failure has been seen: a
+			// slot frees only then, and what starts in it must not be sent.
+			<-failed
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	cfg := f.config(t, f.plan(t, "stop", 100), dns)
+	_, err := cutover.Run(context.Background(), cfg, false)
+	var pw *lr53.PartialWriteError
+	if !errors.As(err, &pw) {
+		t.Fatalf("run: %v; want a partial write", err)
+	}
+	a, _ := f.weights(t)
+	for _, z := range []string{"z10.example.com", "z11.example.com"} {
+		if got := a["app000."+z]; got != "blue=100 green=0" {
+			t.Errorf("%s: %s after another zone's batch failed; want it not written (blue=100 green=0)", z, got)
+		}
+		if !slices.Contains(pw.Failed, z) {
+			t.Errorf("partial write names %v failed; want %s among them", pw.Failed, z)
+		}
+	}
+}
+
 // TestFleetReleasesEveryZone: `cutover release --force` after a fleet cutover deletes the
 // authority records of every zone, one batch per zone, and says how many.
 func TestFleetReleasesEveryZone(t *testing.T) {

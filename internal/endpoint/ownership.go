@@ -107,6 +107,12 @@ type Ownership struct {
 	ownerAt, ownerLen int32
 }
 
+// Owner is the owner label's value, "" when there is none.
+func (o Ownership) Owner() string {
+	owner, _ := o.owner()
+	return owner
+}
+
 // owner returns the owner label and whether there is one.
 func (o Ownership) owner() (string, bool) {
 	if o.ownerLen < 0 {

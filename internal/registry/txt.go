@@ -125,6 +125,14 @@ type owned struct {
 	txt       *endpoint.Endpoint
 }
 
+// owner is the owner the ownership record names.
+func (o owned) owner() string {
+	if o.labels != nil {
+		return o.labels[endpoint.OwnerLabel]
+	}
+	return o.ownership.Owner()
+}
+
 // Read separates ownership TXT records from the rest and labels each record with its
 // owner: the type-prefixed TXT wins, the legacy same-name form is read when there is none
 // (except for AAAA, as external-dns does). It sets the Labels of the records it is given
@@ -190,7 +198,7 @@ func (r *TXT) read(records []*endpoint.Endpoint, lazy bool) Zone {
 			continue
 		}
 		var o owned
-		ok := false
+		ok, disputed := false, false
 		if k := r.ownerKey(rec, rec.Type); z.unique && next < len(entries) && entries[next].key == k {
 			o, ok = entries[next], true
 			next++
@@ -205,16 +213,24 @@ func (r *TXT) read(records []*endpoint.Endpoint, lazy bool) Zone {
 			k := r.ownerKey(rec, "")
 			k.typ = endpoint.TypeA
 			if a, found := z.owner(k); found {
-				if !ok {
+				switch {
+				case ok && a.owner() != o.owner():
+					// The two forms name two owners (one of them a leftover of a release
+					// that deleted only its own form): the record is nobody's, so that no
+					// one deletes it on a stale claim; writing it is a conflict.
+					o, ok, disputed = owned{}, false, true
+				case !ok:
 					o, ok = a, true
 				}
-				if z.Other == nil {
-					z.Other = map[endpoint.Key]*endpoint.Endpoint{}
+				if !disputed {
+					if z.Other == nil {
+						z.Other = map[endpoint.Key]*endpoint.Endpoint{}
+					}
+					z.Other[rec.Key()] = a.txt
 				}
-				z.Other[rec.Key()] = a.txt
 			}
 		}
-		if !ok && rec.Type != endpoint.TypeAAAA {
+		if !ok && !disputed && rec.Type != endpoint.TypeAAAA {
 			if o, ok = z.owner(r.ownerKey(rec, "")); ok {
 				if z.LegacyOnly == nil {
 					z.LegacyOnly = map[endpoint.Key]bool{}

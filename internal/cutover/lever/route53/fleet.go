@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/crossfade-io/crossfade/internal/changes"
 	"github.com/crossfade-io/crossfade/internal/cutover/lever"
@@ -334,12 +335,20 @@ func (d *fleetLever) Write(ctx context.Context, f *fleet, c lever.Change, env le
 	}
 	// The runner's Read, Drift and BeforeSend are not made to be called at once.
 	var mu sync.Mutex
+	// Once a batch fails, no zone not yet sent is written: a step's weights land in the
+	// zones already sent at most, never in the rest of a fleet that is no longer measured
+	// (the run stops on the error).
+	var stop atomic.Bool
 	zones := byZone(units)
 	inParallel(len(zones), func(i int) {
 		// A zone's batches go one after the other: Route 53 applies a zone's changes in
 		// order, so the last one's INSYNC covers the zone's (InEffect asks after it only).
 		for _, u := range zones[i] {
+			if stop.Load() {
+				return
+			}
 			if d.writeUnit(ctx, u, c, env, &mu); u.err != nil {
+				stop.Store(true)
 				return
 			}
 		}
