@@ -500,3 +500,51 @@ func TestIncrementalWriteFailure(t *testing.T) {
 		t.Errorf("zone %v: want a.example.com at 10.0.0.2", e.state(t))
 	}
 }
+
+// TestIncrementalAliasOwnershipForms: with the managed types A and AAAA (no CNAME), an
+// alias A that an incremental reconcile created is moved by the next one like the full
+// path moves it: the "cname-" ownership form, which a bare A does not ask for, is planned
+// with its name (else its CREATE would find it standing, and Route 53 refuse the batch).
+func TestIncrementalAliasOwnershipForms(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t)
+	zones := cache.New(e.p, cache.Config{Resync: time.Hour})
+	reg, err := registry.New(registry.Config{OwnerID: "inc"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := source.New(source.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"t1.example.com", "t2.example.com"} {
+		if err := e.p.Apply(ctx, e.zone, changes.Batch{{Action: changes.Create, Endpoint: &endpoint.Endpoint{Name: n, Type: "A", Targets: endpoint.Targets{"192.0.2.1"}, TTL: 60}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	syncer := &Syncer{Provider: zones, Registry: reg, Policy: changes.Sync, ManagedTypes: []string{"A", "AAAA"}, Refusals: &Refusals{}}
+	objs := newMemServices()
+	ctl, err := New(objs, Config{Syncer: syncer, Source: src, Interval: time.Hour, Incremental: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ext := func(target string) *corev1.Service {
+		return &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "b", Annotations: map[string]string{
+			"external-dns.alpha.kubernetes.io/hostname": "b.example.com", "external-dns.alpha.kubernetes.io/alias": "true"}},
+			Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeExternalName, ExternalName: target}}
+	}
+	objs.put("a", lbService("a", "a.example.com", "10.0.0.1", nil))
+	if _, err := ctl.ReconcileOnce(ctx); err != nil {
+		t.Fatalf("first reconcile: %v", err)
+	}
+	for _, target := range []string{"t1.example.com", "t2.example.com"} {
+		objs.put("b", ext(target))
+		rep, err := ctl.ReconcileOnce(ctx)
+		if err != nil || !rep.Incremental || len(rep.Zones[0].Refused) > 0 {
+			t.Fatalf("b -> %s: incremental %v, err %v, refused %+v; want an incremental reconcile that lands", target, rep.Incremental, err, rep.Zones[0].Refused)
+		}
+		if st := e.state(t); !slices.ContainsFunc(st, func(l string) bool { return strings.HasPrefix(l, "b.example.com A") && strings.Contains(l, target) }) {
+			t.Fatalf("b -> %s: zone %v", target, st)
+		}
+	}
+}
