@@ -160,14 +160,7 @@ func TestIncrementalEqualsFull(t *testing.T) {
 			ctx := context.Background()
 			e := newEnv(t)
 			zones := cache.New(e.p, cache.Config{Resync: time.Hour})
-			reg, err := registry.New(registry.Config{OwnerID: "inc"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			src, err := source.New(source.Config{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			reg, src := incParts(t)
 			syncer := &Syncer{Provider: zones, Registry: reg, Policy: changes.Sync, ManagedTypes: changes.DefaultManagedTypes, Refusals: &Refusals{}}
 			objs := newMemServices()
 			ctl, err := New(objs, Config{Syncer: syncer, Source: src, Interval: time.Hour, Incremental: true})
@@ -417,14 +410,7 @@ func TestIncrementalPath(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
 			e := newEnv(t)
-			reg, err := registry.New(registry.Config{OwnerID: "inc"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			src, err := source.New(source.Config{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			reg, src := incParts(t)
 			var logs strings.Builder
 			syncer := &Syncer{Provider: cache.New(e.p, cache.Config{Resync: time.Hour}), Registry: reg, Policy: changes.Sync}
 			objs := newMemServices()
@@ -464,14 +450,7 @@ func TestIncrementalPath(t *testing.T) {
 func TestIncrementalWriteFailure(t *testing.T) {
 	ctx := context.Background()
 	e := newEnv(t)
-	reg, err := registry.New(registry.Config{OwnerID: "inc"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	src, err := source.New(source.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	reg, src := incParts(t)
 	syncer := &Syncer{Provider: cache.New(e.p, cache.Config{Resync: time.Hour}), Registry: reg, Policy: changes.Sync}
 	objs := newMemServices()
 	ctl, err := New(objs, Config{Syncer: syncer, Source: src, Interval: time.Hour, Incremental: true})
@@ -509,14 +488,7 @@ func TestIncrementalAliasOwnershipForms(t *testing.T) {
 	ctx := context.Background()
 	e := newEnv(t)
 	zones := cache.New(e.p, cache.Config{Resync: time.Hour})
-	reg, err := registry.New(registry.Config{OwnerID: "inc"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	src, err := source.New(source.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	reg, src := incParts(t)
 	for _, n := range []string{"t1.example.com", "t2.example.com"} {
 		if err := e.p.Apply(ctx, e.zone, changes.Batch{{Action: changes.Create, Endpoint: &endpoint.Endpoint{Name: n, Type: "A", Targets: endpoint.Targets{"192.0.2.1"}, TTL: 60}}}); err != nil {
 			t.Fatal(err)
@@ -547,4 +519,19 @@ func TestIncrementalAliasOwnershipForms(t *testing.T) {
 			t.Fatalf("b -> %s: zone %v", target, st)
 		}
 	}
+}
+
+// incParts are the registry (owner "inc") and the default source the incremental tests'
+// controllers publish with.
+func incParts(t *testing.T) (*registry.TXT, *source.Source) {
+	t.Helper()
+	reg, err := registry.New(registry.Config{OwnerID: "inc"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := source.New(source.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return reg, src
 }
