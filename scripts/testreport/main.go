@@ -1,6 +1,8 @@
 // Command testreport reads `go test -json` on stdin and prints what `go test` prints
 // without -json (each package's ok/FAIL line, the full output of failing tests, build
-// errors), then how many tests were skipped and which, with the reason each gave.
+// errors), then the slowest tests, how many tests were skipped and which, with the reason
+// each gave, and last the failed tests, each with its last message: a CI log's tail alone
+// says what failed and why.
 // It exits 1 if a test or package failed (a build failure, a panic, a timeout, a stream
 // that ended before its package did) and, under CI=true, if any test was skipped: CI
 // installs everything the tests need, so there a skip is a test that silently never ran.
@@ -15,6 +17,7 @@ import (
 	"io"
 	"os"
 	"regexp"
+	"sort"
 	"strings"
 )
 
@@ -31,12 +34,28 @@ type event struct {
 	Output      string
 	ImportPath  string
 	FailedBuild string
+	Elapsed     float64 // seconds, on a test's or package's pass and fail
 }
 
 // skip is one skipped test and the reason it gave.
 type skip struct {
 	pkg, test, reason string
 }
+
+// failure is one failed test (or package, test empty) and the last message it logged.
+type failure struct {
+	name, reason string
+}
+
+// timing is how long one top-level test ran.
+type timing struct {
+	name    string
+	seconds float64
+}
+
+// slowestShown is how many of the slowest tests the summary lists: enough to see where
+// a suite's time goes without a -v log.
+const slowestShown = 10
 
 // pkgState is what has been read of one package's run so far.
 type pkgState struct {
@@ -55,7 +74,8 @@ type reader struct {
 	pkgs    map[string]*pkgState
 	started []string // package names in start order, to report unfinished ones
 	skipped []skip
-	failed  []string // "pkg TestName" of failed tests, "pkg" of failed packages
+	failed  []failure // "pkg TestName" of failed tests, "pkg" of failed packages
+	timings []timing  // top-level tests that ended
 }
 
 // report copies the stream in to out as go test would print it and returns the exit
@@ -85,7 +105,7 @@ func report(in io.Reader, out io.Writer, ci bool) int {
 			// was cut. What the package printed is all there is to show.
 			r.printUnfinished(p)
 			fmt.Fprintf(out, "FAIL\t%s [no result: the go test -json stream ended first]\n", name)
-			r.failed = append(r.failed, name)
+			r.failed = append(r.failed, failure{name: name, reason: "no result: the go test -json stream ended first"})
 		}
 	}
 	return r.summary(ci, broken)
@@ -130,7 +150,7 @@ func (r *reader) event(e event) {
 		for _, l := range p.out {
 			fmt.Fprint(r.out, l)
 		}
-		r.failed = append(r.failed, e.Package)
+		r.failed = append(r.failed, failure{name: e.Package})
 		delete(r.pkgs, e.Package)
 	}
 }
@@ -149,14 +169,23 @@ func (r *reader) testEvent(p *pkgState, e event) {
 		}
 		p.tests[e.Test] = append(p.tests[e.Test], e.Output)
 	case "pass":
+		r.timed(e)
 		delete(p.tests, e.Test)
 	case "skip":
 		r.skipped = append(r.skipped, skip{pkg: e.Package, test: e.Test, reason: skipReason(p.tests[e.Test])})
 		delete(p.tests, e.Test)
 	case "fail":
 		printTest(r.out, p.tests[e.Test])
-		r.failed = append(r.failed, e.Package+" "+e.Test)
+		r.timed(e)
+		r.failed = append(r.failed, failure{name: e.Package + " " + e.Test, reason: lastMessage(p.tests[e.Test])})
 		delete(p.tests, e.Test)
+	}
+}
+
+// timed records how long a top-level test ran (a subtest's time is in its parent's).
+func (r *reader) timed(e event) {
+	if !strings.Contains(e.Test, "/") {
+		r.timings = append(r.timings, timing{name: e.Package + " " + e.Test, seconds: e.Elapsed})
 	}
 }
 
@@ -187,22 +216,42 @@ var logLine = regexp.MustCompile(`^\s+\S+\.go:\d+: `)
 // skipReason is the message a skipped test gave: its last logged line (t.Skip logs its
 // message last), without indentation.
 func skipReason(lines []string) string {
-	reason := ""
+	if reason := lastMessage(lines); reason != "" {
+		return reason
+	}
+	return "(no reason given)"
+}
+
+// messageShown bounds a failure's message in the summary; the whole output is above it.
+const messageShown = 300
+
+// lastMessage is the first line of the last t.Log, t.Error, t.Fatal or t.Skip message in
+// a test's output (t.Fatal and t.Skip log theirs last), without indentation, cut to
+// messageShown bytes; "" if there is none.
+func lastMessage(lines []string) string {
+	msg := ""
 	for _, l := range lines {
 		if logLine.MatchString(l) {
-			reason = strings.TrimSpace(l)
+			msg = strings.TrimSpace(l)
 		}
 	}
-	if reason == "" {
-		return "(no reason given)"
+	if len(msg) > messageShown {
+		msg = msg[:messageShown] + " …"
 	}
-	return reason
+	return msg
 }
 
 // summary prints the skipped and failed tests and returns the exit status.
 func (r *reader) summary(ci, broken bool) int {
 	w := r.out
 	fmt.Fprintln(w)
+	if len(r.timings) > 0 {
+		sort.SliceStable(r.timings, func(i, j int) bool { return r.timings[i].seconds > r.timings[j].seconds })
+		fmt.Fprintln(w, "slowest tests:")
+		for _, t := range r.timings[:min(slowestShown, len(r.timings))] {
+			fmt.Fprintf(w, "  %7.1fs  %s\n", t.seconds, t.name)
+		}
+	}
 	fmt.Fprintf(w, "%d %s skipped\n", len(r.skipped), plural(len(r.skipped), "test", "tests"))
 	for _, s := range r.skipped {
 		fmt.Fprintf(w, "  %s %s: %s\n", s.pkg, s.test, s.reason)
@@ -211,7 +260,11 @@ func (r *reader) summary(ci, broken bool) int {
 	if len(r.failed) > 0 || broken {
 		fmt.Fprintf(w, "FAIL: %d failed (tests, and packages whose binary failed or did not build):\n", len(r.failed))
 		for _, f := range r.failed {
-			fmt.Fprintf(w, "  %s\n", f)
+			if f.reason == "" {
+				fmt.Fprintf(w, "  %s\n", f.name)
+			} else {
+				fmt.Fprintf(w, "  %s: %s\n", f.name, f.reason)
+			}
 		}
 		status = 1
 	}

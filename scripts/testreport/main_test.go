@@ -35,7 +35,7 @@ func TestReport(t *testing.T) {
 			want: []string{"stdout from the failing test\n    f_test.go:11: got 1, want 2\n--- FAIL: TestFail (0.00s)\n",
 				"    f_test.go:15: sub broke\n--- FAIL: TestSub/bad", "--- FAIL: TestSub (0.00s)\n",
 				"FAIL\n" + "FAIL\t" + mod + "fail\t0.003s\n",
-				"FAIL: 4 failed", "  " + mod + "fail TestFail\n", "  " + mod + "fail TestSub/bad\n", "  " + mod + "fail\n"},
+				"FAIL: 4 failed", "  " + mod + "fail TestFail: f_test.go:11: got 1, want 2\n", "  " + mod + "fail TestSub/bad: f_test.go:15: sub broke\n", "  " + mod + "fail\n"},
 			wantNot: []string{"quiet on pass", "=== RUN", "TestSub/ok"}},
 		{name: "skip, developer", streams: []string{"skip"}, wantStatus: 0,
 			wantSkips: []string{
@@ -71,6 +71,25 @@ func TestReport(t *testing.T) {
 			want: []string{"stdout from the failing test\n    f_test.go:11: got 1, want 2\n--- FAIL: TestFail (0.00s)\n",
 				"ok  \t" + mod + "skip\t", "ok  \t" + mod + "pass\t", "FAIL\t" + mod + "fail\t", "FAIL: 4 failed"},
 			wantNot: []string{"looking", "quiet on pass", "=== RUN"}},
+		{name: "slowest tests, subtests not counted", wantStatus: 0,
+			extra: `{"Action":"run","Package":"p","Test":"TestQuick"}
+{"Action":"pass","Package":"p","Test":"TestQuick","Elapsed":0.5}
+{"Action":"run","Package":"p","Test":"TestSlow"}
+{"Action":"run","Package":"p","Test":"TestSlow/part"}
+{"Action":"pass","Package":"p","Test":"TestSlow/part","Elapsed":90}
+{"Action":"pass","Package":"p","Test":"TestSlow","Elapsed":120.25}
+{"Action":"pass","Package":"p","Elapsed":121}
+`,
+			want:    []string{"slowest tests:\n    120.2s  p TestSlow\n      0.5s  p TestQuick\n0 tests skipped\n"},
+			wantNot: []string{"TestSlow/part"}},
+		{name: "a long failure message is cut", wantStatus: 1,
+			extra: `{"Action":"run","Package":"p","Test":"TestLong"}
+{"Action":"output","Package":"p","Test":"TestLong","Output":"    l_test.go:3: ` + strings.Repeat("x", 400) + `\n"}
+{"Action":"output","Package":"p","Test":"TestLong","Output":"        a second line\n"}
+{"Action":"fail","Package":"p","Test":"TestLong","Elapsed":1}
+{"Action":"fail","Package":"p","Elapsed":1}
+`,
+			want: []string{"  p TestLong: l_test.go:3: " + strings.Repeat("x", 300-len("l_test.go:3: ")) + " …\n  p\n"}},
 		{name: "not an event", extra: "go: downloading example.com/x v1.0.0\n", streams: []string{"pass"}, wantStatus: 0,
 			want: []string{"go: downloading example.com/x v1.0.0\n", "ok  \t" + mod + "pass\t"}},
 	} {
