@@ -251,7 +251,10 @@ func (d *DNS) Check(ctx context.Context, s Step) Result {
 	}
 	want := expectedShares(s.Weights)
 	var next atomic.Uint64 // round robin over the servers across the whole check
-	var problems, summary, notApplicable []string
+	// The check samples its records in the rotation's order (suspects first, in a
+	// shuffle by the gate's seed); its detail lists them in the plan's, so that two checks
+	// of the same records read alike.
+	var problems, summary, notApplicable byRecord
 	var empty, other, unanswered, judged int
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -273,7 +276,7 @@ func (d *DNS) Check(ctx context.Context, s Step) Result {
 			return r.fail(err)
 		}
 		r.Pass = false
-		r.Detail = strings.Join(problems, "; ") + " — and the check ended on " + err.Error()
+		r.Detail = problems.join() + " — and the check ended on " + err.Error()
 		return r
 	}
 	for _, ri := range picked.idx {
@@ -351,7 +354,7 @@ func (d *DNS) Check(ctx context.Context, s Step) Result {
 			if len(aliases) > 0 {
 				line += "; " + strings.Join(aliases, "; ")
 			}
-			notApplicable = append(notApplicable, line+")")
+			notApplicable = notApplicable.add(ri, line+")")
 			outcome[ri] = nameNotApplicable
 			continue
 		}
@@ -383,12 +386,12 @@ func (d *DNS) Check(ctx context.Context, s Step) Result {
 		if t.unanswered > 0 {
 			line += fmt.Sprintf(" (%d queries unanswered, e.g. %s)", t.unanswered, t.examples[classUnanswered])
 		}
-		summary = append(summary, line)
+		summary = summary.add(ri, line)
 		if n := t.counts[classEmpty]; n > 0 {
-			problems = append(problems, fmt.Sprintf("%s: %d of %d answers empty (e.g. %s)", key, n, t.total, t.examples[classEmpty]))
+			problems = problems.add(ri, fmt.Sprintf("%s: %d of %d answers empty (e.g. %s)", key, n, t.total, t.examples[classEmpty]))
 		}
 		if n := t.counts[classOther]; n > 0 {
-			problems = append(problems, fmt.Sprintf("%s: %d of %d answers matched no member (e.g. %s)", key, n, t.total, t.examples[classOther]))
+			problems = problems.add(ri, fmt.Sprintf("%s: %d of %d answers matched no member (e.g. %s)", key, n, t.total, t.examples[classOther]))
 		}
 		// Shares are only worth a word when every answer was a member's: otherwise they are
 		// off because of the answers above, and saying so twice hides the cause.
@@ -397,7 +400,7 @@ func (d *DNS) Check(ctx context.Context, s Step) Result {
 			for _, id := range bad {
 				off = append(off, fmt.Sprintf("%s %s vs %s written", id, fmtPct(got[id]), fmtPct(want[id])))
 			}
-			problems = append(problems, fmt.Sprintf("%s: share off by more than %s: %s (%d answers)",
+			problems = problems.add(ri, fmt.Sprintf("%s: share off by more than %s: %s (%d answers)",
 				key, fmtPct(d.tolerance), strings.Join(off, ", "), t.total))
 		}
 		switch {
@@ -423,13 +426,13 @@ func (d *DNS) Check(ctx context.Context, s Step) Result {
 	r.set("unanswered", float64(unanswered))
 	r.set("judged", float64(judged))
 	r.Pass = len(problems) == 0
-	r.Detail = strings.Join(append(summary, notApplicable...), "; ")
+	r.Detail = append(summary, notApplicable...).join()
 	if coverage != "" {
 		r.Detail = coverage + " — " + r.Detail
 	}
 	switch {
 	case !r.Pass:
-		r.Detail = strings.Join(problems, "; ") + " — " + r.Detail
+		r.Detail = problems.join() + " — " + r.Detail
 	case len(d.rot.judged) < len(s.Records):
 		// Part of the records judged: the step holds on until the rotation has judged
 		// them all (see the type's comment).
@@ -717,4 +720,28 @@ func (d *DNS) deviations(t *tally, want map[string]float64) []string {
 		}
 	}
 	return bad
+}
+
+// recordLine is one line of a check's detail, with the index of the record it is about.
+type recordLine struct {
+	record int
+	text   string
+}
+
+// byRecord are a check's lines about its records, listed by join in the plan's order.
+type byRecord []recordLine
+
+// add returns l with text, a line about record ri.
+func (l byRecord) add(ri int, text string) byRecord { return append(l, recordLine{ri, text}) }
+
+// join lists the lines in the plan's order of their records (a record's own lines in the
+// order they were added), separated by "; ".
+func (l byRecord) join() string {
+	sorted := slices.Clone(l)
+	slices.SortStableFunc(sorted, func(a, b recordLine) int { return a.record - b.record })
+	out := make([]string, len(sorted))
+	for i, x := range sorted {
+		out[i] = x.text
+	}
+	return strings.Join(out, "; ")
 }

@@ -326,3 +326,31 @@ func TestDNSGateFailureNotHiddenByUnmeasured(t *testing.T) {
 		t.Fatalf("pass %v err %q detail %q: want a failure naming wrong.example.com, and lost.example.com's error after it", res.Pass, res.Err, res.Detail)
 	}
 }
+
+// TestDNSGateDetailInPlanOrder: a check samples its records in the rotation's shuffled
+// order, yet its detail lists them in the plan's, whatever the seed: two checks of the
+// same records read alike (a person comparing them, a page quoting one).
+func TestDNSGateDetailInPlanOrder(t *testing.T) {
+	const n = 6
+	z := startZone(t)
+	s := fleetStep(t, z, n)
+	for seed := uint64(1); seed <= 8; seed++ {
+		d, err := NewDNS("dns-1", spec.DNSGate{Servers: []string{z.sb.DNSAddr()}, Samples: 10}, WithSeed(seed))
+		if err != nil {
+			t.Fatal(err)
+		}
+		res := d.Check(context.Background(), s)
+		if !res.Pass {
+			t.Fatalf("seed %d: check of correct records failed: %s (%s)", seed, res.Detail, res.Err)
+		}
+		at := -1
+		for i := range n {
+			key := fmt.Sprintf("app%04d.example.com/A: ", i)
+			j := strings.Index(res.Detail, key)
+			if j <= at {
+				t.Fatalf("seed %d: %q at %d, after the record before it (at %d): want the plan's order: %s", seed, key, j, at, res.Detail)
+			}
+			at = j
+		}
+	}
+}
