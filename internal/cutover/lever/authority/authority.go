@@ -19,8 +19,10 @@ package authority
 //     while, and reads again. A key still there is a runner that holds the resources: it
 //     stops with *HeldError naming it. None: it tags again (up to lever.CASAttempts times).
 //   - Every read before a write (and at every check of a hold) reads the tags after the
-//     resources: another runner's key refuses the read (*HeldError); its own key gone,
-//     after it held them, stops it (someone released the weights).
+//     resources: another runner's key refuses the read (*HeldError), unless this runner
+//     holds them and its own key is still there (a contender about to step back; the
+//     next write's hold waits it out, as above); its own key gone, after it held them,
+//     stops it (someone released the weights).
 //   - An abort, and `cutover release --force`, take the resources over: they add their own
 //     key, remove every other runner's key of the cutover, and read again until only
 //     theirs is left; the runner they took over from is refused at its next read.
@@ -225,6 +227,14 @@ func (a *Protocol) Check(h *Hold, t *Tagged, tags []Tag, o lever.ReadOptions) (s
 	case auth.foreign != "":
 		// One authority per weight (safety rule 3): never another cutover's resources.
 		return a.foreignProblem(t, auth.foreign), nil
+	case len(auth.others) > 0 && o.Held && auth.mine && !o.Takeover:
+		// This runner holds them and its key is still there: the other key is a runner
+		// of the cutover racing for them, which sees this key and steps back, or an
+		// abort taking them over, which removes this key next, and the read after that
+		// stops this run. Refusing now would stop the holder because of a contender
+		// already backing off, and leave the weights mid-cutover with nobody running
+		// it. The rival is noted in t: the next write goes through Hold, which writes
+		// nothing while another key stays.
 	case len(auth.others) > 0 && !o.Takeover:
 		return "", &lever.HeldError{Cutover: h.Cutover, Tag: fmt.Sprintf("tag %s on %s", auth.others[0], t.Name), Holder: auth.holders[0]}
 	case len(auth.others) > 0:

@@ -61,6 +61,13 @@ func TestAuthorityTagsRead(t *testing.T) {
 			{"another cutover's", []placed{{levertest.OnFirst, authority.Key("api", "c0c0c0c0c0c0c0c0"), "c0c0c0c0c0c0c0c0@ci:7"}}, false, lever.ReadOptions{Runner: me, Takeover: true},
 				h.NotReady + first.Name + " (" + first.ARN + "): its weights are held by cutover api (tag crossfade.io/cutover/api/c0c0c0c0c0c0c0c0 = c0c0c0c0c0c0c0c0@ci:7): finish or release that cutover first", false, nil, ""},
 			{"a key that only looks like one", []placed{{levertest.OnFirst, "crossfade.io/cutover-" + h.Cutover, "x"}, {levertest.OnLast, "crossfade.io/cutover/" + h.Cutover, "y"}}, false, lever.ReadOptions{Runner: me}, "", false, nil, ""},
+			// A contender's key beside this runner's, while it holds them: the contender
+			// steps back on seeing this key; the holder reads on (its next write waits the
+			// key out: TestAuthorityTagsContender).
+			{"another runner's beside this runner's, while it holds them", []placed{{levertest.OnEvery, mine, authority.Value(me)}, {levertest.OnLast, bobs, authority.Value(bob)}}, false, lever.ReadOptions{Runner: me, Held: true},
+				"", true, nil, ""},
+			{"another runner's beside this runner's, before it held them", []placed{{levertest.OnEvery, mine, authority.Value(me)}, {levertest.OnLast, bobs, authority.Value(bob)}}, false, lever.ReadOptions{Runner: me},
+				"its weights are held by another runner, runner b0b0b0b0b0b0b0b0@bob-desk:22", false, nil, ""},
 			{"this runner's, gone after it held them", []placed{{levertest.OnAllButLast, mine, authority.Value(me)}}, false, lever.ReadOptions{Runner: me, Held: true},
 				"cutover " + h.Cutover + ": its authority tag " + mine + " is gone from " + last.Name + " (" + last.ARN + "): while this runner held " + h.Held + ", another runner took them over", false, nil, ""},
 			{"a resource with 50 tags", nil, true, lever.ReadOptions{Runner: me}, "", false, nil, first.Name + " (" + first.ARN + ") " + h.TooMany},
@@ -174,6 +181,45 @@ func TestAuthorityTagsWrite(t *testing.T) {
 		}
 		if got := h.State(t); got != h.AtFrom {
 			t.Errorf("weights %s: want bob's rollback (%s) kept", got, h.AtFrom)
+		}
+	})
+}
+
+// TestAuthorityTagsContender: a runner that holds the resources reads on past another
+// runner's key beside its own (a contender about to step back; refusing the read would
+// stop the holder mid-cutover), but its next write sends no weight while that key stays
+// (a contender that died before stepping back): it is refused naming the other runner.
+func TestAuthorityTagsContender(t *testing.T) {
+	levertest.ForEachTagLever(t, func(t *testing.T, h *levertest.TagLever) {
+		ctx := context.Background()
+		me := registry.Runner{Token: "a11ce0a11ce0a11c", Host: "alice-laptop", PID: 11}
+		bob := registry.Runner{Token: "b0b0b0b0b0b0b0b0", Host: "bob-desk", PID: 22}
+		h.Reset(t)
+		lv := h.Lever(h.Plan(h.Cutover), nil)
+		s, err := lv.Read(ctx, lever.ReadOptions{Runner: me})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := lv.Write(ctx, s, lever.Change{Weights: map[string]int64{"blue": 50, "green": 50}}, levertest.Env()); err != nil {
+			t.Fatal(err)
+		}
+		h.Put(t, levertest.OnLast, authority.Key(h.Cutover, bob.Token), authority.Value(bob))
+		c := levertest.NewCalls()
+		lv = h.Lever(h.Plan(h.Cutover), c)
+		s, err = lv.Read(ctx, lever.ReadOptions{Runner: me, Held: true})
+		if err != nil {
+			t.Fatalf("the holder's read with a contender's key beside its own: %v, want it read", err)
+		}
+		_, err = lv.Write(ctx, s, lever.Change{Weights: map[string]int64{"blue": 0, "green": 100}}, levertest.Env())
+		var held *lever.HeldError
+		if !errors.As(err, &held) || held.Holder.Token != bob.Token {
+			t.Fatalf("the holder's write while the contender's key stays: %v, want *lever.HeldError naming bob", err)
+		}
+		if n := h.Writes(c); n > 0 {
+			t.Errorf("the holder sent %d weight writes while another runner's key stood", n)
+		}
+		if got := h.State(t); got != h.AtHalf {
+			t.Errorf("weights %s, want the holder's step kept (%s): the refused write landed", got, h.AtHalf)
 		}
 	})
 }
