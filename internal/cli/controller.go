@@ -354,13 +354,7 @@ func (f *ControllerOptions) cutoverRunner(ctx context.Context, env ControllerEnv
 	if err != nil {
 		return reconciler.Config{}, fmt.Errorf("--cutovers: %w", err)
 	}
-	// The Route 53 lever reads the zone live (not the publisher's cache) and is not
-	// limited by --domain-filter, --zone-id-filter or --aws-zone-type: a plan names its
-	// zone, as for `cutover run`.
-	r53 := route53.Config{Endpoint: f.route53.Endpoint, Region: f.route53.Region, MaxRetries: f.route53.MaxRetries,
-		MaxBackoff: f.route53.MaxBackoff, APIOptions: f.route53.APIOptions, Logger: log,
-		// The publisher's bucket: the cutovers and the publisher keep within one rate.
-		RequestsPerSecond: f.route53.RequestsPerSecond, Burst: f.route53.Burst, Limiter: Route53Limiter(&f.route53)}
+	r53 := f.cutoverRoute53(log)
 	leverEnv := levers.Env{Registry: reg,
 		AWS: func() (aws.Config, error) {
 			return awsconfig.Load(ctx, awsconfig.Options{Region: r53.Region, MaxRetries: r53.MaxRetries, MaxBackoff: r53.MaxBackoff})
@@ -371,6 +365,20 @@ func (f *ControllerOptions) cutoverRunner(ctx context.Context, env ControllerEnv
 		DNS:              func() (lrroute53.DNS, error) { return route53.New(ctx, r53) }}
 	return reconciler.Config{REST: restCfg, Namespace: f.source.Namespace, Identity: cmp.Or(env.PodName, env.Hostname, "crossfade"),
 		Levers: levers.New(leverEnv), DNSServers: f.cutover.DNSServers, LeaseDuration: f.cutoverLease, Logger: log}, nil
+}
+
+// cutoverRoute53 is the configuration of the cutovers' Route 53 providers. The Route 53
+// lever reads the zone live (not the publisher's cache) and is not limited by
+// --domain-filter, --zone-id-filter or --aws-zone-type: a plan names its zone, as for
+// `cutover run`.
+func (f *ControllerOptions) cutoverRoute53(log *slog.Logger) route53.Config {
+	return route53.Config{Endpoint: f.route53.Endpoint, Region: f.route53.Region, MaxRetries: f.route53.MaxRetries,
+		MaxBackoff: f.route53.MaxBackoff, APIOptions: f.route53.APIOptions, Logger: log,
+		// The publisher's bucket: the cutovers and the publisher keep within one rate. The
+		// numbers stay beside it: with --aws-route53-rate negative there is no bucket
+		// (nil), and a Config without one builds its own from them, so without them a
+		// cutover would be paced at the default rate that the flag turned off.
+		RequestsPerSecond: f.route53.RequestsPerSecond, Burst: f.route53.Burst, Limiter: Route53Limiter(&f.route53)}
 }
 
 // runCutovers is the controller's CutoverRunner over rc: a reconciler with its state in

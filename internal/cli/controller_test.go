@@ -1,13 +1,19 @@
 package cli
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/rest"
+
+	"github.com/crossfade-io/crossfade/internal/provider/route53"
+	"github.com/crossfade-io/crossfade/internal/sandbox/sandboxtest"
 )
 
 // TestSDKRetries: --aws-max-retries 0 retries nothing (awsconfig's 0 is its default).
@@ -120,6 +126,67 @@ func TestControllerCutovers(t *testing.T) {
 			if rc.REST != cfg.REST || rc.Namespace != tc.wantNS || rc.Identity != tc.wantID || strings.Join(rc.DNSServers, ",") != tc.wantDNS || rc.Levers == nil {
 				t.Errorf("cutover runner = REST %p, namespace %q, identity %q, DNS servers %v, levers %v; want REST %p, %q, %q, %q, levers set",
 					rc.REST, rc.Namespace, rc.Identity, rc.DNSServers, rc.Levers != nil, cfg.REST, tc.wantNS, tc.wantID, tc.wantDNS)
+			}
+		})
+	}
+}
+
+// TestControllerCutoversRoute53Pacing: the cutovers' Route 53 providers take their
+// requests from the publisher's bucket, one per process, so that together they keep
+// within --aws-route53-rate; with --aws-route53-rate negative, neither is paced.
+func TestControllerCutoversRoute53Pacing(t *testing.T) {
+	sb := sandboxtest.Start(t)
+	base := []string{"--txt-owner-id=blue", "--source=service", "--master=https://127.0.0.1:6443", "--aws-region=us-east-1",
+		"--cutovers", "--aws-endpoint=" + sb.APIURL()}
+	for _, tc := range []struct {
+		name string
+		args []string
+		// paced is what a call waiting for a request slot says; "" for none.
+		paced string
+	}{
+		{name: "the publisher's bucket", args: []string{"--aws-route53-rate=0.001", "--aws-route53-burst=5"}, paced: "paced at 0.001 requests/s, burst 5"},
+		{name: "no pacing", args: []string{"--aws-route53-rate=-1"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := &ControllerOptions{}
+			c := &cobra.Command{Use: "controller"}
+			o.AddFlags(c.Flags())
+			if err := c.Flags().Parse(append(tc.args, base...)); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := o.Config(t.Context(), ControllerEnv{}, nil); err != nil {
+				t.Fatalf("Config: %v", err)
+			}
+			cfg := o.cutoverRoute53(nil)
+			cfg.Credentials = credentials.NewStaticCredentialsProvider("test", "test", "")
+			dns, err := route53.New(t.Context(), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			bucket := o.route53.Limiter
+			if tc.paced == "" {
+				// No bucket, and a rate that builds none: a Config without a Limiter builds
+				// its own from RequestsPerSecond, at the default rate when it is 0.
+				if bucket != nil || cfg.Limiter != nil || cfg.RequestsPerSecond >= 0 {
+					t.Errorf("publisher's bucket %v, the cutovers' %v at %v/s: want none, and a negative rate", bucket, cfg.Limiter, cfg.RequestsPerSecond)
+				}
+				if _, err := dns.Zones(t.Context()); err != nil {
+					t.Fatalf("Zones: %v", err)
+				}
+				return
+			}
+			// With the publisher's bucket empty (at 0.001 requests a second it refills
+			// nothing meanwhile), a call of the cutovers' provider waits for a slot the
+			// minute it has will not bring: refused at once, naming the bucket. A bucket of
+			// its own would still hold its 5.
+			if !bucket.AllowN(time.Now(), 5) {
+				t.Fatalf("the publisher's bucket holds %.2f requests, want its burst, 5", bucket.Tokens())
+			}
+			ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+			defer cancel()
+			_, err = dns.Zones(ctx)
+			if err == nil || !strings.Contains(err.Error(), "waiting for a request slot ("+tc.paced+")") {
+				t.Errorf("a cutover's call with the publisher's bucket empty: %v; want it to wait for a slot, %s", err, tc.paced)
 			}
 		})
 	}

@@ -102,7 +102,9 @@ type Config struct {
 	// DefaultBurst (Route 53's 50).
 	Burst int
 	// Limiter, when set, is the bucket instead of RequestsPerSecond and Burst: share one
-	// (NewLimiter) between every Provider of a process calling one account.
+	// (NewLimiter) between every Provider of a process calling one account. NewLimiter
+	// gives none (nil) for a negative rate: a caller handing its answer on hands the rate
+	// on too, else the Provider paces at the default one.
 	Limiter *rate.Limiter
 }
 

@@ -432,62 +432,22 @@ func (e *PartialWriteError) Error() string {
 // Unwrap gives the zone's error.
 func (e *PartialWriteError) Unwrap() error { return e.Err }
 
-// writeUnit sends u's batch, as dnsLever.Write sends a zone's, and sets u.batch and u.id,
-// or u.err.
+// writeUnit sends u's batch as dnsLever.Write sends a zone's (casWrite), and sets u.batch
+// and u.id, or u.err. Its errors name the zone; the runner's BeforeSend is called by Write
+// before the units are sent and by reread on every read again, and drift is reread's.
 func (d *fleetLever) writeUnit(ctx context.Context, u *unit, c lever.Change, env lever.Env[*fleet], mu *sync.Mutex) {
-	what := env.What
-	desc := "write"
-	if len(c.Weights) > 0 {
-		desc += " " + lever.FormatWeights(c.Weights)
+	w := casWrite{dns: d.dns, c: c, what: env.What, comment: env.Comment, log: env.Log,
+		prefix:  fmt.Sprintf("%s: zone %s", env.What, u.l.zone.Name),
+		lostMsg: "write landed but its change id was lost: writing the authority records again to follow one to INSYNC",
+		reread: func(ctx context.Context, refused bool) (*live, error) {
+			return d.reread(ctx, u, env, mu, refused)
+		}}
+	l, batch, id, err := w.send(ctx, u.l)
+	if err != nil {
+		u.err = err
+		return
 	}
-	l := u.l
-	for attempt := 1; ; attempt++ {
-		batch := l.batch(c.Weights, c.TTLs)
-		id, err := d.dns.ApplyChange(ctx, l.zone, batch, env.Comment)
-		if err == nil && id == "" && len(batch) > 0 && attempt < lever.CASAttempts {
-			// Landed, its change id lost: write the zone's authority records again to
-			// follow a change to INSYNC (see dnsLever.Write).
-			env.Log.Warn("write landed but its change id was lost: writing the authority records again to follow one to INSYNC", "zone", l.zone.Name, "step", what, "attempt", attempt)
-			fresh, rerr := d.reread(ctx, u, env, mu, false)
-			if rerr != nil {
-				u.err = fmt.Errorf("%s: zone %s: %w", what, l.zone.Name, rerr)
-				return
-			}
-			l = fresh
-			continue
-		}
-		if err == nil {
-			u.l, u.batch, u.id = l, batch, id
-			return
-		}
-		var rej *provider.RejectedError
-		if !errors.As(err, &rej) {
-			u.err = fmt.Errorf("%s: zone %s: %s: %w", what, l.zone.Name, desc, err)
-			return
-		}
-		if err := lever.Backoff(ctx, attempt); err != nil {
-			u.err = err
-			return
-		}
-		fresh, rerr := d.reread(ctx, u, env, mu, true)
-		if rerr != nil {
-			env.Log.Warn("write refused; the zone read again refuses the cutover", "zone", l.zone.Name, "step", what, "refusal", err)
-			u.err = fmt.Errorf("%s: zone %s: %w", what, l.zone.Name, rerr)
-			return
-		}
-		moved := l.moved(fresh)
-		switch {
-		case len(moved) == 0:
-			u.err = fmt.Errorf("%s: zone %s: %s: refused, though nothing it read has changed since: %w", what, l.zone.Name, desc, err)
-			return
-		case attempt == lever.CASAttempts:
-			u.err = fmt.Errorf("%s: zone %s: %s: the zone changed under the cutover before each of %d attempts landed (a publisher writing the same record sets?); last: %s: %w",
-				what, l.zone.Name, desc, lever.CASAttempts, strings.Join(moved, "; "), err)
-			return
-		}
-		env.Log.Warn("the zone changed under the write: writing again from a fresh read", "zone", l.zone.Name, "step", what, "attempt", attempt, "moved", moved)
-		l = fresh
-	}
+	u.l, u.batch, u.id = l, batch, id
 }
 
 // reread reads the plan again through the runner (env.Read: its checks, and every zone,

@@ -835,67 +835,18 @@ func (d *dnsLever) Check(l *live, c lever.Change) []string {
 // Redone after a crash, it sends the batch again, whatever already landed: the batch
 // always has a change to follow to INSYNC. The batch is a compare-and-swap of every set it
 // rewrites (see live.batch): refused because the zone changed since the read, it is built
-// again from another read, up to lever.CASAttempts times, then fails naming what moved.
-// Refused because another runner now holds the weights, it fails with *HeldError.
+// again from another read, up to lever.CASAttempts times, then fails naming what moved
+// (casWrite). Refused because another runner now holds the weights, it fails with
+// *HeldError.
 func (d *dnsLever) Write(ctx context.Context, l *live, c lever.Change, env lever.Env[*live]) (lever.Written, error) {
-	what := env.What
-	desc := "write"
-	if len(c.Weights) > 0 {
-		desc += " " + lever.FormatWeights(c.Weights)
-	}
-	var batch changes.Batch
-	var id string
-	var err error
-	for attempt := 1; ; attempt++ {
-		batch = l.batch(c.Weights, c.TTLs)
-		if err := env.BeforeSend(l); err != nil {
-			return lever.Written{}, err
-		}
-		id, err = d.dns.ApplyChange(ctx, l.zone, batch, env.Comment)
-		if err == nil && id == "" && len(batch) > 0 && attempt < lever.CASAttempts {
-			// The batch landed but its answer was lost, and with it the change id to
-			// follow to INSYNC. Write again from a fresh read: the weights already stand,
-			// so the batch is the authority record's alone, and Route 53 applies a zone's
-			// changes in order, so its INSYNC covers the lost one.
-			env.Log.Warn("write landed but its change id was lost: writing the authority record again to follow one to INSYNC", "zone", l.zone.Name, "step", what, "attempt", attempt)
-			fresh, rerr := env.Read(ctx)
-			if rerr != nil {
-				return lever.Written{}, fmt.Errorf("%s: %w", what, rerr)
-			}
-			l = fresh
-			continue
-		}
-		if err == nil {
-			break
-		}
-		var rej *provider.RejectedError
-		if !errors.As(err, &rej) {
-			return lever.Written{}, fmt.Errorf("%s: %s: %w", what, desc, err)
-		}
-		// Read again after the pause, not before it: the next batch is built on the read.
-		if err := lever.Backoff(ctx, attempt); err != nil {
-			return lever.Written{}, err
-		}
-		fresh, rerr := env.Read(ctx)
-		if rerr != nil {
-			env.Log.Warn("write refused; the zone read again refuses the cutover", "zone", l.zone.Name, "step", what, "refusal", err)
-			return lever.Written{}, fmt.Errorf("%s: %w", what, rerr)
-		}
-		if d := env.Drift(fresh); d != nil {
-			// A weight moved between the read and the write: the compare-and-swap kept
-			// it from being overwritten unseen.
-			return lever.Written{}, d
-		}
-		moved := l.moved(fresh)
-		switch {
-		case len(moved) == 0:
-			return lever.Written{}, fmt.Errorf("%s: %s: refused, though nothing it read has changed since: %w", what, desc, err)
-		case attempt == lever.CASAttempts:
-			return lever.Written{}, fmt.Errorf("%s: %s: the zone changed under the cutover before each of %d attempts landed (a publisher writing the same record sets?); last: %s: %w",
-				what, desc, lever.CASAttempts, strings.Join(moved, "; "), err)
-		}
-		env.Log.Warn("the zone changed under the write: writing again from a fresh read", "zone", l.zone.Name, "step", what, "attempt", attempt, "moved", moved)
-		l = fresh
+	w := casWrite{dns: d.dns, c: c, what: env.What, comment: env.Comment, log: env.Log, prefix: env.What,
+		lostMsg:    "write landed but its change id was lost: writing the authority record again to follow one to INSYNC",
+		beforeSend: env.BeforeSend,
+		reread:     func(ctx context.Context, _ bool) (*live, error) { return env.Read(ctx) },
+		drift:      env.Drift}
+	l, batch, id, err := w.send(ctx, l)
+	if err != nil {
+		return lever.Written{}, err
 	}
 	// Apply the batch to what we know, so that the hold paces on the TTL just written,
 	// and compares the weights just written.
