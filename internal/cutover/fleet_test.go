@@ -436,15 +436,22 @@ func TestFleetStopsSendingAfterAFailure(t *testing.T) {
 	}
 	f := newFleet(t, sandbox.Config{}, zones, 1)
 	failed := make(chan struct{})
+	// sending is closed once another zone than z00 is being sent: z00 fails only then,
+	// so that the write is partial (had z00 failed before any other zone passed the
+	// stop check, nothing else would be sent, and the run's error would be z00's alone).
+	sending := make(chan struct{})
+	var once sync.Once
 	dns := &zoneDNS{DNS: f.dns, fail: func(zone string, n int) error {
 		if zone == "z00.example.com" {
 			defer close(failed)
+			<-sending
 			return errors.New("AccessDenied: not authorized to change zone z00")
 		}
 		return nil
 	}}
 	dns.before = func(zone string, n int) {
 		if zone != "z00.example.com" {
+			once.Do(func() { close(sending) })
 			// The zones in flight beside z00 land after its failure has been seen: a
 			// slot frees only then, and what starts in it must not be sent.
 			<-failed
