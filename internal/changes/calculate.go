@@ -24,10 +24,10 @@ type Registry interface {
 }
 
 // indexer is a Registry that can label a zone's records with their ownership values
-// instead of a map of labels each (registry.TXT.Index): the same plan, for a fraction of
-// the allocations.
+// instead of a map of labels each (registry.TXT.IndexEach): the same plan, for a fraction
+// of the allocations, and the zone's records handed over one by one as it reads them.
 type indexer interface {
-	Index(records []*endpoint.Endpoint) registry.Zone
+	IndexEach(records []*endpoint.Endpoint, each func(*endpoint.Endpoint)) registry.Zone
 }
 
 // TakeOverAdvisor is a Registry that keeps ownership elsewhere than in the zone's TXT
@@ -148,21 +148,43 @@ func Calculate(in Input) *Set {
 		return !filtered || in.DomainFilter.Match(e.Name)
 	}
 
-	var zone registry.Zone
-	if ix, ok := in.Registry.(indexer); ok {
-		zone = ix.Index(in.Current)
+	var (
+		zone      registry.Zone
+		current   []*endpoint.Endpoint
+		atName    nameIndex
+		authority []*endpoint.Endpoint
+	)
+	if ix, ok := in.Registry.(indexer); ok && fastPaths && !slices.Contains(types, endpoint.TypeTXT) {
+		// No TXT record is planned, so no ownership record: the records the planner walks
+		// are the managed ones of the zone as listed, and they and the name index are
+		// built while the registry reads each record (one pass over the zone, not three).
+		// Sized as the separate passes size them: about one ownership record per record.
+		cur := keyOrder{out: make([]*endpoint.Endpoint, 0, len(in.Current)/2)}
+		names := nameIndexer{list: make([]*endpoint.Endpoint, 0, len(in.Current)/2)}
+		zone = ix.IndexEach(in.Current, func(e *endpoint.Endpoint) {
+			m := managed(e)
+			if m {
+				cur.add(e)
+			}
+			names.add(e, m)
+		})
+		current = cur.sorted()
+		atName, authority = names.index()
 	} else {
-		zone = in.Registry.Read(in.Current)
+		if ix, ok := in.Registry.(indexer); ok {
+			zone = ix.IndexEach(in.Current, nil)
+		} else {
+			zone = in.Registry.Read(in.Current)
+		}
+		current = sortedManaged(zone.Records, managed)
+		atName, authority = newNameIndex(in.Current, managed)
 	}
 	p := &Set{}
-	current := sortedManaged(zone.Records, managed)
 	desired := sortedManaged(in.Desired, managed)
 
 	pl := planner{owner: in.Registry.OwnerID(), policy: in.Policy, reg: in.Registry, legacy: zone.LegacyOnly,
 		plan: p, managed: managed, apex: endpoint.NormalizeName(in.Zone),
-		keep: in.Keep, keepAll: in.KeepAll, keepNames: in.KeepNames, other: zone.Other}
-	var authority []*endpoint.Endpoint
-	pl.atName, authority = newNameIndex(in.Current, managed)
+		keep: in.Keep, keepAll: in.KeepAll, keepNames: in.KeepNames, other: zone.Other, atName: atName}
 	pl.held = registry.Holds(authority)
 	var units []Unit
 	// Both lists are sorted by name: walk them together, one name at a time.
@@ -184,6 +206,11 @@ func Calculate(in Input) *Set {
 			j2++
 		}
 		g := group{current: current[i:i2], desired: desired[j:j2]}
+		if fastPaths && pl.unchanged(&g) {
+			// Most names of a large zone: nothing to plan, and unit would find as much.
+			i, j = i2, j2
+			continue
+		}
 		g.prepare(p)
 		if u := pl.unit(&g); len(u.Changes) > 0 {
 			units = append(units, u)
@@ -268,22 +295,36 @@ type group struct {
 // sortedManaged returns the records of managed types sorted by key; the sort is stable so
 // that equal keys keep their input order.
 func sortedManaged(in []*endpoint.Endpoint, managed func(*endpoint.Endpoint) bool) []*endpoint.Endpoint {
-	out := make([]*endpoint.Endpoint, 0, len(in))
-	// Zones are listed sorted, and sources mostly yield sorted records: whether a sort is
-	// needed is seen in the same walk, while each record is at hand.
-	sorted := true
+	o := keyOrder{out: make([]*endpoint.Endpoint, 0, len(in))}
 	for _, e := range in {
 		if managed(e) {
-			if sorted && len(out) > 0 && compareKeys(out[len(out)-1].Key(), e.Key()) > 0 {
-				sorted = false
-			}
-			out = append(out, e)
+			o.add(e)
 		}
 	}
-	if !sorted {
-		slices.SortStableFunc(out, func(a, b *endpoint.Endpoint) int { return compareKeys(a.Key(), b.Key()) })
+	return o.sorted()
+}
+
+// keyOrder collects records and sorts them by key, stably. Zones are listed sorted, and
+// sources mostly yield sorted records: whether a sort is needed is seen as they are
+// added, while each record is at hand.
+type keyOrder struct {
+	out      []*endpoint.Endpoint
+	unsorted bool
+}
+
+func (o *keyOrder) add(e *endpoint.Endpoint) {
+	if !o.unsorted && len(o.out) > 0 && compareKeys(o.out[len(o.out)-1].Key(), e.Key()) > 0 {
+		o.unsorted = true
 	}
-	return out
+	o.out = append(o.out, e)
+}
+
+// sorted returns the records added, sorted by key.
+func (o *keyOrder) sorted() []*endpoint.Endpoint {
+	if o.unsorted {
+		slices.SortStableFunc(o.out, func(a, b *endpoint.Endpoint) int { return compareKeys(a.Key(), b.Key()) })
+	}
+	return o.out
 }
 
 // prepare leaves one desired record per key (the group is sorted by key), reporting
@@ -646,6 +687,33 @@ func (pl *planner) unit(g *group) Unit {
 
 func ptr[T any](v T) *T { return &v }
 
+// fastPaths enables the planner's shortcuts for the common case (unchanged, and the zone
+// walked while the registry reads it); tests turn them off to check that the general
+// path plans the same.
+var fastPaths = true
+
+// unchanged reports whether g is one owned record set that its one source wants exactly
+// as it is, with nothing to rewrite in its ownership record: most of a large zone. unit
+// plans nothing for such a group, which this says for a fraction of the cost: with one
+// desired and one current set of the same key there is no group TTL to agree on
+// (groupTTLs), nothing to clear or delete, and a weighted set is only changed by a hold
+// (holdWeight), which sends it down the general path.
+func (pl *planner) unchanged(g *group) bool {
+	if len(g.desired) != 1 || len(g.current) != 1 {
+		return false
+	}
+	d, cur := g.desired[0], g.current[0]
+	if d.Policy.Kind == endpoint.Weighted && len(pl.held) > 0 {
+		if _, held := pl.held[endpoint.Key{Name: d.Name, Type: d.Type}]; held {
+			return false
+		}
+	}
+	if cur.Policy.Kind != d.Policy.Kind || !d.SameRecord(cur) || cur.Owner() != pl.owner {
+		return false
+	}
+	return pl.policy == CreateOnly || (!pl.legacy[cur.Key()] && !plannerLabelsDiffer(cur, d))
+}
+
 // plannerLabelPart is what the keys of the labels the planner itself writes have in
 // common (endpoint.WantsWeightLabel, WantsTTLLabel, endpoint.ConfirmsHoldLabel).
 const plannerLabelPart = "crossfade-"
@@ -695,26 +763,42 @@ type nameIndex struct {
 // be a cutover's authority records (registry.Holds reads them): one walk over a large
 // zone instead of two.
 func newNameIndex(records []*endpoint.Endpoint, managed func(*endpoint.Endpoint) bool) (nameIndex, []*endpoint.Endpoint) {
-	var authority []*endpoint.Endpoint
-	list := make([]*endpoint.Endpoint, 0, len(records)/2)
-	sorted := true
+	x := nameIndexer{list: make([]*endpoint.Endpoint, 0, len(records)/2)}
 	for _, e := range records {
-		if e.Type == endpoint.TypeTXT && registry.IsAuthorityName(e.Name) {
-			authority = append(authority, e)
-		}
-		if managed(e) && e.Type != endpoint.TypeTXT {
-			// The planner walks these name by name (group.current) already.
-			continue
-		}
-		if sorted && len(list) > 0 && list[len(list)-1].Name > e.Name {
-			sorted = false
-		}
-		list = append(list, e)
+		x.add(e, managed(e))
 	}
-	if sorted {
-		return nameIndex{sorted: list}, authority
+	return x.index()
+}
+
+// nameIndexer builds a nameIndex from a zone's records in the order listed.
+type nameIndexer struct {
+	authority []*endpoint.Endpoint
+	list      []*endpoint.Endpoint
+	unsorted  bool
+}
+
+// add takes the zone's next record; managed is whether the planner manages it.
+func (x *nameIndexer) add(e *endpoint.Endpoint, managed bool) {
+	if e.Type == endpoint.TypeTXT && registry.IsAuthorityName(e.Name) {
+		x.authority = append(x.authority, e)
 	}
-	return mapIndex(list), authority
+	if managed && e.Type != endpoint.TypeTXT {
+		// The planner walks these name by name (group.current) already.
+		return
+	}
+	if !x.unsorted && len(x.list) > 0 && x.list[len(x.list)-1].Name > e.Name {
+		x.unsorted = true
+	}
+	x.list = append(x.list, e)
+}
+
+// index returns the index of the records added, and the records that may be a cutover's
+// authority records, in order.
+func (x *nameIndexer) index() (nameIndex, []*endpoint.Endpoint) {
+	if !x.unsorted {
+		return nameIndex{sorted: x.list}, x.authority
+	}
+	return mapIndex(x.list), x.authority
 }
 
 // mapIndex indexes list, in any order, in maps.

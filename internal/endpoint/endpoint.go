@@ -215,6 +215,10 @@ func (e *Endpoint) SameRecord(o *Endpoint) bool {
 // derived by the provider, and an alias's EvaluateTargetHealth is written true when unset
 // (external-dns's --aws-evaluate-target-health default).
 func sameProps(a, b map[string]string) bool {
+	if len(a) == 0 && len(b) == 0 {
+		// Most records: nothing to compare.
+		return true
+	}
 	norm := func(m map[string]string, k string) string {
 		v := m[k]
 		if k == PropEvaluateTargetHealth && v == "" {
@@ -271,7 +275,9 @@ func (t Targets) Same(o Targets) bool {
 	}
 	if slices.IsSorted(t) && slices.IsSorted(o) {
 		for i := range t {
-			if !strings.EqualFold(t[i], o[i]) {
+			// Values read from a zone and wanted by a source are normalised alike: most are
+			// equal as they are, which is cheaper to tell than equal but for case.
+			if t[i] != o[i] && !strings.EqualFold(t[i], o[i]) {
 				return false
 			}
 		}

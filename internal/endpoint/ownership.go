@@ -105,6 +105,9 @@ type Ownership struct {
 	// ownerAt and ownerLen place the owner's value in value (ownerLen -1: no owner label):
 	// offsets rather than a string keep the registry's index of a large zone small.
 	ownerAt, ownerLen int32
+	// more is set when value holds a token besides its heritage, owner and resource (most
+	// values hold no more): MayCarryLabel answers for the others without a scan.
+	more bool
 }
 
 // Owner is the owner label's value, "" when there is none.
@@ -137,6 +140,7 @@ func ReadOwnership(v string) (o Ownership, ok bool) {
 		end--
 	}
 	const ownerKey = ownershipHeritage + "/" + OwnerLabel
+	const resourceKey = ownershipHeritage + "/" + ResourceLabel
 	o = Ownership{value: v, ownerLen: -1}
 	found := false
 	for i := start; i < end; {
@@ -156,7 +160,13 @@ func ReadOwnership(v string) (o Ownership, ok bool) {
 				found = true
 			case ownerKey:
 				o.ownerAt, o.ownerLen = int32(i+eq+1), int32(len(val))
+			case resourceKey:
+			default:
+				o.more = true
 			}
+		} else {
+			// Not a label; counted all the same, so that more is never wrongly unset.
+			o.more = true
 		}
 		i = j + 1
 	}
@@ -228,6 +238,10 @@ func (e *Endpoint) MayCarryLabel(sub string) bool {
 			}
 		}
 		return false
+	}
+	if !e.ownership.more {
+		// Only the owner and resource labels: sub is in one of their keys or in none.
+		return strings.Contains(OwnerLabel, sub) || strings.Contains(ResourceLabel, sub)
 	}
 	return strings.Contains(e.ownership.value, sub)
 }

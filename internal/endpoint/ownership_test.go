@@ -2,6 +2,7 @@ package endpoint
 
 import (
 	"maps"
+	"strings"
 	"testing"
 )
 
@@ -68,6 +69,17 @@ func checkAgainstMap(t *testing.T, v, key string) {
 	}
 	if got := e.AllLabels(); !maps.Equal(got, l) {
 		t.Errorf("AllLabels of %q = %v, want %v", v, got, l)
+	}
+	// MayCarryLabel may say true wrongly, never false.
+	for _, sub := range []string{key, "crossfade-", OwnerLabel, ResourceLabel, "o", ""} {
+		if e.MayCarryLabel(sub) {
+			continue
+		}
+		for k := range l {
+			if strings.Contains(k, sub) {
+				t.Errorf("MayCarryLabel(%q) of %q = false, but it carries the label %q", sub, v, k)
+			}
+		}
 	}
 }
 
@@ -148,6 +160,12 @@ func TestMayCarryLabel(t *testing.T) {
 		{"map with", &Endpoint{Labels: Labels{ConfirmsHoldLabel: "r"}}, "crossfade-", true},
 		{"value without", lazy("heritage=external-dns,external-dns/owner=blue"), "crossfade-", false},
 		{"value with", lazy("heritage=external-dns,external-dns/owner=blue,external-dns/crossfade-confirms-hold=r"), "crossfade-", true},
+		// Owner and resource alone are told without searching the value, which a label's
+		// value could match.
+		{"only owner and resource", lazy("heritage=external-dns,external-dns/owner=blue,external-dns/resource=crossfade-app"), "crossfade-", false},
+		{"only owner and resource: their keys", lazy("heritage=external-dns,external-dns/owner=blue,external-dns/resource=app"), "source", true},
+		{"another label, empty", lazy("heritage=external-dns,external-dns/owner=blue,external-dns/crossfade-wants-ttl="), "crossfade-", true},
+		{"a token that is no label", lazy("heritage=external-dns,external-dns/owner=blue,crossfade-x"), "crossfade-", true},
 	}
 	for _, tt := range tests {
 		if got := tt.e.MayCarryLabel(tt.sub); got != tt.want {

@@ -2,7 +2,6 @@ package registry
 
 import (
 	"errors"
-	"maps"
 	"slices"
 	"strings"
 
@@ -18,10 +17,24 @@ var errNotOurs = errors.New("not an external-dns ownership record")
 // "heritage=external-dns,external-dns/owner=blue,external-dns/resource=service/default/app".
 // Keys are sorted, as external-dns sorts them, so the bytes are stable.
 func Payload(l endpoint.Labels) string {
+	// One allocation, the string itself: a plan writes one per ownership record it
+	// compares or writes, thousands in a large zone.
+	var buf [8]string
+	keys := buf[:0]
+	n := len(`"heritage=`+heritage) + 1
+	for k, v := range l {
+		keys = append(keys, k)
+		n += len(","+heritage+"/=") + len(k) + len(v)
+	}
+	slices.Sort(keys)
 	var b strings.Builder
+	b.Grow(n)
 	b.WriteString(`"heritage=` + heritage)
-	for _, k := range slices.Sorted(maps.Keys(l)) {
-		b.WriteString("," + heritage + "/" + k + "=" + l[k])
+	for _, k := range keys {
+		b.WriteString("," + heritage + "/")
+		b.WriteString(k)
+		b.WriteByte('=')
+		b.WriteString(l[k])
 	}
 	b.WriteByte('"')
 	return b.String()

@@ -1,6 +1,9 @@
 package registry
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 const typeTemplate = "%{record_type}"
 
@@ -42,6 +45,19 @@ func (m nameMapper) templated() bool { return m.typed }
 // txtName is the type-prefixed name external-dns ≥ 0.18 writes: the type goes before the
 // first label ("a-app.example.com") unless the prefix or suffix places it.
 func (m nameMapper) txtName(name, recordType string) string {
+	if m.prefix == "" && m.suffix == "" && (m.wildcard == "" || !(name == "*" || strings.HasPrefix(name, "*."))) {
+		// No affix and no wildcard to replace (--txt-prefix unset, the default): the type
+		// and the name, in one allocation.
+		if i := slices.Index(typedTypes, recordType); i >= 0 {
+			return typedPrefixes[i] + name
+		}
+		return strings.ToLower(recordType) + "-" + name
+	}
+	return m.affixedName(name, recordType)
+}
+
+// affixedName is txtName in general.
+func (m nameMapper) affixedName(name, recordType string) string {
 	t := strings.ToLower(recordType)
 	first, rest, hasRest := strings.Cut(name, ".")
 	if m.wildcard != "" && first == "*" {
@@ -73,7 +89,9 @@ func (m nameMapper) legacyName(name string) string {
 // recordName reads a TXT name back into the record name and type it owns; the type is ""
 // for a legacy name. ok is false when the name does not carry this mapper's affix.
 func (m nameMapper) recordName(txt string) (name, recordType string, ok bool) {
-	txt = strings.ToLower(txt)
+	if !lowerASCII(txt) {
+		txt = strings.ToLower(txt)
+	}
 	if m.suffix == "" {
 		return m.stripAffix(txt)
 	}
@@ -123,4 +141,31 @@ func typeFromFirstLabel(s string) (string, string, bool) {
 		}
 	}
 	return s, "", true
+}
+
+// lowerASCII reports whether s is ASCII without upper-case letters, which strings.ToLower
+// returns as it is: eight bytes at a time, as a zone's 100,000 TXT names are read (a
+// zone's names are lower case, as Route 53 lists them).
+func lowerASCII(s string) bool {
+	const (
+		high = 0x8080808080808080
+		// Added to an ASCII byte, these set its high bit when it is at least 'A', and at
+		// least 'Z'+1: never carrying into the next byte.
+		fromA = 0x8080808080808080 - 0x4141414141414141
+		pastZ = 0x8080808080808080 - 0x5b5b5b5b5b5b5b5b
+	)
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		w := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+		if w&high != 0 || (w+fromA)&^(w+pastZ)&high != 0 {
+			return false
+		}
+	}
+	for ; i < len(s); i++ {
+		if c := s[i]; c >= 0x80 || ('A' <= c && c <= 'Z') {
+			return false
+		}
+	}
+	return true
 }

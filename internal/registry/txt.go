@@ -117,69 +117,81 @@ type ownerKey struct {
 	name, typ, setID string
 }
 
+// owned is one ownership record read. Read's maps of labels live beside the entries
+// (read's labels), not in them: Index, the planner's, builds none, and a large zone's
+// entries are most of what reading it allocates.
 type owned struct {
-	key ownerKey
-	// labels are read by Read, ownership by Index.
-	labels    endpoint.Labels
+	key       ownerKey
 	ownership endpoint.Ownership
 	txt       *endpoint.Endpoint
 }
 
 // owner is the owner the ownership record names.
-func (o owned) owner() string {
-	if o.labels != nil {
-		return o.labels[endpoint.OwnerLabel]
-	}
-	return o.ownership.Owner()
-}
+func (o owned) owner() string { return o.ownership.Owner() }
 
 // Read separates ownership TXT records from the rest and labels each record with its
 // owner: the type-prefixed TXT wins, the legacy same-name form is read when there is none
 // (except for AAAA, as external-dns does). It sets the Labels of the records it is given
 // (a provider lists fresh ones each time; copying 100,000 records costs more than the
 // rest of a plan); the maps may be shared and must be treated as read-only.
-func (r *TXT) Read(records []*endpoint.Endpoint) Zone { return r.read(records, false) }
+func (r *TXT) Read(records []*endpoint.Endpoint) Zone { return r.read(records, false, nil) }
 
 // Index is Read for the planner: it labels each record with its ownership record's value
 // (endpoint.Endpoint.SetOwnership), read on demand, instead of a map of labels per
 // record, which is most of the cost of planning a large zone. Labels, Owner, Resource
 // and Clone of the records see the same labels as after Read.
-func (r *TXT) Index(records []*endpoint.Endpoint) Zone { return r.read(records, true) }
+func (r *TXT) Index(records []*endpoint.Endpoint) Zone { return r.read(records, true, nil) }
 
-func (r *TXT) read(records []*endpoint.Endpoint, lazy bool) Zone {
+// IndexEach is Index that also calls each, when not nil, with every record in order
+// (ownership records included) as its first pass reaches it, before any is labelled: a
+// caller that must walk the zone too (the planner sorts it and indexes it by name) does
+// so while each record is at hand, not in another pass over 200,000 records scattered
+// in memory.
+func (r *TXT) IndexEach(records []*endpoint.Endpoint, each func(*endpoint.Endpoint)) Zone {
+	return r.read(records, true, each)
+}
+
+func (r *TXT) read(records []*endpoint.Endpoint, lazy bool, each func(*endpoint.Endpoint)) Zone {
 	// Zones written by a registry hold about one TXT record per record: size for that.
 	entries := make([]owned, 0, len(records)/2)
+	// labels are Read's, one per entry; Index reads none.
+	var labels []endpoint.Labels
+	if !lazy {
+		labels = make([]endpoint.Labels, 0, len(records)/2)
+	}
 	sorted := true
 	// ours marks the ownership records, which Records leaves out: one pass indexes them,
 	// the next labels the rest, with no list of the rest in between.
 	ours := make([]bool, len(records))
 	n := len(records)
 	for i, rec := range records {
+		if each != nil {
+			each(rec)
+		}
 		if rec.Type != endpoint.TypeTXT || len(rec.Targets) == 0 {
 			continue
 		}
-		var labels endpoint.Labels
-		var ownership endpoint.Ownership
-		if lazy {
-			var ok bool
-			if ownership, ok = endpoint.ReadOwnership(rec.Targets[0]); !ok {
-				continue
-			}
-		} else {
-			var err error
-			if labels, err = ParsePayload(rec.Targets[0]); err != nil {
-				continue
-			}
+		// ReadOwnership and ParsePayload accept the same values.
+		ownership, ok := endpoint.ReadOwnership(rec.Targets[0])
+		if !ok {
+			continue
 		}
 		name, typ, ok := r.mapper.recordName(rec.Name)
 		if !ok {
 			continue
 		}
+		if !lazy {
+			l, err := ParsePayload(rec.Targets[0])
+			if err != nil {
+				continue
+			}
+			labels = append(labels, l)
+		}
 		key := ownerKey{name, typ, rec.SetIdentifier}
 		if sorted && len(entries) > 0 && compareOwnerKeys(entries[len(entries)-1].key, key) >= 0 {
 			sorted = false
 		}
-		entries = append(entries, owned{key: key, labels: labels, ownership: ownership, txt: rec})
+		entries = append(entries, owned{key: key, ownership: ownership, txt: rec})
 		ours[i] = true
 		n--
 	}
@@ -197,13 +209,13 @@ func (r *TXT) read(records []*endpoint.Endpoint, lazy bool) Zone {
 		if ours[i] {
 			continue
 		}
-		var o owned
-		ok, disputed := false, false
+		oi := -1 // the entry speaking for rec
+		disputed := false
 		if k := r.ownerKey(rec, rec.Type); z.unique && next < len(entries) && entries[next].key == k {
-			o, ok = entries[next], true
+			oi = next
 			next++
 		} else if j, found := z.find(k); found {
-			o, ok = entries[j], true
+			oi = j
 			next = j + 1
 		}
 		if rec.IsAlias() && rec.Type == endpoint.TypeA {
@@ -212,26 +224,27 @@ func (r *TXT) read(records []*endpoint.Endpoint, lazy bool) Zone {
 			// by any of them is adopted without churn.
 			k := r.ownerKey(rec, "")
 			k.typ = endpoint.TypeA
-			if a, found := z.owner(k); found {
+			if ai, found := z.find(k); found {
 				switch {
-				case ok && a.owner() != o.owner():
+				case oi >= 0 && entries[ai].owner() != entries[oi].owner():
 					// The two forms name two owners (one of them a leftover of a release
 					// that deleted only its own form): the record is nobody's, so that no
 					// one deletes it on a stale claim; writing it is a conflict.
-					o, ok, disputed = owned{}, false, true
-				case !ok:
-					o, ok = a, true
+					oi, disputed = -1, true
+				case oi < 0:
+					oi = ai
 				}
 				if !disputed {
 					if z.Other == nil {
 						z.Other = map[endpoint.Key]*endpoint.Endpoint{}
 					}
-					z.Other[rec.Key()] = a.txt
+					z.Other[rec.Key()] = entries[ai].txt
 				}
 			}
 		}
-		if !ok && !disputed && rec.Type != endpoint.TypeAAAA {
-			if o, ok = z.owner(r.ownerKey(rec, "")); ok {
+		if oi < 0 && !disputed && rec.Type != endpoint.TypeAAAA {
+			if j, found := z.find(r.ownerKey(rec, "")); found {
+				oi = j
 				if z.LegacyOnly == nil {
 					z.LegacyOnly = map[endpoint.Key]bool{}
 				}
@@ -239,10 +252,10 @@ func (r *TXT) read(records []*endpoint.Endpoint, lazy bool) Zone {
 			}
 		}
 		switch {
-		case ok && lazy:
-			rec.SetOwnership(o.ownership)
-		case ok:
-			rec.Labels = o.labels
+		case oi >= 0 && lazy:
+			rec.SetOwnership(entries[oi].ownership)
+		case oi >= 0:
+			rec.Labels = labels[oi]
 		}
 		z.Records = append(z.Records, rec)
 	}
