@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -191,6 +192,21 @@ type zoneDNS struct {
 	before  func(zone string, n int)
 	lose    func(zone string, n int) bool
 	fail    func(zone string, n int) error
+	// read, when set, fails a listing of zone with what it returns.
+	read func(zone string) error
+}
+
+// Records lists zone, unless read fails it.
+func (d *zoneDNS) Records(ctx context.Context, zone provider.Zone) ([]*endpoint.Endpoint, error) {
+	d.mu.Lock()
+	read := d.read
+	d.mu.Unlock()
+	if read != nil {
+		if err := read(zone.Name); err != nil {
+			return nil, err
+		}
+	}
+	return d.DNS.Records(ctx, zone)
 }
 
 // ApplyChange counts the batch, then sends it.
@@ -502,6 +518,41 @@ func TestFleetReleasesEveryZone(t *testing.T) {
 	}
 	if n := held(); n != 0 {
 		t.Errorf("%d authority records left after release", n)
+	}
+}
+
+// TestFleetPartialReleaseSaysSo: a release whose batch lands in one zone and is refused
+// in the other reads the zones again; when that read fails, the error still says how
+// many authority records the first attempt released, and in which change: those weights
+// are the publishers' again, whatever stopped the rest.
+func TestFleetPartialReleaseSaysSo(t *testing.T) {
+	f := newFleet(t, sandbox.Config{}, []string{"a.example.com", "b.example.com"}, 2)
+	dns := &zoneDNS{DNS: f.dns}
+	cfg := f.config(t, f.plan(t, "partial-release", 100), dns)
+	if _, err := cutover.Run(context.Background(), cfg, false); err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	var refusedOnce atomic.Bool
+	dns.mu.Lock()
+	dns.fail = func(zone string, n int) error {
+		if zone == "b.example.com" {
+			refusedOnce.Store(true)
+			return &provider.RejectedError{Zone: provider.Zone{Name: zone}, Code: "InvalidChangeBatch",
+				Messages: []string{"Tried to delete resource record set but it was not found"}, Err: errors.New("InvalidChangeBatch")}
+		}
+		return nil
+	}
+	dns.read = func(zone string) error {
+		if refusedOnce.Load() {
+			return errors.New("Throttling: Rate exceeded")
+		}
+		return nil
+	}
+	dns.mu.Unlock()
+	_, err := cutover.Release(context.Background(), cfg, cutover.ReleaseOptions{Force: true})
+	if err == nil || !strings.Contains(err.Error(), "release: 2 authority records released (changes /change/") ||
+		!strings.Contains(err.Error(), "the others not: ") || !strings.Contains(err.Error(), "Rate exceeded") {
+		t.Fatalf("release: %v; want it to say that 2 authority records were released, and the read's error", err)
 	}
 }
 

@@ -58,10 +58,19 @@ func release(ctx context.Context, p *spec.Plan, dns DNS, r lever.ReleaseRequest,
 	// whose other zones' batches were refused.
 	var released int
 	var ids []string
+	// fail returns err, saying first what an earlier attempt released: those zones'
+	// weights are the publishers' again whatever stops the release now, and whoever reads
+	// the error must know it.
+	fail := func(err error) (lever.ReleaseResult, error) {
+		if len(ids) == 0 {
+			return lever.ReleaseResult{}, err
+		}
+		return lever.ReleaseResult{}, fmt.Errorf("release: %d authority records released (changes %s), the others not: %w", released, strings.Join(ids, " "), err)
+	}
 	for attempt := 1; ; attempt++ {
 		l, parts, err := read(ctx, ro)
 		if err != nil {
-			return lever.ReleaseResult{}, err
+			return fail(err)
 		}
 		records := heldIn(l)
 		switch {
@@ -87,7 +96,7 @@ func release(ctx context.Context, p *spec.Plan, dns DNS, r lever.ReleaseRequest,
 				log.Info("waiting for a source to publish its member again", append(attrs, "member", g.Member, "holds", g.Holds, "advice", g.Advice)...)
 			}
 			if err := lever.Sleep(ctx, min(poll, max(r.Wait-time.Since(start), 0))); err != nil {
-				return lever.ReleaseResult{}, err
+				return fail(err)
 			}
 			poll = min(poll+poll/2, maxReleasePoll)
 			attempt = 0
@@ -101,7 +110,7 @@ func release(ctx context.Context, p *spec.Plan, dns DNS, r lever.ReleaseRequest,
 					refused.Waited = refused.Waited.Round(time.Second)
 				}
 			}
-			return lever.ReleaseResult{}, refused
+			return fail(refused)
 		}
 		var sends []*live
 		var batches []changes.Batch
@@ -139,13 +148,13 @@ func release(ctx context.Context, p *spec.Plan, dns DNS, r lever.ReleaseRequest,
 		if failed == nil && refused != nil && attempt < lever.CASAttempts {
 			// Rewritten since the read (a runner elsewhere resumed): read it again.
 			if err := lever.Backoff(ctx, attempt); err != nil {
-				return lever.ReleaseResult{}, err
+				return fail(err)
 			}
 			continue
 		}
 		if err := cmp.Or(failed, refused); err != nil {
 			if len(ids) > 0 {
-				return lever.ReleaseResult{}, fmt.Errorf("release: %d authority records released (changes %s), the others not: %w", released, strings.Join(ids, " "), err)
+				return fail(err)
 			}
 			return lever.ReleaseResult{}, fmt.Errorf("release: %w", err)
 		}
