@@ -88,10 +88,12 @@ bench:
 	$(GO) run ./bench/dnsbench -duration 8s -out BENCHMARKS.latest.md
 	$(GO) run ./bench/albbench -duration 10s -out BENCHMARKS.alb.md
 	KUBEBENCH_SERVICES=10000 $(GO) test -run='^$$' -bench='ReconcileOneChange' -benchtime=20x -timeout 20m ./bench/kubebench/
-	$(GO) run ./bench/kubebench --tools crossfade --scenarios soak --services 10000 --soak 2m --soak-every 15s -out BENCHMARKS.soak.md
+	$(GO) run ./bench/kubebench --tools crossfade --scenarios soak --services 10000 --soak 2m --soak-every 15s --soak-settle 0 -out BENCHMARKS.soak.md
 
 # The controller at rest for an hour over 10,000 Services: CPU, goroutines, heap, Route 53
-# calls (bench/kubebench's soak scenario).
+# calls (bench/kubebench's soak scenario), from 11 minutes after its first sync (past the
+# first periodic full re-plan); each judged flat, grows or falls. `make bench` runs a
+# two-minute window at once: its CPU and calls, not a verdict on the heap.
 bench-soak:
 	@scripts/deps.sh bench
 	$(GO) run ./bench/kubebench --tools crossfade --scenarios soak --services 10000 --soak 1h --soak-every 1m -out BENCHMARKS.soak.md

@@ -86,6 +86,7 @@ type options struct {
 	holdTimeout     time.Duration
 	soak            time.Duration
 	soakEvery       time.Duration
+	soakSettle      time.Duration
 }
 
 func parseFlags(args []string) (options, error) {
@@ -108,6 +109,7 @@ func parseFlags(args []string) (options, error) {
 	fs.DurationVar(&o.holdTimeout, "hold-timeout", goalHoldConfirm+time.Minute, "hold scenario: give up on a confirmation (or its removal) after this long")
 	fs.DurationVar(&o.soak, "soak", time.Hour, "soak scenario: how long the controller runs at rest after its first sync")
 	fs.DurationVar(&o.soakEvery, "soak-every", time.Minute, "soak scenario: time between two readings of its CPU, goroutines and heap")
+	fs.DurationVar(&o.soakSettle, "soak-settle", 11*time.Minute, "soak scenario: wait after the first sync before the window starts: the controller keeps what its first sync built until its first periodic full re-plan (--full-reconcile-interval, 10m)")
 	fs.IntVar(&o.podsPerService, "pods-per-service", 3, "cluster scenario: Running Pods behind each Service")
 	fs.IntVar(&o.nodes, "nodes", 20, "cluster scenario: Nodes the Pods run on")
 	fs.DurationVar(&o.clusterHold, "cluster-hold", 70*time.Second, "cluster scenario: keep each tool running this long after the first sync (and --settle) before its peak RSS is read, so that it goes through one periodic sync (both tools' interval is 1m)")
@@ -159,6 +161,8 @@ func parseFlags(args []string) (options, error) {
 		return o, fmt.Errorf("--hold-samples %d --hold-probe-interval %s --hold-timeout %s: want at least 1, 0 or more, more than 0", o.holdSamples, o.holdProbe, o.holdTimeout)
 	case o.soak <= 0 || o.soakEvery <= 0:
 		return o, fmt.Errorf("--soak %s --soak-every %s: want more than 0", o.soak, o.soakEvery)
+	case o.soakSettle < 0:
+		return o, fmt.Errorf("--soak-settle %s: want 0 or more", o.soakSettle)
 	case o.has(scenarioSoak) && !slices.Contains(o.tools, toolCrossfade):
 		return o, errors.New("--scenarios soak measures crossfade only: add crossfade to --tools")
 	case o.has(scenarioHold) && !slices.Contains(o.tools, toolCrossfade):

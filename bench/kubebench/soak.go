@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math"
 	"net/http"
 	"os"
 	"strconv"
@@ -16,26 +15,58 @@ import (
 
 	"github.com/crossfade-io/crossfade/bench/internal/report"
 	"github.com/crossfade-io/crossfade/internal/child"
+	ctlmetrics "github.com/crossfade-io/crossfade/internal/metrics"
 )
 
 // The soak scenario (issue 32, bullet 5): `crossfade controller` at rest over --services
 // Services for --soak, nothing changing after its first sync. Every --soak-every it reads
-// the process's CPU time (/proc), and from its /metrics the goroutines, the heap and the
-// heap goal of the next collection (which follows the live heap of the last one); the
-// sandbox counts the Route 53 calls. A controller at rest should cost no Route 53 call,
-// no CPU beyond its periodic re-plan and the Go runtime, and hold its goroutines and heap
+// the process's CPU time (/proc), and from its /metrics the goroutines, the live heap
+// (what the last collection marked live), the heap (live plus garbage not yet collected),
+// the heap goal of the next collection, the RSS and the collections so far; the sandbox
+// counts the Route 53 calls. A controller at rest should cost no Route 53 call, no CPU
+// beyond its periodic re-plan and the Go runtime, and hold its goroutines and live heap
 // flat: a leak of one goroutine or a few KiB per reconcile shows as a slope over an hour.
+// The verdict judges the live heap, not go_memstats_heap_alloc_bytes: that one saws
+// between collections by tens of MiB, so a sample a minute lands on it at random and its
+// slope over an hour says more about where the samples fell than about a leak.
 
 // The controller's metrics the soak reads (client_golang's Go and process collectors).
 const (
 	metricGoroutines = "go_goroutines"
+	metricHeapLive   = ctlmetrics.NameGoHeapLive
 	metricHeapAlloc  = "go_memstats_heap_alloc_bytes"
 	metricNextGC     = "go_memstats_next_gc_bytes"
 	metricRSS        = "process_resident_memory_bytes"
+	metricGCCycles   = ctlmetrics.NameGoGCCycles
 )
 
-// soakMetrics are the series a soak sample holds, in the order the report lists them.
-var soakMetrics = []string{metricGoroutines, metricHeapAlloc, metricNextGC, metricRSS}
+// soakMetrics are the series a soak sample holds, in the order the report lists them in
+// its table; the collections counter is read too (soakRead) and reported under it.
+var soakMetrics = []string{metricGoroutines, metricHeapLive, metricHeapAlloc, metricNextGC, metricRSS}
+
+// soakRead is every series readSoakSample reads.
+var soakRead = append(append([]string(nil), soakMetrics...), metricGCCycles)
+
+// soakTolerances are the series the soak judges flat or not, and how far each may drift
+// over the window (the least-squares line's change, slope × window) while still flat.
+// Series not here are reported without a verdict.
+//
+//   - Goroutines: 2. At rest they wander by a few (43–48 over the hour measured at
+//     0185ad0: metrics scrapes' connections, informer watches re-opened, the leader
+//     Lease's renewal), but the fitted line's change stayed under 1. A leak of one per
+//     reconcile is 6 an hour at a full re-plan every 10 minutes, one per Lease renewal
+//     1,800: both far past 2.
+//   - Live heap and RSS: 1 MiB or 2 % of the series' mean, whichever is larger. The live
+//     heap at 10,000 Services is some 20–30 MiB, the RSS about 110 MiB; 2 % of those is
+//     0.5–2.2 MiB. Below 1 MiB a collection that happens to end during a re-plan (which
+//     allocates about 32 MB) shifts single samples enough to tilt the line; above it, a
+//     leak of 16 KiB per reconcile at a re-plan a minute (1 MiB an hour) is caught, and
+//     one of 100 KiB at a re-plan every 10 minutes too.
+var soakTolerances = map[string]tolerance{
+	metricGoroutines: {abs: 2},
+	metricHeapLive:   {abs: 1 << 20, share: 0.02},
+	metricRSS:        {abs: 1 << 20, share: 0.02},
+}
 
 // soakSample is one reading of the controller at rest.
 type soakSample struct {
@@ -97,7 +128,11 @@ func (b *bed) soakInto(ctx context.Context, o options, t tool, logPath string, l
 	}
 	r.firstSync = time.Since(started)
 	log.Info("first sync", "tool", t.title, "took", r.firstSync.Round(time.Millisecond))
-	if err := sleep(ctx, o.settle); err != nil {
+	// The first sync's state (the informers' initial lists, the full plan the
+	// incremental path starts from) stays live until the first periodic full re-plan
+	// replaces it: a window that began before would read its release as a falling heap.
+	log.Info("settling before the soak window", "tool", t.title, "for", o.soakSettle)
+	if err := sleep(ctx, o.settle+o.soakSettle); err != nil {
 		return err
 	}
 	logText, err := os.ReadFile(logPath)
@@ -142,7 +177,7 @@ func (b *bed) soakInto(ctx context.Context, o options, t tool, logPath string, l
 	return nil
 }
 
-// readSoakSample reads the process's CPU time and soakMetrics from its /metrics.
+// readSoakSample reads the process's CPU time and soakRead from its /metrics.
 func readSoakSample(ctx context.Context, pid int, url string) (soakSample, error) {
 	cpu, err := child.CPUTime(pid)
 	if err != nil {
@@ -162,7 +197,7 @@ func readSoakSample(ctx context.Context, pid int, url string) (soakSample, error
 	if resp.StatusCode != http.StatusOK {
 		return soakSample{}, fmt.Errorf("read %s: %s", url, resp.Status)
 	}
-	values, err := parseGauges(resp.Body, soakMetrics)
+	values, err := parseGauges(resp.Body, soakRead)
 	if err != nil {
 		return soakSample{}, fmt.Errorf("read %s: %w", url, err)
 	}
@@ -255,13 +290,14 @@ func writeSoak(b *strings.Builder, o options, env environment, r *soakRun) {
 	if who == "" {
 		who = r.tool.title
 	}
-	fmt.Fprintf(b, "%s, %d Services published, then nothing changes for %s; sampled every %s (%d samples).\n\n",
-		who, o.services, o.soak, o.soakEvery, len(r.samples))
+	fmt.Fprintf(b, "%s, %d Services published, then nothing changes; after %s at rest (`--soak-settle`: past the first periodic full re-plan, which drops what the first sync built), a window of %s, sampled every %s (%d samples).\n\n",
+		who, o.services, o.soakSettle, o.soak, o.soakEvery, len(r.samples))
 	if r.err != nil {
 		fmt.Fprintf(b, "**Stopped early:** %s\n\n", report.ErrorCell(r.err))
 	}
 	share, cpu, window := r.cpuShare()
-	b.WriteString("| metric | first | last | min | max | least-squares slope per hour |\n|---|---:|---:|---:|---:|---:|\n")
+	b.WriteString("| metric | first | last | min | max | least-squares slope per hour | fitted change over the window | verdict |\n|---|---:|---:|---:|---:|---:|---:|---|\n")
+	var judged, moved []string
 	for _, name := range soakMetrics {
 		xs, ys := r.series(name)
 		if len(ys) == 0 {
@@ -271,15 +307,38 @@ func writeSoak(b *strings.Builder, o options, env environment, r *soakRun) {
 		if name != metricGoroutines {
 			f = formatMiB
 		}
-		lo, hi := math.Inf(1), math.Inf(-1)
-		for _, y := range ys {
-			lo, hi = math.Min(lo, y), math.Max(hi, y)
+		tol, judge := soakTolerances[name]
+		t := trendOf(xs, ys, tol)
+		verdict := "not judged"
+		if judge {
+			verdict = fmt.Sprintf("**%s** (limit ±%s)", t.verdict, f(t.limit))
+			judged = append(judged, name)
+			if t.verdict != verdictFlat {
+				moved = append(moved, fmt.Sprintf("`%s` %s (%s over the window, limit ±%s)", name, t.verdict, f(t.drift), f(t.limit)))
+			}
 		}
-		fmt.Fprintf(b, "| `%s` | %s | %s | %s | %s | %s |\n", name, f(ys[0]), f(ys[len(ys)-1]), f(lo), f(hi), f(slopePerHour(xs, ys)))
+		fmt.Fprintf(b, "| `%s` | %s | %s | %s | %s | %s | %s | %s |\n", name, f(t.first), f(t.last), f(t.min), f(t.max), f(t.slope), f(t.drift), verdict)
+	}
+	if len(moved) == 0 {
+		fmt.Fprintf(b, "\n**Verdict: flat** — %s.\n", strings.Join(quoted(judged), ", "))
+	} else {
+		fmt.Fprintf(b, "\n**Verdict: not flat** — %s.\n", strings.Join(moved, "; "))
 	}
 	fmt.Fprintf(b, "\n- CPU over the window: %s in %s = **%.3f %%** of one core.\n", cpu.Round(time.Millisecond), window.Round(time.Second), 100*share)
 	fmt.Fprintf(b, "- Route 53 API calls over the window: **%d**%s.\n", r.calls.total(), callsDetail(r.calls))
-	b.WriteString("- CPU is the process's user + system time (/proc/PID/stat); goroutines, heap and RSS are the controller's own /metrics (client_golang's Go and process collectors); `go_memstats_next_gc_bytes` is the heap goal the runtime set from the live heap at the last collection, the steadiest view of what stays live.\n")
+	if _, gcs := r.series(metricGCCycles); len(gcs) >= 2 {
+		fmt.Fprintf(b, "- Garbage collections over the window: %.0f (`%s`).\n", gcs[len(gcs)-1]-gcs[0], metricGCCycles)
+	}
+	b.WriteString("- CPU is the process's user + system time (/proc/PID/stat); goroutines, heap and RSS are the controller's own /metrics (client_golang's Go and process collectors). `go_gc_heap_live_bytes` is the heap the last collection marked live (runtime/metrics `/gc/heap/live:bytes`): garbage not yet collected is not in it, so it is the series a leak shows in. `go_memstats_heap_alloc_bytes` includes that garbage and saws between collections; `go_memstats_next_gc_bytes` is the goal the runtime set from the live heap. The fitted change is the least-squares slope times the window; a judged series is flat when that stays inside its limit (goroutines ±2; live heap and RSS the larger of 1 MiB and 2 % of their mean).\n")
+}
+
+// quoted wraps each name in backquotes, for Markdown.
+func quoted(names []string) []string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = "`" + n + "`"
+	}
+	return out
 }
 
 // callsDetail is ": by operation" for a non-empty count, "" otherwise.

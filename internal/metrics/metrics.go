@@ -16,6 +16,7 @@
 package metrics
 
 import (
+	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -52,6 +53,25 @@ const (
 // a reconcile answered from the zone cache (about a millisecond) to one that re-lists
 // large zones under throttling (tens of seconds).
 var ReconcileBuckets = []float64{0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30}
+
+// Go runtime series added to client_golang's defaults, for the soak benchmark (issue 32)
+// and for anyone watching a controller for a leak.
+const (
+	// NameGoHeapLive is the heap the last collection marked live (runtime/metrics
+	// /gc/heap/live:bytes). Unlike go_memstats_heap_alloc_bytes it holds no garbage not
+	// yet collected, so it stays flat at rest instead of following the GC's sawtooth.
+	NameGoHeapLive = "go_gc_heap_live_bytes"
+	// NameGoGCCycles counts completed collections (/gc/cycles/total:gc-cycles), so a
+	// reader can tell whether two live-heap readings come from different collections.
+	NameGoGCCycles = "go_gc_cycles_total_gc_cycles_total"
+)
+
+// liveHeapRules add NameGoHeapLive and NameGoGCCycles to the Go collector; its default
+// series stay as they are.
+var liveHeapRules = []collectors.GoRuntimeMetricsRule{
+	{Matcher: regexp.MustCompile(`^/gc/heap/live:bytes$`)},
+	{Matcher: regexp.MustCompile(`^/gc/cycles/total:gc-cycles$`)},
+}
 
 // InvalidKey labels a count of invalid objects: the object's kind ("Service") and the
 // reason, the field in error without the annotation prefix or list indexes ("aws-weight").
@@ -136,7 +156,7 @@ func New() *Metrics {
 		invalidSeen: map[InvalidKey]bool{},
 	}
 	m.reg.MustRegister(
-		collectors.NewGoCollector(),
+		collectors.NewGoCollector(collectors.WithGoCollectorRuntimeMetrics(liveHeapRules...)),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.records, m.changes, m.apiCalls, m.duration, m.reconciles, m.lastSuccess,
 		m.cacheAge, m.invalid, m.conflicts, m.refused, m.leader,
