@@ -152,8 +152,9 @@ func resultLines(r source.Result) []string {
 // seeds) against the sandbox, and checks after every event that what the reconcile planned
 // (incremental or not) is the plan a full reconcile makes from scratch of the same objects
 // and zone, that the source's result it keeps is the full one, and that its copy of the
-// zone is what the zone cache lists. The changes it follows (a Service's address, TTL or
-// names added) must take the incremental path.
+// zone is what the zone cache lists. The events include load balancer names (alias A
+// records, both ownership forms) and moves between them and addresses. The changes it
+// follows (a Service's address, TTL or names added) must take the incremental path.
 func TestIncrementalEqualsFull(t *testing.T) {
 	for _, seed := range []uint64{1, 2, 3} {
 		t.Run(fmt.Sprintf("seed-%d", seed), func(t *testing.T) {
@@ -169,7 +170,13 @@ func TestIncrementalEqualsFull(t *testing.T) {
 			}
 			rng := rand.New(rand.NewPCG(seed, 32))
 			ip := func() string { return fmt.Sprintf("10.%d.%d.%d", rng.IntN(256), rng.IntN(256), 1+rng.IntN(254)) }
-			type svcState struct{ hosts, ip, ttl string }
+			// elb is a load balancer's name, as an AWS load balancer Service's status gives
+			// it: its records are aliases (A, with both ownership forms).
+			elb := func() string {
+				return fmt.Sprintf("k8s-default-lb%d-%d.elb.us-east-1.amazonaws.com", rng.IntN(4), rng.IntN(1000))
+			}
+			// lb, when set, is the Service's load balancer name instead of its ip.
+			type svcState struct{ hosts, ip, lb, ttl string }
 			state := map[string]*svcState{}
 			put := func(name string) {
 				s := state[name]
@@ -181,7 +188,11 @@ func TestIncrementalEqualsFull(t *testing.T) {
 				if s.ttl != "" {
 					ann["external-dns.alpha.kubernetes.io/ttl"] = s.ttl
 				}
-				objs.put(name, lbService(name, s.hosts, s.ip, ann))
+				svc := lbService(name, s.hosts, s.ip, ann)
+				if s.lb != "" {
+					svc.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{Hostname: s.lb}}
+				}
+				objs.put(name, svc)
 			}
 			for i := range 24 {
 				name := fmt.Sprintf("svc-%d", i)
@@ -212,7 +223,7 @@ func TestIncrementalEqualsFull(t *testing.T) {
 				}
 				return true
 			}
-			followed, incremental := 0, 0
+			followed, incremental, aliasPlans := 0, 0, 0
 			for step := range 80 {
 				var what string
 				follows := false // a change the incremental path must take
@@ -220,9 +231,18 @@ func TestIncrementalEqualsFull(t *testing.T) {
 				switch k := rng.IntN(10); {
 				case step == 0:
 					what = "first reconcile"
+				case k < 4 && rng.IntN(3) == 0:
+					// An alias: a new load balancer name, or the first (the records' type and
+					// form change: the full path may take it; the plan must be the same).
+					n := pick()
+					state[n].lb, what = elb(), "new load balancer name of "+n
+					put(n)
 				case k < 4:
 					n := pick()
-					state[n].ip, what, follows = ip(), "new address of "+n, alone(n)
+					// From an address to another, the incremental path must follow; from a
+					// load balancer name, the alias is replaced and it may not.
+					follows = alone(n) && state[n].lb == ""
+					state[n].ip, state[n].lb, what = ip(), "", "new address of "+n
 					put(n)
 				case k == 4:
 					n := pick()
@@ -305,6 +325,9 @@ func TestIncrementalEqualsFull(t *testing.T) {
 					t.Fatalf("step %d (%s, incremental %v): plan\n%s\nwant the full plan\n%s", step, what, rep.Incremental,
 						strings.Join(got, "\n"), strings.Join(want, "\n"))
 				}
+				if slices.ContainsFunc(planLines(want), func(l string) bool { return strings.Contains(l, "alias:true") }) {
+					aliasPlans++
+				}
 				if ctl.inc == nil {
 					continue
 				}
@@ -326,7 +349,10 @@ func TestIncrementalEqualsFull(t *testing.T) {
 			if followed == 0 || incremental < followed {
 				t.Errorf("%d incremental reconciles for %d followed changes", incremental, followed)
 			}
-			t.Logf("%d of 80 reconciles incremental", incremental)
+			if aliasPlans == 0 {
+				t.Errorf("no reconcile planned an alias: the sequence does not cover them")
+			}
+			t.Logf("%d of 80 reconciles incremental, %d planned aliases", incremental, aliasPlans)
 		})
 	}
 }
